@@ -1,0 +1,244 @@
+// One Durable Object per task (seed 003 Task). It owns the task's state, its event log, its step journal and its
+// run bundle, drives the run itself, and serves SSE subscribers. This class only wires those collaborators
+// together and exposes typed RPC methods; each subsystem lives in src/.
+import { DurableObject } from "cloudflare:workers";
+import { registry } from "../src/agents/catalog.ts";
+import { loadPriceTable } from "../src/config/prices.ts";
+import type { Env } from "../src/env.ts";
+import { EventLog } from "../src/events/event-log.ts";
+import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
+import { openEventStream } from "../src/events/sse.ts";
+import { AnthropicProvider } from "../src/llm/anthropic.ts";
+import { type ArtifactEntry, RunBundle, runPrefix } from "../src/runs/run-bundle.ts";
+import { Transcript } from "../src/runs/transcript.ts";
+import { MessageLog, type StoredMessage } from "../src/runtime/conversation.ts";
+import { RunRuntime } from "../src/runtime/run-runtime.ts";
+import { runTask } from "../src/runtime/runner.ts";
+import { StepJournal } from "../src/runtime/step-journal.ts";
+import { isTerminal, type RpcResult, type TaskInit, type TaskView } from "../src/tasks/task.ts";
+import { type TaskRecord, TaskStore } from "../src/tasks/task-store.ts";
+
+/**
+ * While a run is in flight the object keeps an alarm this far ahead. An awaited fetch does not keep an object
+ * alive (it is evicted after 70–140 s without events), so each alarm both proves the run is still going and, if
+ * the object was evicted or restarted, resumes the run from its journal.
+ */
+const HEARTBEAT_MS = 30_000;
+/** The SDK's transport retries per model call; the base layer adds none (seed 001 clarification). */
+const MODEL_MAX_RETRIES = 2;
+const SCHEMA_VERSION = 1;
+
+export class TaskObject extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+  private readonly store: TaskStore;
+  private readonly events: EventLog;
+  private readonly journal: StepJournal;
+  private readonly conversation: MessageLog;
+  private readonly bundle: RunBundle;
+  private readonly transcript: Transcript;
+  /** The run executing in this instance, if any. Only one instance of an object exists at a time. */
+  private active: { promise: Promise<void>; abort: AbortController } | null = null;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    migrate(this.sql);
+    this.store = new TaskStore(this.sql);
+    const taskId = () => this.requireTask().id;
+    this.events = new EventLog(this.sql, () => {
+      const task = this.requireTask();
+      return { runId: task.id, traceId: task.traceId, rootSpanId: task.rootSpanId };
+    });
+    this.journal = new StepJournal(this.sql, env.RUNS, () => `${runPrefix(taskId())}.journal/`);
+    this.conversation = new MessageLog(this.sql);
+    this.bundle = new RunBundle(this.sql, env.RUNS, taskId);
+    this.transcript = new Transcript(this.sql);
+  }
+
+  /** Creates the task and starts its run. Idempotent: a second call returns the task as it is. */
+  async start(init: TaskInit): Promise<TaskView> {
+    if (this.store.create(init)) {
+      const task = this.requireTask();
+      this.events.append("task_created", {
+        task_id: task.id,
+        agent: task.assigned_agent,
+        input: task.input,
+        metadata: task.metadata,
+        model: task.model,
+        parent_task_id: task.parent_task_id,
+      });
+      await this.ctx.storage.setAlarm(Date.now() + HEARTBEAT_MS);
+      const accepted = this.view(this.requireTask());
+      this.launch();
+      return accepted;
+    }
+    return this.view(this.requireTask());
+  }
+
+  async get(): Promise<TaskView | null> {
+    const task = this.store.get();
+    return task ? this.view(task) : null;
+  }
+
+  /** Resolves when the task has ended or after `timeoutMs`, whichever comes first. */
+  async wait(timeoutMs: number): Promise<TaskView | null> {
+    const task = this.store.get();
+    if (!task || isTerminal(task.status) || timeoutMs <= 0) return task ? this.view(task) : null;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      const stop = this.events.listen((record) => {
+        if (TERMINAL_EVENT_TYPES.has(record.event_type)) done();
+      });
+      function done() {
+        clearTimeout(timer);
+        stop();
+        resolve();
+      }
+    });
+    return this.view(this.requireTask());
+  }
+
+  async messages(): Promise<StoredMessage[] | null> {
+    return this.store.get() ? this.conversation.list() : null;
+  }
+
+  /** SSE bytes: every event after `after`, then live events, ending after the terminal event. */
+  async subscribe(after: number): Promise<ReadableStream<Uint8Array> | null> {
+    if (!this.store.get()) return null;
+    return openEventStream(this.events, after, {
+      isFinished: () => {
+        const task = this.store.get();
+        return task !== null && isTerminal(task.status);
+      },
+    });
+  }
+
+  /** Cancels the run at its next safe point (the model stream is aborted at once). */
+  async cancel(): Promise<RpcResult<TaskView>> {
+    const task = this.store.get();
+    if (!task) return { ok: false, error: { code: "task_not_found", message: "No such task." } };
+    if (!this.store.finish("canceled", {})) {
+      return {
+        ok: false,
+        error: { code: "task_already_finished", message: `The task has already ended with status ${task.status}.` },
+      };
+    }
+    this.events.append("run_canceled", { reason: "canceled by client", previous_status: task.status });
+    this.active?.abort.abort();
+    await this.flushBundle();
+    return { ok: true, value: this.view(this.requireTask()) };
+  }
+
+  async artifacts(): Promise<ArtifactEntry[] | null> {
+    return this.store.get() ? this.bundle.list() : null;
+  }
+
+  /** A staged artifact's content, or where it is in R2. */
+  async artifact(
+    path: string,
+  ): Promise<{ kind: "staged"; content: string; content_type: string } | { kind: "r2"; key: string } | null> {
+    const task = this.store.get();
+    if (!task || !this.bundle.has(path)) return null;
+    const staged = this.bundle.staged(path);
+    if (staged) return { kind: "staged", ...staged };
+    return { kind: "r2", key: runPrefix(task.id) + path };
+  }
+
+  /** Heartbeat and recovery: resumes an interrupted run, finishes an interrupted bundle upload. Idempotent. */
+  override async alarm(): Promise<void> {
+    const task = this.store.get();
+    if (!task) return;
+    if (isTerminal(task.status)) {
+      if (!this.active && !task.bundleFlushed) await this.flushBundle();
+      return;
+    }
+    await this.ctx.storage.setAlarm(Date.now() + HEARTBEAT_MS);
+    if (!this.active) this.launch();
+  }
+
+  /** Starts the run in this instance unless one is already executing here. */
+  private launch(): void {
+    if (this.active) return;
+    const abort = new AbortController();
+    const promise = runTask({
+      store: this.store,
+      events: this.events,
+      registry,
+      prices: loadPriceTable(this.env.OUTPOST_PRICES),
+      providerName: "anthropic",
+      runtime: () =>
+        new RunRuntime({
+          taskId: this.requireTask().id,
+          store: this.store,
+          events: this.events,
+          journal: this.journal,
+          conversation: this.conversation,
+          bundle: this.bundle,
+          transcript: this.transcript,
+          provider: new AnthropicProvider({
+            apiKey: this.env.ANTHROPIC_API_KEY || undefined,
+            baseURL: this.env.ANTHROPIC_BASE_URL || undefined,
+            maxRetries: MODEL_MAX_RETRIES,
+          }),
+          prices: loadPriceTable(this.env.OUTPOST_PRICES),
+          signal: abort.signal,
+          maxRetries: MODEL_MAX_RETRIES,
+        }),
+    })
+      .then(() => this.afterRun())
+      .catch((error: unknown) => {
+        // Storage failures land here; the heartbeat alarm retries the run from its journal.
+        console.error("task run crashed", this.store.get()?.id, error instanceof Error ? error.message : error);
+      })
+      .finally(() => {
+        this.active = null;
+      });
+    this.active = { promise, abort };
+  }
+
+  private async afterRun(): Promise<void> {
+    const task = this.requireTask();
+    if (!isTerminal(task.status)) return;
+    await this.flushBundle();
+    await this.ctx.storage.deleteAlarm();
+  }
+
+  private async flushBundle(): Promise<void> {
+    const task = this.requireTask();
+    await this.bundle.flush({ events: this.events, summary: finalSummary(task), transcript: this.transcript.render() });
+    this.store.markBundleFlushed();
+  }
+
+  private requireTask(): TaskRecord {
+    const task = this.store.get();
+    if (!task) throw new Error("This object holds no task.");
+    return task;
+  }
+
+  private view(task: TaskRecord): TaskView {
+    const { traceId: _t, rootSpanId: _s, bundleFlushed: _b, ...rest } = task;
+    return { ...rest, last_event_seq: this.events.lastSeq() };
+  }
+}
+
+function migrate(sql: SqlStorage): void {
+  sql.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)");
+  const current = sql.exec<{ v: number | null }>("SELECT MAX(version) AS v FROM schema_migrations").one().v ?? 0;
+  if (current >= SCHEMA_VERSION) return;
+  TaskStore.migrate(sql);
+  EventLog.migrate(sql);
+  StepJournal.migrate(sql);
+  MessageLog.migrate(sql);
+  RunBundle.migrate(sql);
+  Transcript.migrate(sql);
+  sql.exec("INSERT INTO schema_migrations (version) VALUES (?)", SCHEMA_VERSION);
+}
+
+function finalSummary(task: TaskRecord): string {
+  const lines = [`# Task ${task.id}`, "", `- Agent: ${task.assigned_agent}`, `- Status: ${task.status}`];
+  lines.push(`- Model: ${task.model}`, `- Tokens: ${task.usage.total_tokens}`);
+  lines.push(`- Cost: ${task.usage.total_cost_usd === null ? "unknown" : `$${task.usage.total_cost_usd}`}`, "");
+  if (task.result) lines.push("## Result", "", task.result, "");
+  if (task.error) lines.push("## Error", "", `${task.error.code}: ${task.error.message}`, "");
+  return lines.join("\n");
+}

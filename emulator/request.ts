@@ -1,0 +1,123 @@
+// Reading a Messages API request body: the minimal validation the real API would reject on, and the
+// text views (first user text, last user text, tool results) that script matching and default replies key on.
+
+export interface RequestMessage {
+  role: "user" | "assistant";
+  content: string | Record<string, unknown>[];
+}
+
+export interface MessagesRequest {
+  model: string;
+  maxTokens: number;
+  messages: RequestMessage[];
+  system: unknown;
+  tools: Record<string, unknown>[];
+  stream: boolean;
+  /** The body as sent: token estimates are taken over it, not over the normalised fields. */
+  raw: Record<string, unknown>;
+}
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Parses and minimally validates a /v1/messages body, wording errors like the real API does. */
+export function parseMessagesRequest(body: unknown): Parsed<MessagesRequest> {
+  if (!isRecord(body)) return fail("request body must be a JSON object");
+  const { model, max_tokens: maxTokens, messages, system, tools, stream } = body;
+  if (typeof model !== "string" || model.length === 0) return fail("model: Field required");
+  if (typeof maxTokens !== "number" || !Number.isInteger(maxTokens) || maxTokens < 1) {
+    return fail("max_tokens: Input should be a positive integer");
+  }
+  if (!Array.isArray(messages) || messages.length === 0) {
+    return fail("messages: Input should be a non-empty list");
+  }
+  const parsedMessages: RequestMessage[] = [];
+  for (const [index, message] of messages.entries()) {
+    if (!isRecord(message)) return fail(`messages.${index}: Input should be an object`);
+    const { role, content } = message;
+    if (role !== "user" && role !== "assistant") {
+      return fail(`messages.${index}.role: Input should be 'user' or 'assistant'`);
+    }
+    if (typeof content === "string") {
+      parsedMessages.push({ role, content });
+    } else if (Array.isArray(content) && content.every(isRecord)) {
+      parsedMessages.push({ role, content });
+    } else {
+      return fail(`messages.${index}.content: Input should be a string or a list of content blocks`);
+    }
+  }
+  if (tools !== undefined && (!Array.isArray(tools) || !tools.every(isRecord))) {
+    return fail("tools: Input should be a list of tool definitions");
+  }
+  if (stream !== undefined && typeof stream !== "boolean") return fail("stream: Input should be a boolean");
+  return {
+    ok: true,
+    value: {
+      model,
+      maxTokens,
+      messages: parsedMessages,
+      system,
+      tools: tools ?? [],
+      stream: stream === true,
+      raw: body,
+    },
+  };
+}
+
+function fail(message: string): { ok: false; message: string } {
+  return { ok: false, message };
+}
+
+/** The turn index of a request: how many times the model has already spoken in it. */
+export function turnIndex(messages: readonly RequestMessage[]): number {
+  return messages.filter((message) => message.role === "assistant").length;
+}
+
+/** Text of a content value: the string itself, or its text blocks joined. */
+export function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .filter(isRecord)
+    .filter((block) => block.type === "text" && typeof block.text === "string")
+    .map((block) => block.text as string)
+    .join("\n");
+}
+
+export function systemText(system: unknown): string {
+  return contentText(system);
+}
+
+export function firstUserText(messages: readonly RequestMessage[]): string {
+  const first = messages.find((message) => message.role === "user");
+  return first ? contentText(first.content) : "";
+}
+
+/** The most recent non-empty user text; tool-result-only messages are skipped so prompts still drive values. */
+export function lastUserText(messages: readonly RequestMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (message?.role !== "user") continue;
+    const text = contentText(message.content);
+    if (text.length > 0) return text;
+  }
+  return "";
+}
+
+export function toolResultBlocks(message: RequestMessage | undefined): Record<string, unknown>[] {
+  if (!message || typeof message.content === "string") return [];
+  return message.content.filter((block) => block.type === "tool_result");
+}
+
+export function hasAnyToolResult(messages: readonly RequestMessage[]): boolean {
+  return messages.some((message) => toolResultBlocks(message).length > 0);
+}
+
+/** Rough but stable token estimate: the spec'd chars/4 over the parts of the request the model reads. */
+export function estimateInputTokens(request: MessagesRequest): number {
+  const { system, messages, tools } = request.raw;
+  return Math.ceil(JSON.stringify({ system, messages, tools }).length / 4);
+}

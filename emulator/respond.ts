@@ -1,0 +1,167 @@
+// Delivering one rendered reply over an HTTP response: pacing (time to first token, per-token delay)
+// and the injected faults. Every wait is abortable so a disconnected client never leaves a timer behind.
+import type { ServerResponse } from "node:http";
+import type { Fault } from "./script.ts";
+import { errorBody, MALFORMED_SSE_FRAME, type RenderedReply, sseFrame, statusForErrorType } from "./wire.ts";
+
+/** One in-flight exchange; `finish` stamps the stats record right before the last byte is handed over. */
+export interface Exchange {
+  res: ServerResponse;
+  signal: AbortSignal;
+  headers: Record<string, string>;
+  finish(status: number): void;
+  serviceMs(): number;
+}
+
+export interface Pacing {
+  ttftMs: number;
+  tokenDelayMs: number;
+}
+
+/** Resolves after `ms`, or as soon as `signal` aborts; `ms` of Infinity waits for the abort alone. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted || ms <= 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = Number.isFinite(ms) ? setTimeout(done, ms) : undefined;
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+export function sendJson(
+  exchange: Exchange,
+  status: number,
+  body: unknown,
+  extraHeaders: Record<string, string> = {},
+): void {
+  const { res } = exchange;
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(body);
+  exchange.finish(status);
+  res.writeHead(status, {
+    ...exchange.headers,
+    ...extraHeaders,
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(text)),
+    "x-emulator-service-time-ms": exchange.serviceMs().toFixed(2),
+  });
+  res.end(text);
+}
+
+export function sendError(
+  exchange: Exchange,
+  status: number,
+  type: string,
+  message?: string,
+  extra: Record<string, string> = {},
+): void {
+  sendJson(exchange, status, errorBody(type, message), extra);
+}
+
+/** A status fault short-circuits before any model time, as the real API's admission errors do. */
+export function sendHttpFault(exchange: Exchange, fault: Extract<Fault, { kind: "http" }>, errorType: string): void {
+  const extra: Record<string, string> = {};
+  if (fault.retry_after !== undefined) extra["retry-after"] = String(fault.retry_after);
+  sendError(exchange, fault.status, fault.error_type ?? errorType, fault.message, extra);
+}
+
+export async function sendMessage(
+  exchange: Exchange,
+  rendered: RenderedReply,
+  fault: Fault | null,
+  pacing: Pacing,
+): Promise<void> {
+  const { res, signal } = exchange;
+  if (fault?.kind === "stall") {
+    await sleep(fault.ms ?? Number.POSITIVE_INFINITY, signal);
+    // Dropping the socket without a status is what a hung upstream looks like once a proxy gives up.
+    exchange.finish(0);
+    res.destroy();
+    return;
+  }
+  if (fault?.kind === "stream_error") {
+    const type = fault.error_type ?? "overloaded_error";
+    await sleep(pacing.ttftMs, signal);
+    sendError(exchange, statusForErrorType(type), type, fault.message);
+    return;
+  }
+  await sleep(pacing.ttftMs + pacing.tokenDelayMs * rendered.chunkCount, signal);
+  if (signal.aborted) return;
+  if (fault?.kind === "malformed") {
+    const text = JSON.stringify(rendered.message);
+    const truncated = text.slice(0, Math.floor(text.length / 2));
+    exchange.finish(200);
+    res.writeHead(200, {
+      ...exchange.headers,
+      "content-type": "application/json",
+      "x-emulator-service-time-ms": exchange.serviceMs().toFixed(2),
+    });
+    res.end(truncated);
+    return;
+  }
+  sendJson(exchange, 200, rendered.message);
+}
+
+export async function streamMessage(
+  exchange: Exchange,
+  rendered: RenderedReply,
+  fault: Fault | null,
+  pacing: Pacing,
+): Promise<void> {
+  const { res, signal } = exchange;
+  res.writeHead(200, {
+    ...exchange.headers,
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+  });
+  res.flushHeaders();
+  await sleep(pacing.ttftMs, signal);
+
+  const faultAt = fault && fault.kind !== "http" ? (fault.after_deltas ?? 0) : Number.POSITIVE_INFINITY;
+  let deltas = 0;
+  for (const event of rendered.events) {
+    if (signal.aborted) return;
+    // Fault points sit before a delta (or before message_delta once the deltas run out), never mid-frame.
+    if ((event.isDelta || event.event === "message_delta") && deltas >= faultAt && fault) {
+      await injectStreamFault(exchange, fault);
+      return;
+    }
+    if (event.isDelta) {
+      if (deltas > 0) await sleep(pacing.tokenDelayMs, signal);
+      if (signal.aborted) return;
+      deltas++;
+    }
+    if (event.event === "message_stop") exchange.finish(200);
+    res.write(sseFrame(event.event, event.data));
+  }
+  res.end();
+}
+
+async function injectStreamFault(exchange: Exchange, fault: Fault): Promise<void> {
+  const { res, signal } = exchange;
+  switch (fault.kind) {
+    case "stream_error": {
+      const type = fault.error_type ?? "overloaded_error";
+      exchange.finish(200);
+      res.end(sseFrame("error", errorBody(type, fault.message)));
+      return;
+    }
+    case "malformed":
+      exchange.finish(200);
+      res.end(MALFORMED_SSE_FRAME);
+      return;
+    case "stall":
+      await sleep(fault.ms ?? Number.POSITIVE_INFINITY, signal);
+      if (signal.aborted) return;
+      exchange.finish(200);
+      res.end();
+      return;
+    case "http":
+      return;
+  }
+}

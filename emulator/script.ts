@@ -1,0 +1,260 @@
+// Scripted conversations: the store tests register replies in, how a request picks its script and turn,
+// and per-turn fault injection consumed in attempt order (so "fail twice, then succeed" is expressible).
+import { createHash } from "node:crypto";
+import { defaultReplyBlocks } from "./defaults.ts";
+import { firstUserText, isRecord, type MessagesRequest, type Parsed, systemText, turnIndex } from "./request.ts";
+import type { ReplyBlock, ReplyUsage } from "./wire.ts";
+
+export type ScriptBlock =
+  | { type: "text"; text: string }
+  | { type: "tool_use"; name: string; input: unknown; id?: string }
+  | { type: "thinking"; thinking: string; signature?: string };
+
+export type Fault =
+  | { kind: "http"; status: number; retry_after?: number; error_type?: string; message?: string }
+  | { kind: "stream_error"; after_deltas?: number; error_type?: string; message?: string }
+  | { kind: "malformed"; after_deltas?: number }
+  | { kind: "stall"; after_deltas?: number; ms?: number };
+
+export interface Turn {
+  content: ScriptBlock[];
+  stop_reason?: string;
+  stop_sequence?: string;
+  usage?: Partial<ReplyUsage>;
+  faults?: Fault[];
+  ttft_ms?: number;
+  token_delay_ms?: number;
+}
+
+export interface Script {
+  id: string;
+  match: string;
+  turns: Turn[];
+  ttft_ms?: number;
+  token_delay_ms?: number;
+}
+
+/** The outcome of routing one request: what to say, which fault (if any) to inject, and at what pace. */
+export interface Selection {
+  script: Script | null;
+  turn: number;
+  blocks: ReplyBlock[];
+  stopReason: string;
+  stopSequence: string | null;
+  usage: Partial<ReplyUsage>;
+  fault: Fault | null;
+  messageId: string;
+  ttftMs: number | undefined;
+  tokenDelayMs: number | undefined;
+}
+
+export type SelectResult =
+  | { ok: true; selection: Selection }
+  | { ok: false; script: Script; turn: number; message: string };
+
+function hash(...parts: (string | number)[]): string {
+  return createHash("sha256").update(parts.join("\u0000")).digest("hex").slice(0, 24);
+}
+
+export class ScriptStore {
+  #scripts: Script[] = [];
+  #attempts = new Map<string, number>();
+  #nextId = 1;
+
+  register(script: Omit<Script, "id">): Script {
+    const registered: Script = { ...script, id: `script_${this.#nextId++}` };
+    this.#scripts.push(registered);
+    return registered;
+  }
+
+  list(): Script[] {
+    return [...this.#scripts];
+  }
+
+  clear(): void {
+    this.#scripts = [];
+    this.#attempts.clear();
+  }
+
+  /** Latest registration wins, so a test can override an earlier script with the same match. */
+  find(request: MessagesRequest): Script | null {
+    const haystacks = [firstUserText(request.messages), systemText(request.system)];
+    for (let i = this.#scripts.length - 1; i >= 0; i--) {
+      const script = this.#scripts[i];
+      if (script && haystacks.some((text) => text.includes(script.match))) return script;
+    }
+    return null;
+  }
+
+  select(request: MessagesRequest): SelectResult {
+    const turn = turnIndex(request.messages);
+    const script = this.find(request);
+    if (!script) return { ok: true, selection: defaultSelection(request, turn) };
+    const scripted = script.turns[turn];
+    if (!scripted) {
+      const message = `emulator script "${script.match}" has no turn ${turn} (it has ${script.turns.length})`;
+      return { ok: false, script, turn, message };
+    }
+    const key = `${script.id}\u0000${turn}`;
+    const attempt = (this.#attempts.get(key) ?? 0) + 1;
+    this.#attempts.set(key, attempt);
+    // Seeded by the conversation, not the attempt, so a retried request gets the very same ids.
+    const seed = hash("script", script.match, firstUserText(request.messages), turn);
+    const hasToolUse = scripted.content.some((block) => block.type === "tool_use");
+    return {
+      ok: true,
+      selection: {
+        script,
+        turn,
+        blocks: scripted.content.map((block, index) => resolveBlock(block, seed, index)),
+        stopReason: scripted.stop_reason ?? (hasToolUse ? "tool_use" : "end_turn"),
+        stopSequence: scripted.stop_sequence ?? null,
+        usage: scripted.usage ?? {},
+        fault: scripted.faults?.[attempt - 1] ?? null,
+        messageId: `msg_emu_${seed}`,
+        ttftMs: scripted.ttft_ms ?? script.ttft_ms,
+        tokenDelayMs: scripted.token_delay_ms ?? script.token_delay_ms,
+      },
+    };
+  }
+}
+
+function resolveBlock(block: ScriptBlock, seed: string, index: number): ReplyBlock {
+  switch (block.type) {
+    case "text":
+      return { type: "text", text: block.text };
+    case "tool_use":
+      return {
+        type: "tool_use",
+        id: block.id ?? `toolu_emu_${hash(seed, index)}`,
+        name: block.name,
+        input: block.input,
+      };
+    case "thinking":
+      return {
+        type: "thinking",
+        thinking: block.thinking,
+        signature: block.signature ?? `sig_emu_${hash(seed, index)}`,
+      };
+  }
+}
+
+function defaultSelection(request: MessagesRequest, turn: number): Selection {
+  const seed = hash(
+    "default",
+    request.model,
+    JSON.stringify([request.raw.system, request.raw.messages, request.raw.tools]),
+  );
+  const blocks = defaultReplyBlocks(request).map((block, index) =>
+    block.type === "tool_use" ? { ...block, id: `toolu_emu_${hash(seed, index)}` } : block,
+  );
+  return {
+    script: null,
+    turn,
+    blocks,
+    stopReason: blocks.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn",
+    stopSequence: null,
+    usage: {},
+    fault: null,
+    messageId: `msg_emu_${seed}`,
+    ttftMs: undefined,
+    tokenDelayMs: undefined,
+  };
+}
+
+// ---- validation of POST /_emulator/scripts bodies -------------------------------------------------
+
+const FAULT_KINDS = new Set(["http", "stream_error", "malformed", "stall"]);
+const USAGE_KEYS = ["input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"];
+
+function isNonNegativeNumber(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0;
+}
+
+function optionalNumber(record: Record<string, unknown>, key: string, where: string): string | null {
+  return record[key] === undefined || isNonNegativeNumber(record[key])
+    ? null
+    : `${where}.${key}: must be a non-negative number`;
+}
+
+function checkBlock(block: unknown, where: string): string | null {
+  if (!isRecord(block)) return `${where}: must be an object`;
+  switch (block.type) {
+    case "text":
+      return typeof block.text === "string" ? null : `${where}.text: must be a string`;
+    case "tool_use":
+      if (typeof block.name !== "string" || block.name === "") return `${where}.name: must be a non-empty string`;
+      if (!isRecord(block.input)) return `${where}.input: must be an object`;
+      return block.id === undefined || typeof block.id === "string" ? null : `${where}.id: must be a string`;
+    case "thinking":
+      if (typeof block.thinking !== "string") return `${where}.thinking: must be a string`;
+      return block.signature === undefined || typeof block.signature === "string"
+        ? null
+        : `${where}.signature: must be a string`;
+    default:
+      return `${where}.type: must be "text", "tool_use" or "thinking"`;
+  }
+}
+
+function checkFault(fault: unknown, where: string): string | null {
+  if (!isRecord(fault) || typeof fault.kind !== "string" || !FAULT_KINDS.has(fault.kind)) {
+    return `${where}.kind: must be one of http, stream_error, malformed, stall`;
+  }
+  if (
+    fault.kind === "http" &&
+    (typeof fault.status !== "number" || !Number.isInteger(fault.status) || fault.status < 400 || fault.status > 599)
+  ) {
+    return `${where}.status: must be an HTTP error status (400-599)`;
+  }
+  for (const key of ["after_deltas", "ms", "retry_after"]) {
+    const problem = optionalNumber(fault, key, where);
+    if (problem) return problem;
+  }
+  return null;
+}
+
+function checkTurn(turn: unknown, where: string): string | null {
+  if (!isRecord(turn)) return `${where}: must be an object`;
+  if (!Array.isArray(turn.content)) return `${where}.content: must be an array of blocks`;
+  for (const [index, block] of turn.content.entries()) {
+    const problem = checkBlock(block, `${where}.content.${index}`);
+    if (problem) return problem;
+  }
+  if (turn.stop_reason !== undefined && typeof turn.stop_reason !== "string")
+    return `${where}.stop_reason: must be a string`;
+  if (turn.stop_sequence !== undefined && typeof turn.stop_sequence !== "string")
+    return `${where}.stop_sequence: must be a string`;
+  if (turn.usage !== undefined) {
+    if (!isRecord(turn.usage)) return `${where}.usage: must be an object`;
+    for (const key of USAGE_KEYS) {
+      const problem = optionalNumber(turn.usage, key, `${where}.usage`);
+      if (problem) return problem;
+    }
+  }
+  if (turn.faults !== undefined) {
+    if (!Array.isArray(turn.faults)) return `${where}.faults: must be an array`;
+    for (const [index, fault] of turn.faults.entries()) {
+      const problem = checkFault(fault, `${where}.faults.${index}`);
+      if (problem) return problem;
+    }
+  }
+  return optionalNumber(turn, "ttft_ms", where) ?? optionalNumber(turn, "token_delay_ms", where);
+}
+
+/** Validates a script registration; the shapes are then trusted, so this is the only gate. */
+export function parseScript(body: unknown): Parsed<Omit<Script, "id">> {
+  if (!isRecord(body)) return { ok: false, message: "script must be a JSON object" };
+  if (typeof body.match !== "string" || body.match === "")
+    return { ok: false, message: "match: must be a non-empty string" };
+  if (!Array.isArray(body.turns)) return { ok: false, message: "turns: must be an array" };
+  for (const [index, turn] of body.turns.entries()) {
+    const problem = checkTurn(turn, `turns.${index}`);
+    if (problem) return { ok: false, message: problem };
+  }
+  const problem = optionalNumber(body, "ttft_ms", "script") ?? optionalNumber(body, "token_delay_ms", "script");
+  if (problem) return { ok: false, message: problem };
+  const script: Omit<Script, "id"> = { match: body.match, turns: body.turns as Turn[] };
+  if (typeof body.ttft_ms === "number") script.ttft_ms = body.ttft_ms;
+  if (typeof body.token_delay_ms === "number") script.token_delay_ms = body.token_delay_ms;
+  return { ok: true, value: script };
+}

@@ -1,0 +1,242 @@
+// The model emulator's HTTP server: the Anthropic Messages endpoint plus the /_emulator control plane
+// (scripts, reset, stats). Deterministic on purpose: tests, benchmarks and offline dev all rely on it.
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { performance } from "node:perf_hooks";
+import { estimateInputTokens, isRecord, parseMessagesRequest, turnIndex } from "./request.ts";
+import { type Exchange, sendError, sendHttpFault, sendJson, sendMessage, streamMessage } from "./respond.ts";
+import { parseScript, ScriptStore } from "./script.ts";
+import { errorTypeForStatus, renderReply } from "./wire.ts";
+
+export interface EmulatorOptions {
+  host?: string;
+  port?: number;
+  ttftMs?: number;
+  tokenDelayMs?: number;
+  quiet?: boolean;
+}
+
+export interface RequestRecord {
+  request_id: string;
+  task_id: string | null;
+  model: string | null;
+  stream: boolean;
+  turn: number;
+  script_match: string | null;
+  /** HTTP status sent; 0 when the emulator dropped the connection without one (non-streaming stall). */
+  status: number;
+  fault: string | null;
+  started_at_ms: number;
+  ended_at_ms: number;
+  /** Emulator time from the complete request body to the end of the response, configured latency included. */
+  service_ms: number;
+}
+
+export interface RunningEmulator {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+  stats(): RequestRecord[];
+  reset(): void;
+}
+
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const host = options.host ?? "127.0.0.1";
+  const defaults = { ttftMs: options.ttftMs ?? 0, tokenDelayMs: options.tokenDelayMs ?? 0 };
+  const scripts = new ScriptStore();
+  const inFlight = new Set<AbortController>();
+  let records: RequestRecord[] = [];
+  let requestCounter = 0;
+
+  const log = (line: string): void => {
+    if (!options.quiet) process.stderr.write(`${line}\n`);
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestId = `req_emu_${++requestCounter}`;
+    const startedAt = Date.now();
+    const controller = new AbortController();
+    inFlight.add(controller);
+    let bodyDoneAt = performance.now();
+    let record: RequestRecord | null = null;
+    const exchange: Exchange = {
+      res,
+      signal: controller.signal,
+      headers: { "request-id": requestId },
+      serviceMs: () => Math.round((performance.now() - bodyDoneAt) * 100) / 100,
+      finish(status) {
+        if (!record || record.ended_at_ms !== -1) return;
+        record.status = status;
+        record.ended_at_ms = Date.now();
+        record.service_ms = exchange.serviceMs();
+        records.push(record);
+        log(
+          `${record.request_id} ${record.status} turn=${record.turn} script=${record.script_match ?? "-"} fault=${record.fault ?? "-"} ${record.service_ms}ms`,
+        );
+      },
+    };
+    res.on("close", () => {
+      inFlight.delete(controller);
+      // Aborting wakes any pending sleep, so timers never outlive a disconnected client.
+      if (!res.writableFinished) controller.abort();
+      exchange.finish(res.headersSent ? res.statusCode : 499);
+    });
+
+    const path = new URL(req.url ?? "/", "http://emulator").pathname.replace(/\/+$/, "") || "/";
+    const route = `${req.method ?? "GET"} ${path}`;
+    let body: unknown;
+    try {
+      body = await readJsonBody(req);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      sendError(
+        exchange,
+        message.includes("too large") ? 413 : 400,
+        message.includes("too large") ? "request_too_large" : "invalid_request_error",
+        message,
+      );
+      return;
+    }
+    bodyDoneAt = performance.now();
+
+    switch (route) {
+      case "POST /v1/messages": {
+        const parsed = parseMessagesRequest(body);
+        const taskId = req.headers["x-outpost-task-id"];
+        record = {
+          request_id: requestId,
+          task_id: typeof taskId === "string" ? taskId : null,
+          model: isRecord(body) && typeof body.model === "string" ? body.model : null,
+          stream: isRecord(body) && body.stream === true,
+          turn: parsed.ok ? turnIndex(parsed.value.messages) : 0,
+          script_match: null,
+          status: 0,
+          fault: null,
+          started_at_ms: startedAt,
+          ended_at_ms: -1,
+          service_ms: 0,
+        };
+        if (!parsed.ok) return sendError(exchange, 400, "invalid_request_error", parsed.message);
+        const request = parsed.value;
+        const selected = scripts.select(request);
+        if (!selected.ok) {
+          record.script_match = selected.script.match;
+          return sendError(exchange, 400, "invalid_request_error", selected.message);
+        }
+        const { selection } = selected;
+        record.script_match = selection.script?.match ?? null;
+        record.fault = selection.fault?.kind ?? null;
+        if (selection.fault?.kind === "http") {
+          return sendHttpFault(exchange, selection.fault, errorTypeForStatus(selection.fault.status));
+        }
+        const rendered = renderReply({
+          id: selection.messageId,
+          model: request.model,
+          blocks: selection.blocks,
+          stopReason: selection.stopReason,
+          stopSequence: selection.stopSequence,
+          usage: selection.usage,
+          inputTokensEstimate: estimateInputTokens(request),
+        });
+        const pacing = {
+          ttftMs: selection.ttftMs ?? defaults.ttftMs,
+          tokenDelayMs: selection.tokenDelayMs ?? defaults.tokenDelayMs,
+        };
+        if (request.stream) return streamMessage(exchange, rendered, selection.fault, pacing);
+        return sendMessage(exchange, rendered, selection.fault, pacing);
+      }
+      case "POST /v1/messages/count_tokens": {
+        const parsed = parseMessagesRequest(isRecord(body) ? { max_tokens: 1, ...body } : body);
+        if (!parsed.ok) return sendError(exchange, 400, "invalid_request_error", parsed.message);
+        return sendJson(exchange, 200, { input_tokens: estimateInputTokens(parsed.value) });
+      }
+      case "POST /_emulator/scripts": {
+        const parsed = parseScript(body);
+        if (!parsed.ok) return sendError(exchange, 400, "invalid_request_error", parsed.message);
+        return sendJson(exchange, 201, { id: scripts.register(parsed.value).id });
+      }
+      case "GET /_emulator/scripts":
+        return sendJson(exchange, 200, { scripts: scripts.list() });
+      case "DELETE /_emulator/scripts":
+        scripts.clear();
+        return sendJson(exchange, 200, { ok: true });
+      case "POST /_emulator/reset":
+        scripts.clear();
+        records = [];
+        return sendJson(exchange, 200, { ok: true });
+      case "GET /_emulator/stats":
+        return sendJson(exchange, 200, { requests: records });
+      case "GET /_emulator/health":
+        return sendJson(exchange, 200, { ok: true });
+      default:
+        return sendError(exchange, 404, "not_found_error", `Not found: ${req.method} ${path}`);
+    }
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      log(`emulator: request failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      if (!res.headersSent) {
+        res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ type: "error", error: { type: "api_error", message: "emulator internal error" } }));
+      } else {
+        res.destroy();
+      }
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(":") ? `[${host}]` : host;
+
+  return {
+    url: `http://${urlHost}:${port}`,
+    port,
+    stats: () => records.map((record) => ({ ...record })),
+    reset() {
+      scripts.clear();
+      records = [];
+    },
+    async close() {
+      const closed = new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+      });
+      for (const controller of inFlight) controller.abort();
+      server.closeAllConnections();
+      await closed;
+      // Responses emit "close" (which stamps their stats record) only once their sockets are fully gone.
+      for (let i = 0; i < 40 && inFlight.size > 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    },
+  };
+}
+
+function readJsonBody(req: IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    // Oversized bodies are drained rather than cut off, so the client still gets a proper 413.
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    req.on("error", reject);
+    req.on("end", () => {
+      if (size > MAX_BODY_BYTES) return reject(new Error("request body too large"));
+      const text = Buffer.concat(chunks).toString("utf8");
+      if (text.trim() === "") return resolve(undefined);
+      try {
+        resolve(JSON.parse(text));
+      } catch {
+        reject(new Error("request body is not valid JSON"));
+      }
+    });
+  });
+}

@@ -1,0 +1,211 @@
+// The agent base class (seed 000 MaverickAgent, FR-001..FR-006). A developer writes a name, a system prompt and
+// the tools it may use; the default `execute()` is a durable tool-use loop, and a subclass may override it.
+import type {
+  ContentBlock,
+  ContentBlockParam,
+  Message,
+  MessageParam,
+  Tool,
+  ToolResultBlockParam,
+  ToolUseBlock,
+} from "@anthropic-ai/sdk/resources/messages";
+import { DEFAULT_MAX_TOKENS } from "../config/models.ts";
+import { ConfigError, LimitExceededError, MalformedResponseError } from "../errors.ts";
+import type { AgentMessage } from "../llm/anthropic.ts";
+import { BUILTIN_TOOL_IMPLEMENTATIONS, RUNNABLE_BUILTIN_TOOLS } from "../tools/builtin.ts";
+import type { ToolResult } from "../tools/tool.ts";
+import type { AgentContext, ModelCallOptions, StepInfo } from "./context.ts";
+import { type AgentResult, failureResult, successResult } from "./result.ts";
+import { extractText } from "./text.ts";
+import { validateToolNames } from "./tool-names.ts";
+
+export interface AgentDefinition {
+  /** Unique name, seed 003 pattern ^[a-z][a-z0-9_]*$ (it appears in URLs). */
+  name: string;
+  description?: string;
+  systemPrompt: string;
+  /** Built-in tool names and mcp__<server>__<tool> names; validated here (FR-002). */
+  allowedTools?: readonly string[];
+  /** Pin a model; otherwise OUTPOST_DEFAULT_MODEL, then DEFAULT_MODEL (src/config/models.ts). */
+  model?: string;
+  /** Model turns before the run ends with "max_turns limit reached" (seed 004 max_turns). */
+  maxTurns?: number;
+  /** Output token budget of each model call. */
+  maxTokens?: number;
+}
+
+export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
+const DEFAULT_MAX_TURNS = 10;
+
+export abstract class Agent {
+  readonly name: string;
+  readonly description: string;
+  readonly systemPrompt: string;
+  readonly allowedTools: readonly string[];
+  readonly model: string | undefined;
+  readonly maxTurns: number;
+  readonly maxTokens: number;
+
+  constructor(definition: AgentDefinition) {
+    if (!AGENT_NAME_PATTERN.test(definition.name)) {
+      throw new ConfigError(`Agent name "${definition.name}" must match ${AGENT_NAME_PATTERN} (lowercase, digits, _).`);
+    }
+    if (!definition.systemPrompt.trim()) throw new ConfigError(`Agent "${definition.name}" needs a system prompt.`);
+    const maxTurns = definition.maxTurns ?? DEFAULT_MAX_TURNS;
+    if (!Number.isInteger(maxTurns) || maxTurns < 1) {
+      throw new ConfigError(`Agent "${definition.name}": maxTurns must be a positive integer.`);
+    }
+    const tools = definition.allowedTools ?? [];
+    validateToolNames(tools, RUNNABLE_BUILTIN_TOOLS);
+    this.name = definition.name;
+    this.description = definition.description ?? "";
+    this.systemPrompt = definition.systemPrompt;
+    this.allowedTools = Object.freeze([...tools]);
+    this.model = definition.model;
+    this.maxTurns = maxTurns;
+    this.maxTokens = definition.maxTokens ?? DEFAULT_MAX_TOKENS;
+  }
+
+  /**
+   * The default tool-use loop: model turn, then the tool calls it asked for, until the model answers without
+   * tools. Each model turn and each tool call is a durable step, so a replay never repeats one (SC-001, SC-007).
+   */
+  async execute(context: AgentContext): Promise<AgentResult> {
+    const { runtime } = context;
+    const messages: MessageParam[] = [{ role: "user", content: context.input }];
+    runtime.recordMessage(0, messages[0] as MessageParam);
+    for (let turn = 1; turn <= this.maxTurns; turn++) {
+      const reply = await runtime.step(`turn_${turn}_model`, (info) => this.modelTurn(context, messages, turn, info));
+      messages.push({ role: "assistant", content: toParams(reply.content) });
+      runtime.recordMessage(messages.length - 1, messages[messages.length - 1] as MessageParam);
+      const uses = reply.content.filter((block): block is ToolUseBlock => block.type === "tool_use");
+      if (uses.length === 0) {
+        return successResult(extractText(reply.content), runtime.usage(), {
+          turns: turn,
+          stop_reason: reply.stop_reason,
+        });
+      }
+      const results: ToolResultBlockParam[] = [];
+      for (const use of uses) {
+        const result = await runtime.step(`turn_${turn}_tool_${use.id}`, (info) =>
+          this.callTool(context, use, turn, info),
+        );
+        results.push({ type: "tool_result", tool_use_id: use.id, content: result.content, is_error: result.is_error });
+      }
+      messages.push({ role: "user", content: results });
+      runtime.recordMessage(messages.length - 1, messages[messages.length - 1] as MessageParam);
+    }
+    return failureResult(
+      [new LimitExceededError("max_turns", `max_turns limit reached (${this.maxTurns} model turns); raise maxTurns.`)],
+      runtime.usage(),
+      { turns: this.maxTurns },
+    );
+  }
+
+  /**
+   * Streams a model call with this agent's system prompt, model and tools (FR-005). Yields each stream event and
+   * then the assistant message; a mid-stream failure yields what arrived and then throws StreamingError.
+   */
+  async *query(
+    prompt: string | MessageParam[],
+    context: AgentContext,
+    options: ModelCallOptions = { turnIndex: 1 },
+  ): AsyncGenerator<AgentMessage, void> {
+    const messages: MessageParam[] = typeof prompt === "string" ? [{ role: "user", content: prompt }] : prompt;
+    const tools = this.toolDefinitions();
+    yield* context.runtime.streamModel(
+      {
+        model: context.config.model,
+        max_tokens: this.maxTokens,
+        system: this.systemPrompt,
+        messages,
+        ...(tools.length > 0 ? { tools } : {}),
+      },
+      options,
+    );
+  }
+
+  /** The tool definitions sent to the model: the runnable built-ins this agent allows. */
+  toolDefinitions(): Tool[] {
+    const tools: Tool[] = [];
+    for (const name of this.allowedTools) {
+      const tool = BUILTIN_TOOL_IMPLEMENTATIONS.get(name);
+      if (tool) tools.push({ name: tool.name, description: tool.description, input_schema: tool.inputSchema });
+    }
+    return tools;
+  }
+
+  protected async modelTurn(
+    context: AgentContext,
+    messages: MessageParam[],
+    turnIndex: number,
+    info: StepInfo,
+  ): Promise<Message> {
+    let message: Message | undefined;
+    for await (const item of this.query(messages, context, { turnIndex, attempt: info.attempt, spanId: info.spanId })) {
+      if (item.type === "assistant") message = item.message;
+    }
+    if (!message) throw new MalformedResponseError("The model stream ended without a message.", "");
+    return message;
+  }
+
+  /** Runs one tool call. A tool the agent may not use never runs: the model gets an error it can act on. */
+  protected async callTool(
+    context: AgentContext,
+    use: ToolUseBlock,
+    turnIndex: number,
+    info: StepInfo,
+  ): Promise<ToolResult> {
+    const { runtime } = context;
+    const base = { turn_index: turnIndex, tool_use_id: use.id, tool_name: use.name };
+    const tool = this.allowedTools.includes(use.name) ? BUILTIN_TOOL_IMPLEMENTATIONS.get(use.name) : undefined;
+    if (!tool) {
+      runtime.emit("tool_denied", { ...base, reason: "not_allowed" }, info.spanId);
+      return {
+        content: `Tool "${use.name}" is not available to this agent. Available tools: ${this.allowedTools.join(", ") || "none"}.`,
+        is_error: true,
+      };
+    }
+    runtime.emit("tool_call_started", { ...base, input: use.input, attempt: info.attempt }, info.spanId);
+    const started = Date.now();
+    let result: ToolResult;
+    try {
+      result = await tool.run(use.input, { taskId: context.taskId, runtime, signal: runtime.signal });
+    } catch (error) {
+      // A tool failure is data for the model, not the end of the run.
+      result = {
+        content: `Tool "${use.name}" failed: ${error instanceof Error ? error.message : String(error)}`,
+        is_error: true,
+      };
+    }
+    runtime.emit(
+      "tool_call_completed",
+      {
+        ...base,
+        is_error: result.is_error,
+        output_preview: result.content.slice(0, 500),
+        duration_ms: Date.now() - started,
+      },
+      info.spanId,
+    );
+    return result;
+  }
+}
+
+/** Response blocks as request blocks, so the assistant turn can be sent back to the model unchanged. */
+function toParams(content: readonly ContentBlock[]): ContentBlockParam[] {
+  return content.map((block): ContentBlockParam => {
+    switch (block.type) {
+      case "text":
+        return { type: "text", text: block.text };
+      case "tool_use":
+        return { type: "tool_use", id: block.id, name: block.name, input: block.input };
+      case "thinking":
+        return { type: "thinking", thinking: block.thinking, signature: block.signature };
+      case "redacted_thinking":
+        return { type: "redacted_thinking", data: block.data };
+      default:
+        return block as unknown as ContentBlockParam;
+    }
+  });
+}

@@ -1,0 +1,60 @@
+// The agent registry (seed 000 AgentRegistry, FR-010..FR-012): names to agent classes, compiled into the Worker.
+// Register by call or as a class decorator; a duplicate name fails at once.
+import { AgentNotFoundError, ConfigError, DuplicateAgentError } from "../errors.ts";
+import type { Agent } from "./agent.ts";
+
+/** An agent class: constructed with no arguments, its definition lives in its constructor. */
+export type AgentClass = new () => Agent;
+
+export class AgentRegistry {
+  private readonly agents = new Map<string, AgentClass>();
+
+  /** A registry from a literal of name → class (the compiled catalog). */
+  static from(classes: Readonly<Record<string, AgentClass>>): AgentRegistry {
+    const registry = new AgentRegistry();
+    for (const [name, cls] of Object.entries(classes)) registry.register(name, cls);
+    return registry;
+  }
+
+  /** `register(name, cls)`, or `@registry.register(name)` on a class. */
+  register(name: string, cls: AgentClass): void;
+  register(name: string): <C extends AgentClass>(cls: C, context?: ClassDecoratorContext) => C;
+  register(name: string, cls?: AgentClass): undefined | (<C extends AgentClass>(cls: C) => C) {
+    if (cls) {
+      this.add(name, cls);
+      return undefined;
+    }
+    return <C extends AgentClass>(target: C): C => {
+      this.add(name, target);
+      return target;
+    };
+  }
+
+  get(name: string): AgentClass {
+    const cls = this.agents.get(name);
+    if (!cls) throw new AgentNotFoundError(name, this.list());
+    return cls;
+  }
+
+  has(name: string): boolean {
+    return this.agents.has(name);
+  }
+
+  list(): string[] {
+    return [...this.agents.keys()].sort();
+  }
+
+  /** Instantiates the agent registered as `name` (SC-005: the caller needs no class). */
+  create(name: string): Agent {
+    const agent = new (this.get(name))();
+    if (agent.name !== name) {
+      throw new ConfigError(`The class registered as "${name}" builds an agent named "${agent.name}"; use one name.`);
+    }
+    return agent;
+  }
+
+  private add(name: string, cls: AgentClass): void {
+    if (this.agents.has(name)) throw new DuplicateAgentError(name);
+    this.agents.set(name, cls);
+  }
+}

@@ -1,0 +1,96 @@
+// What an agent run produces (seed 000 AgentResult and AgentUsage, FR-008 and FR-014) and the arithmetic that
+// sums usage across model calls. Wire types: snake_case, the same shapes the HTTP API returns.
+import { z } from "zod";
+import { type ErrorInfo, type OutpostError, toErrorInfo } from "../errors.ts";
+
+export const AgentUsageSchema = z.object({
+  input_tokens: z.number().int().nonnegative(),
+  output_tokens: z.number().int().nonnegative(),
+  cache_creation_input_tokens: z.number().int().nonnegative(),
+  cache_read_input_tokens: z.number().int().nonnegative(),
+  /** input + output + cache tokens. */
+  total_tokens: z.number().int().nonnegative(),
+  /** Null when any call used a model with no known price: see unpriced_models. */
+  total_cost_usd: z.number().nonnegative().nullable(),
+  /** Models whose calls are counted in tokens but not in cost. */
+  unpriced_models: z.array(z.string()),
+  model_calls: z.number().int().nonnegative(),
+  duration_ms: z.number().int().nonnegative(),
+});
+export type AgentUsage = z.infer<typeof AgentUsageSchema>;
+
+export function emptyUsage(): AgentUsage {
+  return {
+    input_tokens: 0,
+    output_tokens: 0,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+    total_tokens: 0,
+    total_cost_usd: 0,
+    unpriced_models: [],
+    model_calls: 0,
+    duration_ms: 0,
+  };
+}
+
+/** Usage of one model call: token counts and its cost (null when its model has no price). */
+export interface CallUsage {
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+  cost_usd: number | null;
+}
+
+/** Adds one call to a running total. An unknown price makes the total unknown rather than silently low. */
+export function addCallUsage(total: AgentUsage, call: CallUsage): AgentUsage {
+  const input = total.input_tokens + call.input_tokens;
+  const output = total.output_tokens + call.output_tokens;
+  const cacheWrite = total.cache_creation_input_tokens + call.cache_creation_input_tokens;
+  const cacheRead = total.cache_read_input_tokens + call.cache_read_input_tokens;
+  const unpriced =
+    call.cost_usd === null && !total.unpriced_models.includes(call.model)
+      ? [...total.unpriced_models, call.model]
+      : total.unpriced_models;
+  const cost =
+    unpriced.length > 0 || total.total_cost_usd === null || call.cost_usd === null
+      ? null
+      : Math.round((total.total_cost_usd + call.cost_usd) * 1e9) / 1e9;
+  return {
+    input_tokens: input,
+    output_tokens: output,
+    cache_creation_input_tokens: cacheWrite,
+    cache_read_input_tokens: cacheRead,
+    total_tokens: input + output + cacheWrite + cacheRead,
+    total_cost_usd: cost,
+    unpriced_models: unpriced,
+    model_calls: total.model_calls + 1,
+    duration_ms: total.duration_ms,
+  };
+}
+
+export interface AgentResult {
+  success: boolean;
+  output: string;
+  metadata: Record<string, unknown>;
+  /** Never empty when success is false (FR-008). */
+  errors: ErrorInfo[];
+  usage: AgentUsage;
+}
+
+export function successResult(output: string, usage: AgentUsage, metadata: Record<string, unknown> = {}): AgentResult {
+  return { success: true, output, metadata, errors: [], usage };
+}
+
+/** A failed result; throws if given no error, because a failure without a reason is not actionable. */
+export function failureResult(
+  errors: readonly (OutpostError | ErrorInfo | Error)[],
+  usage: AgentUsage,
+  metadata: Record<string, unknown> = {},
+  output = "",
+): AgentResult {
+  if (errors.length === 0) throw new TypeError("failureResult needs at least one error (FR-008).");
+  const infos = errors.map((e) => (e instanceof Error ? toErrorInfo(e) : e));
+  return { success: false, output, metadata, errors: infos, usage };
+}

@@ -1,0 +1,75 @@
+// Model prices in USD per million tokens, and the cost arithmetic. Prices live in configuration: this table is
+// the default and OUTPOST_PRICES (JSON) overrides or extends it per model. A model with no price is never guessed:
+// its tokens are counted and its cost is reported as unknown.
+import { z } from "zod";
+import { ConfigError } from "../errors.ts";
+
+export const ModelPriceSchema = z.strictObject({
+  input: z.number().nonnegative(),
+  output: z.number().nonnegative(),
+  /** 5-minute cache write. */
+  cache_write: z.number().nonnegative(),
+  cache_read: z.number().nonnegative(),
+  /** Where the figure comes from, so an operator can re-check it. */
+  source: z.string().min(1),
+});
+export type ModelPrice = z.infer<typeof ModelPriceSchema>;
+
+const ANTHROPIC_MODELS_DOC = "Anthropic model overview pages (platform.claude.com/docs/…/models), read 2026-11-21";
+const DERIVED_CACHE =
+  "input/output from the Anthropic model overview pages (2026-11-21); cache write 1.25× and read 0.1× of input per Anthropic's pricing rule";
+
+/** Default prices; cache writes are the 5-minute rate. */
+export const DEFAULT_PRICES: Readonly<Record<string, ModelPrice>> = {
+  "claude-sonnet-5-5": { input: 2, output: 10, cache_write: 2.5, cache_read: 0.2, source: ANTHROPIC_MODELS_DOC },
+  "claude-sonnet-5": { input: 2, output: 10, cache_write: 2.5, cache_read: 0.2, source: ANTHROPIC_MODELS_DOC },
+  "claude-opus-5-5": { input: 4, output: 20, cache_write: 5, cache_read: 0.4, source: DERIVED_CACHE },
+  "claude-opus-5": { input: 5, output: 25, cache_write: 6.25, cache_read: 0.5, source: DERIVED_CACHE },
+  "claude-haiku-4-5": { input: 1, output: 5, cache_write: 1.25, cache_read: 0.1, source: DERIVED_CACHE },
+  "claude-sonnet-4-5": { input: 3, output: 15, cache_write: 3.75, cache_read: 0.3, source: DERIVED_CACHE },
+  "claude-opus-4-5": { input: 5, output: 25, cache_write: 6.25, cache_read: 0.5, source: DERIVED_CACHE },
+};
+
+export type PriceTable = Readonly<Record<string, ModelPrice>>;
+
+/** The default table with OUTPOST_PRICES merged over it. Bad JSON is a ConfigError naming the model and field. */
+export function loadPriceTable(overrides: string | undefined): PriceTable {
+  if (!overrides?.trim()) return DEFAULT_PRICES;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(overrides);
+  } catch (cause) {
+    throw new ConfigError("OUTPOST_PRICES is not valid JSON.", { cause });
+  }
+  const result = z.record(z.string().min(1), ModelPriceSchema).safeParse(parsed);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new ConfigError(`OUTPOST_PRICES.${issue?.path.join(".") ?? ""}: ${issue?.message ?? "invalid"}`);
+  }
+  return { ...DEFAULT_PRICES, ...result.data };
+}
+
+/** Dated model ids (claude-haiku-4-5-20251001) are priced as their alias unless listed themselves. */
+export function findPrice(table: PriceTable, model: string): ModelPrice | undefined {
+  return table[model] ?? table[model.replace(/-\d{8}$/, "")];
+}
+
+export interface TokenCounts {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+}
+
+/** Cost of one model call in USD, or null when the model has no price. */
+export function costOf(table: PriceTable, model: string, tokens: TokenCounts): number | null {
+  const price = findPrice(table, model);
+  if (!price) return null;
+  const micro =
+    tokens.input_tokens * price.input +
+    tokens.output_tokens * price.output +
+    tokens.cache_creation_input_tokens * price.cache_write +
+    tokens.cache_read_input_tokens * price.cache_read;
+  // Prices are per million tokens; round to 1e-9 USD so sums stay exact in JSON.
+  return Math.round(micro * 1000) / 1e9;
+}

@@ -1,0 +1,28 @@
+// The Worker's bindings, vars and secrets (see wrangler.toml). One interface shared by the Worker and the
+// Durable Object, and made the ambient `Cloudflare.Env` so `env` from "cloudflare:workers" is typed in tests.
+import type { TaskObject } from "../durable-objects/task-object.ts";
+
+export interface Env {
+  /** One Durable Object per task. */
+  TASKS: DurableObjectNamespace<TaskObject>;
+  /** Run bundles: runs/<task_id>/… */
+  RUNS: R2Bucket;
+  /** Secret. Without it (and without ANTHROPIC_BASE_URL) model calls fail with provider_not_configured. */
+  ANTHROPIC_API_KEY?: string;
+  /** Any Anthropic-compatible endpoint: the local emulator, a gateway. Empty means api.anthropic.com. */
+  ANTHROPIC_BASE_URL?: string;
+  /** Secret: comma-separated bearer keys accepted on /v1 routes. */
+  OUTPOST_API_KEYS?: string;
+  /** Default model for agents that do not pin one. */
+  OUTPOST_DEFAULT_MODEL?: string;
+  /** JSON price overrides, merged over src/config/prices.ts. */
+  OUTPOST_PRICES?: string;
+}
+
+type OutpostEnv = Env;
+
+declare global {
+  namespace Cloudflare {
+    interface Env extends OutpostEnv {}
+  }
+}

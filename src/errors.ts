@@ -1,0 +1,203 @@
+// The one error module: every failure Outpost raises is a typed class with a stable string `code`.
+// Agent-level classes follow seed 000's hierarchy (adapted to Workers); ApiError covers request problems.
+// HTTP status and the JSON body are decided in one place: src/http/error-handler.ts.
+
+/** Base of every Outpost error. `code` is stable and documented in the README; messages are for people. */
+export class OutpostError extends Error {
+  readonly code: string;
+  /** Whether retrying the same operation later could succeed. */
+  readonly retryable: boolean;
+  constructor(code: string, message: string, options?: { cause?: unknown; retryable?: boolean }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.retryable = options?.retryable ?? false;
+  }
+  /** The plain, serialisable form stored with a failed task and sent in events. */
+  toJSON(): ErrorInfo {
+    return { code: this.code, message: this.message, type: this.name, retryable: this.retryable };
+  }
+}
+
+/** What a stored or transmitted error looks like (errors cross Durable Object RPC as values). */
+export interface ErrorInfo {
+  code: string;
+  message: string;
+  type: string;
+  retryable: boolean;
+  [detail: string]: unknown;
+}
+
+/** Invalid or missing configuration (vars, secrets, agent definitions). */
+export class ConfigError extends OutpostError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("config_error", message, options);
+  }
+}
+
+/** A failure in orchestrating runs rather than inside one agent (e.g. an impossible state transition). */
+export class WorkflowError extends OutpostError {
+  constructor(message: string, code = "workflow_error") {
+    super(code, message);
+  }
+}
+
+/** Base of agent failures (seed 000 AgentError). */
+export class AgentError extends OutpostError {}
+
+/** No credentials or endpoint for the model provider (replaces seed 000's CLINotFoundError). */
+export class ProviderNotConfiguredError extends AgentError {
+  readonly provider: string;
+  constructor(provider: string, message: string) {
+    super("provider_not_configured", message);
+    this.provider = provider;
+  }
+}
+
+/** A tool or command finished unsuccessfully (seed 000 ProcessError). */
+export class ProcessError extends AgentError {
+  readonly exitCode: number | null;
+  readonly stderr: string | null;
+  constructor(message: string, exitCode: number | null, stderr: string | null) {
+    super("process_error", message);
+    this.exitCode = exitCode;
+    this.stderr = stderr;
+  }
+  override toJSON(): ErrorInfo {
+    return { ...super.toJSON(), exit_code: this.exitCode, stderr: this.stderr };
+  }
+}
+
+/** An operation ran out of time (seed 000 TimeoutError). */
+export class TimeoutError extends AgentError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("timeout", message, { ...options, retryable: true });
+  }
+}
+
+/** The provider could not be reached (seed 000 NetworkError). */
+export class NetworkError extends AgentError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("network_error", message, { ...options, retryable: true });
+  }
+}
+
+/**
+ * The provider answered with an error status or error event. Not in seed 000, which only knew a local CLI:
+ * an HTTP API adds rate limits, overload and rejected requests, each with its own code.
+ */
+export class ProviderError extends AgentError {
+  readonly status: number | null;
+  readonly requestId: string | null;
+  constructor(
+    code: string,
+    message: string,
+    options: { status: number | null; requestId: string | null; retryable: boolean; cause?: unknown },
+  ) {
+    super(code, message, options);
+    this.status = options.status;
+    this.requestId = options.requestId;
+  }
+  override toJSON(): ErrorInfo {
+    return { ...super.toJSON(), status: this.status, request_id: this.requestId };
+  }
+}
+
+/** A stream broke after it had started; `partialMessages` holds everything that arrived (FR-005). */
+export class StreamingError extends AgentError {
+  readonly partialMessages: readonly unknown[];
+  constructor(message: string, partialMessages: readonly unknown[], options?: { cause?: unknown }) {
+    super("streaming_error", message, { ...options, retryable: true });
+    this.partialMessages = partialMessages;
+  }
+  override toJSON(): ErrorInfo {
+    return { ...super.toJSON(), partial_message_count: this.partialMessages.length };
+  }
+}
+
+/** The provider sent something that could not be parsed; `rawResponse` keeps it for diagnosis. */
+export class MalformedResponseError extends AgentError {
+  readonly rawResponse: string;
+  constructor(message: string, rawResponse: string, options?: { cause?: unknown }) {
+    super("malformed_response", message, options);
+    this.rawResponse = rawResponse;
+  }
+  override toJSON(): ErrorInfo {
+    return { ...super.toJSON(), raw_response: this.rawResponse.slice(0, 2000) };
+  }
+}
+
+/** A tool name that is neither built in nor a valid `mcp__<server>__<tool>` name (FR-002). */
+export class InvalidToolError extends AgentError {
+  readonly toolName: string;
+  readonly availableTools: readonly string[];
+  constructor(toolName: string, availableTools: readonly string[], reason?: string) {
+    super(
+      "invalid_tool",
+      `Unknown tool "${toolName}"${reason ? ` (${reason})` : ""}. Available tools: ${availableTools.join(", ")}; ` +
+        "MCP tools are named mcp__<server>__<tool>.",
+    );
+    this.toolName = toolName;
+    this.availableTools = availableTools;
+  }
+  override toJSON(): ErrorInfo {
+    return { ...super.toJSON(), tool_name: this.toolName, available_tools: [...this.availableTools] };
+  }
+}
+
+/** A second agent registered under a name already taken (FR-011). */
+export class DuplicateAgentError extends AgentError {
+  readonly agentName: string;
+  constructor(agentName: string) {
+    super("duplicate_agent", `An agent named "${agentName}" is already registered; agent names must be unique.`);
+    this.agentName = agentName;
+  }
+}
+
+/** No agent registered under the name (FR-012). */
+export class AgentNotFoundError extends AgentError {
+  readonly agentName: string;
+  readonly availableAgents: readonly string[];
+  constructor(agentName: string, availableAgents: readonly string[]) {
+    super(
+      "agent_not_found",
+      `No agent named "${agentName}". Registered agents: ${availableAgents.join(", ") || "none"}.`,
+    );
+    this.agentName = agentName;
+    this.availableAgents = availableAgents;
+  }
+}
+
+/** A run that stopped because a limit was reached (max turns). */
+export class LimitExceededError extends AgentError {
+  constructor(code: string, message: string) {
+    super(code, message);
+  }
+}
+
+/** The run was canceled by a client; carried so the loop unwinds without treating it as a failure. */
+export class CanceledError extends OutpostError {
+  constructor(message = "The task was canceled.") {
+    super("canceled", message);
+  }
+}
+
+/** A problem with an HTTP request. `status` is the HTTP status; `field` names the offending input. */
+export class ApiError extends OutpostError {
+  readonly status: 400 | 401 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 422 | 429 | 503;
+  readonly field: string | undefined;
+  constructor(status: ApiError["status"], code: string, message: string, field?: string) {
+    super(code, message);
+    this.status = status;
+    this.field = field;
+  }
+}
+
+/** Turns anything thrown into an ErrorInfo that is safe to store and show (no stack, no secrets). */
+export function toErrorInfo(error: unknown): ErrorInfo {
+  if (error instanceof OutpostError) return error.toJSON();
+  if (error instanceof Error) {
+    return { code: "internal_error", message: error.message, type: error.name, retryable: false };
+  }
+  return { code: "internal_error", message: String(error), type: "Error", retryable: false };
+}

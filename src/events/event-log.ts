@@ -1,0 +1,105 @@
+// The task's event log: the single source of truth for what happened. An event is appended to SQLite (getting its
+// sequence number) before any listener sees it, so a reader that reconnects with Last-Event-ID never misses one.
+import type { EventRecord } from "./event-record.ts";
+
+export interface EventIdentity {
+  runId: string;
+  traceId: string;
+  rootSpanId: string;
+}
+
+type Listener = (record: EventRecord) => void;
+
+interface EventRow extends Record<string, SqlStorageValue> {
+  seq: number;
+  timestamp: string;
+  event_type: string;
+  span_id: string;
+  payload: string;
+  redaction_mode: string;
+}
+
+export class EventLog {
+  private readonly listeners = new Set<Listener>();
+
+  private readonly sql: SqlStorage;
+  private readonly identity: () => EventIdentity;
+
+  constructor(sql: SqlStorage, identity: () => EventIdentity) {
+    this.sql = sql;
+    this.identity = identity;
+  }
+
+  static migrate(sql: SqlStorage): void {
+    sql.exec(`CREATE TABLE IF NOT EXISTS events_log (
+      seq INTEGER PRIMARY KEY,
+      timestamp TEXT NOT NULL,
+      event_type TEXT NOT NULL,
+      span_id TEXT NOT NULL,
+      payload TEXT NOT NULL,
+      redaction_mode TEXT NOT NULL DEFAULT 'full'
+    )`);
+  }
+
+  /** Appends, then notifies listeners. A listener that throws is dropped; it never stops the run. */
+  append(eventType: string, payload: Record<string, unknown>, spanId?: string): EventRecord {
+    const id = this.identity();
+    const timestamp = new Date().toISOString();
+    const span = spanId ?? id.rootSpanId;
+    const row = this.sql
+      .exec<{ seq: number }>(
+        "INSERT INTO events_log (timestamp, event_type, span_id, payload) VALUES (?, ?, ?, ?) RETURNING seq",
+        timestamp,
+        eventType,
+        span,
+        JSON.stringify(payload),
+      )
+      .one();
+    const record: EventRecord = {
+      seq: row.seq,
+      run_id: id.runId,
+      trace_id: id.traceId,
+      span_id: span,
+      timestamp,
+      event_type: eventType,
+      payload,
+      redaction_mode: "full",
+    };
+    for (const listener of this.listeners) {
+      try {
+        listener(record);
+      } catch {
+        this.listeners.delete(listener);
+      }
+    }
+    return record;
+  }
+
+  /** Events with seq > after, oldest first, at most `limit`. */
+  readAfter(after: number, limit = 1000): EventRecord[] {
+    const id = this.identity();
+    return this.sql
+      .exec<EventRow>("SELECT * FROM events_log WHERE seq > ? ORDER BY seq LIMIT ?", after, limit)
+      .toArray()
+      .map((row) => ({
+        seq: row.seq,
+        run_id: id.runId,
+        trace_id: id.traceId,
+        span_id: row.span_id,
+        timestamp: row.timestamp,
+        event_type: row.event_type,
+        payload: JSON.parse(row.payload) as Record<string, unknown>,
+        redaction_mode: row.redaction_mode === "redacted" ? "redacted" : "full",
+      }));
+  }
+
+  lastSeq(): number {
+    return this.sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM events_log").one().seq ?? 0;
+  }
+
+  /** Registers a listener for events appended from now on; returns the unsubscribe function. */
+  listen(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}

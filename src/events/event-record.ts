@@ -1,0 +1,53 @@
+// The event record (seed 002 EventRecord) and the event vocabulary. Seed 002's names are kept; Outpost adds task,
+// delta, tool and cancel events that a streaming HTTP API needs.
+import { z } from "zod";
+
+export const EventRecordSchema = z.object({
+  /** Strictly increasing per task, starting at 1; the SSE `id:`. */
+  seq: z.number().int().positive(),
+  run_id: z.string(),
+  trace_id: z.string(),
+  span_id: z.string(),
+  timestamp: z.string(),
+  event_type: z.string(),
+  payload: z.record(z.string(), z.unknown()),
+  redaction_mode: z.enum(["full", "redacted"]),
+});
+export type EventRecord = z.infer<typeof EventRecordSchema>;
+
+/** Event types, grouped by phase. Payload fields are documented in the README's event table. */
+export const EVENT_TYPES = [
+  // Task lifecycle (Outpost)
+  "task_created",
+  // Seed 002
+  "run_started",
+  "llm_request_sent",
+  "llm_response_received",
+  "llm_request_failed",
+  "llm_retry_scheduled",
+  "run_finished",
+  "run_failed",
+  // Token streaming (Outpost)
+  "llm_text_delta",
+  "llm_thinking_delta",
+  // Tools (Outpost; MCP tools use seed 002's mcp_tool_call_* names)
+  "tool_call_started",
+  "tool_call_completed",
+  "tool_denied",
+  "todo_list_updated",
+  // Cancel (Outpost)
+  "run_canceled",
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** A run's stream ends after one of these. */
+export const TERMINAL_EVENT_TYPES: ReadonlySet<string> = new Set(["run_finished", "run_failed", "run_canceled"]);
+
+/** Random lowercase hex of `bytes` bytes (W3C trace ids are 16 bytes, span ids 8). */
+export function randomHex(bytes: number): string {
+  const buf = crypto.getRandomValues(new Uint8Array(bytes));
+  let out = "";
+  for (const b of buf) out += b.toString(16).padStart(2, "0");
+  return out;
+}

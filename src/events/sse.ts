@@ -1,0 +1,96 @@
+// Server-Sent Events over the event log: replay everything after the client's cursor, then follow live, then end
+// after the terminal event. The stream is bytes so it can cross Durable Object RPC and become a Response body.
+import { type EventRecord, TERMINAL_EVENT_TYPES } from "./event-record.ts";
+
+/** The narrow view of the event log this needs (STYLE: small collaborators, narrow interfaces). */
+export interface EventSource {
+  readAfter(after: number, limit: number): EventRecord[];
+  listen(listener: (record: EventRecord) => void): () => void;
+}
+
+export interface EventStreamOptions {
+  /** True when the run has ended and its terminal event is in the log. */
+  isFinished: () => boolean;
+  /** A comment line this often keeps proxies from closing an idle stream (WHATWG suggests ~15 s). */
+  heartbeatMs?: number;
+  /** Close a reader that falls this many bytes behind; it reconnects with Last-Event-ID and loses nothing. */
+  maxBufferedBytes?: number;
+}
+
+const encoder = new TextEncoder();
+const REPLAY_BATCH = 500;
+/** Client reconnect delay sent in the `retry:` field. */
+const RETRY_MS = 1000;
+
+export function sseFrame(record: EventRecord): Uint8Array {
+  return encoder.encode(`id: ${record.seq}\nevent: ${record.event_type}\ndata: ${JSON.stringify(record)}\n\n`);
+}
+
+export function openEventStream(
+  source: EventSource,
+  after: number,
+  options: EventStreamOptions,
+): ReadableStream<Uint8Array> {
+  const heartbeatMs = options.heartbeatMs ?? 15_000;
+  const maxBuffered = options.maxBufferedBytes ?? 8 * 1024 * 1024;
+  let stopListening: (() => void) | undefined;
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  let closed = false;
+
+  const cleanup = () => {
+    closed = true;
+    stopListening?.();
+    if (heartbeat !== undefined) clearInterval(heartbeat);
+  };
+
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        const finish = () => {
+          cleanup();
+          controller.close();
+        };
+        const send = (record: EventRecord): boolean => {
+          controller.enqueue(sseFrame(record));
+          if (TERMINAL_EVENT_TYPES.has(record.event_type)) {
+            finish();
+            return false;
+          }
+          return true;
+        };
+        controller.enqueue(encoder.encode(`retry: ${RETRY_MS}\n\n`));
+        // Replay and registration happen in one synchronous block: no append can slip between them.
+        let cursor = after;
+        for (;;) {
+          const batch = source.readAfter(cursor, REPLAY_BATCH);
+          for (const record of batch) {
+            cursor = record.seq;
+            if (!send(record)) return;
+          }
+          if (batch.length < REPLAY_BATCH) break;
+        }
+        if (options.isFinished()) {
+          finish();
+          return;
+        }
+        stopListening = source.listen((record) => {
+          if (closed || record.seq <= cursor) return;
+          cursor = record.seq;
+          if (!send(record)) return;
+          if ((controller.desiredSize ?? 0) < -maxBuffered) {
+            controller.enqueue(encoder.encode(`event: stream_overflow\ndata: {"reconnect_after":${cursor}}\n\n`));
+            finish();
+          }
+        });
+        heartbeat = setInterval(() => {
+          if (!closed) controller.enqueue(encoder.encode(": keepalive\n\n"));
+        }, heartbeatMs);
+      },
+      cancel() {
+        // The client went away: drop the subscription; the run itself is untouched.
+        cleanup();
+      },
+    },
+    new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
+  );
+}

@@ -1,0 +1,7 @@
+// Hono's typing for this app: the Worker's bindings and per-request variables.
+import type { Env } from "../env.ts";
+
+export interface AppEnv {
+  Bindings: Env;
+  Variables: { requestId: string };
+}

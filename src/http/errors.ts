@@ -1,0 +1,35 @@
+// The one place where errors become HTTP responses: `{error: {code, message, request_id, field?}}` with a stable
+// code. Client mistakes are 4xx; anything unexpected is a 500 whose body hides the internal message.
+import type { Context } from "hono";
+import { AgentNotFoundError, ApiError } from "../errors.ts";
+import type { AppEnv } from "./app-env.ts";
+
+export interface ErrorBody {
+  error: { code: string; message: string; request_id: string; field?: string };
+}
+
+export function errorResponse(c: Context<AppEnv>, error: unknown): Response {
+  const requestId = c.get("requestId") ?? "unknown";
+  if (error instanceof ApiError) {
+    const body: ErrorBody = { error: { code: error.code, message: error.message, request_id: requestId } };
+    if (error.field !== undefined) body.error.field = error.field;
+    return c.json(body, error.status);
+  }
+  if (error instanceof AgentNotFoundError) {
+    return c.json(
+      { error: { code: error.code, message: error.message, request_id: requestId, field: "name" } } satisfies ErrorBody,
+      404,
+    );
+  }
+  console.error("unhandled error", requestId, error instanceof Error ? `${error.name}: ${error.message}` : error);
+  return c.json(
+    {
+      error: {
+        code: "internal_error",
+        message: "Something went wrong on our side; retry, or report the request_id.",
+        request_id: requestId,
+      },
+    } satisfies ErrorBody,
+    500,
+  );
+}

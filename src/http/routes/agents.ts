@@ -1,0 +1,52 @@
+// /v1/agents: the agents compiled into this Worker, and starting a task on one.
+import { Hono } from "hono";
+import type { Agent } from "../../agents/agent.ts";
+import { registry } from "../../agents/catalog.ts";
+import { resolveModel } from "../../config/models.ts";
+import type { AppEnv } from "../app-env.ts";
+import { AgentNameParam, CreateTaskBody } from "../schemas.ts";
+import { jsonBody, parseWith } from "../validation.ts";
+import { taskResource } from "./tasks.ts";
+
+/** seed 003 retention default. */
+const DEFAULT_RETENTION_DAYS = 7;
+
+function describe(agent: Agent, configuredModel: string | undefined) {
+  return {
+    name: agent.name,
+    description: agent.description,
+    model: resolveModel(agent.model, configuredModel),
+    allowed_tools: [...agent.allowedTools],
+    max_turns: agent.maxTurns,
+    system_prompt: agent.systemPrompt,
+  };
+}
+
+export const agentRoutes = new Hono<AppEnv>()
+  .get("/", (c) => {
+    const agents = registry.list().map((name) => describe(registry.create(name), c.env.OUTPOST_DEFAULT_MODEL));
+    return c.json({ agents });
+  })
+  .get("/:name", (c) => {
+    const name = parseWith(AgentNameParam, c.req.param("name"), "agent name");
+    return c.json(describe(registry.create(name), c.env.OUTPOST_DEFAULT_MODEL));
+  })
+  .post("/:name/tasks", async (c) => {
+    const name = parseWith(AgentNameParam, c.req.param("name"), "agent name");
+    const agent = registry.create(name);
+    const body = await jsonBody(c, CreateTaskBody);
+    const id = crypto.randomUUID();
+    const stub = c.env.TASKS.get(c.env.TASKS.idFromName(id));
+    const task = await stub.start({
+      id,
+      agent: agent.name,
+      input: body.input,
+      metadata: body.metadata ?? {},
+      model: resolveModel(agent.model, c.env.OUTPOST_DEFAULT_MODEL),
+      retentionDays: DEFAULT_RETENTION_DAYS,
+      parentTaskId: null,
+    });
+    const resource = taskResource(c, task);
+    c.header("Location", resource.links.self);
+    return c.json(resource, 202);
+  });

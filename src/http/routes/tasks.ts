@@ -1,0 +1,107 @@
+// /v1/tasks/:id: read a task, wait for it, stream its events, cancel it, and fetch its run bundle. Every route
+// talks to the task's own Durable Object; the Worker only checks input and shapes responses.
+import { type Context, Hono } from "hono";
+import { ApiError } from "../../errors.ts";
+import type { TaskView } from "../../tasks/task.ts";
+import type { AppEnv } from "../app-env.ts";
+import { ArtifactPath, EventCursor, TaskIdParam, WaitQuery } from "../schemas.ts";
+import { parseWith } from "../validation.ts";
+
+export interface TaskResource extends TaskView {
+  links: { self: string; events: string; messages: string; artifacts: string; cancel: string };
+}
+
+export function taskResource(c: Context<AppEnv>, task: TaskView): TaskResource {
+  const self = `${new URL(c.req.url).origin}/v1/tasks/${task.id}`;
+  return {
+    ...task,
+    links: {
+      self,
+      events: `${self}/events`,
+      messages: `${self}/messages`,
+      artifacts: `${self}/artifacts`,
+      cancel: `${self}/cancel`,
+    },
+  };
+}
+
+function taskNotFound(id: string): ApiError {
+  return new ApiError(404, "task_not_found", `No task with id "${id}".`, "id");
+}
+
+/** The stub of the task's object; a malformed id is answered like an unknown one, without touching storage. */
+function taskStub(c: Context<AppEnv>) {
+  const raw = c.req.param("id") ?? "";
+  if (!TaskIdParam.safeParse(raw).success) throw taskNotFound(raw);
+  return { id: raw, stub: c.env.TASKS.get(c.env.TASKS.idFromName(raw)) };
+}
+
+export const taskRoutes = new Hono<AppEnv>()
+  .get("/:id", async (c) => {
+    const { id, stub } = taskStub(c);
+    const waitParam = c.req.query("wait");
+    const waitSeconds = waitParam === undefined ? 0 : parseWith(WaitQuery, waitParam, "query parameter wait");
+    const task = waitSeconds > 0 ? await stub.wait(Math.round(waitSeconds * 1000)) : await stub.get();
+    if (!task) throw taskNotFound(id);
+    return c.json(taskResource(c, task));
+  })
+  .get("/:id/messages", async (c) => {
+    const { id, stub } = taskStub(c);
+    const messages = await stub.messages();
+    if (!messages) throw taskNotFound(id);
+    return c.json({ task_id: id, messages });
+  })
+  .get("/:id/events", async (c) => {
+    const { id, stub } = taskStub(c);
+    const header = c.req.header("last-event-id");
+    const query = c.req.query("after");
+    const cursor =
+      header !== undefined
+        ? parseWith(EventCursor, header.trim(), "Last-Event-ID header")
+        : query !== undefined
+          ? parseWith(EventCursor, query, "query parameter after")
+          : 0;
+    const stream = await stub.subscribe(cursor);
+    if (!stream) throw taskNotFound(id);
+    return new Response(stream, {
+      headers: {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache, no-transform",
+        "x-accel-buffering": "no",
+        "x-request-id": c.get("requestId"),
+      },
+    });
+  })
+  .post("/:id/cancel", async (c) => {
+    const { id, stub } = taskStub(c);
+    const outcome = await stub.cancel();
+    const { value, error } = outcome;
+    if (value) return c.json(taskResource(c, value));
+    if (error?.code === "task_not_found") throw taskNotFound(id);
+    throw new ApiError(409, error?.code ?? "conflict", error?.message ?? "The task cannot be canceled.");
+  })
+  .get("/:id/artifacts", async (c) => {
+    const { id, stub } = taskStub(c);
+    const artifacts = await stub.artifacts();
+    if (!artifacts) throw taskNotFound(id);
+    const base = `${new URL(c.req.url).origin}/v1/tasks/${id}/artifacts/`;
+    return c.json({ task_id: id, artifacts: artifacts.map((a) => ({ ...a, url: base + a.path })) });
+  })
+  .get("/:id/artifacts/:path{.+}", async (c) => {
+    const { id, stub } = taskStub(c);
+    const path = parseWith(ArtifactPath, c.req.param("path"), "artifact path");
+    const found = await stub.artifact(path);
+    if (!found) throw new ApiError(404, "artifact_not_found", `Task ${id} has no artifact "${path}".`, "path");
+    if (found.kind === "staged") {
+      return new Response(found.content, { headers: { "content-type": found.content_type } });
+    }
+    const object = await c.env.RUNS.get(found.key);
+    if (!object) throw new ApiError(404, "artifact_not_found", `Task ${id} has no artifact "${path}".`, "path");
+    return new Response(object.body, {
+      headers: {
+        "content-type": object.httpMetadata?.contentType ?? "application/octet-stream",
+        "content-length": String(object.size),
+        etag: object.httpEtag,
+      },
+    });
+  });

@@ -1,0 +1,60 @@
+// Request validation: bodies and parameters go through zod, and the first problem becomes a 400 naming the field.
+import type { Context } from "hono";
+import type { z } from "zod";
+import { ApiError } from "../errors.ts";
+import type { AppEnv } from "./app-env.ts";
+
+/** Largest request body accepted (bytes). */
+export const MAX_BODY_BYTES = 256 * 1024;
+
+export function firstIssue(error: z.ZodError): { field: string; message: string } {
+  const issue = error.issues[0];
+  if (!issue) return { field: "(body)", message: "invalid" };
+  const path = issue.path.map(String);
+  if (issue.code === "unrecognized_keys") {
+    const key = issue.keys[0] ?? "";
+    return { field: [...path, key].join("."), message: `unknown field "${key}"` };
+  }
+  return { field: path.join(".") || "(body)", message: issue.message };
+}
+
+export function parseWith<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const { field, message } = firstIssue(result.error);
+  throw new ApiError(400, "validation_failed", `Invalid ${where}: ${field}: ${message}`, field);
+}
+
+/** Reads a JSON body (size-limited, content-type checked) and validates it. */
+export async function jsonBody<T>(c: Context<AppEnv>, schema: z.ZodType<T>): Promise<T> {
+  const type = c.req.header("content-type") ?? "";
+  if (!/^application\/json\b/i.test(type)) {
+    throw new ApiError(
+      415,
+      "unsupported_media_type",
+      "Send the body as JSON with 'Content-Type: application/json'.",
+      "content-type",
+    );
+  }
+  const declared = Number(c.req.header("content-length"));
+  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
+    throw new ApiError(413, "payload_too_large", `The body is larger than ${MAX_BODY_BYTES} bytes.`);
+  }
+  const bytes = await c.req.arrayBuffer();
+  if (bytes.byteLength > MAX_BODY_BYTES) {
+    throw new ApiError(413, "payload_too_large", `The body is larger than ${MAX_BODY_BYTES} bytes.`);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw new ApiError(400, "invalid_json", "The body is not valid UTF-8.");
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ApiError(400, "invalid_json", "The body is not valid JSON.");
+  }
+  return parseWith(schema, value, "body");
+}

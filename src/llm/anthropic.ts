@@ -1,0 +1,219 @@
+// The Anthropic Messages API through the official SDK: streaming calls, SDK errors mapped by class onto Outpost's
+// error hierarchy, and a record of every HTTP attempt (the SDK's own transport retries become visible as events).
+import Anthropic, {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+  AuthenticationError,
+  BadRequestError,
+  InternalServerError,
+  NotFoundError,
+  OverloadedError,
+  PermissionDeniedError,
+  RateLimitError,
+} from "@anthropic-ai/sdk";
+import type { Message, MessageCreateParamsBase, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
+import {
+  type AgentError,
+  CanceledError,
+  MalformedResponseError,
+  NetworkError,
+  ProviderError,
+  ProviderNotConfiguredError,
+  StreamingError,
+  TimeoutError,
+} from "../errors.ts";
+
+/** What `query()` yields (FR-005): each raw stream event as it arrives, then the assembled assistant message. */
+export type AgentMessage =
+  | { type: "stream_event"; event: RawMessageStreamEvent }
+  | { type: "assistant"; message: Message; request_id: string | null };
+
+/** One HTTP attempt made by the SDK, reported as soon as its response headers arrive. */
+export interface HttpAttempt {
+  attempt: number;
+  status: number;
+  request_id: string | null;
+  /** Seconds from the retry-after header, when the provider sent one. */
+  retry_after_seconds: number | null;
+}
+
+export interface StreamOptions {
+  signal: AbortSignal;
+  headers?: Record<string, string>;
+  onAttempt?: (attempt: HttpAttempt) => void;
+}
+
+export interface ProviderConfig {
+  apiKey: string | undefined;
+  baseURL: string | undefined;
+  /** The SDK's transport retries (connection errors, 408/409/429/5xx). The base layer adds none of its own. */
+  maxRetries?: number;
+  timeoutMs?: number;
+}
+
+/** Bytes kept from the end of a response so a MalformedResponseError can show what arrived. */
+const RAW_TAIL_BYTES = 8192;
+
+export class AnthropicProvider {
+  readonly name = "anthropic";
+  private readonly client: Anthropic;
+  /** The call in progress; a provider instance serves one run, whose model calls are sequential. */
+  private current: { options: StreamOptions; attempts: number; raw: Uint8Array[]; rawBytes: number } | null = null;
+
+  constructor(config: ProviderConfig) {
+    if (!config.apiKey && !config.baseURL) {
+      throw new ProviderNotConfiguredError(
+        "anthropic",
+        "No model provider is configured: set the ANTHROPIC_API_KEY secret (wrangler secret put ANTHROPIC_API_KEY), " +
+          "or ANTHROPIC_BASE_URL for a compatible endpoint such as the local emulator (npm run dev does this).",
+      );
+    }
+    this.client = new Anthropic({
+      // A compatible endpoint (the emulator, a gateway holding the real key) may need no key of ours.
+      apiKey: config.apiKey ?? "unused-with-custom-base-url",
+      baseURL: config.baseURL || null,
+      maxRetries: config.maxRetries ?? 2,
+      timeout: config.timeoutMs ?? 10 * 60_000,
+      // Workers need fetch passed as a wrapper rather than the bare global; the wrapper also records attempts.
+      fetch: (input, init) => this.observedFetch(input, init),
+    });
+  }
+
+  /** Streams one Messages API call; yields every event, then the final message. Errors are Outpost errors. */
+  async *stream(params: MessageCreateParamsBase, options: StreamOptions): AsyncGenerator<AgentMessage, Message> {
+    if (this.current) throw new Error("AnthropicProvider serves one call at a time");
+    this.current = { options, attempts: 0, raw: [], rawBytes: 0 };
+    const yielded: AgentMessage[] = [];
+    const stream = this.client.messages.stream(params, {
+      signal: options.signal,
+      ...(options.headers ? { headers: options.headers } : {}),
+    });
+    try {
+      for await (const event of stream) {
+        const item: AgentMessage = { type: "stream_event", event };
+        yielded.push(item);
+        yield item;
+      }
+      const message = await stream.finalMessage();
+      const final: AgentMessage = { type: "assistant", message, request_id: stream.request_id ?? null };
+      yield final;
+      return message;
+    } catch (error) {
+      const mapped = mapProviderError(error, this.rawTail(), options.signal);
+      // FR-005: what arrived has been yielded; the error carries it too.
+      if (yielded.length > 0 && !(mapped instanceof CanceledError)) {
+        throw new StreamingError(`The model stream broke after ${yielded.length} events: ${mapped.message}`, yielded, {
+          cause: mapped,
+        });
+      }
+      throw mapped;
+    } finally {
+      this.current = null;
+    }
+  }
+
+  private async observedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+    const call = this.current;
+    const response = await fetch(input, init);
+    if (!call) return response;
+    call.attempts += 1;
+    const retryAfter = Number(response.headers.get("retry-after"));
+    call.options.onAttempt?.({
+      attempt: call.attempts,
+      status: response.status,
+      request_id: response.headers.get("request-id"),
+      retry_after_seconds: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : null,
+    });
+    if (!response.body) return response;
+    // Keep the tail of the body (references only; decoded only if parsing fails).
+    const keep = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        call.raw.push(chunk);
+        call.rawBytes += chunk.byteLength;
+        while (call.rawBytes - (call.raw[0]?.byteLength ?? 0) > RAW_TAIL_BYTES && call.raw.length > 1) {
+          call.rawBytes -= call.raw.shift()?.byteLength ?? 0;
+        }
+        controller.enqueue(chunk);
+      },
+    });
+    return new Response(response.body.pipeThrough(keep), response);
+  }
+
+  private rawTail(): string {
+    const chunks = this.current?.raw ?? [];
+    const decoder = new TextDecoder();
+    return chunks.map((c) => decoder.decode(c, { stream: true })).join("") + decoder.decode();
+  }
+}
+
+/** Maps an SDK failure onto the hierarchy by class, never by message text. */
+export function mapProviderError(error: unknown, rawTail: string, signal?: AbortSignal): AgentError | CanceledError {
+  if (error instanceof CanceledError) return error;
+  if (signal?.aborted || error instanceof APIUserAbortError) return new CanceledError();
+  if (error instanceof APIConnectionTimeoutError) {
+    return new TimeoutError("The model provider did not answer in time.", { cause: error });
+  }
+  if (error instanceof APIConnectionError) {
+    return new NetworkError(`Could not reach the model provider: ${error.message}`, { cause: error });
+  }
+  if (error instanceof APIError) {
+    const base = { status: error.status ?? null, requestId: error.requestID ?? null, cause: error };
+    const detail = error.apiMessage ?? error.message;
+    if (error instanceof RateLimitError) {
+      return new ProviderError("rate_limited", `The model provider is rate limiting requests: ${detail}`, {
+        ...base,
+        retryable: true,
+      });
+    }
+    if (error instanceof OverloadedError || error.type === "overloaded_error") {
+      return new ProviderError("provider_overloaded", `The model provider is overloaded: ${detail}`, {
+        ...base,
+        retryable: true,
+      });
+    }
+    if (error instanceof AuthenticationError || error instanceof PermissionDeniedError) {
+      return new ProviderError(
+        "provider_auth_failed",
+        `The model provider rejected the credentials; check the ANTHROPIC_API_KEY secret: ${detail}`,
+        { ...base, retryable: false },
+      );
+    }
+    if (error instanceof NotFoundError) {
+      return new ProviderError("model_not_found", `The model or endpoint was not found: ${detail}`, {
+        ...base,
+        retryable: false,
+      });
+    }
+    if (error instanceof BadRequestError) {
+      return new ProviderError("provider_rejected_request", `The model provider rejected the request: ${detail}`, {
+        ...base,
+        retryable: false,
+      });
+    }
+    if (error instanceof InternalServerError) {
+      return new ProviderError("provider_unavailable", `The model provider failed: ${detail}`, {
+        ...base,
+        retryable: true,
+      });
+    }
+    // An `error` event inside a 200 stream has no status: it is the provider's error type that tells.
+    return new ProviderError("provider_error", `The model provider reported an error: ${detail}`, {
+      ...base,
+      retryable: error.type === "api_error",
+    });
+  }
+  if (error instanceof SyntaxError) {
+    return new MalformedResponseError(
+      `The model provider sent a response that is not valid JSON: ${error.message}`,
+      rawTail,
+      {
+        cause: error,
+      },
+    );
+  }
+  return new NetworkError(`Model call failed: ${error instanceof Error ? error.message : String(error)}`, {
+    cause: error,
+  });
+}

@@ -1,0 +1,155 @@
+// The run bundle (seed 002 "Run Directory Structure") at runs/<task_id>/ in R2. Files produced during the run are
+// staged in the object's SQLite (cheap, synchronous, on the hot path) and uploaded when the run ends, whatever
+// way it ends; a file too large to stage goes to R2 at once. The table lists every file, staged or uploaded.
+import type { EventLog } from "../events/event-log.ts";
+import type { EventRecord } from "../events/event-record.ts";
+
+export interface ArtifactEntry {
+  path: string;
+  size: number;
+  content_type: string;
+  created_at: string;
+  /** False while the file is staged in the task's object; true once it is in R2. */
+  uploaded: boolean;
+}
+
+/** Files above this are uploaded immediately instead of staged (SQLite rows must stay under 2 MB). */
+const STAGE_LIMIT = 512 * 1024;
+
+const UPLOAD_CONCURRENCY = 4;
+
+export function runPrefix(taskId: string): string {
+  return `runs/${taskId}/`;
+}
+
+export function contentTypeFor(path: string): string {
+  if (path.endsWith(".jsonl")) return "application/x-ndjson";
+  if (path.endsWith(".json")) return "application/json";
+  if (path.endsWith(".md")) return "text/markdown; charset=utf-8";
+  return "text/plain; charset=utf-8";
+}
+
+export class RunBundle {
+  private flushing: Promise<void> | null = null;
+
+  private readonly sql: SqlStorage;
+  private readonly bucket: R2Bucket;
+  private readonly taskId: () => string;
+
+  constructor(sql: SqlStorage, bucket: R2Bucket, taskId: () => string) {
+    this.sql = sql;
+    this.bucket = bucket;
+    this.taskId = taskId;
+  }
+
+  static migrate(sql: SqlStorage): void {
+    sql.exec(`CREATE TABLE IF NOT EXISTS bundle_files (
+      path TEXT PRIMARY KEY,
+      content TEXT,
+      size INTEGER NOT NULL,
+      content_type TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      uploaded INTEGER NOT NULL DEFAULT 0
+    )`);
+  }
+
+  /** Adds or replaces a file of the bundle. */
+  async write(path: string, content: string): Promise<void> {
+    const size = new TextEncoder().encode(content).byteLength;
+    const type = contentTypeFor(path);
+    const now = new Date().toISOString();
+    if (size > STAGE_LIMIT) {
+      await this.bucket.put(runPrefix(this.taskId()) + path, content, { httpMetadata: { contentType: type } });
+      this.upsert(path, null, size, type, now, true);
+      return;
+    }
+    this.upsert(path, content, size, type, now, false);
+  }
+
+  list(): ArtifactEntry[] {
+    return this.sql
+      .exec<{ path: string; size: number; content_type: string; created_at: string; uploaded: number }>(
+        "SELECT path, size, content_type, created_at, uploaded FROM bundle_files ORDER BY path",
+      )
+      .toArray()
+      .map((r) => ({ ...r, uploaded: r.uploaded === 1 }));
+  }
+
+  /** A staged file's content, or null if it is not staged (then it is in R2, or does not exist). */
+  staged(path: string): { content: string; content_type: string } | null {
+    const row = this.sql
+      .exec<{ content: string | null; content_type: string }>(
+        "SELECT content, content_type FROM bundle_files WHERE path = ?",
+        path,
+      )
+      .toArray()[0];
+    return row && row.content !== null ? { content: row.content, content_type: row.content_type } : null;
+  }
+
+  has(path: string): boolean {
+    return this.sql.exec("SELECT 1 FROM bundle_files WHERE path = ?", path).toArray().length > 0;
+  }
+
+  /**
+   * Writes the end-of-run files and uploads everything staged. Idempotent: a flush interrupted by an eviction is
+   * simply run again, and concurrent calls share one flush.
+   */
+  flush(final: { events: EventLog; summary: string; transcript: string }): Promise<void> {
+    this.flushing ??= this.doFlush(final).finally(() => {
+      this.flushing = null;
+    });
+    return this.flushing;
+  }
+
+  private async doFlush(final: { events: EventLog; summary: string; transcript: string }): Promise<void> {
+    await this.write("events.jsonl", eventsJsonl(final.events));
+    await this.write("llm_transcript.log", final.transcript);
+    await this.write("final_summary.md", final.summary);
+    const prefix = runPrefix(this.taskId());
+    const staged = this.sql
+      .exec<{ path: string; content: string; content_type: string }>(
+        "SELECT path, content, content_type FROM bundle_files WHERE uploaded = 0",
+      )
+      .toArray();
+    // A few uploads at a time: an invocation may hold at most 6 connections open.
+    for (let i = 0; i < staged.length; i += UPLOAD_CONCURRENCY) {
+      await Promise.all(
+        staged
+          .slice(i, i + UPLOAD_CONCURRENCY)
+          .map((file) =>
+            this.bucket.put(prefix + file.path, file.content, { httpMetadata: { contentType: file.content_type } }),
+          ),
+      );
+    }
+    for (const file of staged) {
+      this.sql.exec("UPDATE bundle_files SET content = NULL, uploaded = 1 WHERE path = ?", file.path);
+    }
+  }
+
+  private upsert(path: string, content: string | null, size: number, type: string, now: string, uploaded: boolean) {
+    this.sql.exec(
+      `INSERT INTO bundle_files (path, content, size, content_type, created_at, uploaded) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT(path) DO UPDATE SET content = excluded.content, size = excluded.size, uploaded = excluded.uploaded`,
+      path,
+      content,
+      size,
+      type,
+      now,
+      uploaded ? 1 : 0,
+    );
+  }
+}
+
+function eventsJsonl(events: EventLog): string {
+  const lines: string[] = [];
+  let cursor = 0;
+  for (;;) {
+    const batch: EventRecord[] = events.readAfter(cursor, 1000);
+    for (const record of batch) {
+      lines.push(JSON.stringify(record));
+      cursor = record.seq;
+    }
+    if (batch.length < 1000) break;
+  }
+  return lines.length ? `${lines.join("\n")}\n` : "";
+}

@@ -1,0 +1,63 @@
+// The LLM transcript (seed 002 LlmTranscriptRecord): one record per model-call attempt, rendered as
+// llm_transcript.log in the run bundle. Fields that belong to the skill runtime (skills, disclosure, decisions)
+// are filled by that agent kind; the tool-loop agent leaves them empty.
+export interface LlmTranscriptRecord {
+  turn_index: number;
+  attempt: number;
+  call_site: string;
+  provider: string;
+  model: string;
+  status: "success" | "request_failed" | "decode_failed";
+  prompt_text: string;
+  response_text: string | null;
+  prompt_estimated_tokens: number;
+  usage: { input_tokens: number | null; output_tokens: number | null; latency_ms: number | null };
+  request_id: string | null;
+  stop_reason: string | null;
+  error: string | null;
+  retryable: boolean | null;
+}
+
+export class Transcript {
+  private readonly sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.sql = sql;
+  }
+
+  static migrate(sql: SqlStorage): void {
+    sql.exec(`CREATE TABLE IF NOT EXISTS llm_transcript (
+      id INTEGER PRIMARY KEY,
+      record TEXT NOT NULL
+    )`);
+  }
+
+  append(record: LlmTranscriptRecord): void {
+    this.sql.exec("INSERT INTO llm_transcript (record) VALUES (?)", JSON.stringify(record));
+  }
+
+  records(): LlmTranscriptRecord[] {
+    return this.sql
+      .exec<{ record: string }>("SELECT record FROM llm_transcript ORDER BY id")
+      .toArray()
+      .map((r) => JSON.parse(r.record) as LlmTranscriptRecord);
+  }
+
+  /** Human-readable: a header line per attempt, then the record as JSON, then the response text. */
+  render(): string {
+    return this.records()
+      .map((r) => {
+        const header =
+          `=== ${r.call_site} turn ${r.turn_index} attempt ${r.attempt} · ${r.provider}/${r.model} · ${r.status}` +
+          (r.usage.latency_ms === null ? "" : ` · ${r.usage.latency_ms} ms`);
+        const { prompt_text: _prompt, response_text, ...meta } = r;
+        return `${header}\n${JSON.stringify(meta)}\n--- response ---\n${response_text ?? r.error ?? ""}\n`;
+      })
+      .join("\n");
+  }
+}
+
+/** Rough token estimate (4 characters a token) used where the provider has not counted yet. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}

@@ -1,0 +1,195 @@
+// The durable runtime an agent runs on (implements AgentRuntime): journaled steps, model calls whose every delta,
+// artifact, transcript record and token is recorded, the conversation, and cancellation.
+import type { MessageCreateParamsBase, MessageParam } from "@anthropic-ai/sdk/resources/messages";
+import type { AgentRuntime, ModelCallOptions, StepInfo } from "../agents/context.ts";
+import type { AgentUsage, CallUsage } from "../agents/result.ts";
+import { costOf, type PriceTable } from "../config/prices.ts";
+import { CanceledError, toErrorInfo } from "../errors.ts";
+import type { EventLog } from "../events/event-log.ts";
+import type { AgentMessage, AnthropicProvider } from "../llm/anthropic.ts";
+import type { RunBundle } from "../runs/run-bundle.ts";
+import { estimateTokens, type Transcript } from "../runs/transcript.ts";
+import type { TaskStore } from "../tasks/task-store.ts";
+import type { MessageLog } from "./conversation.ts";
+import type { StepJournal } from "./step-journal.ts";
+
+export interface RunRuntimeDeps {
+  taskId: string;
+  store: TaskStore;
+  events: EventLog;
+  journal: StepJournal;
+  conversation: MessageLog;
+  bundle: RunBundle;
+  transcript: Transcript;
+  provider: AnthropicProvider;
+  prices: PriceTable;
+  signal: AbortSignal;
+  /** The SDK's transport retries; used to tell whether a failed attempt will be retried. */
+  maxRetries: number;
+}
+
+/** Statuses the SDK retries (connection errors aside): 408, 409, 429 and 5xx. */
+function sdkRetries(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+export class RunRuntime implements AgentRuntime {
+  readonly signal: AbortSignal;
+  readonly state: AgentRuntime["state"];
+
+  private readonly deps: RunRuntimeDeps;
+
+  constructor(deps: RunRuntimeDeps) {
+    this.deps = deps;
+    this.signal = deps.signal;
+    this.state = {
+      get: <T>(key: string) => deps.conversation.getState<T>(key),
+      put: (key, value) => deps.conversation.putState(key, value),
+    };
+  }
+
+  async step<T>(name: string, fn: (info: StepInfo) => Promise<T>): Promise<T> {
+    if (this.signal.aborted) throw new CanceledError();
+    const lookup = await this.deps.journal.begin(name);
+    if (lookup.state === "completed") return lookup.result as T;
+    if (lookup.interrupted) {
+      this.emit("step_resumed", { step: name, attempt: lookup.attempt }, lookup.spanId);
+    }
+    const result = await fn({ attempt: lookup.attempt, spanId: lookup.spanId });
+    if (this.signal.aborted) throw new CanceledError();
+    await this.deps.journal.complete(name, result);
+    return result;
+  }
+
+  emit(eventType: string, payload: Record<string, unknown>, spanId?: string): void {
+    this.deps.events.append(eventType, payload, spanId);
+  }
+
+  recordMessage(index: number, message: MessageParam): void {
+    this.deps.conversation.record(index, message);
+  }
+
+  usage(): AgentUsage {
+    const task = this.deps.store.get();
+    if (!task) throw new Error("task row missing");
+    return task.usage;
+  }
+
+  async *streamModel(params: MessageCreateParamsBase, options: ModelCallOptions): AsyncGenerator<AgentMessage, void> {
+    const { deps } = this;
+    const turn = options.turnIndex;
+    const callSite = options.callSite ?? "decision_loop";
+    const attempt = options.attempt ?? 1;
+    const span = options.spanId;
+    const artifact = `artifacts/llm/${callSite}_turn_${turn}_attempt_${attempt}`;
+    const requestText = JSON.stringify(params, null, 2);
+    await deps.bundle.write(`${artifact}_request.txt`, requestText);
+    const base = { turn_index: turn, call_site: callSite, attempt };
+    this.emit(
+      "llm_request_sent",
+      { ...base, provider: deps.provider.name, model: params.model, message_count: params.messages.length },
+      span,
+    );
+    const started = Date.now();
+    let text = "";
+    try {
+      const stream = deps.provider.stream(
+        { ...params, stream: true },
+        {
+          signal: deps.signal,
+          headers: { "x-outpost-task-id": deps.taskId },
+          onAttempt: (http) => {
+            if (http.status < 400 || !sdkRetries(http.status) || http.attempt > deps.maxRetries) return;
+            this.emit(
+              "llm_retry_scheduled",
+              { ...base, status: http.status, delay_seconds: http.retry_after_seconds, http_attempt: http.attempt + 1 },
+              span,
+            );
+          },
+        },
+      );
+      for await (const item of stream) {
+        if (item.type === "stream_event" && item.event.type === "content_block_delta") {
+          const delta = item.event.delta;
+          if (delta.type === "text_delta") {
+            text += delta.text;
+            this.emit("llm_text_delta", { turn_index: turn, index: item.event.index, text: delta.text }, span);
+          } else if (delta.type === "thinking_delta") {
+            this.emit(
+              "llm_thinking_delta",
+              { turn_index: turn, index: item.event.index, thinking: delta.thinking },
+              span,
+            );
+          }
+        } else if (item.type === "assistant") {
+          const latency = Date.now() - started;
+          const u = item.message.usage;
+          const call: CallUsage = {
+            model: params.model,
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            cache_creation_input_tokens: u.cache_creation_input_tokens ?? 0,
+            cache_read_input_tokens: u.cache_read_input_tokens ?? 0,
+            cost_usd: null,
+          };
+          call.cost_usd = costOf(deps.prices, params.model, call);
+          deps.store.addUsage(call);
+          const responseText = JSON.stringify(item.message, null, 2);
+          await deps.bundle.write(`${artifact}_response.txt`, responseText);
+          deps.transcript.append({
+            ...base,
+            provider: deps.provider.name,
+            model: params.model,
+            status: "success",
+            prompt_text: requestText,
+            response_text: text,
+            prompt_estimated_tokens: estimateTokens(requestText),
+            usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens, latency_ms: latency },
+            request_id: item.request_id,
+            stop_reason: item.message.stop_reason,
+            error: null,
+            retryable: null,
+          });
+          this.emit(
+            "llm_response_received",
+            {
+              ...base,
+              meta: {
+                stop_reason: item.message.stop_reason,
+                request_id: item.request_id,
+                latency_ms: latency,
+                usage: { ...call },
+              },
+              response_preview: text.slice(0, 200),
+            },
+            span,
+          );
+        }
+        yield item;
+      }
+    } catch (error) {
+      if (error instanceof CanceledError) throw error;
+      const info = toErrorInfo(error);
+      await deps.bundle.write(
+        `${artifact}_response.txt`,
+        `REQUEST FAILED: ${info.code}: ${info.message}\n--- partial text ---\n${text}`,
+      );
+      deps.transcript.append({
+        ...base,
+        provider: deps.provider.name,
+        model: params.model,
+        status: "request_failed",
+        prompt_text: requestText,
+        response_text: text || null,
+        prompt_estimated_tokens: estimateTokens(requestText),
+        usage: { input_tokens: null, output_tokens: null, latency_ms: Date.now() - started },
+        request_id: typeof info.request_id === "string" ? info.request_id : null,
+        stop_reason: null,
+        error: `${info.code}: ${info.message}`,
+        retryable: info.retryable,
+      });
+      this.emit("llm_request_failed", { ...base, error: info, retryable: info.retryable }, span);
+      throw error;
+    }
+  }
+}

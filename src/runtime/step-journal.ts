@@ -1,0 +1,101 @@
+// The durable step journal: each step of a run is recorded when it starts and when it completes, with its result.
+// A replay after an eviction returns completed results instead of running them again, and counts the attempts of a
+// step that was interrupted. Results over the SQLite row limit are kept in R2 beside the run bundle.
+import { randomHex } from "../events/event-record.ts";
+
+interface StepRow extends Record<string, SqlStorageValue> {
+  name: string;
+  status: string;
+  attempts: number;
+  span_id: string;
+  result: string | null;
+  result_key: string | null;
+}
+
+export type StepLookup =
+  | { state: "completed"; result: unknown }
+  | { state: "started"; attempt: number; spanId: string; interrupted: boolean };
+
+/** Keep step rows well under the 2 MB SQLite row limit; larger results live in R2. */
+const INLINE_RESULT_LIMIT = 1024 * 1024;
+
+export class StepJournal {
+  private readonly sql: SqlStorage;
+  private readonly bucket: R2Bucket;
+  private readonly spillPrefix: () => string;
+
+  constructor(sql: SqlStorage, bucket: R2Bucket, spillPrefix: () => string) {
+    this.sql = sql;
+    this.bucket = bucket;
+    this.spillPrefix = spillPrefix;
+  }
+
+  static migrate(sql: SqlStorage): void {
+    sql.exec(`CREATE TABLE IF NOT EXISTS steps_journal (
+      name TEXT PRIMARY KEY,
+      status TEXT NOT NULL,
+      attempts INTEGER NOT NULL,
+      span_id TEXT NOT NULL,
+      result TEXT,
+      result_key TEXT,
+      started_at TEXT NOT NULL,
+      completed_at TEXT
+    )`);
+  }
+
+  /**
+   * Returns the stored result of a completed step, or records a new attempt. `interrupted` is true when an earlier
+   * attempt started and never completed (the object was evicted or restarted during it).
+   */
+  async begin(name: string): Promise<StepLookup> {
+    const row = this.sql.exec<StepRow>("SELECT * FROM steps_journal WHERE name = ?", name).toArray()[0];
+    if (row?.status === "completed") {
+      if (row.result_key) {
+        const object = await this.bucket.get(row.result_key);
+        if (!object) throw new Error(`Step result ${row.result_key} is missing from R2`);
+        return { state: "completed", result: JSON.parse(await object.text()) };
+      }
+      return { state: "completed", result: JSON.parse(row.result ?? "null") };
+    }
+    const now = new Date().toISOString();
+    if (row) {
+      this.sql.exec("UPDATE steps_journal SET attempts = attempts + 1, started_at = ? WHERE name = ?", now, name);
+      return { state: "started", attempt: row.attempts + 1, spanId: row.span_id, interrupted: true };
+    }
+    const spanId = randomHex(8);
+    this.sql.exec(
+      "INSERT INTO steps_journal (name, status, attempts, span_id, started_at) VALUES (?, 'started', 1, ?, ?)",
+      name,
+      spanId,
+      now,
+    );
+    return { state: "started", attempt: 1, spanId, interrupted: false };
+  }
+
+  async complete(name: string, result: unknown): Promise<void> {
+    const json = JSON.stringify(result ?? null);
+    let inline: string | null = json;
+    let key: string | null = null;
+    if (json.length > INLINE_RESULT_LIMIT) {
+      key = `${this.spillPrefix()}steps/${encodeURIComponent(name)}.json`;
+      await this.bucket.put(key, json);
+      inline = null;
+    }
+    this.sql.exec(
+      "UPDATE steps_journal SET status = 'completed', result = ?, result_key = ?, completed_at = ? WHERE name = ?",
+      inline,
+      key,
+      new Date().toISOString(),
+      name,
+    );
+  }
+
+  counts(): { completed: number; started: number } {
+    const row = this.sql
+      .exec<{ completed: number; started: number }>(
+        "SELECT SUM(status = 'completed') AS completed, SUM(status = 'started') AS started FROM steps_journal",
+      )
+      .one();
+    return { completed: row.completed ?? 0, started: row.started ?? 0 };
+  }
+}

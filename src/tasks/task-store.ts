@@ -1,0 +1,162 @@
+// The task's own row in its Durable Object, and its status transitions. Every transition is a check-and-set in
+// SQLite (UPDATE … WHERE status IN …), so interleaved requests cannot move a task backwards.
+import { type AgentUsage, addCallUsage, type CallUsage, emptyUsage } from "../agents/result.ts";
+import type { ErrorInfo } from "../errors.ts";
+import { randomHex } from "../events/event-record.ts";
+import type { TaskInit, TaskStatus, TaskView } from "./task.ts";
+
+interface TaskRow extends Record<string, SqlStorageValue> {
+  id: string;
+  agent: string;
+  input: string;
+  metadata: string;
+  status: string;
+  model: string;
+  result: string | null;
+  error: string | null;
+  usage: string;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  retention_days: number;
+  parent_task_id: string | null;
+  trace_id: string;
+  root_span_id: string;
+  bundle_flushed: number;
+}
+
+export interface TaskRecord extends Omit<TaskView, "last_event_seq"> {
+  traceId: string;
+  rootSpanId: string;
+  bundleFlushed: boolean;
+}
+
+export class TaskStore {
+  private cache: TaskRecord | null | undefined;
+
+  private readonly sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.sql = sql;
+  }
+
+  static migrate(sql: SqlStorage): void {
+    sql.exec(`CREATE TABLE IF NOT EXISTS task (
+      id TEXT PRIMARY KEY,
+      agent TEXT NOT NULL,
+      input TEXT NOT NULL,
+      metadata TEXT NOT NULL,
+      status TEXT NOT NULL,
+      model TEXT NOT NULL,
+      result TEXT,
+      error TEXT,
+      usage TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      started_at TEXT,
+      completed_at TEXT,
+      retention_days INTEGER NOT NULL,
+      parent_task_id TEXT,
+      trace_id TEXT NOT NULL,
+      root_span_id TEXT NOT NULL,
+      bundle_flushed INTEGER NOT NULL DEFAULT 0
+    )`);
+  }
+
+  /** The task, or null if this object holds none. Cached: the row changes only through this class. */
+  get(): TaskRecord | null {
+    if (this.cache === undefined) {
+      const row = this.sql.exec<TaskRow>("SELECT * FROM task LIMIT 1").toArray()[0];
+      this.cache = row ? fromRow(row) : null;
+    }
+    return this.cache;
+  }
+
+  /** Creates the task; returns false if this object already holds one. */
+  create(init: TaskInit): boolean {
+    if (this.get()) return false;
+    this.sql.exec(
+      `INSERT INTO task (id, agent, input, metadata, status, model, usage, created_at, retention_days, parent_task_id,
+        trace_id, root_span_id) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)`,
+      init.id,
+      init.agent,
+      init.input,
+      JSON.stringify(init.metadata),
+      init.model,
+      JSON.stringify(emptyUsage()),
+      new Date().toISOString(),
+      init.retentionDays,
+      init.parentTaskId,
+      randomHex(16),
+      randomHex(8),
+    );
+    this.cache = undefined;
+    return true;
+  }
+
+  markRunning(): boolean {
+    return this.transition(["pending"], "running", { started_at: new Date().toISOString() });
+  }
+
+  /** Ends the task unless it has already ended. Returns whether this call ended it. */
+  finish(status: "completed" | "failed" | "canceled", outcome: { result?: string; error?: ErrorInfo }): boolean {
+    const task = this.get();
+    if (!task) return false;
+    const now = new Date();
+    const startedMs = task.started_at ? Date.parse(task.started_at) : now.getTime();
+    const usage: AgentUsage = { ...task.usage, duration_ms: Math.max(0, now.getTime() - startedMs) };
+    return this.transition(["pending", "running"], status, {
+      completed_at: now.toISOString(),
+      result: outcome.result ?? null,
+      error: outcome.error ? JSON.stringify(outcome.error) : null,
+      usage: JSON.stringify(usage),
+    });
+  }
+
+  addUsage(call: CallUsage): AgentUsage {
+    const task = this.get();
+    const usage = addCallUsage(task?.usage ?? emptyUsage(), call);
+    this.sql.exec("UPDATE task SET usage = ?", JSON.stringify(usage));
+    this.cache = undefined;
+    return usage;
+  }
+
+  markBundleFlushed(): void {
+    this.sql.exec("UPDATE task SET bundle_flushed = 1");
+    this.cache = undefined;
+  }
+
+  private transition(from: TaskStatus[], to: TaskStatus, fields: Record<string, string | null>): boolean {
+    const names = Object.keys(fields);
+    const sets = names.map((n) => `${n} = ?`).join(", ");
+    const cursor = this.sql.exec(
+      `UPDATE task SET status = ?${sets ? `, ${sets}` : ""} WHERE status IN (${from.map(() => "?").join(", ")})`,
+      to,
+      ...names.map((n) => fields[n] ?? null),
+      ...from,
+    );
+    this.cache = undefined;
+    return cursor.rowsWritten > 0;
+  }
+}
+
+function fromRow(row: TaskRow): TaskRecord {
+  return {
+    id: row.id,
+    assigned_agent: row.agent,
+    input: row.input,
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    status: row.status as TaskStatus,
+    model: row.model,
+    result: row.result,
+    error: row.error ? (JSON.parse(row.error) as ErrorInfo) : null,
+    usage: JSON.parse(row.usage) as AgentUsage,
+    created_at: row.created_at,
+    started_at: row.started_at,
+    completed_at: row.completed_at,
+    retention_days: row.retention_days,
+    parent_task_id: row.parent_task_id,
+    traceId: row.trace_id,
+    rootSpanId: row.root_span_id,
+    bundleFlushed: row.bundle_flushed === 1,
+  };
+}

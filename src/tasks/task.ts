@@ -1,0 +1,53 @@
+// The task (seed 003 Task) as stored and as the API returns it, and the values Durable Object RPC methods return
+// for expected failures (RPC drops stack traces, so those travel as data, not exceptions).
+import type { AgentUsage } from "../agents/result.ts";
+import type { ErrorInfo } from "../errors.ts";
+
+export const TASK_STATUSES = ["pending", "running", "completed", "failed", "canceled"] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "canceled"]);
+
+export interface TaskView {
+  id: string;
+  /** seed 003 Task.assigned_agent */
+  assigned_agent: string;
+  /** seed 003 Task.description: what the task was asked to do. */
+  input: string;
+  metadata: Record<string, unknown>;
+  status: TaskStatus;
+  model: string;
+  result: string | null;
+  error: ErrorInfo | null;
+  usage: AgentUsage;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  retention_days: number;
+  parent_task_id: string | null;
+  /** Sequence number of the newest event. */
+  last_event_seq: number;
+}
+
+export interface TaskInit {
+  id: string;
+  agent: string;
+  input: string;
+  metadata: Record<string, unknown>;
+  model: string;
+  retentionDays: number;
+  parentTaskId: string | null;
+}
+
+export interface RpcFailure {
+  code: string;
+  message: string;
+}
+
+/** Stubs type RPC results as `T & Disposable`, which defeats narrowing on a discriminant; test `error` instead. */
+export type RpcResult<T> =
+  | { ok: true; value: T; error?: undefined }
+  | { ok: false; value?: undefined; error: RpcFailure };
+
+export function isTerminal(status: TaskStatus): boolean {
+  return TERMINAL_STATUSES.has(status);
+}

@@ -1,0 +1,27 @@
+// The contract of a tool Outpost runs itself (built-in tools; MCP tools come over the wire). A failure is data:
+// `is_error: true` with a message the model can act on, never an exception that ends the run.
+import type { AgentRuntime } from "../agents/context.ts";
+
+export interface ToolResult {
+  /** Text returned to the model as the tool_result content. */
+  content: string;
+  is_error: boolean;
+}
+
+export interface ToolContext {
+  taskId: string;
+  runtime: AgentRuntime;
+  signal: AbortSignal;
+}
+
+export interface BuiltinTool {
+  name: string;
+  description: string;
+  /** JSON Schema of the input, as sent to the model. */
+  inputSchema: { type: "object"; properties: Record<string, unknown>; required?: string[] };
+  run(input: unknown, context: ToolContext): Promise<ToolResult>;
+}
+
+export function toolError(message: string): ToolResult {
+  return { content: message, is_error: true };
+}

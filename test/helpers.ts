@@ -1,0 +1,124 @@
+// Shared test helpers: calls into the Worker exactly as an HTTP client would, scripts for the model emulator, and
+// an SSE reader that parses frames the way a browser EventSource does.
+import { env, exports } from "cloudflare:workers";
+
+export const API_KEY = "test-key-1";
+export const BASE = "https://outpost.test";
+
+export function api(path: string, init: RequestInit & { key?: string | null } = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  if (init.key !== null) headers.set("authorization", `Bearer ${init.key ?? API_KEY}`);
+  if (init.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
+  return exports.default.fetch(new Request(BASE + path, { ...init, headers }));
+}
+
+export interface ScriptTurn {
+  content: (
+    | { type: "text"; text: string }
+    | { type: "tool_use"; name: string; input: Record<string, unknown>; id?: string }
+    | { type: "thinking"; thinking: string; signature?: string }
+  )[];
+  stop_reason?: string;
+  usage?: { input_tokens?: number; output_tokens?: number };
+  faults?: Record<string, unknown>[];
+}
+
+/** Registers an emulator script answering any conversation whose first user message contains `match`. */
+export async function script(
+  match: string,
+  turns: ScriptTurn[],
+  latency: { ttft_ms?: number; token_delay_ms?: number } = {},
+): Promise<void> {
+  const res = await fetch(`${env.ANTHROPIC_BASE_URL}/_emulator/scripts`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ match, turns, ...latency }),
+  });
+  if (res.status !== 201) throw new Error(`emulator script registration failed: ${res.status} ${await res.text()}`);
+}
+
+export interface EmulatorRequestRecord {
+  task_id: string | null;
+  turn: number;
+  status: number;
+  fault: string | null;
+  service_ms: number;
+}
+
+export async function emulatorRequests(taskId: string): Promise<EmulatorRequestRecord[]> {
+  const res = await fetch(`${env.ANTHROPIC_BASE_URL}/_emulator/stats`);
+  const body = (await res.json()) as { requests: EmulatorRequestRecord[] };
+  return body.requests.filter((r) => r.task_id === taskId);
+}
+
+export function uniqueMarker(label: string): string {
+  return `[${label}-${crypto.randomUUID()}]`;
+}
+
+export interface TaskBody {
+  id: string;
+  status: string;
+  result: string | null;
+  error: { code: string; message: string } | null;
+  usage: Record<string, unknown> & { total_tokens: number; total_cost_usd: number | null; model_calls: number };
+  links: Record<string, string>;
+  [key: string]: unknown;
+}
+
+export async function startTask(agent: string, input: string, extra: Record<string, unknown> = {}): Promise<TaskBody> {
+  const res = await api(`/v1/agents/${agent}/tasks`, { method: "POST", body: JSON.stringify({ input, ...extra }) });
+  if (res.status !== 202) throw new Error(`start failed: ${res.status} ${await res.text()}`);
+  return (await res.json()) as TaskBody;
+}
+
+export async function waitForTask(id: string, seconds = 20): Promise<TaskBody> {
+  const res = await api(`/v1/tasks/${id}?wait=${seconds}`);
+  if (res.status !== 200) throw new Error(`get failed: ${res.status}`);
+  return (await res.json()) as TaskBody;
+}
+
+export interface SseFrame {
+  id: string | undefined;
+  event: string | undefined;
+  data: string;
+}
+
+/** Parses an SSE body into frames until the stream ends (or `until` says stop, which cancels the body). */
+export async function readSse(res: Response, until?: (frame: SseFrame) => boolean): Promise<SseFrame[]> {
+  if (!res.body) throw new Error("no body");
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  const frames: SseFrame[] = [];
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let end = buffer.indexOf("\n\n");
+    while (end !== -1) {
+      const raw = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      end = buffer.indexOf("\n\n");
+      const frame: SseFrame = { id: undefined, event: undefined, data: "" };
+      let hasData = false;
+      for (const line of raw.split("\n")) {
+        if (line.startsWith("id: ")) frame.id = line.slice(4);
+        else if (line.startsWith("event: ")) frame.event = line.slice(7);
+        else if (line.startsWith("data: ")) {
+          frame.data += line.slice(6);
+          hasData = true;
+        }
+      }
+      if (!hasData) continue;
+      frames.push(frame);
+      if (until?.(frame)) {
+        await reader.cancel();
+        return frames;
+      }
+    }
+  }
+  return frames;
+}
+
+export function eventTypes(frames: SseFrame[]): string[] {
+  return frames.map((f) => f.event ?? "");
+}

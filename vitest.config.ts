@@ -1,0 +1,27 @@
+// Test configuration: every test file runs inside workerd (the same runtime as production) through the
+// Cloudflare vitest plugin; the model emulator runs in Node (test/global-setup.ts) and is reached over real HTTP.
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  plugins: [
+    cloudflareTest(({ inject }) => ({
+      wrangler: { configPath: "./wrangler.toml" },
+      miniflare: {
+        bindings: {
+          ANTHROPIC_BASE_URL: inject<string>("emulatorUrl"),
+          ANTHROPIC_API_KEY: "test-model-key",
+          OUTPOST_API_KEYS: "test-key-1,test-key-2",
+          OUTPOST_PRICES: "",
+          OUTPOST_DEFAULT_MODEL: "",
+        },
+      },
+    })),
+  ],
+  test: {
+    globalSetup: ["./test/global-setup.ts"],
+    include: ["test/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+  },
+});
