@@ -1,0 +1,60 @@
+// `npm run dev`: serves Outpost locally under wrangler (workerd). With no ANTHROPIC_API_KEY it starts the model
+// emulator first and points the Worker at it, so the demo agents work offline; with a key it calls Claude.
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { startEmulator } from "../emulator/server.ts";
+
+const DEV_API_KEY = "dev-key";
+const port = process.env.PORT ?? "8787";
+const emulatorPort = Number(process.env.EMULATOR_PORT ?? "8788");
+
+/** Keys set in .dev.vars (wrangler's local secrets file), without printing any value. */
+function devVarNames(): Set<string> {
+  if (!existsSync(".dev.vars")) return new Set();
+  const names = readFileSync(".dev.vars", "utf8")
+    .split("\n")
+    .map((line) => /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=/.exec(line)?.[1])
+    .filter((name): name is string => name !== undefined);
+  return new Set(names);
+}
+
+const devVars = devVarNames();
+const hasKey = Boolean(process.env.ANTHROPIC_API_KEY) || devVars.has("ANTHROPIC_API_KEY");
+const baseUrl = process.env.ANTHROPIC_BASE_URL;
+const args = ["dev", "--port", port, "--ip", "127.0.0.1", "--show-interactive-dev-session=false"];
+let emulator: Awaited<ReturnType<typeof startEmulator>> | undefined;
+
+if (baseUrl) {
+  args.push("--var", `ANTHROPIC_BASE_URL:${baseUrl}`);
+  console.log(`[outpost] model endpoint: ${baseUrl}`);
+} else if (!hasKey) {
+  emulator = await startEmulator({ port: emulatorPort, quiet: true });
+  args.push("--var", `ANTHROPIC_BASE_URL:${emulator.url}`);
+  console.log(
+    `[outpost] No ANTHROPIC_API_KEY set: using the local model emulator at ${emulator.url} ` +
+      "(deterministic replies, no network). Set ANTHROPIC_API_KEY (or put it in .dev.vars) to call Claude.",
+  );
+} else {
+  console.log("[outpost] ANTHROPIC_API_KEY is set: model calls go to Claude.");
+}
+
+if (process.env.ANTHROPIC_API_KEY && !devVars.has("ANTHROPIC_API_KEY")) {
+  // Wrangler takes local secrets from .dev.vars or the process environment when asked to include it.
+  process.env.CLOUDFLARE_INCLUDE_PROCESS_ENV = "true";
+}
+if (!process.env.OUTPOST_API_KEYS && !devVars.has("OUTPOST_API_KEYS")) {
+  args.push("--var", `OUTPOST_API_KEYS:${DEV_API_KEY}`);
+  console.log(`[outpost] API key for this dev server: ${DEV_API_KEY}  (Authorization: Bearer ${DEV_API_KEY})`);
+}
+console.log(`[outpost] serving on http://127.0.0.1:${port}`);
+
+const wrangler = spawn("wrangler", args, { stdio: "inherit", env: process.env });
+const stop = (signal: NodeJS.Signals) => {
+  wrangler.kill(signal);
+};
+process.on("SIGINT", () => stop("SIGINT"));
+process.on("SIGTERM", () => stop("SIGTERM"));
+wrangler.on("exit", async (code) => {
+  await emulator?.close();
+  process.exit(code ?? 0);
+});

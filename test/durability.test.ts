@@ -1,0 +1,184 @@
+// Durability: a task's object can be evicted at any moment. These tests evict it in the middle of a multi-turn,
+// tool-using run and prove the run resumes from its journal: same transcript, no step run twice, gapless log.
+
+import { abortAllDurableObjects, evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import {
+  api,
+  emulatorRequests,
+  readSse,
+  type ScriptTurn,
+  type SseFrame,
+  script,
+  startTask,
+  uniqueMarker,
+  waitForTask,
+} from "./helpers.ts";
+
+function stubFor(id: string) {
+  return env.TASKS.get(env.TASKS.idFromName(id));
+}
+
+/** Three model turns with two TodoWrite calls between them; each turn streams slowly enough to evict during it. */
+function plannerScript(): ScriptTurn[] {
+  return [
+    {
+      content: [
+        { type: "text", text: "Planning first." },
+        { type: "tool_use", name: "TodoWrite", input: { todos: [{ content: "Read the brief", status: "pending" }] } },
+      ],
+    },
+    {
+      content: [
+        { type: "text", text: "Updating the plan." },
+        {
+          type: "tool_use",
+          name: "TodoWrite",
+          input: {
+            todos: [
+              { content: "Read the brief", status: "completed" },
+              { content: "Write the answer", status: "in_progress" },
+            ],
+          },
+        },
+      ],
+    },
+    { content: [{ type: "text", text: "The plan is ready: read the brief, then write the answer." }] },
+  ];
+}
+
+async function allEvents(id: string): Promise<SseFrame[]> {
+  return readSse(await api(`/v1/tasks/${id}/events`));
+}
+
+function parsed(frames: SseFrame[]) {
+  return frames.map((f) => JSON.parse(f.data) as { seq: number; event_type: string; payload: Record<string, unknown> });
+}
+
+/** Reads the live stream until `predicate` matches an event, then disconnects. */
+async function waitForEvent(id: string, predicate: (frame: SseFrame) => boolean): Promise<void> {
+  const frames = await readSse(await api(`/v1/tasks/${id}/events`), predicate);
+  if (!frames.some(predicate)) throw new Error("the run ended before the awaited event");
+}
+
+/**
+ * Kills the object's instance the way a runtime restart or an eviction during an outbound fetch does: in-flight work
+ * is dropped, storage (rows and the alarm) stays. Then fires the heartbeat alarm instead of waiting 30 s for it.
+ */
+async function crashAndResume(id: string): Promise<void> {
+  await abortAllDurableObjects();
+  expect(await runDurableObjectAlarm(stubFor(id))).toBe(true);
+}
+
+/** The emulator derives tool ids from the script, so two runs of the same script differ only in those ids. */
+function withoutToolIds(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value).replace(/toolu_emu_[0-9a-f]+/g, "toolu_X"));
+}
+
+async function baseline(): Promise<{ result: string | null; messages: unknown[] }> {
+  const marker = uniqueMarker("baseline");
+  await script(marker, plannerScript());
+  const task = await startTask("planner", `plan it ${marker}`);
+  const done = await waitForTask(task.id);
+  const messages = (await (await api(`/v1/tasks/${task.id}/messages`)).json()) as { messages: { content: unknown }[] };
+  return { result: done.result, messages: messages.messages.map((m) => m.content) };
+}
+
+describe("a run survives eviction of its Durable Object", () => {
+  it("resumes after an eviction in the middle of a model stream and produces the same transcript", async () => {
+    const expected = await baseline();
+    const marker = uniqueMarker("evict-stream");
+    await script(marker, plannerScript(), { token_delay_ms: 40 });
+    const task = await startTask("planner", `plan it ${marker}`);
+
+    // Evict once the second model turn has started streaming text.
+    await waitForEvent(task.id, (f) => {
+      const e = JSON.parse(f.data) as { event_type: string; payload: { turn_index?: number } };
+      return e.event_type === "llm_text_delta" && e.payload.turn_index === 2;
+    });
+    await crashAndResume(task.id);
+
+    const done = await waitForTask(task.id);
+    expect(done.status).toBe("completed");
+    expect(done.result).toBe(expected.result);
+    const messages = (await (await api(`/v1/tasks/${task.id}/messages`)).json()) as {
+      messages: { content: unknown }[];
+    };
+    // The first message is the input, which carries this test's own marker.
+    expect(withoutToolIds(messages.messages.slice(1).map((m) => m.content))).toEqual(
+      withoutToolIds(expected.messages.slice(1)),
+    );
+
+    const events = parsed(await allEvents(task.id));
+    // Gapless: 1..N.
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    // Each TodoWrite ran exactly once.
+    expect(events.filter((e) => e.event_type === "todo_list_updated")).toHaveLength(2);
+    expect(events.filter((e) => e.event_type === "tool_call_completed")).toHaveLength(2);
+    // The interrupted turn was re-issued once; the completed first turn was not.
+    const calls = await emulatorRequests(task.id);
+    expect(calls.map((c) => c.turn)).toEqual([0, 1, 1, 2]);
+    expect(events.filter((e) => e.event_type === "step_resumed").map((e) => e.payload)).toEqual([
+      { step: "turn_2_model", attempt: 2 },
+    ]);
+    expect(events.filter((e) => e.event_type === "run_resumed")).toHaveLength(1);
+    expect(events.at(-1)?.event_type).toBe("run_finished");
+  });
+
+  it("resumes after an eviction while a model call waits for its first token, repeating no tool call", async () => {
+    const expected = await baseline();
+    const marker = uniqueMarker("evict-ttft");
+    const turns = plannerScript().map((t, i) => (i === 2 ? { ...t, ttft_ms: 1500 } : t));
+    await script(marker, turns);
+    const task = await startTask("planner", `plan it ${marker}`);
+
+    await waitForEvent(task.id, (f) => {
+      const e = JSON.parse(f.data) as { event_type: string; payload: { turn_index?: number } };
+      return e.event_type === "llm_request_sent" && e.payload.turn_index === 3;
+    });
+    // Let the request reach the emulator (which holds it 1.5 s before the first token) before the crash.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await crashAndResume(task.id);
+
+    const done = await waitForTask(task.id);
+    expect(done.status).toBe("completed");
+    expect(done.result).toBe(expected.result);
+    const events = parsed(await allEvents(task.id));
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events.filter((e) => e.event_type === "todo_list_updated")).toHaveLength(2);
+    const calls = await emulatorRequests(task.id);
+    expect(calls.map((c) => c.turn)).toEqual([0, 1, 2, 2]);
+    // Usage counts each completed call once: the abandoned attempt produced no usage record.
+    expect(done.usage.model_calls).toBe(3);
+  });
+
+  it("a graceful eviction during a run loses nothing", async () => {
+    const marker = uniqueMarker("evict-graceful");
+    await script(marker, plannerScript(), { token_delay_ms: 20 });
+    const task = await startTask("planner", `plan it ${marker}`);
+    await waitForEvent(task.id, (f) => f.event === "tool_call_completed");
+    await evictDurableObject(stubFor(task.id));
+    await runDurableObjectAlarm(stubFor(task.id));
+    const done = await waitForTask(task.id);
+    expect(done.status).toBe("completed");
+    const events = parsed(await allEvents(task.id));
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events.filter((e) => e.event_type === "todo_list_updated")).toHaveLength(2);
+    expect(events.filter((e) => e.event_type === "run_finished")).toHaveLength(1);
+  });
+
+  it("an alarm for a finished task changes nothing", async () => {
+    const marker = uniqueMarker("alarm-after-end");
+    await script(marker, [{ content: [{ type: "text", text: "done" }] }]);
+    const task = await startTask("assistant", `go ${marker}`);
+    await waitForTask(task.id);
+    const before = parsed(await allEvents(task.id));
+    const stub = stubFor(task.id);
+    await stub.get();
+    await runDurableObjectAlarm(stub);
+    const after = parsed(await allEvents(task.id));
+    expect(after).toEqual(before);
+    expect((await waitForTask(task.id)).status).toBe("completed");
+  });
+});
