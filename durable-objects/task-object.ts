@@ -164,7 +164,7 @@ export class TaskObject extends DurableObject<Env> {
       store: this.store,
       events: this.events,
       registry,
-      prices: loadPriceTable(this.env.OUTPOST_PRICES),
+      prices: () => loadPriceTable(this.env.OUTPOST_PRICES),
       providerName: "anthropic",
       runtime: () =>
         new RunRuntime({

@@ -1,6 +1,7 @@
 // The Anthropic Messages API through the official SDK: streaming calls, SDK errors mapped by class onto Outpost's
 // error hierarchy, and a record of every HTTP attempt (the SDK's own transport retries become visible as events).
 import Anthropic, {
+  AnthropicError,
   APIConnectionError,
   APIConnectionTimeoutError,
   APIError,
@@ -203,6 +204,10 @@ export function mapProviderError(error: unknown, rawTail: string, signal?: Abort
       ...base,
       retryable: error.type === "api_error",
     });
+  }
+  // The SDK's stream wraps errors that are not its own (a JSON parse failure, say) in a bare AnthropicError.
+  if (error instanceof AnthropicError && !(error instanceof APIError) && error.cause !== undefined) {
+    return mapProviderError(error.cause, rawTail, signal);
   }
   if (error instanceof SyntaxError) {
     return new MalformedResponseError(

@@ -13,7 +13,8 @@ export interface RunnerDeps {
   store: TaskStore;
   events: EventLog;
   registry: AgentRegistry;
-  prices: PriceTable;
+  /** Read inside the run so a bad OUTPOST_PRICES fails the run with config_error rather than the request. */
+  prices: () => PriceTable;
   /** Built lazily so a provider that is not configured fails the run with a clear error instead of the object. */
   runtime: () => RunRuntime;
   providerName: string;
@@ -47,7 +48,7 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
       input: task.input,
       workspace: WORKSPACE_ROOT,
       branch: typeof task.metadata.branch === "string" ? task.metadata.branch : undefined,
-      config: { model: task.model, prices: deps.prices },
+      config: { model: task.model, prices: deps.prices() },
       extra: task.metadata,
       runtime,
     };
