@@ -24,5 +24,9 @@ type OutpostEnv = Env;
 declare global {
   namespace Cloudflare {
     interface Env extends OutpostEnv {}
+    /** Types `exports.default` from "cloudflare:workers" (used by tests) as this Worker's own module. */
+    interface GlobalProps {
+      mainModule: typeof import("./index.ts");
+    }
   }
 }

@@ -41,7 +41,11 @@ const todo = (content: string) => ({ todos: [{ content, status: "pending" }] });
 
 describe("model calls inside a run", () => {
   it("records the SDK's transport retry of a 429 and completes the run", async () => {
-    const { id, done, events: log } = await run(
+    const {
+      id,
+      done,
+      events: log,
+    } = await run(
       "assistant",
       [{ content: [{ type: "text", text: "after retry" }], faults: [{ kind: "http", status: 429, retry_after: 0 }] }],
       "retry-429",
@@ -58,7 +62,11 @@ describe("model calls inside a run", () => {
 
   it("fails the run with provider_overloaded after the SDK's retries of a 529 are spent, keeping the bundle", async () => {
     const overloaded = { kind: "http", status: 529, retry_after: 0 };
-    const { id, done, events: log } = await run(
+    const {
+      id,
+      done,
+      events: log,
+    } = await run(
       "assistant",
       [{ content: [{ type: "text", text: "never" }], faults: [overloaded, overloaded, overloaded] }],
       "overloaded",
@@ -83,7 +91,11 @@ describe("model calls inside a run", () => {
   });
 
   it("fails with streaming_error on an error event mid-stream and keeps the text that arrived", async () => {
-    const { id, done, events: log } = await run(
+    const {
+      id,
+      done,
+      events: log,
+    } = await run(
       "assistant",
       [
         {
@@ -120,7 +132,11 @@ describe("model calls inside a run", () => {
   });
 
   it("streams thinking as deltas and sends the signed thinking block back on the next turn", async () => {
-    const { id, done, events: log } = await run(
+    const {
+      id,
+      done,
+      events: log,
+    } = await run(
       "planner",
       [
         {
@@ -152,7 +168,11 @@ describe("model calls inside a run", () => {
 
 describe("tools inside a run", () => {
   it("denies a tool the agent may not use, tells the model, and continues", async () => {
-    const { id, done, events: log } = await run(
+    const {
+      id,
+      done,
+      events: log,
+    } = await run(
       "planner",
       [
         { content: [{ type: "tool_use", name: "Bash", input: { command: "rm -rf /" } }] },

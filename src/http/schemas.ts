@@ -23,8 +23,6 @@ export type CreateTaskBody = z.infer<typeof CreateTaskBody>;
 
 export const TaskIdParam = z.uuid({ version: "v4" });
 
-export const AgentNameParam = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "must be a registered agent name");
-
 export const WaitQuery = z.coerce.number().finite().min(0).max(MAX_WAIT_SECONDS, `must be at most ${MAX_WAIT_SECONDS}`);
 
 /** An SSE cursor: Last-Event-ID header or ?after=. */

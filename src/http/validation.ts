@@ -7,22 +7,24 @@ import type { AppEnv } from "./app-env.ts";
 /** Largest request body accepted (bytes). */
 export const MAX_BODY_BYTES = 256 * 1024;
 
-export function firstIssue(error: z.ZodError): { field: string; message: string } {
+/** The first problem, with `root` naming the value itself (a body, a header, a query parameter). */
+export function firstIssue(error: z.ZodError, root = "(body)"): { field: string; message: string } {
   const issue = error.issues[0];
-  if (!issue) return { field: "(body)", message: "invalid" };
+  if (!issue) return { field: root, message: "invalid" };
   const path = issue.path.map(String);
   if (issue.code === "unrecognized_keys") {
     const key = issue.keys[0] ?? "";
     return { field: [...path, key].join("."), message: `unknown field "${key}"` };
   }
-  return { field: path.join(".") || "(body)", message: issue.message };
+  return { field: path.join(".") || root, message: issue.message };
 }
 
-export function parseWith<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+/** Validates `value`; `field` names it in the error (a body's own fields are named by their path inside it). */
+export function parseWith<T>(schema: z.ZodType<T>, value: unknown, field = "(body)"): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const { field, message } = firstIssue(result.error);
-  throw new ApiError(400, "validation_failed", `Invalid ${where}: ${field}: ${message}`, field);
+  const issue = firstIssue(result.error, field);
+  throw new ApiError(400, "validation_failed", `Invalid ${issue.field}: ${issue.message}`, issue.field);
 }
 
 /** Reads a JSON body (size-limited, content-type checked) and validates it. */
@@ -56,5 +58,5 @@ export async function jsonBody<T>(c: Context<AppEnv>, schema: z.ZodType<T>): Pro
   } catch {
     throw new ApiError(400, "invalid_json", "The body is not valid JSON.");
   }
-  return parseWith(schema, value, "body");
+  return parseWith(schema, value);
 }

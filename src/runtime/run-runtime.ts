@@ -168,7 +168,11 @@ export class RunRuntime implements AgentRuntime {
         yield item;
       }
     } catch (error) {
-      if (error instanceof CanceledError) throw error;
+      if (error instanceof CanceledError) {
+        // A canceled call keeps what it produced, like a failed one.
+        await deps.bundle.write(`${artifact}_response.txt`, `CANCELED\n--- partial text ---\n${text}`);
+        throw error;
+      }
       const info = toErrorInfo(error);
       await deps.bundle.write(
         `${artifact}_response.txt`,

@@ -4,8 +4,8 @@ import type { Agent } from "../../agents/agent.ts";
 import { registry } from "../../agents/catalog.ts";
 import { resolveModel } from "../../config/models.ts";
 import type { AppEnv } from "../app-env.ts";
-import { AgentNameParam, CreateTaskBody } from "../schemas.ts";
-import { jsonBody, parseWith } from "../validation.ts";
+import { CreateTaskBody } from "../schemas.ts";
+import { jsonBody } from "../validation.ts";
 import { taskResource } from "./tasks.ts";
 
 /** seed 003 retention default. */
@@ -28,12 +28,11 @@ export const agentRoutes = new Hono<AppEnv>()
     return c.json({ agents });
   })
   .get("/:name", (c) => {
-    const name = parseWith(AgentNameParam, c.req.param("name"), "agent name");
-    return c.json(describe(registry.create(name), c.env.OUTPOST_DEFAULT_MODEL));
+    // A name that cannot be registered is answered like any unknown name: 404 agent_not_found.
+    return c.json(describe(registry.create(c.req.param("name")), c.env.OUTPOST_DEFAULT_MODEL));
   })
   .post("/:name/tasks", async (c) => {
-    const name = parseWith(AgentNameParam, c.req.param("name"), "agent name");
-    const agent = registry.create(name);
+    const agent = registry.create(c.req.param("name"));
     const body = await jsonBody(c, CreateTaskBody);
     const id = crypto.randomUUID();
     const stub = c.env.TASKS.get(c.env.TASKS.idFromName(id));

@@ -40,7 +40,7 @@ export const taskRoutes = new Hono<AppEnv>()
   .get("/:id", async (c) => {
     const { id, stub } = taskStub(c);
     const waitParam = c.req.query("wait");
-    const waitSeconds = waitParam === undefined ? 0 : parseWith(WaitQuery, waitParam, "query parameter wait");
+    const waitSeconds = waitParam === undefined ? 0 : parseWith(WaitQuery, waitParam, "wait");
     const task = waitSeconds > 0 ? await stub.wait(Math.round(waitSeconds * 1000)) : await stub.get();
     if (!task) throw taskNotFound(id);
     return c.json(taskResource(c, task));
@@ -57,9 +57,9 @@ export const taskRoutes = new Hono<AppEnv>()
     const query = c.req.query("after");
     const cursor =
       header !== undefined
-        ? parseWith(EventCursor, header.trim(), "Last-Event-ID header")
+        ? parseWith(EventCursor, header.trim(), "last-event-id")
         : query !== undefined
-          ? parseWith(EventCursor, query, "query parameter after")
+          ? parseWith(EventCursor, query, "after")
           : 0;
     const stream = await stub.subscribe(cursor);
     if (!stream) throw taskNotFound(id);
@@ -89,8 +89,9 @@ export const taskRoutes = new Hono<AppEnv>()
   })
   .get("/:id/artifacts/:path{.+}", async (c) => {
     const { id, stub } = taskStub(c);
-    const path = parseWith(ArtifactPath, c.req.param("path"), "artifact path");
+    const path = parseWith(ArtifactPath, c.req.param("path"), "path");
     const found = await stub.artifact(path);
+    if (!found && !(await stub.get())) throw taskNotFound(id);
     if (!found) throw new ApiError(404, "artifact_not_found", `Task ${id} has no artifact "${path}".`, "path");
     if (found.kind === "staged") {
       return new Response(found.content, { headers: { "content-type": found.content_type } });
