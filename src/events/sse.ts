@@ -19,6 +19,8 @@ export interface EventStreamOptions {
 
 const encoder = new TextEncoder();
 const REPLAY_BATCH = 500;
+/** Bytes a stream may queue before it reports backpressure. */
+const QUEUE_HIGH_WATER_MARK = 64 * 1024;
 /** Client reconnect delay sent in the `retry:` field. */
 const RETRY_MS = 1000;
 
@@ -74,10 +76,16 @@ export function openEventStream(
           return;
         }
         stopListening = source.listen((record) => {
-          if (closed || record.seq <= cursor) return;
+          if (closed) return;
+          if (record.seq <= cursor) {
+            // A cursor ahead of the log (a bad Last-Event-ID) must still see the run end, or the stream never would.
+            if (TERMINAL_EVENT_TYPES.has(record.event_type)) finish();
+            return;
+          }
           cursor = record.seq;
           if (!send(record)) return;
-          if ((controller.desiredSize ?? 0) < -maxBuffered) {
+          // desiredSize is the high-water mark minus what is queued, so this is the unread byte count.
+          if (QUEUE_HIGH_WATER_MARK - (controller.desiredSize ?? 0) > maxBuffered) {
             controller.enqueue(encoder.encode(`event: stream_overflow\ndata: {"reconnect_after":${cursor}}\n\n`));
             finish();
           }
@@ -91,6 +99,6 @@ export function openEventStream(
         cleanup();
       },
     },
-    new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
+    new ByteLengthQueuingStrategy({ highWaterMark: QUEUE_HIGH_WATER_MARK }),
   );
 }
