@@ -38,6 +38,8 @@ export class TaskObject extends DurableObject<Env> {
   private readonly transcript: Transcript;
   /** The run executing in this instance, if any. Only one instance of an object exists at a time. */
   private active: { promise: Promise<void>; abort: AbortController } | null = null;
+  /** Open SSE subscriptions by id, so the Worker can end one when its client disconnects. */
+  private readonly subscriptions = new Map<string, AbortController>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -102,15 +104,33 @@ export class TaskObject extends DurableObject<Env> {
     return this.store.get() ? this.conversation.list() : null;
   }
 
-  /** SSE bytes: every event after `after`, then live events, ending after the terminal event. */
-  async subscribe(after: number): Promise<ReadableStream<Uint8Array> | null> {
+  /**
+   * SSE bytes: every event after `after`, then live events, ending after the terminal event. The caller passes
+   * the id to `unsubscribe` when its client goes: cancelling an RPC stream reaches the object only at its next write.
+   */
+  async subscribe(after: number): Promise<{ id: string; stream: ReadableStream<Uint8Array> } | null> {
     if (!this.store.get()) return null;
-    return openEventStream(this.events, after, {
+    const id = crypto.randomUUID();
+    const abort = new AbortController();
+    this.subscriptions.set(id, abort);
+    abort.signal.addEventListener("abort", () => this.subscriptions.delete(id), { once: true });
+    const stream = openEventStream(this.events, after, {
+      signal: abort.signal,
       isFinished: () => {
         const task = this.store.get();
         return task !== null && isTerminal(task.status);
       },
     });
+    return { id, stream };
+  }
+
+  async unsubscribe(id: string): Promise<void> {
+    this.subscriptions.get(id)?.abort();
+  }
+
+  /** Live readers attached to the task (SSE subscribers and ?wait= callers). */
+  async subscriberCount(): Promise<number> {
+    return this.events.listenerCount();
   }
 
   /** Cancels the run at its next safe point (the model stream is aborted at once). */

@@ -131,11 +131,12 @@ export class MalformedResponseError extends AgentError {
 export class InvalidToolError extends AgentError {
   readonly toolName: string;
   readonly availableTools: readonly string[];
-  constructor(toolName: string, availableTools: readonly string[], reason?: string) {
+  /** `problem` completes "Tool "<name>" …" when the name is known but still not allowed (e.g. "is listed twice"). */
+  constructor(toolName: string, availableTools: readonly string[], problem?: string) {
     super(
       "invalid_tool",
-      `Unknown tool "${toolName}"${reason ? ` (${reason})` : ""}. Available tools: ${availableTools.join(", ")}; ` +
-        "MCP tools are named mcp__<server>__<tool>.",
+      `${problem ? `Tool "${toolName}" ${problem}` : `Unknown tool "${toolName}"`}. ` +
+        `Available tools: ${availableTools.join(", ") || "none"}; MCP tools are named mcp__<server>__<tool>.`,
     );
     this.toolName = toolName;
     this.availableTools = availableTools;
@@ -152,6 +153,9 @@ export class DuplicateAgentError extends AgentError {
     super("duplicate_agent", `An agent named "${agentName}" is already registered; agent names must be unique.`);
     this.agentName = agentName;
   }
+  override toJSON(): ErrorInfo {
+    return { ...super.toJSON(), agent_name: this.agentName };
+  }
 }
 
 /** No agent registered under the name (FR-012). */
@@ -165,6 +169,9 @@ export class AgentNotFoundError extends AgentError {
     );
     this.agentName = agentName;
     this.availableAgents = availableAgents;
+  }
+  override toJSON(): ErrorInfo {
+    return { ...super.toJSON(), agent_name: this.agentName, available_agents: [...this.availableAgents] };
   }
 }
 

@@ -233,7 +233,7 @@ describe("tool names (FR-002)", () => {
     const error = invalidToolErrorFor(["Bash"]);
     expect(error.toolName).toBe("Bash");
     expect(error.message).toBe(
-      'Unknown tool "Bash" (not available in this deployment yet). Available tools: TodoWrite; ' +
+      'Tool "Bash" is not available in this deployment yet. Available tools: TodoWrite; ' +
         "MCP tools are named mcp__<server>__<tool>.",
     );
   });
@@ -241,7 +241,7 @@ describe("tool names (FR-002)", () => {
   it("rejects a tool listed twice", () => {
     const error = invalidToolErrorFor(["TodoWrite", "mcp__gh__x", "TodoWrite"]);
     expect(error.toolName).toBe("TodoWrite");
-    expect(error.message).toContain("(listed twice)");
+    expect(error.message).toContain('Tool "TodoWrite" is listed twice.');
   });
 
   it("rejects an MCP tool listed twice", () => {
@@ -820,6 +820,7 @@ describe("error classes (FR-007)", () => {
       message: 'An agent named "a" is already registered; agent names must be unique.',
       type: "DuplicateAgentError",
       retryable: false,
+      agent_name: "a",
     });
     expect(toErrorInfo(new TypeError("t"))).toEqual({
       code: "internal_error",

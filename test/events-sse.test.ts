@@ -9,7 +9,16 @@ import { chunkText } from "../emulator/wire.ts";
 import { EventLog } from "../src/events/event-log.ts";
 import { type EventRecord, EventRecordSchema } from "../src/events/event-record.ts";
 import { openEventStream, type EventSource as SseSource, sseFrame } from "../src/events/sse.ts";
-import { api, type ScriptTurn, script, startTask, type TaskBody, uniqueMarker, waitForTask } from "./helpers.ts";
+import {
+  api,
+  readSse,
+  type ScriptTurn,
+  script,
+  startTask,
+  type TaskBody,
+  uniqueMarker,
+  waitForTask,
+} from "./helpers.ts";
 
 /** The first bytes of every stream: the client's reconnect delay (src/events/sse.ts RETRY_MS). */
 const RETRY_LINE = "retry: 1000\n\n";
@@ -429,6 +438,25 @@ describe("following a run live", () => {
     const replay = await readEvents(task.id);
     expect(replay.frames.at(-1)?.event).toBe("run_finished");
     for (const reading of readings) expect(reading.raw).toBe(replay.raw);
+  });
+
+  it("drops a subscription as soon as its client disconnects, not at the next write", async () => {
+    const marker = uniqueMarker("sse-prompt-disconnect");
+    await script(marker, [{ content: [{ type: "text", text: "slow answer" }] }], { ttft_ms: 3000 });
+    const task = await startTask("assistant", `disconnect promptly ${marker}`);
+    const stub = env.TASKS.get(env.TASKS.idFromName(task.id));
+    const client = new AbortController();
+    const res = await api(`/v1/tasks/${task.id}/events`, { signal: client.signal });
+    await readSse(res, (f) => f.event === "llm_request_sent");
+    client.abort();
+    // The model is silent for 3 s, so no write can reveal the disconnect; only the cancellation can.
+    let count = await stub.subscriberCount();
+    for (let i = 0; i < 50 && count > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      count = await stub.subscriberCount();
+    }
+    expect(count).toBe(0);
+    expect((await waitForTask(task.id)).status).toBe("completed");
   });
 
   it("keeps running to completion after its only subscriber disconnects", async () => {

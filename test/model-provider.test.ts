@@ -22,12 +22,15 @@ import { type ScriptTurn, script, uniqueMarker } from "./helpers.ts";
 
 const MODEL = "claude-sonnet-5-5";
 
-function provider(options: { maxRetries?: number; timeoutMs?: number; baseURL?: string } = {}): AnthropicProvider {
+function provider(
+  options: { maxRetries?: number; timeoutMs?: number; idleTimeoutMs?: number; baseURL?: string } = {},
+): AnthropicProvider {
   return new AnthropicProvider({
     apiKey: "k",
     baseURL: options.baseURL ?? env.ANTHROPIC_BASE_URL,
     maxRetries: options.maxRetries ?? 0,
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: options.idleTimeoutMs }),
   });
 }
 
@@ -311,15 +314,15 @@ describe("AnthropicProvider.stream: failures after the stream started (FR-005)",
     );
   });
 
-  it("cuts off a stream that stalls after it started once timeoutMs passes without data", async () => {
+  it("cuts off a stream that stalls after it started once idleTimeoutMs passes without data", async () => {
     // The SDK arms its timeout around fetch() only, that is until the response headers arrive; a streamed
-    // reply sends its headers at once, so the SDK alone would wait out the stall (3 s here) however small
-    // timeoutMs is. A stalled stream must end with a TimeoutError (inside StreamingError, since events came
-    // first) well before the stall would have ended on its own.
+    // reply sends its headers at once, so the SDK alone would wait out the stall (3 s here). The provider's
+    // idle timeout must end it with a TimeoutError (inside StreamingError, since events came first) well
+    // before the stall would have ended on its own.
     const { items, error, elapsedMs } = await callWith(
       "stall-timeout",
       textTurn([{ kind: "stall", after_deltas: 1, ms: 3000 }]),
-      { timeoutMs: 300 },
+      { idleTimeoutMs: 300 },
     );
     expect(eventTypes(items)).toEqual(["message_start", "content_block_start", "content_block_delta"]);
     expect(error).toBeInstanceOf(StreamingError);

@@ -16,7 +16,10 @@ export class AgentRegistry {
     return registry;
   }
 
-  /** `register(name, cls)`, or `@registry.register(name)` on a class. */
+  /**
+   * `register(name, cls)`, or `@registry.register(name)` on a class (TypeScript decorators: tsconfig sets
+   * experimentalDecorators, which tsc, esbuild and vitest's transformer all lower identically).
+   */
   register(name: string, cls: AgentClass): void;
   register(name: string): <C extends AgentClass>(cls: C, context?: ClassDecoratorContext) => C;
   register(name: string, cls?: AgentClass): undefined | (<C extends AgentClass>(cls: C) => C) {

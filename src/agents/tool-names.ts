@@ -38,11 +38,11 @@ export function validateToolNames(names: readonly string[], runnable: ReadonlySe
   const available = [...runnable].sort();
   const seen = new Set<string>();
   for (const name of names) {
-    if (seen.has(name)) throw new InvalidToolError(name, available, "listed twice");
+    if (seen.has(name)) throw new InvalidToolError(name, available, "is listed twice");
     seen.add(name);
     if (parseMcpToolName(name)) continue;
     if (runnable.has(name)) continue;
-    if (BUILTIN_TOOLS.has(name)) throw new InvalidToolError(name, available, "not available in this deployment yet");
+    if (BUILTIN_TOOLS.has(name)) throw new InvalidToolError(name, available, "is not available in this deployment yet");
     throw new InvalidToolError(name, available);
   }
 }

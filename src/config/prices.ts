@@ -44,7 +44,8 @@ export function loadPriceTable(overrides: string | undefined): PriceTable {
   const result = z.record(z.string().min(1), ModelPriceSchema).safeParse(parsed);
   if (!result.success) {
     const issue = result.error.issues[0];
-    throw new ConfigError(`OUTPOST_PRICES.${issue?.path.join(".") ?? ""}: ${issue?.message ?? "invalid"}`);
+    const at = issue?.path.length ? `.${issue.path.join(".")}` : "";
+    throw new ConfigError(`OUTPOST_PRICES${at}: ${issue?.message ?? "invalid"}`);
   }
   return { ...DEFAULT_PRICES, ...result.data };
 }

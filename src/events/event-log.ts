@@ -97,6 +97,11 @@ export class EventLog {
     return this.sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM events_log").one().seq ?? 0;
   }
 
+  /** How many live readers (SSE subscribers, waiters) are attached. */
+  listenerCount(): number {
+    return this.listeners.size;
+  }
+
   /** Registers a listener for events appended from now on; returns the unsubscribe function. */
   listen(listener: Listener): () => void {
     this.listeners.add(listener);

@@ -15,6 +15,8 @@ export interface EventStreamOptions {
   heartbeatMs?: number;
   /** Close a reader that falls this many bytes behind; it reconnects with Last-Event-ID and loses nothing. */
   maxBufferedBytes?: number;
+  /** Ends the stream and drops its subscription (the client is gone). */
+  signal?: AbortSignal;
 }
 
 const encoder = new TextEncoder();
@@ -90,6 +92,13 @@ export function openEventStream(
             finish();
           }
         });
+        options.signal?.addEventListener(
+          "abort",
+          () => {
+            if (!closed) finish();
+          },
+          { once: true },
+        );
         heartbeat = setInterval(() => {
           if (!closed) controller.enqueue(encoder.encode(": keepalive\n\n"));
         }, heartbeatMs);

@@ -51,8 +51,17 @@ export interface ProviderConfig {
   baseURL: string | undefined;
   /** The SDK's transport retries (connection errors, 408/409/429/5xx). The base layer adds none of its own. */
   maxRetries?: number;
+  /** Until the response headers arrive (the SDK's own timeout). */
   timeoutMs?: number;
+  /**
+   * Longest silence allowed inside a streamed response. The SDK's timeout ends when the headers arrive, so without
+   * this a stream that stalls after its first bytes would hold the run forever. The API sends pings while it works.
+   */
+  idleTimeoutMs?: number;
 }
+
+/** Default for ProviderConfig.idleTimeoutMs. */
+const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 
 /** Bytes kept from the end of a response so a MalformedResponseError can show what arrived. */
 const RAW_TAIL_BYTES = 8192;
@@ -61,7 +70,15 @@ export class AnthropicProvider {
   readonly name = "anthropic";
   private readonly client: Anthropic;
   /** The call in progress; a provider instance serves one run, whose model calls are sequential. */
-  private current: { options: StreamOptions; attempts: number; raw: Uint8Array[]; rawBytes: number } | null = null;
+  private current: {
+    options: StreamOptions;
+    attempts: number;
+    raw: Uint8Array[];
+    rawBytes: number;
+    rearm?: () => void;
+    stopIdle?: () => void;
+  } | null = null;
+  private readonly idleTimeoutMs: number;
 
   constructor(config: ProviderConfig) {
     if (!config.apiKey && !config.baseURL) {
@@ -71,6 +88,7 @@ export class AnthropicProvider {
           "or ANTHROPIC_BASE_URL for a compatible endpoint such as the local emulator (npm run dev does this).",
       );
     }
+    this.idleTimeoutMs = config.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.client = new Anthropic({
       // A compatible endpoint (the emulator, a gateway holding the real key) may need no key of ours.
       apiKey: config.apiKey ?? "unused-with-custom-base-url",
@@ -91,8 +109,15 @@ export class AnthropicProvider {
       signal: options.signal,
       ...(options.headers ? { headers: options.headers } : {}),
     });
+    // The SDK keeps message_start's message as its running snapshot and fills it in; consumers (and
+    // StreamingError.partialMessages) must see the event as it was sent, so copy it when the SDK records it.
+    let startAsSent: RawMessageStreamEvent | undefined;
+    stream.on("streamEvent", (event) => {
+      if (event.type === "message_start") startAsSent = structuredClone(event);
+    });
     try {
-      for await (const event of stream) {
+      for await (const received of stream) {
+        const event = received.type === "message_start" && startAsSent ? startAsSent : received;
         const item: AgentMessage = { type: "stream_event", event };
         yielded.push(item);
         yield item;
@@ -111,6 +136,7 @@ export class AnthropicProvider {
       }
       throw mapped;
     } finally {
+      this.current?.stopIdle?.();
       this.current = null;
     }
   }
@@ -120,7 +146,8 @@ export class AnthropicProvider {
     const response = await fetch(input, init);
     if (!call) return response;
     call.attempts += 1;
-    const retryAfter = Number(response.headers.get("retry-after"));
+    const retryAfterHeader = response.headers.get("retry-after")?.trim();
+    const retryAfter = retryAfterHeader ? Number(retryAfterHeader) : Number.NaN;
     call.options.onAttempt?.({
       attempt: call.attempts,
       status: response.status,
@@ -128,9 +155,28 @@ export class AnthropicProvider {
       retry_after_seconds: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : null,
     });
     if (!response.body) return response;
-    // Keep the tail of the body (references only; decoded only if parsing fails).
+    // Keep the tail of the body (references only; decoded only if parsing fails), and end a silent stream.
+    const idleMs = this.idleTimeoutMs;
+    let idle: ReturnType<typeof setTimeout> | undefined;
     const keep = new TransformStream<Uint8Array, Uint8Array>({
+      start(controller) {
+        const arm = () => {
+          clearTimeout(idle);
+          idle = setTimeout(() => {
+            controller.error(
+              new APIConnectionTimeoutError({ message: `No data from the model provider for ${idleMs} ms.` }),
+            );
+          }, idleMs);
+        };
+        call.rearm = arm;
+        call.stopIdle = () => clearTimeout(idle);
+        arm();
+      },
+      flush() {
+        clearTimeout(idle);
+      },
       transform(chunk, controller) {
+        call.rearm?.();
         call.raw.push(chunk);
         call.rawBytes += chunk.byteLength;
         while (call.rawBytes - (call.raw[0]?.byteLength ?? 0) > RAW_TAIL_BYTES && call.raw.length > 1) {

@@ -25,6 +25,36 @@ export function taskResource(c: Context<AppEnv>, task: TaskView): TaskResource {
   };
 }
 
+/**
+ * Passes the object's SSE bytes through and ends the subscription the moment the client goes (the response body is
+ * cancelled, or the request signal fires under enable_request_signal) rather than at the object's next write.
+ */
+function followDisconnects(
+  source: ReadableStream<Uint8Array>,
+  signal: AbortSignal,
+  unsubscribe: () => void,
+): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
+  let stopped = false;
+  const stop = (reason: unknown) => {
+    if (stopped) return;
+    stopped = true;
+    reader.cancel(reason).catch(() => {
+      // Already closed: nothing left to cancel.
+    });
+    unsubscribe();
+  };
+  signal.addEventListener("abort", () => stop("client disconnected"), { once: true });
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { value, done } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel: stop,
+  });
+}
+
 function taskNotFound(id: string): ApiError {
   return new ApiError(404, "task_not_found", `No task with id "${id}".`, "id");
 }
@@ -61,9 +91,13 @@ export const taskRoutes = new Hono<AppEnv>()
         : query !== undefined
           ? parseWith(EventCursor, query, "after")
           : 0;
-    const stream = await stub.subscribe(cursor);
-    if (!stream) throw taskNotFound(id);
-    return new Response(stream, {
+    const subscription = await stub.subscribe(cursor);
+    if (!subscription) throw taskNotFound(id);
+    // waitUntil: the response is over by the time the client is gone, and its pending calls would be dropped.
+    const body = followDisconnects(subscription.stream, c.req.raw.signal, () =>
+      c.executionCtx.waitUntil(stub.unsubscribe(subscription.id).catch(() => undefined)),
+    );
+    return new Response(body, {
       headers: {
         "content-type": "text/event-stream; charset=utf-8",
         "cache-control": "no-cache, no-transform",
