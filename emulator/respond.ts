@@ -18,16 +18,27 @@ export interface Pacing {
   tokenDelayMs: number;
 }
 
-/** Resolves after `ms`, or as soon as `signal` aborts; `ms` of Infinity waits for the abort alone. */
+/**
+ * Resolves after `ms`, or as soon as `signal` aborts; `ms` of Infinity waits for the abort alone. Never early:
+ * Node's timers run on the event loop's millisecond clock and can fire a fraction of a millisecond before `ms` has
+ * passed on performance.now(), which the reported service time uses, so an early wake sleeps the remainder.
+ */
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted || ms <= 0) return Promise.resolve();
+  const deadline = performance.now() + ms;
   return new Promise((resolve) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const done = (): void => {
       if (timer !== undefined) clearTimeout(timer);
       signal.removeEventListener("abort", done);
       resolve();
     };
-    const timer = Number.isFinite(ms) ? setTimeout(done, ms) : undefined;
+    const wake = (): void => {
+      const left = deadline - performance.now();
+      if (left > 0) timer = setTimeout(wake, Math.ceil(left));
+      else done();
+    };
+    if (Number.isFinite(ms)) timer = setTimeout(wake, ms);
     signal.addEventListener("abort", done, { once: true });
   });
 }
