@@ -3,42 +3,16 @@
 // stable error code, the field it names, and the request id that ties the body to the x-request-id header.
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { API_KEY, api, BASE, script, uniqueMarker } from "./helpers.ts";
+import { AssistantAgent } from "../src/agents/examples/assistant.ts";
+import { PlannerAgent } from "../src/agents/examples/planner.ts";
+import { API_KEY, api, BASE, expectError, ISO_TIME, script, UUID_V4, uniqueMarker } from "./helpers.ts";
 
-const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const ASSISTANT_PROMPT = new AssistantAgent().systemPrompt;
+const PLANNER_PROMPT = new PlannerAgent().systemPrompt;
 
-const ASSISTANT_PROMPT =
-  "You are a concise, accurate assistant. Answer the user's request directly. " +
-  "If something is ambiguous, state your assumption in one sentence and proceed.";
-const PLANNER_PROMPT =
-  "You plan work. First call TodoWrite once with a short list (3-7 items) of concrete steps for the user's " +
-  "request, all pending. Then reply with the plan as a numbered list and one sentence on where to start.";
-
-interface ErrorBody {
-  error: { code: string; message: string; request_id: string; field?: string };
-}
-
-/** Asserts the JSON error shape exactly: status, code, field (or its absence), and request_id = x-request-id. */
-async function expectError(res: Response, status: number, code: string, field?: string): Promise<ErrorBody> {
-  expect(res.status).toBe(status);
-  expect(res.headers.get("content-type")).toBe("application/json");
-  const requestId = res.headers.get("x-request-id");
-  expect(requestId).toMatch(UUID_V4);
-  const body = (await res.json()) as ErrorBody;
-  const expected: ErrorBody["error"] = { code, message: expect.any(String), request_id: requestId ?? "" };
-  if (field !== undefined) expected.field = field;
-  expect(body).toStrictEqual({ error: expected });
-  return body;
-}
-
-/**
- * A request straight to the Worker with exactly the headers given (the shared `api` helper adds some). The cast:
- * `exports.default` is untyped until Cloudflare.GlobalProps declares the main module (see src/env.ts).
- */
+/** A request straight to the Worker with exactly the headers given (the shared `api` helper adds some). */
 function raw(path: string, init: RequestInit = {}): Promise<Response> {
-  const worker = exports as unknown as { default: Fetcher };
-  return worker.default.fetch(new Request(BASE + path, init));
+  return exports.default.fetch(new Request(BASE + path, init));
 }
 
 function createTask(body: unknown, agent = "assistant"): Promise<Response> {

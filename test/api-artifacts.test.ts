@@ -1,46 +1,29 @@
 // The run bundle over HTTP: GET /v1/tasks/:id/artifacts and each file under it, after runs that completed, failed
 // and were canceled. Contents are checked against the run itself: the events against the SSE stream, the summary
 // against the result, the request artifact against the agent's definition.
+
 import { describe, expect, it } from "vitest";
+import { AssistantAgent } from "../src/agents/examples/assistant.ts";
 import { EventRecordSchema } from "../src/events/event-record.ts";
 import {
   api,
   BASE,
+  expectError,
   readSse,
   type ScriptTurn,
   script,
   startTask,
   type TaskBody,
+  UUID_V4,
   uniqueMarker,
   waitForTask,
 } from "./helpers.ts";
 
-const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-const ASSISTANT_PROMPT =
-  "You are a concise, accurate assistant. Answer the user's request directly. " +
-  "If something is ambiguous, state your assumption in one sentence and proceed.";
-
-interface ErrorBody {
-  error: { code: string; message: string; request_id: string; field?: string };
-}
+const ASSISTANT_PROMPT = new AssistantAgent().systemPrompt;
 
 interface ArtifactListing {
   task_id: string;
   artifacts: { path: string; size: number; content_type: string; created_at: string; uploaded: boolean; url: string }[];
-}
-
-/** Asserts the JSON error shape exactly: status, code, field (or its absence), and request_id = x-request-id. */
-async function expectError(res: Response, status: number, code: string, field?: string): Promise<ErrorBody> {
-  expect(res.status).toBe(status);
-  expect(res.headers.get("content-type")).toBe("application/json");
-  const requestId = res.headers.get("x-request-id");
-  expect(requestId).toMatch(UUID_V4);
-  const body = (await res.json()) as ErrorBody;
-  const expected: ErrorBody["error"] = { code, message: expect.any(String), request_id: requestId ?? "" };
-  if (field !== undefined) expected.field = field;
-  expect(body).toStrictEqual({ error: expected });
-  return body;
 }
 
 /** Runs `agent` on a fresh script to its end. */

@@ -6,34 +6,17 @@ import {
   BASE,
   emulatorRequests,
   eventTypes,
+  expectError,
+  ISO_TIME,
   readSse,
   type ScriptTurn,
   script,
   startTask,
   type TaskBody,
+  UUID_V4,
   uniqueMarker,
   waitForTask,
 } from "./helpers.ts";
-
-const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-interface ErrorBody {
-  error: { code: string; message: string; request_id: string; field?: string };
-}
-
-/** Asserts the JSON error shape exactly: status, code, field (or its absence), and request_id = x-request-id. */
-async function expectError(res: Response, status: number, code: string, field?: string): Promise<ErrorBody> {
-  expect(res.status).toBe(status);
-  expect(res.headers.get("content-type")).toBe("application/json");
-  const requestId = res.headers.get("x-request-id");
-  expect(requestId).toMatch(UUID_V4);
-  const body = (await res.json()) as ErrorBody;
-  const expected: ErrorBody["error"] = { code, message: expect.any(String), request_id: requestId ?? "" };
-  if (field !== undefined) expected.field = field;
-  expect(body).toStrictEqual({ error: expected });
-  return body;
-}
 
 /** Registers a script under a fresh marker and starts `agent` on an input that selects it. */
 async function begin(

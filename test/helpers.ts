@@ -1,6 +1,7 @@
 // Shared test helpers: calls into the Worker exactly as an HTTP client would, scripts for the model emulator, and
 // an SSE reader that parses frames the way a browser EventSource does.
 import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
 
 export const API_KEY = "test-key-1";
 export const BASE = "https://outpost.test";
@@ -121,4 +122,24 @@ export async function readSse(res: Response, until?: (frame: SseFrame) => boolea
 
 export function eventTypes(frames: SseFrame[]): string[] {
   return frames.map((f) => f.event ?? "");
+}
+
+export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+export const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+export interface ErrorBody {
+  error: { code: string; message: string; request_id: string; field?: string };
+}
+
+/** Asserts the JSON error shape exactly: status, code, field (or its absence), and request_id = x-request-id. */
+export async function expectError(res: Response, status: number, code: string, field?: string): Promise<ErrorBody> {
+  expect(res.status).toBe(status);
+  expect(res.headers.get("content-type")).toBe("application/json");
+  const requestId = res.headers.get("x-request-id");
+  expect(requestId).toMatch(UUID_V4);
+  const body = (await res.json()) as ErrorBody;
+  const expected: ErrorBody["error"] = { code, message: expect.any(String), request_id: requestId ?? "" };
+  if (field !== undefined) expected.field = field;
+  expect(body).toStrictEqual({ error: expected });
+  return body;
 }
