@@ -144,13 +144,15 @@ export class TaskObject extends DurableObject<Env> {
       };
     }
     this.events.append("run_canceled", { reason: "canceled by client", previous_status: task.status });
-    this.active?.abort.abort();
-    await this.flushBundle();
+    if (this.active) this.active.abort.abort();
+    else await this.scheduleBundleUpload();
     return { ok: true, value: this.view(this.requireTask()) };
   }
 
   async artifacts(): Promise<ArtifactEntry[] | null> {
-    return this.store.get() ? this.bundle.list() : null;
+    if (!this.store.get()) return null;
+    await this.completeBundle();
+    return this.bundle.list();
   }
 
   /** A staged artifact's content, or where it is in R2. */
@@ -158,7 +160,9 @@ export class TaskObject extends DurableObject<Env> {
     path: string,
   ): Promise<{ kind: "staged"; content: string; content_type: string } | { kind: "r2"; key: string } | null> {
     const task = this.store.get();
-    if (!task || !this.bundle.has(path)) return null;
+    if (!task) return null;
+    await this.completeBundle();
+    if (!this.bundle.has(path)) return null;
     const staged = this.bundle.staged(path);
     if (staged) return { kind: "staged", ...staged };
     return { kind: "r2", key: runPrefix(task.id) + path };
@@ -217,10 +221,21 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   private async afterRun(): Promise<void> {
+    if (isTerminal(this.requireTask().status)) await this.scheduleBundleUpload();
+  }
+
+  /**
+   * The bundle upload runs in its own alarm invocation, after the run: awaited here it would hold back the terminal
+   * event's delivery, and an alarm is retried if the upload fails.
+   */
+  private async scheduleBundleUpload(): Promise<void> {
+    await this.ctx.storage.setAlarm(Date.now());
+  }
+
+  /** A reader of an ended run's bundle gets all of it, even if the upload alarm has not run yet. */
+  private async completeBundle(): Promise<void> {
     const task = this.requireTask();
-    if (!isTerminal(task.status)) return;
-    await this.flushBundle();
-    await this.ctx.storage.deleteAlarm();
+    if (isTerminal(task.status) && !task.bundleFlushed && !this.active) await this.flushBundle();
   }
 
   private async flushBundle(): Promise<void> {

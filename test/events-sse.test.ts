@@ -9,6 +9,7 @@ import { chunkText } from "../emulator/wire.ts";
 import { EventLog } from "../src/events/event-log.ts";
 import { type EventRecord, EventRecordSchema } from "../src/events/event-record.ts";
 import { openEventStream, type EventSource as SseSource, sseFrame } from "../src/events/sse.ts";
+import { DELTA_WINDOW_MS } from "../src/runtime/delta-batcher.ts";
 import {
   api,
   readSse,
@@ -173,6 +174,9 @@ function words(count: number): string {
 }
 
 /** A run of `agent` against a script of its own, followed live from the moment it was created. */
+/** Token spacing well above DELTA_WINDOW_MS: every token arrives after the previous batch went out. */
+const SPACED_TOKENS = { token_delay_ms: DELTA_WINDOW_MS * 3 };
+
 async function followedRun(
   label: string,
   turns: ScriptTurn[],
@@ -197,7 +201,8 @@ describe("a one-turn text run streamed live", () => {
   let run: Awaited<ReturnType<typeof followedRun>>;
 
   beforeAll(async () => {
-    run = await followedRun("sse-text", [{ content: [{ type: "text", text }] }]);
+    // Tokens further apart than the runtime's delta batching window, so each one is its own event.
+    run = await followedRun("sse-text", [{ content: [{ type: "text", text }] }], SPACED_TOKENS);
   });
 
   it("answers with an uncached text/event-stream", () => {
@@ -252,6 +257,15 @@ describe("a one-turn text run streamed live", () => {
     ]);
   });
 
+  it("coalesces a burst of tokens into fewer deltas, sending the first token at once", async () => {
+    const burst = words(40);
+    const fast = await followedRun("sse-burst", [{ content: [{ type: "text", text: burst }] }]);
+    const deltas = fast.frames.filter((f) => f.event === "llm_text_delta").map((f) => f.data.payload.text);
+    expect(deltas.join("")).toBe(burst);
+    expect(deltas[0]).toBe(chunkText(burst)[0]);
+    expect(deltas.length).toBeLessThan(chunkText(burst).length);
+  });
+
   it("streams deltas whose texts are the model's tokens and concatenate to its answer", () => {
     const deltas = run.frames.filter((f) => f.event === "llm_text_delta").map((f) => f.data.payload.text);
     expect(deltas).toEqual(chunkText(text));
@@ -289,7 +303,7 @@ describe("the event vocabulary of richer runs", () => {
         { content: [{ type: "tool_use", name: "TodoWrite", input: { todos } }] },
         { content: [{ type: "text", text: plan }] },
       ],
-      {},
+      SPACED_TOKENS,
       "planner",
     );
   });
@@ -329,14 +343,18 @@ describe("the event vocabulary of richer runs", () => {
   it("streams extended thinking as llm_thinking_delta events before the answer's text deltas", async () => {
     const thinking = "The user wants a greeting, so greet them.";
     const answer = "Hello there.";
-    const run = await followedRun("sse-thinking", [
-      {
-        content: [
-          { type: "thinking", thinking },
-          { type: "text", text: answer },
-        ],
-      },
-    ]);
+    const run = await followedRun(
+      "sse-thinking",
+      [
+        {
+          content: [
+            { type: "thinking", thinking },
+            { type: "text", text: answer },
+          ],
+        },
+      ],
+      SPACED_TOKENS,
+    );
     expect(types(run.frames)).toEqual([
       "task_created",
       "run_started",
@@ -690,8 +708,10 @@ describe("openEventStream", () => {
     const stream = openEventStream(log, 0, { ...running, heartbeatMs: 60_000, maxBufferedBytes });
     let unread = RETRY_LINE.length;
     let expectedLast = 0;
+    // One event per tick, so each frame is its own chunk and the guard looks after every one.
     for (let i = 0; i < 20; i++) {
       const record = log.append("llm_text_delta", { text: "y".repeat(1000) });
+      await new Promise((resolve) => setTimeout(resolve, 0));
       unread += sseFrame(record).byteLength;
       if (expectedLast === 0 && unread > maxBufferedBytes) expectedLast = record.seq;
     }
@@ -703,6 +723,20 @@ describe("openEventStream", () => {
         log.records.slice(0, expectedLast).map(frameText).join("") +
         `event: stream_overflow\ndata: {"reconnect_after":${expectedLast}}\n\n`,
     );
+  });
+});
+
+describe("openEventStream chunking", () => {
+  it("sends the frames of events appended in one tick as a single chunk, byte for byte", async () => {
+    const log = new FakeLog();
+    const stream = openEventStream(log, 0, { ...running, heartbeatMs: 60_000 });
+    const reader = stream.getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toBe(RETRY_LINE);
+    const records = [log.append("tool_call_started", {}), log.append("tool_call_completed", {}), log.append("x", {})];
+    const chunk = await reader.read();
+    expect(new TextDecoder().decode(chunk.value)).toBe(records.map(frameText).join(""));
+    await reader.cancel();
   });
 });
 

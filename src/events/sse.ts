@@ -21,13 +21,19 @@ export interface EventStreamOptions {
 
 const encoder = new TextEncoder();
 const REPLAY_BATCH = 500;
+/** Pending frames past this size go out without waiting for the end of the tick. */
+const MAX_CHUNK_CHARS = 32 * 1024;
 /** Bytes a stream may queue before it reports backpressure. */
 const QUEUE_HIGH_WATER_MARK = 64 * 1024;
 /** Client reconnect delay sent in the `retry:` field. */
 const RETRY_MS = 1000;
 
+export function sseFrameText(record: EventRecord): string {
+  return `id: ${record.seq}\nevent: ${record.event_type}\ndata: ${JSON.stringify(record)}\n\n`;
+}
+
 export function sseFrame(record: EventRecord): Uint8Array {
-  return encoder.encode(`id: ${record.seq}\nevent: ${record.event_type}\ndata: ${JSON.stringify(record)}\n\n`);
+  return encoder.encode(sseFrameText(record));
 }
 
 export function openEventStream(
@@ -40,6 +46,7 @@ export function openEventStream(
   let stopListening: (() => void) | undefined;
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   let closed = false;
+  let cursor = after;
 
   const cleanup = () => {
     closed = true;
@@ -50,21 +57,47 @@ export function openEventStream(
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
+        // Frames written in the same tick (a replay, or the events one step appends together) go out as one chunk:
+        // each chunk costs a trip through the stream plumbing between the object, the Worker and the client.
+        let pending = "";
+        let flushScheduled = false;
+        const flush = () => {
+          flushScheduled = false;
+          if (!pending) return;
+          controller.enqueue(encoder.encode(pending));
+          pending = "";
+          // desiredSize is the high-water mark minus what is queued, so this is the unread byte count.
+          if (!closed && QUEUE_HIGH_WATER_MARK - (controller.desiredSize ?? 0) > maxBuffered) {
+            controller.enqueue(encoder.encode(`event: stream_overflow\ndata: {"reconnect_after":${cursor}}\n\n`));
+            finish();
+          }
+        };
+        const write = (text: string) => {
+          pending += text;
+          if (pending.length >= MAX_CHUNK_CHARS) flush();
+          else if (!flushScheduled) {
+            flushScheduled = true;
+            queueMicrotask(flush);
+          }
+        };
         const finish = () => {
           cleanup();
+          if (pending) {
+            controller.enqueue(encoder.encode(pending));
+            pending = "";
+          }
           controller.close();
         };
         const send = (record: EventRecord): boolean => {
-          controller.enqueue(sseFrame(record));
+          write(sseFrameText(record));
           if (TERMINAL_EVENT_TYPES.has(record.event_type)) {
             finish();
             return false;
           }
           return true;
         };
-        controller.enqueue(encoder.encode(`retry: ${RETRY_MS}\n\n`));
+        write(`retry: ${RETRY_MS}\n\n`);
         // Replay and registration happen in one synchronous block: no append can slip between them.
-        let cursor = after;
         for (;;) {
           const batch = source.readAfter(cursor, REPLAY_BATCH);
           for (const record of batch) {
@@ -85,12 +118,7 @@ export function openEventStream(
             return;
           }
           cursor = record.seq;
-          if (!send(record)) return;
-          // desiredSize is the high-water mark minus what is queued, so this is the unread byte count.
-          if (QUEUE_HIGH_WATER_MARK - (controller.desiredSize ?? 0) > maxBuffered) {
-            controller.enqueue(encoder.encode(`event: stream_overflow\ndata: {"reconnect_after":${cursor}}\n\n`));
-            finish();
-          }
+          send(record);
         });
         options.signal?.addEventListener(
           "abort",
@@ -100,7 +128,7 @@ export function openEventStream(
           { once: true },
         );
         heartbeat = setInterval(() => {
-          if (!closed) controller.enqueue(encoder.encode(": keepalive\n\n"));
+          if (!closed) write(": keepalive\n\n");
         }, heartbeatMs);
       },
       cancel() {

@@ -75,7 +75,6 @@ export class AnthropicProvider {
     attempts: number;
     raw: Uint8Array[];
     rawBytes: number;
-    rearm?: () => void;
     stopIdle?: () => void;
   } | null = null;
   private readonly idleTimeoutMs: number;
@@ -155,28 +154,31 @@ export class AnthropicProvider {
       retry_after_seconds: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : null,
     });
     if (!response.body) return response;
-    // Keep the tail of the body (references only; decoded only if parsing fails), and end a silent stream.
+    // Keep the tail of the body (references only; decoded only if parsing fails), and end a silent stream. One
+    // timer per idle period, not per chunk: each chunk only notes the time, and the timer re-arms for what is left.
     const idleMs = this.idleTimeoutMs;
     let idle: ReturnType<typeof setTimeout> | undefined;
+    let lastChunkAt = Date.now();
     const keep = new TransformStream<Uint8Array, Uint8Array>({
       start(controller) {
-        const arm = () => {
-          clearTimeout(idle);
-          idle = setTimeout(() => {
-            controller.error(
-              new APIConnectionTimeoutError({ message: `No data from the model provider for ${idleMs} ms.` }),
-            );
-          }, idleMs);
+        const check = () => {
+          const silentFor = Date.now() - lastChunkAt;
+          if (silentFor < idleMs) {
+            idle = setTimeout(check, idleMs - silentFor);
+            return;
+          }
+          controller.error(
+            new APIConnectionTimeoutError({ message: `No data from the model provider for ${idleMs} ms.` }),
+          );
         };
-        call.rearm = arm;
         call.stopIdle = () => clearTimeout(idle);
-        arm();
+        idle = setTimeout(check, idleMs);
       },
       flush() {
         clearTimeout(idle);
       },
       transform(chunk, controller) {
-        call.rearm?.();
+        lastChunkAt = Date.now();
         call.raw.push(chunk);
         call.rawBytes += chunk.byteLength;
         while (call.rawBytes - (call.raw[0]?.byteLength ?? 0) > RAW_TAIL_BYTES && call.raw.length > 1) {

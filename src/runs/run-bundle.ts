@@ -102,24 +102,32 @@ export class RunBundle {
   }
 
   private async doFlush(final: { events: EventLog; summary: string; transcript: string }): Promise<void> {
-    await this.write("events.jsonl", eventsJsonl(final.events));
-    await this.write("llm_transcript.log", final.transcript);
-    await this.write("final_summary.md", final.summary);
     const prefix = runPrefix(this.taskId());
     const staged = this.sql
       .exec<{ path: string; content: string; content_type: string }>(
         "SELECT path, content, content_type FROM bundle_files WHERE uploaded = 0",
       )
       .toArray();
-    // A few uploads at a time: an invocation may hold at most 6 connections open.
-    for (let i = 0; i < staged.length; i += UPLOAD_CONCURRENCY) {
+    // The end-of-run files go straight to R2; the staged ones follow. A few uploads at a time: an invocation may
+    // hold at most 6 connections open.
+    const files = [
+      { path: "events.jsonl", content: eventsJsonl(final.events), content_type: contentTypeFor("events.jsonl") },
+      { path: "llm_transcript.log", content: final.transcript, content_type: contentTypeFor("llm_transcript.log") },
+      { path: "final_summary.md", content: final.summary, content_type: contentTypeFor("final_summary.md") },
+      ...staged,
+    ];
+    for (let i = 0; i < files.length; i += UPLOAD_CONCURRENCY) {
       await Promise.all(
-        staged
+        files
           .slice(i, i + UPLOAD_CONCURRENCY)
           .map((file) =>
             this.bucket.put(prefix + file.path, file.content, { httpMetadata: { contentType: file.content_type } }),
           ),
       );
+    }
+    const now = new Date().toISOString();
+    for (const file of files.slice(0, 3)) {
+      this.upsert(file.path, null, new TextEncoder().encode(file.content).byteLength, file.content_type, now, true);
     }
     for (const file of staged) {
       this.sql.exec("UPDATE bundle_files SET content = NULL, uploaded = 1 WHERE path = ?", file.path);

@@ -11,6 +11,7 @@ import type { RunBundle } from "../runs/run-bundle.ts";
 import { estimateTokens, type Transcript } from "../runs/transcript.ts";
 import type { TaskStore } from "../tasks/task-store.ts";
 import type { MessageLog } from "./conversation.ts";
+import { DeltaBatcher } from "./delta-batcher.ts";
 import type { StepJournal } from "./step-journal.ts";
 
 export interface RunRuntimeDeps {
@@ -92,6 +93,10 @@ export class RunRuntime implements AgentRuntime {
     );
     const started = Date.now();
     let text = "";
+    const deltas = new DeltaBatcher((kind, index, chunk) => {
+      if (kind === "text") this.emit("llm_text_delta", { turn_index: turn, index, text: chunk }, span);
+      else this.emit("llm_thinking_delta", { turn_index: turn, index, thinking: chunk }, span);
+    });
     try {
       const stream = deps.provider.stream(
         { ...params, stream: true },
@@ -100,6 +105,7 @@ export class RunRuntime implements AgentRuntime {
           headers: { "x-outpost-task-id": deps.taskId },
           onAttempt: (http) => {
             if (http.status < 400 || !sdkRetries(http.status) || http.attempt > deps.maxRetries) return;
+            deltas.flush();
             this.emit(
               "llm_retry_scheduled",
               { ...base, status: http.status, delay_seconds: http.retry_after_seconds, http_attempt: http.attempt + 1 },
@@ -113,15 +119,12 @@ export class RunRuntime implements AgentRuntime {
           const delta = item.event.delta;
           if (delta.type === "text_delta") {
             text += delta.text;
-            this.emit("llm_text_delta", { turn_index: turn, index: item.event.index, text: delta.text }, span);
+            deltas.add("text", item.event.index, delta.text);
           } else if (delta.type === "thinking_delta") {
-            this.emit(
-              "llm_thinking_delta",
-              { turn_index: turn, index: item.event.index, thinking: delta.thinking },
-              span,
-            );
+            deltas.add("thinking", item.event.index, delta.thinking);
           }
         } else if (item.type === "assistant") {
+          deltas.flush();
           const latency = Date.now() - started;
           const u = item.message.usage;
           const call: CallUsage = {
@@ -168,6 +171,7 @@ export class RunRuntime implements AgentRuntime {
         yield item;
       }
     } catch (error) {
+      deltas.flush();
       if (error instanceof CanceledError) {
         // A canceled call keeps what it produced, like a failed one.
         await deps.bundle.write(`${artifact}_response.txt`, `CANCELED\n--- partial text ---\n${text}`);

@@ -1,0 +1,69 @@
+// Benchmark configuration: the emulator's fixed latency, task counts per concurrency level, the scripted 3-turn
+// conversation every measured task follows, the stalled script for the memory phase, and the targets.
+
+/** Fixed model latency for every measured call: time to first token, then this much per streamed chunk. */
+export const LATENCY = { ttftMs: 20, tokenDelayMs: 1 } as const;
+
+export const API_KEY = "bench-key";
+export const AGENT = "planner";
+export const MODEL_TURNS = 3;
+
+/** Measured runs: tasks per concurrency level (each level runs Outpost, then the bare-SDK floor). */
+export const LEVELS = [
+  { concurrency: 1, tasks: 40 },
+  { concurrency: 20, tasks: 100 },
+] as const;
+export const WARMUP_TASKS = 6;
+
+/** Memory phase: this many tasks held in flight by a model call that does not answer. */
+export const STALLED_TASKS = 200;
+/** Long enough that nothing answers before the phase cancels the tasks. */
+export const STALL_TTFT_MS = 120_000;
+
+/** Every measured task's input contains this, so the one script below answers all of them. */
+export const MARKER = "[outpost-bench-3turn]";
+export const STALL_MARKER = "[outpost-bench-stall]";
+
+const FINAL_TEXT =
+  "Plan ready: gather the requirements, sketch the design, build it in small steps, test each one, then ship it.";
+
+/** POST /_emulator/scripts body: text + TodoWrite, text + TodoWrite, text only. */
+export const SCRIPT = {
+  match: MARKER,
+  turns: [
+    {
+      content: [
+        { type: "text", text: "I will write the plan down as a task list first." },
+        { type: "tool_use", name: "TodoWrite", input: { todos: [{ content: "a", status: "pending" }] } },
+      ],
+    },
+    {
+      content: [
+        { type: "text", text: "Updating the list: the first step is under way now." },
+        {
+          type: "tool_use",
+          name: "TodoWrite",
+          input: {
+            todos: [
+              { content: "a", status: "in_progress", activeForm: "Doing a" },
+              { content: "b", status: "pending" },
+            ],
+          },
+        },
+      ],
+    },
+    { content: [{ type: "text", text: FINAL_TEXT }] },
+  ],
+};
+
+export const STALL_SCRIPT = {
+  match: STALL_MARKER,
+  turns: [{ content: [{ type: "text", text: "never sent" }], ttft_ms: STALL_TTFT_MS }],
+};
+
+/** The targets. */
+export const TARGETS = {
+  firstEventP95Ms: 50,
+  overheadP50RatioToFloor: 2,
+  overheadP95Ms: 10,
+} as const;

@@ -1,0 +1,110 @@
+// The floor: the same 3-turn tool loop with nothing but the Anthropic SDK in Node, against the same emulator and
+// script. Same system prompt, tools, model and max_tokens as the planner agent, the same TodoWrite implementation,
+// streamed calls (messages.stream().finalMessage()), and no persistence, events or HTTP API in between.
+import { performance } from "node:perf_hooks";
+import Anthropic from "@anthropic-ai/sdk";
+import type { ContentBlockParam, MessageParam, ToolResultBlockParam } from "@anthropic-ai/sdk/resources/messages";
+import type { RequestRecord } from "../emulator/server.ts";
+import { registry } from "../src/agents/catalog.ts";
+import type { AgentRuntime } from "../src/agents/context.ts";
+import { resolveModel } from "../src/config/models.ts";
+import { BUILTIN_TOOL_IMPLEMENTATIONS } from "../src/tools/builtin.ts";
+import { AGENT, MARKER, MODEL_TURNS } from "./config.ts";
+
+export interface FloorRun {
+  runId: string;
+  wallMs: number;
+}
+
+export interface FloorSample {
+  runId: string;
+  wallMs: number;
+  serviceMs: number;
+  overheadPerTurnMs: number;
+  modelCalls: number;
+}
+
+export function createFloorClient(emulatorUrl: string): Anthropic {
+  return new Anthropic({ apiKey: "bench", baseURL: emulatorUrl, maxRetries: 0 });
+}
+
+/** A runtime that gives a built-in tool what it touches (state, emit) and nothing durable. */
+function bareRuntime(signal: AbortSignal): AgentRuntime {
+  const state = new Map<string, unknown>();
+  return {
+    signal,
+    state: {
+      get: <T>(key: string) => state.get(key) as T | undefined,
+      put: (key, value) => {
+        state.set(key, value);
+      },
+    },
+    step: (_name, fn) => fn({ attempt: 1, spanId: "0" }),
+    streamModel: () => {
+      throw new Error("the floor calls the SDK itself");
+    },
+    recordMessage: () => {},
+    emit: () => {},
+    usage: () => {
+      throw new Error("not tracked by the floor");
+    },
+  };
+}
+
+export async function runFloorTask(client: Anthropic, runId: string): Promise<FloorRun> {
+  const agent = registry.create(AGENT);
+  const tools = agent.toolDefinitions();
+  const runtime = bareRuntime(new AbortController().signal);
+  const messages: MessageParam[] = [{ role: "user", content: `${MARKER} floor ${runId}: plan a small project.` }];
+  const t0 = performance.now();
+  for (let turn = 1; turn <= agent.maxTurns; turn++) {
+    const message = await client.messages
+      .stream(
+        {
+          model: resolveModel(agent.model, undefined),
+          max_tokens: agent.maxTokens,
+          system: agent.systemPrompt,
+          messages,
+          tools,
+        },
+        { headers: { "x-outpost-task-id": runId } },
+      )
+      .finalMessage();
+    messages.push({
+      role: "assistant",
+      content: message.content.map((block): ContentBlockParam => {
+        if (block.type === "text") return { type: "text", text: block.text };
+        if (block.type === "tool_use") return { type: "tool_use", id: block.id, name: block.name, input: block.input };
+        return block as unknown as ContentBlockParam;
+      }),
+    });
+    const uses = message.content.filter((block) => block.type === "tool_use");
+    if (uses.length === 0) {
+      if (turn !== MODEL_TURNS) throw new Error(`floor run ${runId}: ended after ${turn} turns`);
+      return { runId, wallMs: performance.now() - t0 };
+    }
+    const results: ToolResultBlockParam[] = [];
+    for (const use of uses) {
+      const tool = BUILTIN_TOOL_IMPLEMENTATIONS.get(use.name);
+      if (!tool) throw new Error(`floor run ${runId}: unknown tool ${use.name}`);
+      const result = await tool.run(use.input, { taskId: runId, runtime, signal: runtime.signal });
+      if (result.is_error) throw new Error(`floor run ${runId}: ${use.name} failed: ${result.content}`);
+      results.push({ type: "tool_result", tool_use_id: use.id, content: result.content, is_error: false });
+    }
+    messages.push({ role: "user", content: results });
+  }
+  throw new Error(`floor run ${runId}: hit max turns`);
+}
+
+export function floorSample(run: FloorRun, records: readonly RequestRecord[]): FloorSample {
+  const mine = records.filter((r) => r.task_id === run.runId);
+  const serviceMs = mine.reduce((sum, r) => sum + r.service_ms, 0);
+  if (mine.length !== MODEL_TURNS) throw new Error(`floor run ${run.runId}: ${mine.length} model calls recorded`);
+  return {
+    runId: run.runId,
+    wallMs: run.wallMs,
+    serviceMs,
+    overheadPerTurnMs: (run.wallMs - serviceMs) / MODEL_TURNS,
+    modelCalls: mine.length,
+  };
+}

@@ -1,0 +1,471 @@
+// `npm run bench`: Outpost's per-task latency and memory under wrangler dev, against the floor of a bare SDK loop.
+// Starts the model emulator in-process with a fixed latency and `wrangler dev` on a free port, runs the 3-turn
+// planner task at concurrency 1 and 20, the same loop through the bare SDK, and a memory phase with 200 stalled
+// tasks; prints tables and one JSON object (also bench/results/latest.json). Exit code 0 even if a target is missed;
+// non-zero only if the benchmark itself failed.
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { dirname, resolve } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { type RequestRecord, type RunningEmulator, startEmulator } from "../emulator/server.ts";
+import {
+  API_KEY,
+  LATENCY,
+  LEVELS,
+  MODEL_TURNS,
+  SCRIPT,
+  STALL_SCRIPT,
+  STALLED_TASKS,
+  TARGETS,
+  WARMUP_TASKS,
+} from "./config.ts";
+import { createFloorClient, type FloorSample, floorSample, runFloorTask } from "./floor.ts";
+import { closeHttpAgent, httpJson } from "./http.ts";
+import { type MemoryResult, memoryPhase, type RssSnapshot, rssSnapshot } from "./memory.ts";
+import { type Breakdown, outpostSample, runOutpostTask } from "./outpost.ts";
+import { DevSession } from "./session.ts";
+import { fmt, mean, round, runPool, type Summary, summarize, table } from "./util.ts";
+import { cpuMs, groupProcesses, type WranglerDev, workerdRole } from "./wrangler.ts";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+/** CPU time spent during a phase by Outpost's workerd, wrangler's proxy workerd, and this process (client + emulator). */
+interface CpuUse {
+  /** ms of CPU per task. */
+  workerMsPerTask: number;
+  proxyMsPerTask: number;
+  benchMsPerTask: number;
+  /** Share of one core the Outpost workerd was busy during the phase (its JavaScript, every object's, runs on one thread). */
+  workerBusy: number;
+  benchBusy: number;
+}
+
+/** With no `dev`, only this process is measured (the floor). */
+function cpuProbe(dev: WranglerDev | null): (tasks: number) => CpuUse {
+  const proxyPid = dev
+    ? groupProcesses(dev.pid).find((p) => p.comm === "workerd" && workerdRole(p.pid, dev.port) === "proxy")?.pid
+    : undefined;
+  const read = () => {
+    const own = process.cpuUsage();
+    return {
+      at: performance.now(),
+      worker: dev ? cpuMs(dev.workerPid) : Number.NaN,
+      proxy: proxyPid === undefined ? Number.NaN : cpuMs(proxyPid),
+      bench: (own.user + own.system) / 1000,
+    };
+  };
+  const before = read();
+  return (tasks) => {
+    const after = read();
+    const elapsed = after.at - before.at;
+    return {
+      workerMsPerTask: round((after.worker - before.worker) / tasks),
+      proxyMsPerTask: round((after.proxy - before.proxy) / tasks),
+      benchMsPerTask: round((after.bench - before.bench) / tasks),
+      workerBusy: round((after.worker - before.worker) / elapsed),
+      benchBusy: round((after.bench - before.bench) / elapsed),
+    };
+  };
+}
+
+async function emulatorStats(emulator: RunningEmulator): Promise<RequestRecord[]> {
+  const res = await httpJson("GET", `${emulator.url}/_emulator/stats`);
+  return (res.body as { requests: RequestRecord[] }).requests;
+}
+
+async function registerScript(emulator: RunningEmulator, script: unknown): Promise<void> {
+  const res = await httpJson("POST", `${emulator.url}/_emulator/scripts`, { body: script });
+  if (res.status !== 201) throw new Error(`emulator script registration failed: ${JSON.stringify(res.body)}`);
+}
+
+interface OutpostLevel {
+  concurrency: number;
+  tasks: number;
+  target: "wrangler proxy" | "direct";
+  elapsedS: number;
+  firstEventMs: Summary;
+  postMs: Summary;
+  overheadPerTurnMs: Summary;
+  inRunOverheadPerTurnMs: Summary;
+  taskWallMs: Summary;
+  bundleMs: Summary;
+  serviceMsPerTask: Summary;
+  eventsPerTask: number;
+  meanEventDeliveryMs: number;
+  extraModelCalls: number;
+  cpu: CpuUse;
+  /** Mean ms per task spent in each phase (the parts add up to the mean task wall time). */
+  breakdownMeanMs: Breakdown | null;
+}
+
+interface FloorLevel {
+  concurrency: number;
+  tasks: number;
+  elapsedS: number;
+  overheadPerTurnMs: Summary;
+  taskWallMs: Summary;
+  serviceMsPerTask: Summary;
+  cpu: CpuUse;
+}
+
+async function measureOutpost(
+  dev: WranglerDev,
+  baseUrl: string,
+  emulator: RunningEmulator,
+  label: string,
+  concurrency: number,
+  tasks: number,
+  target: OutpostLevel["target"],
+): Promise<OutpostLevel> {
+  const started = performance.now();
+  const cpu = cpuProbe(dev);
+  const runs = await runPool(tasks, concurrency, (i) => runOutpostTask(baseUrl, `${label} #${i}`));
+  const cpuUse = cpu(tasks);
+  const elapsedS = (performance.now() - started) / 1000;
+  const records = await emulatorStats(emulator);
+  const samples = runs.map((run) => outpostSample(run, records));
+  const breakdowns = samples.map((s) => s.breakdown).filter((b): b is Breakdown => b !== null);
+  const breakdownMeanMs =
+    breakdowns.length === 0
+      ? null
+      : (Object.fromEntries(
+          Object.keys(breakdowns[0] as Breakdown).map((key) => [
+            key,
+            round(mean(breakdowns.map((b) => b[key as keyof Breakdown]))),
+          ]),
+        ) as unknown as Breakdown);
+  return {
+    concurrency,
+    tasks,
+    target,
+    elapsedS: round(elapsedS, 1),
+    firstEventMs: summarize(samples.map((s) => s.firstEventMs)),
+    postMs: summarize(samples.map((s) => s.postMs)),
+    overheadPerTurnMs: summarize(samples.map((s) => s.overheadPerTurnMs)),
+    inRunOverheadPerTurnMs: summarize(samples.map((s) => s.inRunOverheadPerTurnMs)),
+    taskWallMs: summarize(samples.map((s) => s.totalMs)),
+    bundleMs: summarize(samples.map((s) => s.bundleMs)),
+    serviceMsPerTask: summarize(samples.map((s) => s.serviceMs)),
+    eventsPerTask: round(mean(samples.map((s) => s.events)), 1),
+    meanEventDeliveryMs: round(mean(samples.map((s) => s.meanEventDeliveryMs))),
+    extraModelCalls: samples.reduce((n, s) => n + (s.modelCalls - MODEL_TURNS), 0),
+    cpu: cpuUse,
+    breakdownMeanMs,
+  };
+}
+
+async function measureFloor(
+  emulator: RunningEmulator,
+  label: string,
+  concurrency: number,
+  tasks: number,
+): Promise<FloorLevel> {
+  const client = createFloorClient(emulator.url);
+  const started = performance.now();
+  const cpu = cpuProbe(null);
+  const runs = await runPool(tasks, concurrency, (i) => runFloorTask(client, `floor-${label}-${i}-${Date.now()}`));
+  const cpuUse = cpu(tasks);
+  const elapsedS = (performance.now() - started) / 1000;
+  const records = await emulatorStats(emulator);
+  const samples: FloorSample[] = runs.map((run) => floorSample(run, records));
+  return {
+    concurrency,
+    tasks,
+    elapsedS: round(elapsedS, 1),
+    overheadPerTurnMs: summarize(samples.map((s) => s.overheadPerTurnMs)),
+    taskWallMs: summarize(samples.map((s) => s.wallMs)),
+    serviceMsPerTask: summarize(samples.map((s) => s.serviceMs)),
+    cpu: cpuUse,
+  };
+}
+
+/** GET / round trips: through wrangler's dev proxy and straight to the Worker's workerd. */
+async function pingLatency(url: string, count: number): Promise<Summary> {
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const t0 = performance.now();
+    const res = await httpJson("GET", `${url}/`);
+    if (res.status !== 200) throw new Error(`GET ${url}/: HTTP ${res.status}`);
+    times.push(performance.now() - t0);
+  }
+  return summarize(times);
+}
+
+interface Target {
+  name: string;
+  value: number;
+  limit: string;
+  pass: boolean;
+}
+
+function targets(outpost: OutpostLevel[], floor: FloorLevel[]): Target[] {
+  const out: Target[] = [];
+  for (const level of outpost.filter((l) => l.target === "wrangler proxy")) {
+    const c = `c=${level.concurrency}`;
+    const floorLevel = floor.find((f) => f.concurrency === level.concurrency);
+    out.push({
+      name: `first event p95 (${c})`,
+      value: level.firstEventMs.p95,
+      limit: `<= ${TARGETS.firstEventP95Ms} ms`,
+      pass: level.firstEventMs.p95 <= TARGETS.firstEventP95Ms,
+    });
+    if (floorLevel) {
+      const ratio = round(level.inRunOverheadPerTurnMs.p50 / floorLevel.overheadPerTurnMs.p50);
+      out.push({
+        name: `per-turn overhead p50 / floor p50 (${c})`,
+        value: ratio,
+        limit: `<= ${TARGETS.overheadP50RatioToFloor}x`,
+        pass: ratio <= TARGETS.overheadP50RatioToFloor,
+      });
+    }
+    out.push({
+      name: `per-turn overhead p95 (${c})`,
+      value: level.inRunOverheadPerTurnMs.p95,
+      limit: `<= ${TARGETS.overheadP95Ms} ms`,
+      pass: level.inRunOverheadPerTurnMs.p95 <= TARGETS.overheadP95Ms,
+    });
+  }
+  return out;
+}
+
+function report(result: {
+  outpost: OutpostLevel[];
+  floor: FloorLevel[];
+  memory: MemoryResult & { fresh_before_warmup: RssSnapshot };
+  wrangler_restarts: string[];
+  targets: Target[];
+  ping: { proxy: Summary; direct: Summary | null };
+}): string {
+  const lines: string[] = [];
+  const rows: string[][] = [];
+  for (const level of result.outpost) {
+    const c = `c=${level.concurrency}${level.target === "direct" ? ", direct" : ""}`;
+    const floorLevel =
+      level.target === "direct" ? undefined : result.floor.find((f) => f.concurrency === level.concurrency);
+    const row = (metric: string, o: Summary, f: Summary | undefined) => [
+      `${metric} (${c})`,
+      fmt(o.p50),
+      fmt(o.p95),
+      fmt(f?.p50),
+      fmt(f?.p95),
+      f ? `${fmt(o.p50 / f.p50, 2)}x` : "—",
+    ];
+    rows.push(row("first event, ms", level.firstEventMs, undefined));
+    rows.push(row("per-turn overhead, ms", level.inRunOverheadPerTurnMs, floorLevel?.overheadPerTurnMs));
+    rows.push(row("task overhead / turns, ms", level.overheadPerTurnMs, floorLevel?.overheadPerTurnMs));
+    rows.push(row("task wall time, ms", level.taskWallMs, floorLevel?.taskWallMs));
+    rows.push(row("bundle in R2 after run_finished, ms", level.bundleMs, undefined));
+    rows.push(row("model service/task, ms", level.serviceMsPerTask, floorLevel?.serviceMsPerTask));
+  }
+  lines.push(
+    table(["metric", "outpost p50", "outpost p95", "floor p50", "floor p95", "ratio p50 outpost/floor"], rows),
+  );
+
+  lines.push(
+    "",
+    `Floor CPU (this process: SDK client + emulator), ms per run: ${result.floor
+      .map((f) => `${fmt(f.cpu.benchMsPerTask)} at c=${f.concurrency}`)
+      .join(", ")}`,
+  );
+  lines.push("", "Where an Outpost task's time goes (mean ms per task, summed over its 3 turns):");
+  const parts: [keyof Breakdown, string][] = [
+    ["start", "POST → 1st llm_request_sent"],
+    ["dispatch", "llm_request_sent → emulator sees request"],
+    ["bodyRead", "emulator reading request body"],
+    ["service", "emulator service (model latency)"],
+    ["drain", "emulator done → llm_response_received"],
+    ["between", "response_received → next request_sent"],
+    ["finish", "last response → run_finished"],
+    ["delivery", "run_finished → SSE frame at client"],
+  ];
+  const levels = result.outpost.filter((l) => l.breakdownMeanMs);
+  lines.push(
+    table(
+      ["phase", ...levels.map((l) => `c=${l.concurrency}${l.target === "direct" ? " direct" : ""}`)],
+      [
+        ...parts.map(([key, name]) => [name, ...levels.map((l) => fmt(l.breakdownMeanMs?.[key]))]),
+        ["task wall time (mean)", ...levels.map((l) => fmt(l.taskWallMs.mean))],
+        ["events per task", ...levels.map((l) => fmt(l.eventsPerTask, 0))],
+        ["event timestamp → client (mean)", ...levels.map((l) => fmt(l.meanEventDeliveryMs))],
+        ["POST round trip p50", ...levels.map((l) => fmt(l.postMs.p50))],
+        ["CPU/task: Outpost workerd, ms", ...levels.map((l) => fmt(l.cpu.workerMsPerTask))],
+        ["CPU/task: dev proxy workerd, ms", ...levels.map((l) => fmt(l.cpu.proxyMsPerTask))],
+        ["CPU/task: bench (client+emulator), ms", ...levels.map((l) => fmt(l.cpu.benchMsPerTask))],
+        ["Outpost workerd busy, % of a core", ...levels.map((l) => fmt(l.cpu.workerBusy * 100, 0))],
+      ],
+    ),
+  );
+  lines.push(
+    "",
+    `GET / round trip p50/p95: via wrangler proxy ${fmt(result.ping.proxy.p50, 2)}/${fmt(result.ping.proxy.p95, 2)} ms` +
+      (result.ping.direct
+        ? `, direct to the Worker's workerd ${fmt(result.ping.direct.p50, 2)}/${fmt(result.ping.direct.p95, 2)} ms`
+        : ", direct port not found"),
+  );
+
+  const m = result.memory;
+  lines.push("", `Memory (VmRSS, MiB) with ${m.tasks} tasks waiting on their model call:`);
+  lines.push(
+    table(
+      ["process", "just started", "idle (warm)", `${m.tasks} in flight`, "after cancel"],
+      (
+        [
+          ["workerd running Outpost", "workerMiB"],
+          ["workerd dev proxy", "proxyMiB"],
+          ["workerd total", "workerdMiB"],
+          ["wrangler group total", "totalMiB"],
+        ] as const
+      ).map(([name, key]) => [
+        name,
+        fmt(m.fresh_before_warmup[key]),
+        fmt(m.idle[key]),
+        fmt(m.inFlight[key]),
+        fmt(m.afterCancel[key]),
+      ]),
+    ),
+  );
+  lines.push(
+    `≈ ${m.perTaskKiB} KiB per in-flight task (Outpost workerd); all in flight after ${m.secondsToAllInFlight} s`,
+  );
+
+  if (result.wrangler_restarts.length > 0) {
+    lines.push(
+      "",
+      `Note: wrangler restarted workerd during ${result.wrangler_restarts.join("; ")}; re-run on a fresh instance.`,
+    );
+  }
+  lines.push("", "Targets (from the issue):");
+  lines.push(
+    table(
+      ["target", "measured", "limit", "result"],
+      result.targets.map((t) => [t.name, fmt(t.value, 2), t.limit, t.pass ? "PASS" : "MISS"]),
+    ),
+  );
+  return lines.join("\n");
+}
+
+async function main(): Promise<void> {
+  const benchStarted = performance.now();
+  log(`emulator latency: ttft ${LATENCY.ttftMs} ms, ${LATENCY.tokenDelayMs} ms per streamed chunk`);
+  const emulator = await startEmulator({ ttftMs: LATENCY.ttftMs, tokenDelayMs: LATENCY.tokenDelayMs, quiet: true });
+  const session = new DevSession({
+    root,
+    vars: { ANTHROPIC_BASE_URL: emulator.url, OUTPOST_API_KEYS: API_KEY },
+    log,
+    warmup: async (dev, directUrl) => {
+      log(`warm-up: ${WARMUP_TASKS} Outpost tasks (not counted)`);
+      await runPool(WARMUP_TASKS, 2, (i) => runOutpostTask(dev.url, `warmup #${i}`));
+      if (directUrl) await runPool(2, 1, (i) => runOutpostTask(directUrl, `warmup direct #${i}`));
+    },
+    saveLog: (dev, name) => {
+      mkdirSync(resolve(root, "bench/results"), { recursive: true });
+      dev.saveLog(resolve(root, "bench/results", name));
+    },
+  });
+  try {
+    // Logs of an earlier run would read as this run's.
+    const results = resolve(root, "bench/results");
+    if (existsSync(results)) {
+      for (const name of readdirSync(results)) if (/^wrangler.*\.log$/.test(name)) rmSync(resolve(results, name));
+    }
+    await registerScript(emulator, SCRIPT);
+    await registerScript(emulator, STALL_SCRIPT);
+    log(`emulator at ${emulator.url}; starting wrangler dev…`);
+    await session.fresh();
+    log(`warm-up: ${WARMUP_TASKS} floor runs (not counted)`);
+    const warmClient = createFloorClient(emulator.url);
+    await runPool(WARMUP_TASKS, 2, (i) => runFloorTask(warmClient, `floor-warmup-${i}-${Date.now()}`));
+
+    const outpost: OutpostLevel[] = [];
+    const floor: FloorLevel[] = [];
+    for (const { concurrency, tasks } of LEVELS) {
+      log(`Outpost: ${tasks} tasks at concurrency ${concurrency}…`);
+      const level = await session.phase(`the Outpost run at concurrency ${concurrency}`, (dev) =>
+        measureOutpost(dev, dev.url, emulator, `c${concurrency}`, concurrency, tasks, "wrangler proxy"),
+      );
+      outpost.push(level);
+      log(`  done in ${level.elapsedS} s; floor: ${tasks} bare-SDK runs at concurrency ${concurrency}…`);
+      const floorLevel = await measureFloor(emulator, `c${concurrency}`, concurrency, tasks);
+      floor.push(floorLevel);
+      log(`  done in ${floorLevel.elapsedS} s`);
+    }
+    const direct = await session.phase("the direct run", async (dev, directUrl) => {
+      if (!directUrl) return null;
+      log("Outpost direct to the Worker's workerd (no dev proxy): 20 tasks at concurrency 1…");
+      return measureOutpost(dev, directUrl, emulator, "direct", 1, 20, "direct");
+    });
+    if (direct) outpost.push(direct);
+    const ping = await session.phase("the ping run", async (dev, directUrl) => ({
+      proxy: await pingLatency(dev.url, 50),
+      direct: directUrl ? await pingLatency(directUrl, 50) : null,
+    }));
+
+    // A fresh wrangler for memory, so the idle baseline is not inflated by the heap of the runs above and no
+    // leftover object from them wakes up mid-phase.
+    log(`memory: fresh wrangler dev, then ${STALLED_TASKS} tasks with a model call that does not answer…`);
+    const memory = await session.phase(
+      "the memory phase",
+      async (dev) => {
+        const fresh = rssSnapshot(dev.pid, dev.port);
+        await runPool(2, 1, (i) => runOutpostTask(dev.url, `memory warmup #${i}`));
+        const measured = await memoryPhase({
+          baseUrl: dev.url,
+          pgid: dev.pid,
+          publicPort: dev.port,
+          tasks: STALLED_TASKS,
+        });
+        return { ...measured, fresh_before_warmup: fresh };
+      },
+      { fresh: true, warm: false },
+    );
+    await session.stop();
+
+    const result = {
+      benchmark: "outpost-task-latency",
+      at: new Date().toISOString(),
+      node: process.version,
+      cpus: availableParallelism(),
+      emulator_latency: { ttft_ms: LATENCY.ttftMs, token_delay_ms: LATENCY.tokenDelayMs },
+      task_shape: { agent: "planner", model_turns: MODEL_TURNS, tool_calls: MODEL_TURNS - 1 },
+      definitions: {
+        first_event_ms: "first SSE `id:` frame arrival − t0 (t0 = just before POST /v1/agents/planner/tasks)",
+        per_turn_overhead_ms:
+          "(run_finished arrival − first llm_request_sent arrival − Σ emulator service_ms of the task's requests) / 3; " +
+          "for the floor, (wall time − Σ service_ms) / 3",
+        task_overhead_per_turn_ms:
+          "(task wall time from t0 − Σ emulator service_ms) / 3: includes POST and SSE connect",
+        floor: "same loop with @anthropic-ai/sdk messages.stream().finalMessage() in Node, no Outpost",
+      },
+      outpost,
+      floor,
+      ping,
+      memory,
+      wrangler_restarts: session.reruns,
+      targets: targets(outpost, floor),
+      bench_seconds: round((performance.now() - benchStarted) / 1000, 1),
+    };
+    const output = report(result);
+    console.log(`\nOutpost benchmark — emulator ttft ${LATENCY.ttftMs} ms, ${LATENCY.tokenDelayMs} ms/chunk\n`);
+    console.log(output);
+    console.log(`\n${JSON.stringify(result)}`);
+    const file = resolve(root, "bench/results/latest.json");
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+    log(`wrote ${file}; ${result.bench_seconds} s in all`);
+  } finally {
+    await session.stop();
+    await emulator.close();
+    closeHttpAgent();
+  }
+}
+
+process.on("SIGINT", () => process.exit(130));
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    log(`FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exit(1);
+  },
+);
