@@ -1,7 +1,9 @@
 // `npm run dev`: serves Outpost locally under wrangler (workerd). With no ANTHROPIC_API_KEY it starts the model
 // emulator first and points the Worker at it, so the demo agents work offline; with a key it calls Claude.
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { startEmulator } from "../emulator/server.ts";
 
 const DEV_API_KEY = "dev-key";
@@ -38,9 +40,14 @@ if (baseUrl) {
   console.log("[outpost] ANTHROPIC_API_KEY is set: model calls go to Claude.");
 }
 
+let secretsFile: string | undefined;
 if (process.env.ANTHROPIC_API_KEY && !devVars.has("ANTHROPIC_API_KEY")) {
-  // Wrangler takes local secrets from .dev.vars or the process environment when asked to include it.
-  process.env.CLOUDFLARE_INCLUDE_PROCESS_ENV = "true";
+  // Hand wrangler the exported key alone, in a private file it reads as local secrets; passing the whole process
+  // environment would expose every variable of this shell to the Worker.
+  const dir = mkdtempSync(join(tmpdir(), "outpost-dev-"));
+  secretsFile = join(dir, "secrets.env");
+  writeFileSync(secretsFile, `ANTHROPIC_API_KEY=${JSON.stringify(process.env.ANTHROPIC_API_KEY)}\n`, { mode: 0o600 });
+  args.push("--env-file", secretsFile);
 }
 if (!process.env.OUTPOST_API_KEYS && !devVars.has("OUTPOST_API_KEYS")) {
   args.push("--var", `OUTPOST_API_KEYS:${DEV_API_KEY}`);
@@ -55,6 +62,7 @@ const stop = (signal: NodeJS.Signals) => {
 process.on("SIGINT", () => stop("SIGINT"));
 process.on("SIGTERM", () => stop("SIGTERM"));
 wrangler.on("exit", async (code) => {
+  if (secretsFile) rmSync(dirname(secretsFile), { recursive: true, force: true });
   await emulator?.close();
   process.exit(code ?? 0);
 });
