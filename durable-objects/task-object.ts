@@ -5,6 +5,7 @@ import { DurableObject } from "cloudflare:workers";
 import { registry } from "../src/agents/catalog.ts";
 import { loadPriceTable } from "../src/config/prices.ts";
 import type { Env } from "../src/env.ts";
+import { toErrorInfo } from "../src/errors.ts";
 import { EventLog } from "../src/events/event-log.ts";
 import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
 import { openEventStream } from "../src/events/sse.ts";
@@ -16,6 +17,7 @@ import { RunRuntime } from "../src/runtime/run-runtime.ts";
 import { runTask } from "../src/runtime/runner.ts";
 import { StepJournal } from "../src/runtime/step-journal.ts";
 import { isTerminal, type RpcResult, type TaskInit, type TaskView } from "../src/tasks/task.ts";
+import { TaskState } from "../src/tasks/task-state.ts";
 import { type TaskRecord, TaskStore } from "../src/tasks/task-store.ts";
 
 /**
@@ -26,7 +28,13 @@ import { type TaskRecord, TaskStore } from "../src/tasks/task-store.ts";
 const HEARTBEAT_MS = 30_000;
 /** The SDK's transport retries per model call; the base layer adds none (seed 001 clarification). */
 const MODEL_MAX_RETRIES = 2;
+/** Runs that crash outside the agent's own error handling (storage failures, bugs) are retried this often. */
+const MAX_RUN_CRASHES = 3;
+/** A failed bundle upload is retried this much later, for as long as it takes. */
+const UPLOAD_RETRY_MS = 60_000;
 const SCHEMA_VERSION = 1;
+
+export type Subscription = { id: string; stream: ReadableStream<Uint8Array> } | { finished: true };
 
 export class TaskObject extends DurableObject<Env> {
   private readonly sql: SqlStorage;
@@ -34,8 +42,11 @@ export class TaskObject extends DurableObject<Env> {
   private readonly events: EventLog;
   private readonly journal: StepJournal;
   private readonly conversation: MessageLog;
+  private readonly state: TaskState;
   private readonly bundle: RunBundle;
   private readonly transcript: Transcript;
+  /** False until a task is created: an object asked about an unknown id writes nothing, not even its schema. */
+  private ready: boolean;
   /** The run executing in this instance, if any. Only one instance of an object exists at a time. */
   private active: { promise: Promise<void>; abort: AbortController } | null = null;
   /** Open SSE subscriptions by id, so the Worker can end one when its client disconnects. */
@@ -44,7 +55,8 @@ export class TaskObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    migrate(this.sql);
+    this.ready = hasSchema(this.sql);
+    if (this.ready) migrate(this.sql);
     this.store = new TaskStore(this.sql);
     const taskId = () => this.requireTask().id;
     this.events = new EventLog(this.sql, () => {
@@ -53,12 +65,17 @@ export class TaskObject extends DurableObject<Env> {
     });
     this.journal = new StepJournal(this.sql, env.RUNS, () => `${runPrefix(taskId())}.journal/`);
     this.conversation = new MessageLog(this.sql);
+    this.state = new TaskState(this.sql);
     this.bundle = new RunBundle(this.sql, env.RUNS, taskId);
     this.transcript = new Transcript(this.sql);
   }
 
   /** Creates the task and starts its run. Idempotent: a second call returns the task as it is. */
   async start(init: TaskInit): Promise<TaskView> {
+    if (!this.ready) {
+      migrate(this.sql);
+      this.ready = true;
+    }
     if (this.store.create(init)) {
       const task = this.requireTask();
       this.events.append("task_created", {
@@ -78,14 +95,18 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   async get(): Promise<TaskView | null> {
-    const task = this.store.get();
-    return task ? this.view(task) : null;
+    const task = this.task();
+    if (!task) return null;
+    this.resumeIfIdle(task);
+    return this.view(task);
   }
 
   /** Resolves when the task has ended or after `timeoutMs`, whichever comes first. */
   async wait(timeoutMs: number): Promise<TaskView | null> {
-    const task = this.store.get();
-    if (!task || isTerminal(task.status) || timeoutMs <= 0) return task ? this.view(task) : null;
+    const task = this.task();
+    if (!task) return null;
+    if (isTerminal(task.status) || timeoutMs <= 0) return this.view(task);
+    this.resumeIfIdle(task);
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, timeoutMs);
       const stop = this.events.listen((record) => {
@@ -101,25 +122,26 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   async messages(): Promise<StoredMessage[] | null> {
-    return this.store.get() ? this.conversation.list() : null;
+    return this.task() ? this.conversation.list() : null;
   }
 
   /**
    * SSE bytes: every event after `after`, then live events, ending after the terminal event. The caller passes
    * the id to `unsubscribe` when its client goes: cancelling an RPC stream reaches the object only at its next write.
+   * `finished` means the run has ended and the cursor is at or past its last event: there is nothing left to send.
    */
-  async subscribe(after: number): Promise<{ id: string; stream: ReadableStream<Uint8Array> } | null> {
-    if (!this.store.get()) return null;
+  async subscribe(after: number): Promise<Subscription | null> {
+    const task = this.task();
+    if (!task) return null;
+    if (isTerminal(task.status) && after >= this.events.lastSeq()) return { finished: true };
+    this.resumeIfIdle(task);
     const id = crypto.randomUUID();
     const abort = new AbortController();
     this.subscriptions.set(id, abort);
-    abort.signal.addEventListener("abort", () => this.subscriptions.delete(id), { once: true });
     const stream = openEventStream(this.events, after, {
       signal: abort.signal,
-      isFinished: () => {
-        const task = this.store.get();
-        return task !== null && isTerminal(task.status);
-      },
+      onClose: () => this.subscriptions.delete(id),
+      isFinished: () => isTerminal(this.requireTask().status),
     });
     return { id, stream };
   }
@@ -135,7 +157,7 @@ export class TaskObject extends DurableObject<Env> {
 
   /** Cancels the run at its next safe point (the model stream is aborted at once). */
   async cancel(): Promise<RpcResult<TaskView>> {
-    const task = this.store.get();
+    const task = this.task();
     if (!task) return { ok: false, error: { code: "task_not_found", message: "No such task." } };
     if (!this.store.finish("canceled", {})) {
       return {
@@ -144,13 +166,14 @@ export class TaskObject extends DurableObject<Env> {
       };
     }
     this.events.append("run_canceled", { reason: "canceled by client", previous_status: task.status });
+    // A running loop uploads the bundle once it has unwound (afterRun); otherwise do it now.
     if (this.active) this.active.abort.abort();
     else await this.scheduleBundleUpload();
     return { ok: true, value: this.view(this.requireTask()) };
   }
 
   async artifacts(): Promise<ArtifactEntry[] | null> {
-    if (!this.store.get()) return null;
+    if (!this.task()) return null;
     await this.completeBundle();
     return this.bundle.list();
   }
@@ -159,7 +182,7 @@ export class TaskObject extends DurableObject<Env> {
   async artifact(
     path: string,
   ): Promise<{ kind: "staged"; content: string; content_type: string } | { kind: "r2"; key: string } | null> {
-    const task = this.store.get();
+    const task = this.task();
     if (!task) return null;
     await this.completeBundle();
     if (!this.bundle.has(path)) return null;
@@ -168,35 +191,54 @@ export class TaskObject extends DurableObject<Env> {
     return { kind: "r2", key: runPrefix(task.id) + path };
   }
 
-  /** Heartbeat and recovery: resumes an interrupted run, finishes an interrupted bundle upload. Idempotent. */
+  /** Heartbeat and recovery: resumes an interrupted run, uploads an ended run's bundle. Idempotent. */
   override async alarm(): Promise<void> {
-    const task = this.store.get();
+    const task = this.task();
     if (!task) return;
-    if (isTerminal(task.status)) {
-      if (!this.active && !task.bundleFlushed) await this.flushBundle();
+    if (!isTerminal(task.status)) {
+      await this.ctx.storage.setAlarm(Date.now() + HEARTBEAT_MS);
+      if (!this.active) this.launch();
       return;
     }
-    await this.ctx.storage.setAlarm(Date.now() + HEARTBEAT_MS);
-    if (!this.active) this.launch();
+    if (this.active || task.bundleFlushed) return;
+    try {
+      await this.flushBundle();
+    } catch (error) {
+      // R2 may be down for longer than the platform's own alarm retries last; keep trying on our own schedule.
+      console.error("bundle upload failed; retrying", task.id, error instanceof Error ? error.message : error);
+      await this.ctx.storage.setAlarm(Date.now() + UPLOAD_RETRY_MS);
+    }
+  }
+
+  private task(): TaskRecord | null {
+    return this.ready ? this.store.get() : null;
+  }
+
+  /** After an eviction the heartbeat alarm resumes the run; a reader arriving first resumes it sooner. */
+  private resumeIfIdle(task: TaskRecord): void {
+    if (!isTerminal(task.status) && !this.active) this.launch();
   }
 
   /** Starts the run in this instance unless one is already executing here. */
   private launch(): void {
     if (this.active) return;
     const abort = new AbortController();
+    const prices = () => loadPriceTable(this.env.OUTPOST_PRICES);
     const promise = runTask({
       store: this.store,
       events: this.events,
       registry,
-      prices: () => loadPriceTable(this.env.OUTPOST_PRICES),
+      prices,
       providerName: "anthropic",
-      runtime: () =>
+      transaction: (fn) => this.ctx.storage.transactionSync(fn),
+      runtime: (priceTable) =>
         new RunRuntime({
           taskId: this.requireTask().id,
           store: this.store,
           events: this.events,
           journal: this.journal,
           conversation: this.conversation,
+          state: this.state,
           bundle: this.bundle,
           transcript: this.transcript,
           provider: new AnthropicProvider({
@@ -204,16 +246,13 @@ export class TaskObject extends DurableObject<Env> {
             baseURL: this.env.ANTHROPIC_BASE_URL || undefined,
             maxRetries: MODEL_MAX_RETRIES,
           }),
-          prices: loadPriceTable(this.env.OUTPOST_PRICES),
+          prices: priceTable,
           signal: abort.signal,
           maxRetries: MODEL_MAX_RETRIES,
         }),
     })
       .then(() => this.afterRun())
-      .catch((error: unknown) => {
-        // Storage failures land here; the heartbeat alarm retries the run from its journal.
-        console.error("task run crashed", this.store.get()?.id, error instanceof Error ? error.message : error);
-      })
+      .catch((error: unknown) => this.afterCrash(error))
       .finally(() => {
         this.active = null;
       });
@@ -225,8 +264,23 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   /**
-   * The bundle upload runs in its own alarm invocation, after the run: awaited here it would hold back the terminal
-   * event's delivery, and an alarm is retried if the upload fails.
+   * The run threw outside the agent's error handling (a storage failure, a bug). The heartbeat alarm retries it
+   * from its journal, a few times; then the task fails rather than resuming, and paying, forever.
+   */
+  private async afterCrash(error: unknown): Promise<void> {
+    const info = toErrorInfo(error);
+    const crashes = this.store.recordCrash();
+    if (crashes < MAX_RUN_CRASHES) return;
+    const reason = `The run crashed ${crashes} times and was stopped: ${info.message}`;
+    if (this.store.finish("failed", { error: { ...info, message: reason } })) {
+      this.events.append("run_failed", { reason, error: { ...info, message: reason }, errors: [info] });
+      await this.scheduleBundleUpload();
+    }
+  }
+
+  /**
+   * The bundle upload runs in its own alarm invocation, after the run: awaited there it would hold back the
+   * terminal event's delivery, and a failed upload is retried.
    */
   private async scheduleBundleUpload(): Promise<void> {
     await this.ctx.storage.setAlarm(Date.now());
@@ -245,7 +299,7 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   private requireTask(): TaskRecord {
-    const task = this.store.get();
+    const task = this.task();
     if (!task) throw new Error("This object holds no task.");
     return task;
   }
@@ -256,6 +310,12 @@ export class TaskObject extends DurableObject<Env> {
   }
 }
 
+function hasSchema(sql: SqlStorage): boolean {
+  return (
+    sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").toArray().length > 0
+  );
+}
+
 function migrate(sql: SqlStorage): void {
   sql.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)");
   const current = sql.exec<{ v: number | null }>("SELECT MAX(version) AS v FROM schema_migrations").one().v ?? 0;
@@ -264,6 +324,7 @@ function migrate(sql: SqlStorage): void {
   EventLog.migrate(sql);
   StepJournal.migrate(sql);
   MessageLog.migrate(sql);
+  TaskState.migrate(sql);
   RunBundle.migrate(sql);
   Transcript.migrate(sql);
   sql.exec("INSERT INTO schema_migrations (version) VALUES (?)", SCHEMA_VERSION);

@@ -1,6 +1,6 @@
 // The one error module: every failure Outpost raises is a typed class with a stable string `code`.
 // Agent-level classes follow seed 000's hierarchy (adapted to Workers); ApiError covers request problems.
-// HTTP status and the JSON body are decided in one place: src/http/error-handler.ts.
+// HTTP status and the JSON body are decided in one place: src/http/errors.ts.
 
 /** Base of every Outpost error. `code` is stable and documented in the README; messages are for people. */
 export class OutpostError extends Error {
@@ -200,11 +200,18 @@ export class ApiError extends OutpostError {
   }
 }
 
-/** Turns anything thrown into an ErrorInfo that is safe to store and show (no stack, no secrets). */
+/**
+ * Turns anything thrown into an ErrorInfo that is safe to store and show. Outpost's own errors carry messages
+ * written for clients; anything else (a storage error, a bug) is logged and shown only as its class name.
+ */
 export function toErrorInfo(error: unknown): ErrorInfo {
   if (error instanceof OutpostError) return error.toJSON();
-  if (error instanceof Error) {
-    return { code: "internal_error", message: error.message, type: error.name, retryable: false };
-  }
-  return { code: "internal_error", message: String(error), type: "Error", retryable: false };
+  const type = error instanceof Error ? error.name : "Error";
+  console.error("internal error", type, error instanceof Error ? error.message : String(error));
+  return {
+    code: "internal_error",
+    message: `The run failed on an internal error (${type}); the operator's logs have the details.`,
+    type,
+    retryable: false,
+  };
 }

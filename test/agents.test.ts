@@ -477,7 +477,12 @@ describe("AgentResult (FR-008)", () => {
     const info: ErrorInfo = { code: "custom", message: "m", type: "Custom", retryable: false, hint: "h" };
     const result = failureResult([new RangeError("out of range"), info], usage);
     expect(result.errors).toEqual([
-      { code: "internal_error", message: "out of range", type: "RangeError", retryable: false },
+      {
+        code: "internal_error",
+        message: "The run failed on an internal error (RangeError); the operator's logs have the details.",
+        type: "RangeError",
+        retryable: false,
+      },
       info,
     ]);
   });
@@ -814,7 +819,7 @@ describe("error classes (FR-007)", () => {
     expect([error.status, error.field]).toEqual([422, "input"]);
   });
 
-  it("turns anything thrown into an ErrorInfo without a stack", () => {
+  it("turns anything thrown into an ErrorInfo without a stack or internal details", () => {
     expect(toErrorInfo(new DuplicateAgentError("a"))).toEqual({
       code: "duplicate_agent",
       message: 'An agent named "a" is already registered; agent names must be unique.',
@@ -822,15 +827,16 @@ describe("error classes (FR-007)", () => {
       retryable: false,
       agent_name: "a",
     });
-    expect(toErrorInfo(new TypeError("t"))).toEqual({
+    // Anything that is not an Outpost error may carry internals (a storage path, a query): only its class is shown.
+    expect(toErrorInfo(new TypeError("secret /internal/path"))).toEqual({
       code: "internal_error",
-      message: "t",
+      message: "The run failed on an internal error (TypeError); the operator's logs have the details.",
       type: "TypeError",
       retryable: false,
     });
     expect(toErrorInfo("a string")).toEqual({
       code: "internal_error",
-      message: "a string",
+      message: "The run failed on an internal error (Error); the operator's logs have the details.",
       type: "Error",
       retryable: false,
     });

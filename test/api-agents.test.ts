@@ -20,15 +20,13 @@ function createTask(body: unknown, agent = "assistant"): Promise<Response> {
 }
 
 describe("GET /", () => {
-  it("answers without an API key, naming the service and its model endpoint", async () => {
+  it("answers without an API key and reveals nothing of the configuration", async () => {
     const res = await raw("/");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/json");
-    expect(await res.json()).toStrictEqual({
-      name: "outpost",
-      model_endpoint: env.ANTHROPIC_BASE_URL,
-      docs: "See README.md: POST /v1/agents/:name/tasks to start a task.",
-    });
+    const text = await res.text();
+    expect(JSON.parse(text)).toStrictEqual({ name: "outpost", status: "ok" });
+    expect(text).not.toContain(env.ANTHROPIC_BASE_URL);
   });
 });
 

@@ -403,10 +403,11 @@ describe("replay from a cursor after the run has ended", () => {
     expect(frames.map((f) => f.id)).toEqual(full.slice(6).map((f) => f.id));
   });
 
-  it("closes at once with only the retry line when Last-Event-ID is the finished task's last event", async () => {
+  it("answers 204 with no body when Last-Event-ID is the finished task's last event, so EventSource stops", async () => {
     const last = full.at(-1)?.id;
-    const { raw } = await readEvents(task.id, { lastEventId: String(last) });
-    expect(raw).toBe(RETRY_LINE);
+    const res = await api(`/v1/tasks/${task.id}/events`, { headers: { "last-event-id": String(last) } });
+    expect(res.status).toBe(204);
+    expect(await res.text()).toBe("");
   });
 });
 
@@ -588,6 +589,8 @@ describe("sseFrame", () => {
   });
 });
 
+const nextTick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
 describe("openEventStream", () => {
   it("replays the records after the cursor as exact frames after the retry line", async () => {
     const log = new FakeLog();
@@ -632,6 +635,8 @@ describe("openEventStream", () => {
     const log = new FakeLog();
     log.append("task_created");
     const reader = new SseReader(openEventStream(log, 0, { ...running, heartbeatMs: 60_000 }));
+    // The stream listens once its pulled replay has caught up.
+    await nextTick();
     expect(log.listeners.size).toBe(1);
     log.append("run_started");
     log.append("run_finished");
@@ -645,6 +650,7 @@ describe("openEventStream", () => {
     const log = new FakeLog();
     log.append("task_created");
     const reader = new SseReader(openEventStream(log, 50, { ...running, heartbeatMs: 60_000 }));
+    await nextTick();
     log.append("run_started");
     log.append("run_finished");
     expect(await reader.rest(2000)).toEqual([]);
@@ -683,7 +689,8 @@ describe("openEventStream", () => {
     const log = new FakeLog();
     const stream = openEventStream(log, 0, { ...running, heartbeatMs: 60_000, maxBufferedBytes: 1024 });
     const padding = "x".repeat(2000);
-    // Nobody reads while these pile up: far past the limit and any queue high-water mark.
+    await nextTick();
+    // The stream is live; nobody reads while these pile up, far past the limit and any queue high-water mark.
     for (let i = 0; i < 100; i++) log.append("llm_text_delta", { text: padding });
     const reader = new SseReader(stream);
     const blocks = await reader.drain();
@@ -727,6 +734,17 @@ describe("openEventStream", () => {
 });
 
 describe("openEventStream chunking", () => {
+  it("replays a backlog far larger than maxBufferedBytes by pulling it, without overflowing", async () => {
+    const log = new FakeLog();
+    for (let i = 0; i < 3000; i++) log.append("llm_text_delta", { text: "z".repeat(200) });
+    log.append("run_finished");
+    const reader = new SseReader(
+      openEventStream(log, 0, { isFinished: () => true, heartbeatMs: 60_000, maxBufferedBytes: 16 * 1024 }),
+    );
+    await reader.rest(5000);
+    expect(reader.raw).toBe(RETRY_LINE + log.records.map(frameText).join(""));
+  });
+
   it("sends the frames of events appended in one tick as a single chunk, byte for byte", async () => {
     const log = new FakeLog();
     const stream = openEventStream(log, 0, { ...running, heartbeatMs: 60_000 });
@@ -753,6 +771,7 @@ describe("EventLog on a Durable Object's SQLite", () => {
 
   it("stores an event before telling listeners, so a listener can already read it back", async () => {
     const seenInStorage = await runInDurableObject(freshObject(), (_instance, state) => {
+      EventLog.migrate(state.storage.sql);
       const log = new EventLog(state.storage.sql, identity);
       const readBack: (EventRecord | undefined)[] = [];
       log.listen((record) => readBack.push(log.readAfter(record.seq - 1, 1)[0]));
@@ -765,6 +784,7 @@ describe("EventLog on a Durable Object's SQLite", () => {
 
   it("drops a listener that throws without failing the append or starving other listeners", async () => {
     const outcome = await runInDurableObject(freshObject(), (_instance, state) => {
+      EventLog.migrate(state.storage.sql);
       const log = new EventLog(state.storage.sql, identity);
       let thrown = 0;
       const delivered: number[] = [];

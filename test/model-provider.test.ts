@@ -360,7 +360,8 @@ describe("AnthropicProvider.stream: cancellation and unreachable providers", () 
     // workerd logs the refused connection as an uncaught "Network connection lost"; that is its own logging.
     const { items, attempts, error } = await drain(provider({ baseURL: "http://127.0.0.1:1" }), "refused");
     expect(items).toEqual([]);
-    expect(attempts).toEqual([]);
+    // The failed connection is an attempt too, with no status (the SDK would retry it if retries were allowed).
+    expect(attempts).toEqual([{ attempt: 1, status: null, request_id: null, retry_after_seconds: null }]);
     expect(error).toBeInstanceOf(NetworkError);
     expect(error).toMatchObject({
       code: "network_error",

@@ -52,7 +52,7 @@ export class EventLog {
         timestamp,
         eventType,
         span,
-        JSON.stringify(payload),
+        serializePayload(payload),
       )
       .one();
     const record: EventRecord = {
@@ -106,5 +106,17 @@ export class EventLog {
   listen(listener: Listener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+}
+
+/**
+ * JSON for a payload that never throws: an event must be recorded whatever an agent put in it. BigInts become
+ * strings; a payload that still cannot be serialised (a cycle) is replaced by a note saying so.
+ */
+export function serializePayload(payload: Record<string, unknown>): string {
+  try {
+    return JSON.stringify(payload, (_key, value: unknown) => (typeof value === "bigint" ? value.toString() : value));
+  } catch (error) {
+    return JSON.stringify({ unserializable_payload: error instanceof Error ? error.message : String(error) });
   }
 }

@@ -19,6 +19,8 @@ export type EventRecord = z.infer<typeof EventRecordSchema>;
 export const EVENT_TYPES = [
   // Task lifecycle (Outpost)
   "task_created",
+  "run_resumed",
+  "step_resumed",
   // Seed 002
   "run_started",
   "llm_request_sent",

@@ -17,12 +17,16 @@ export interface EventStreamOptions {
   maxBufferedBytes?: number;
   /** Ends the stream and drops its subscription (the client is gone). */
   signal?: AbortSignal;
+  /** Called once when the stream ends, however it ends. */
+  onClose?: () => void;
 }
 
 const encoder = new TextEncoder();
 const REPLAY_BATCH = 500;
 /** Pending frames past this size go out without waiting for the end of the tick. */
 const MAX_CHUNK_CHARS = 32 * 1024;
+/** Most text one replay pull queues. */
+const MAX_PULL_CHARS = 256 * 1024;
 /** Bytes a stream may queue before it reports backpressure. */
 const QUEUE_HIGH_WATER_MARK = 64 * 1024;
 /** Client reconnect delay sent in the `retry:` field. */
@@ -36,6 +40,11 @@ export function sseFrame(record: EventRecord): Uint8Array {
   return encoder.encode(sseFrameText(record));
 }
 
+/**
+ * The replay is pulled: a batch is read from the log only when the reader has room, so a log of any length streams
+ * in bounded memory. Once the replay has caught up, the stream listens for new events in the same synchronous step
+ * as its last read, so no event can fall between the two.
+ */
 export function openEventStream(
   source: EventSource,
   after: number,
@@ -46,94 +55,106 @@ export function openEventStream(
   let stopListening: (() => void) | undefined;
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   let closed = false;
+  let live = false;
   let cursor = after;
+  let pending = "";
+  let flushScheduled = false;
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
 
   const cleanup = () => {
     closed = true;
     stopListening?.();
     if (heartbeat !== undefined) clearInterval(heartbeat);
+    options.onClose?.();
+  };
+  const finish = () => {
+    if (closed) return;
+    cleanup();
+    const rest = pending;
+    pending = "";
+    if (rest) controller.enqueue(encoder.encode(rest));
+    controller.close();
+  };
+  // Frames written in the same tick (the events one step appends together) go out as one chunk: each chunk costs a
+  // trip through the stream plumbing between the object, the Worker and the client.
+  const flush = () => {
+    flushScheduled = false;
+    if (closed || !pending) return;
+    // Take the text before enqueueing: an enqueue can call pull() at once, which writes and flushes again.
+    const text = pending;
+    pending = "";
+    controller.enqueue(encoder.encode(text));
+    // Live events are pushed whatever the reader's pace; the replay is pulled, so only a live reader can fall behind.
+    // desiredSize is the high-water mark minus what is queued, so this is the unread byte count.
+    if (live && QUEUE_HIGH_WATER_MARK - (controller.desiredSize ?? 0) > maxBuffered) {
+      controller.enqueue(encoder.encode(`event: stream_overflow\ndata: {"reconnect_after":${cursor}}\n\n`));
+      finish();
+    }
+  };
+  const write = (text: string) => {
+    if (closed) return;
+    pending += text;
+    if (live && pending.length >= MAX_CHUNK_CHARS) flush();
+    else if (!flushScheduled) {
+      flushScheduled = true;
+      queueMicrotask(flush);
+    }
+  };
+  /** Writes one event's frame; false once the stream has ended with it. */
+  const send = (record: EventRecord): boolean => {
+    cursor = record.seq;
+    write(sseFrameText(record));
+    if (TERMINAL_EVENT_TYPES.has(record.event_type)) {
+      finish();
+      return false;
+    }
+    return true;
+  };
+  const goLive = () => {
+    live = true;
+    stopListening = source.listen((record) => {
+      if (closed) return;
+      if (record.seq <= cursor) {
+        // A cursor ahead of the log (a bad Last-Event-ID) must still see the run end, or the stream never would.
+        if (TERMINAL_EVENT_TYPES.has(record.event_type)) finish();
+        return;
+      }
+      send(record);
+    });
+    options.signal?.addEventListener("abort", finish, { once: true });
+    heartbeat = setInterval(() => write(": keepalive\n\n"), heartbeatMs);
   };
 
   return new ReadableStream<Uint8Array>(
     {
-      start(controller) {
-        // Frames written in the same tick (a replay, or the events one step appends together) go out as one chunk:
-        // each chunk costs a trip through the stream plumbing between the object, the Worker and the client.
-        let pending = "";
-        let flushScheduled = false;
-        const flush = () => {
-          flushScheduled = false;
-          if (!pending) return;
-          controller.enqueue(encoder.encode(pending));
-          pending = "";
-          // desiredSize is the high-water mark minus what is queued, so this is the unread byte count.
-          if (!closed && QUEUE_HIGH_WATER_MARK - (controller.desiredSize ?? 0) > maxBuffered) {
-            controller.enqueue(encoder.encode(`event: stream_overflow\ndata: {"reconnect_after":${cursor}}\n\n`));
-            finish();
-          }
-        };
-        const write = (text: string) => {
-          pending += text;
-          if (pending.length >= MAX_CHUNK_CHARS) flush();
-          else if (!flushScheduled) {
-            flushScheduled = true;
-            queueMicrotask(flush);
-          }
-        };
-        const finish = () => {
+      start(c) {
+        controller = c;
+        if (options.signal?.aborted) {
           cleanup();
-          if (pending) {
-            controller.enqueue(encoder.encode(pending));
-            pending = "";
-          }
           controller.close();
-        };
-        const send = (record: EventRecord): boolean => {
-          write(sseFrameText(record));
-          if (TERMINAL_EVENT_TYPES.has(record.event_type)) {
-            finish();
-            return false;
-          }
-          return true;
-        };
-        write(`retry: ${RETRY_MS}\n\n`);
-        // Replay and registration happen in one synchronous block: no append can slip between them.
-        for (;;) {
-          const batch = source.readAfter(cursor, REPLAY_BATCH);
-          for (const record of batch) {
-            cursor = record.seq;
-            if (!send(record)) return;
-          }
-          if (batch.length < REPLAY_BATCH) break;
-        }
-        if (options.isFinished()) {
-          finish();
           return;
         }
-        stopListening = source.listen((record) => {
-          if (closed) return;
-          if (record.seq <= cursor) {
-            // A cursor ahead of the log (a bad Last-Event-ID) must still see the run end, or the stream never would.
-            if (TERMINAL_EVENT_TYPES.has(record.event_type)) finish();
-            return;
-          }
-          cursor = record.seq;
-          send(record);
-        });
-        options.signal?.addEventListener(
-          "abort",
-          () => {
-            if (!closed) finish();
-          },
-          { once: true },
-        );
-        heartbeat = setInterval(() => {
-          if (!closed) write(": keepalive\n\n");
-        }, heartbeatMs);
+        write(`retry: ${RETRY_MS}\n\n`);
+      },
+      pull() {
+        if (live || closed) return;
+        const batch = source.readAfter(cursor, REPLAY_BATCH);
+        let sent = 0;
+        for (const record of batch) {
+          if (!send(record)) return;
+          sent++;
+          // Bound one pull's bytes as well as its rows: a few events can be large.
+          if (pending.length >= MAX_PULL_CHARS) break;
+        }
+        flush();
+        if (sent < batch.length || batch.length === REPLAY_BATCH || closed) return;
+        // Caught up: end here if the run is over, otherwise follow it.
+        if (options.isFinished()) finish();
+        else goLive();
       },
       cancel() {
         // The client went away: drop the subscription; the run itself is untouched.
-        cleanup();
+        if (!closed) cleanup();
       },
     },
     new ByteLengthQueuingStrategy({ highWaterMark: QUEUE_HIGH_WATER_MARK }),

@@ -16,13 +16,8 @@ app.use("*", async (c, next) => {
   c.res.headers.set("x-request-id", requestId);
 });
 
-app.get("/", (c) =>
-  c.json({
-    name: "outpost",
-    model_endpoint: c.env.ANTHROPIC_BASE_URL || "https://api.anthropic.com",
-    docs: "See README.md: POST /v1/agents/:name/tasks to start a task.",
-  }),
-);
+// Unauthenticated, so it says nothing about the deployment's configuration.
+app.get("/", (c) => c.json({ name: "outpost", status: "ok" }));
 
 app.use("/v1/*", requireApiKey);
 app.route("/v1/agents", agentRoutes);

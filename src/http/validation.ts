@@ -42,10 +42,7 @@ export async function jsonBody<T>(c: Context<AppEnv>, schema: z.ZodType<T>): Pro
   if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
     throw new ApiError(413, "payload_too_large", `The body is larger than ${MAX_BODY_BYTES} bytes.`);
   }
-  const bytes = await c.req.arrayBuffer();
-  if (bytes.byteLength > MAX_BODY_BYTES) {
-    throw new ApiError(413, "payload_too_large", `The body is larger than ${MAX_BODY_BYTES} bytes.`);
-  }
+  const bytes = await readLimited(c.req.raw.body, MAX_BODY_BYTES);
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
@@ -59,4 +56,29 @@ export async function jsonBody<T>(c: Context<AppEnv>, schema: z.ZodType<T>): Pro
     throw new ApiError(400, "invalid_json", "The body is not valid JSON.");
   }
   return parseWith(schema, value);
+}
+
+/** Reads a body up to `limit` bytes, stopping (413) as soon as it is exceeded, with or without a Content-Length. */
+async function readLimited(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
+  if (!body) return new Uint8Array();
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      throw new ApiError(413, "payload_too_large", `The body is larger than ${limit} bytes.`);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
 }

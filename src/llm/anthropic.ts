@@ -34,7 +34,8 @@ export type AgentMessage =
 /** One HTTP attempt made by the SDK, reported as soon as its response headers arrive. */
 export interface HttpAttempt {
   attempt: number;
-  status: number;
+  /** Null when the connection failed before any response. */
+  status: number | null;
   request_id: string | null;
   /** Seconds from the retry-after header, when the provider sent one. */
   retry_after_seconds: number | null;
@@ -143,7 +144,16 @@ export class AnthropicProvider {
 
   private async observedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
     const call = this.current;
-    const response = await fetch(input, init);
+    let response: Response;
+    try {
+      response = await fetch(input, init);
+    } catch (error) {
+      if (call && !init?.signal?.aborted) {
+        call.attempts += 1;
+        call.options.onAttempt?.({ attempt: call.attempts, status: null, request_id: null, retry_after_seconds: null });
+      }
+      throw error;
+    }
     if (!call) return response;
     call.attempts += 1;
     const retryAfterHeader = response.headers.get("retry-after")?.trim();

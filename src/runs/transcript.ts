@@ -8,7 +8,8 @@ export interface LlmTranscriptRecord {
   provider: string;
   model: string;
   status: "success" | "request_failed" | "decode_failed";
-  prompt_text: string;
+  /** The prompt is not copied here: seed 002's prompt_text is the request artifact this names. */
+  request_artifact: string;
   response_text: string | null;
   prompt_estimated_tokens: number;
   usage: { input_tokens: number | null; output_tokens: number | null; latency_ms: number | null };
@@ -50,7 +51,7 @@ export class Transcript {
         const header =
           `=== ${r.call_site} turn ${r.turn_index} attempt ${r.attempt} · ${r.provider}/${r.model} · ${r.status}` +
           (r.usage.latency_ms === null ? "" : ` · ${r.usage.latency_ms} ms`);
-        const { prompt_text: _prompt, response_text, ...meta } = r;
+        const { response_text, ...meta } = r;
         return `${header}\n${JSON.stringify(meta)}\n--- response ---\n${response_text ?? r.error ?? ""}\n`;
       })
       .join("\n");

@@ -1,5 +1,5 @@
-// The conversation of a task as the API shows it (GET /v1/tasks/:id/messages), and the task's small key/value
-// state. Both are written by index or key, so a replayed run rewrites nothing twice.
+// The conversation of a task as the API shows it (GET /v1/tasks/:id/messages). Messages are written by index, so a
+// replayed run rewrites nothing twice.
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 
 export interface StoredMessage {
@@ -23,7 +23,6 @@ export class MessageLog {
       content TEXT NOT NULL,
       created_at TEXT NOT NULL
     )`);
-    sql.exec(`CREATE TABLE IF NOT EXISTS conversation_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
   }
 
   record(index: number, message: MessageParam): void {
@@ -48,20 +47,5 @@ export class MessageLog {
         content: JSON.parse(row.content) as MessageParam["content"],
         created_at: row.created_at,
       }));
-  }
-
-  getState<T>(key: string): T | undefined {
-    const row = this.sql
-      .exec<{ value: string }>("SELECT value FROM conversation_state WHERE key = ?", key)
-      .toArray()[0];
-    return row ? (JSON.parse(row.value) as T) : undefined;
-  }
-
-  putState(key: string, value: unknown): void {
-    this.sql.exec(
-      "INSERT INTO conversation_state (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-      key,
-      JSON.stringify(value),
-    );
   }
 }

@@ -9,6 +9,8 @@ import type { EventLog } from "../events/event-log.ts";
 import type { AgentMessage, AnthropicProvider } from "../llm/anthropic.ts";
 import type { RunBundle } from "../runs/run-bundle.ts";
 import { estimateTokens, type Transcript } from "../runs/transcript.ts";
+import { isTerminal } from "../tasks/task.ts";
+import type { TaskState } from "../tasks/task-state.ts";
 import type { TaskStore } from "../tasks/task-store.ts";
 import type { MessageLog } from "./conversation.ts";
 import { DeltaBatcher } from "./delta-batcher.ts";
@@ -20,6 +22,7 @@ export interface RunRuntimeDeps {
   events: EventLog;
   journal: StepJournal;
   conversation: MessageLog;
+  state: TaskState;
   bundle: RunBundle;
   transcript: Transcript;
   provider: AnthropicProvider;
@@ -29,9 +32,9 @@ export interface RunRuntimeDeps {
   maxRetries: number;
 }
 
-/** Statuses the SDK retries (connection errors aside): 408, 409, 429 and 5xx. */
-function sdkRetries(status: number): boolean {
-  return status === 408 || status === 409 || status === 429 || status >= 500;
+/** What the SDK retries: connection errors (no status), 408, 409, 429 and 5xx. */
+function sdkRetries(status: number | null): boolean {
+  return status === null || status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
 export class RunRuntime implements AgentRuntime {
@@ -43,10 +46,7 @@ export class RunRuntime implements AgentRuntime {
   constructor(deps: RunRuntimeDeps) {
     this.deps = deps;
     this.signal = deps.signal;
-    this.state = {
-      get: <T>(key: string) => deps.conversation.getState<T>(key),
-      put: (key, value) => deps.conversation.putState(key, value),
-    };
+    this.state = deps.state;
   }
 
   async step<T>(name: string, fn: (info: StepInfo) => Promise<T>): Promise<T> {
@@ -62,7 +62,10 @@ export class RunRuntime implements AgentRuntime {
     return result;
   }
 
+  /** Appends unless the task has ended: nothing follows the terminal event (a canceled run may still be unwinding). */
   emit(eventType: string, payload: Record<string, unknown>, spanId?: string): void {
+    const task = this.deps.store.get();
+    if (task && isTerminal(task.status)) return;
     this.deps.events.append(eventType, payload, spanId);
   }
 
@@ -104,7 +107,8 @@ export class RunRuntime implements AgentRuntime {
           signal: deps.signal,
           headers: { "x-outpost-task-id": deps.taskId },
           onAttempt: (http) => {
-            if (http.status < 400 || !sdkRetries(http.status) || http.attempt > deps.maxRetries) return;
+            if ((http.status !== null && http.status < 400) || !sdkRetries(http.status)) return;
+            if (http.attempt > deps.maxRetries) return;
             deltas.flush();
             this.emit(
               "llm_retry_scheduled",
@@ -144,7 +148,7 @@ export class RunRuntime implements AgentRuntime {
             provider: deps.provider.name,
             model: params.model,
             status: "success",
-            prompt_text: requestText,
+            request_artifact: `${artifact}_request.txt`,
             response_text: text,
             prompt_estimated_tokens: estimateTokens(requestText),
             usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens, latency_ms: latency },
@@ -187,7 +191,7 @@ export class RunRuntime implements AgentRuntime {
         provider: deps.provider.name,
         model: params.model,
         status: "request_failed",
-        prompt_text: requestText,
+        request_artifact: `${artifact}_request.txt`,
         response_text: text || null,
         prompt_estimated_tokens: estimateTokens(requestText),
         usage: { input_tokens: null, output_tokens: null, latency_ms: Date.now() - started },
@@ -198,6 +202,9 @@ export class RunRuntime implements AgentRuntime {
       });
       this.emit("llm_request_failed", { ...base, error: info, retryable: info.retryable }, span);
       throw error;
+    } finally {
+      // A caller that stops reading early still gets what was received on record.
+      deltas.flush();
     }
   }
 }

@@ -4,8 +4,9 @@ import type { AgentContext } from "../agents/context.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
 import { type AgentResult, failureResult } from "../agents/result.ts";
 import type { PriceTable } from "../config/prices.ts";
-import { CanceledError, toErrorInfo } from "../errors.ts";
+import { toErrorInfo, WorkflowError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
+import { isTerminal } from "../tasks/task.ts";
 import type { TaskStore } from "../tasks/task-store.ts";
 import type { RunRuntime } from "./run-runtime.ts";
 
@@ -16,8 +17,10 @@ export interface RunnerDeps {
   /** Read inside the run so a bad OUTPOST_PRICES fails the run with config_error rather than the request. */
   prices: () => PriceTable;
   /** Built lazily so a provider that is not configured fails the run with a clear error instead of the object. */
-  runtime: () => RunRuntime;
+  runtime: (prices: PriceTable) => RunRuntime;
   providerName: string;
+  /** Runs writes atomically (the object's transactionSync). */
+  transaction: <T>(fn: () => T) => T;
 }
 
 /** Virtual root of the task's workspace; the workspace tools resolve every path under it. */
@@ -26,7 +29,7 @@ export const WORKSPACE_ROOT = "/workspace";
 export async function runTask(deps: RunnerDeps): Promise<void> {
   const { store, events } = deps;
   const task = store.get();
-  if (!task || task.status === "completed" || task.status === "failed" || task.status === "canceled") return;
+  if (!task || isTerminal(task.status)) return;
   let result: AgentResult;
   try {
     const agent = deps.registry.create(task.assigned_agent);
@@ -42,43 +45,49 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
     } else {
       events.append("run_resumed", { agent: agent.name });
     }
-    const runtime = deps.runtime();
+    const prices = deps.prices();
+    const runtime = deps.runtime(prices);
     const context: AgentContext = {
       taskId: task.id,
       input: task.input,
       workspace: WORKSPACE_ROOT,
       branch: typeof task.metadata.branch === "string" ? task.metadata.branch : undefined,
-      config: { model: task.model, prices: deps.prices() },
+      config: { model: task.model, prices },
       extra: task.metadata,
       runtime,
     };
     result = await agent.execute(context);
   } catch (error) {
-    if (error instanceof CanceledError || store.get()?.status === "canceled") return;
+    // A cancel already wrote the outcome; any other error, CanceledError included, fails the run.
+    if (store.get()?.status === "canceled") return;
     result = failureResult([toErrorInfo(error)], store.get()?.usage ?? task.usage);
   }
   finishTask(deps, result);
 }
 
-/** Writes the outcome once: the status check-and-set and the terminal event happen in one synchronous block. */
-export function finishTask(deps: Pick<RunnerDeps, "store" | "events">, result: AgentResult): void {
+/**
+ * Writes the outcome once: the status check-and-set and the terminal event commit together or not at all, and
+ * everything read from the agent's result is read before either is written.
+ */
+export function finishTask(deps: Pick<RunnerDeps, "store" | "events" | "transaction">, result: AgentResult): void {
   const { store, events } = deps;
-  if (result.success) {
-    if (!store.finish("completed", { result: result.output })) return;
-    events.append("run_finished", {
-      turn_index: typeof result.metadata.turns === "number" ? result.metadata.turns : null,
-      final_summary: result.output,
-      usage: store.get()?.usage,
-      metadata: result.metadata,
-    });
-    return;
-  }
-  const first = result.errors[0] ?? toErrorInfo(new Error("The run failed without a reported error."));
-  if (!store.finish("failed", { error: first, ...(result.output ? { result: result.output } : {}) })) return;
-  events.append("run_failed", {
-    reason: first.message,
-    error: first,
-    errors: result.errors,
-    usage: store.get()?.usage,
+  const success = result.success;
+  const output = result.output;
+  const metadata = result.metadata;
+  const errors = result.errors;
+  const first = errors[0] ?? new WorkflowError("The run failed without a reported error.").toJSON();
+  deps.transaction(() => {
+    if (success) {
+      if (!store.finish("completed", { result: output })) return;
+      events.append("run_finished", {
+        turn_index: typeof metadata.turns === "number" ? metadata.turns : null,
+        final_summary: output,
+        usage: store.get()?.usage,
+        metadata,
+      });
+      return;
+    }
+    if (!store.finish("failed", { error: first, ...(output ? { result: output } : {}) })) return;
+    events.append("run_failed", { reason: first.message, error: first, errors, usage: store.get()?.usage });
   });
 }

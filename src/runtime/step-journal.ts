@@ -1,6 +1,7 @@
 // The durable step journal: each step of a run is recorded when it starts and when it completes, with its result.
 // A replay after an eviction returns completed results instead of running them again, and counts the attempts of a
 // step that was interrupted. Results over the SQLite row limit are kept in R2 beside the run bundle.
+import { WorkflowError } from "../errors.ts";
 import { randomHex } from "../events/event-record.ts";
 
 interface StepRow extends Record<string, SqlStorageValue> {
@@ -16,6 +17,8 @@ export type StepLookup =
   | { state: "completed"; result: unknown }
   | { state: "started"; attempt: number; spanId: string; interrupted: boolean };
 
+/** Attempts of one step before the run fails instead of trying again. */
+export const MAX_STEP_ATTEMPTS = 3;
 /** Keep step rows well under the 2 MB SQLite row limit; larger results live in R2. */
 const INLINE_RESULT_LIMIT = 1024 * 1024;
 
@@ -58,6 +61,13 @@ export class StepJournal {
       return { state: "completed", result: JSON.parse(row.result ?? "null") };
     }
     const now = new Date().toISOString();
+    if (row && row.attempts >= MAX_STEP_ATTEMPTS) {
+      // A step that dies with its object every time (out of memory, CPU limit) must not be paid for forever.
+      throw new WorkflowError(
+        `Step "${name}" was interrupted ${row.attempts} times and will not be run again.`,
+        "step_attempts_exhausted",
+      );
+    }
     if (row) {
       this.sql.exec("UPDATE steps_journal SET attempts = attempts + 1, started_at = ? WHERE name = ?", now, name);
       return { state: "started", attempt: row.attempts + 1, spanId: row.span_id, interrupted: true };
@@ -76,7 +86,8 @@ export class StepJournal {
     const json = JSON.stringify(result ?? null);
     let inline: string | null = json;
     let key: string | null = null;
-    if (json.length > INLINE_RESULT_LIMIT) {
+    // A UTF-16 length can undercount UTF-8 bytes up to 3×; measure exactly only when that could matter.
+    if (json.length * 3 > INLINE_RESULT_LIMIT && new TextEncoder().encode(json).byteLength > INLINE_RESULT_LIMIT) {
       key = `${this.spillPrefix()}steps/${encodeURIComponent(name)}.json`;
       await this.bucket.put(key, json);
       inline = null;

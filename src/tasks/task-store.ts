@@ -58,7 +58,8 @@ export class TaskStore {
       parent_task_id TEXT,
       trace_id TEXT NOT NULL,
       root_span_id TEXT NOT NULL,
-      bundle_flushed INTEGER NOT NULL DEFAULT 0
+      bundle_flushed INTEGER NOT NULL DEFAULT 0,
+      crashes INTEGER NOT NULL DEFAULT 0
     )`);
   }
 
@@ -118,6 +119,12 @@ export class TaskStore {
     this.sql.exec("UPDATE task SET usage = ?", JSON.stringify(usage));
     this.cache = undefined;
     return usage;
+  }
+
+  /** Counts a run that crashed outside the agent's error handling; returns the count so far. */
+  recordCrash(): number {
+    const row = this.sql.exec<{ crashes: number }>("UPDATE task SET crashes = crashes + 1 RETURNING crashes").one();
+    return row.crashes;
   }
 
   markBundleFlushed(): void {

@@ -93,6 +93,8 @@ export const taskRoutes = new Hono<AppEnv>()
           : 0;
     const subscription = await stub.subscribe(cursor);
     if (!subscription) throw taskNotFound(id);
+    // The run has ended and the client has every event: 204 tells an EventSource to stop reconnecting.
+    if ("finished" in subscription) return c.body(null, 204);
     // waitUntil: the response is over by the time the client is gone, and its pending calls would be dropped.
     const body = followDisconnects(subscription.stream, c.req.raw.signal, () =>
       c.executionCtx.waitUntil(stub.unsubscribe(subscription.id).catch(() => undefined)),

@@ -1,0 +1,26 @@
+// Small per-task key/value state that agents and built-in tools keep across evictions (e.g. the TodoWrite list).
+// Exposed to agents as `runtime.state`.
+export class TaskState {
+  private readonly sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.sql = sql;
+  }
+
+  static migrate(sql: SqlStorage): void {
+    sql.exec("CREATE TABLE IF NOT EXISTS task_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+  }
+
+  get<T>(key: string): T | undefined {
+    const row = this.sql.exec<{ value: string }>("SELECT value FROM task_state WHERE key = ?", key).toArray()[0];
+    return row ? (JSON.parse(row.value) as T) : undefined;
+  }
+
+  put(key: string, value: unknown): void {
+    this.sql.exec(
+      "INSERT INTO task_state (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+      key,
+      JSON.stringify(value),
+    );
+  }
+}
