@@ -21,6 +21,8 @@ interface EventRow extends Record<string, SqlStorageValue> {
 
 export class EventLog {
   private readonly listeners = new Set<Listener>();
+  /** The newest sequence number, read from storage once per instance. */
+  private last: number | undefined;
 
   private readonly sql: SqlStorage;
   private readonly identity: () => EventIdentity;
@@ -46,17 +48,19 @@ export class EventLog {
     const id = this.identity();
     const timestamp = new Date().toISOString();
     const span = spanId ?? id.rootSpanId;
-    const row = this.sql
-      .exec<{ seq: number }>(
-        "INSERT INTO events_log (timestamp, event_type, span_id, payload) VALUES (?, ?, ?, ?) RETURNING seq",
-        timestamp,
-        eventType,
-        span,
-        serializePayload(payload),
-      )
-      .one();
+    // The object is the log's only writer, so the next number is known without asking SQLite for it.
+    const seq = this.lastSeq() + 1;
+    this.sql.exec(
+      "INSERT INTO events_log (seq, timestamp, event_type, span_id, payload) VALUES (?, ?, ?, ?, ?)",
+      seq,
+      timestamp,
+      eventType,
+      span,
+      serializePayload(payload),
+    );
+    this.last = seq;
     const record: EventRecord = {
-      seq: row.seq,
+      seq,
       run_id: id.runId,
       trace_id: id.traceId,
       span_id: span,
@@ -94,7 +98,8 @@ export class EventLog {
   }
 
   lastSeq(): number {
-    return this.sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM events_log").one().seq ?? 0;
+    this.last ??= this.sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM events_log").one().seq ?? 0;
+    return this.last;
   }
 
   /** How many live readers (SSE subscribers, waiters) are attached. */
