@@ -30,8 +30,13 @@ const HEARTBEAT_MS = 30_000;
 const MODEL_MAX_RETRIES = 2;
 /** Runs that crash outside the agent's own error handling (storage failures, bugs) are retried this often. */
 const MAX_RUN_CRASHES = 3;
-/** A failed bundle upload is retried this much later, for as long as it takes. */
+/** A failed bundle upload is retried after this, doubling up to MAX_UPLOAD_RETRY_MS, for as long as it takes. */
 const UPLOAD_RETRY_MS = 60_000;
+const MAX_UPLOAD_RETRY_MS = 60 * 60_000;
+/**
+ * The storage schema. Raise it with every change to a table and add the step that brings older objects up to date:
+ * objects keep their storage across deploys, and runs in flight resume on the new code.
+ */
 const SCHEMA_VERSION = 1;
 
 export type Subscription = { id: string; stream: ReadableStream<Uint8Array> } | { finished: true };
@@ -49,6 +54,10 @@ export class TaskObject extends DurableObject<Env> {
   private ready: boolean;
   /** The run executing in this instance, if any. Only one instance of an object exists at a time. */
   private active: { promise: Promise<void>; abort: AbortController } | null = null;
+  /** When a run last crashed in this instance (the heartbeat, not readers, retries it for a while). */
+  private lastCrashAt: number | undefined;
+  /** Consecutive failed bundle uploads in this instance, for the retry backoff. */
+  private uploadFailures = 0;
   /** Open SSE subscriptions by id, so the Worker can end one when its client disconnects. */
   private readonly subscriptions = new Map<string, AbortController>();
 
@@ -203,10 +212,13 @@ export class TaskObject extends DurableObject<Env> {
     if (this.active || task.bundleFlushed) return;
     try {
       await this.flushBundle();
+      this.uploadFailures = 0;
     } catch (error) {
-      // R2 may be down for longer than the platform's own alarm retries last; keep trying on our own schedule.
+      // R2 may be down for longer than the platform's own alarm retries last: keep trying, backing off to an hour.
+      this.uploadFailures++;
+      const delay = Math.min(UPLOAD_RETRY_MS * 2 ** (this.uploadFailures - 1), MAX_UPLOAD_RETRY_MS);
       console.error("bundle upload failed; retrying", task.id, error instanceof Error ? error.message : error);
-      await this.ctx.storage.setAlarm(Date.now() + UPLOAD_RETRY_MS);
+      await this.ctx.storage.setAlarm(Date.now() + delay);
     }
   }
 
@@ -214,9 +226,14 @@ export class TaskObject extends DurableObject<Env> {
     return this.ready ? this.store.get() : null;
   }
 
-  /** After an eviction the heartbeat alarm resumes the run; a reader arriving first resumes it sooner. */
+  /**
+   * After an eviction the heartbeat alarm resumes the run; a reader arriving first resumes it sooner. Not right after
+   * a crash, though: a polling client must not use up the crash allowance in a few milliseconds.
+   */
   private resumeIfIdle(task: TaskRecord): void {
-    if (!isTerminal(task.status) && !this.active) this.launch();
+    if (isTerminal(task.status) || this.active) return;
+    if (this.lastCrashAt !== undefined && Date.now() - this.lastCrashAt < HEARTBEAT_MS) return;
+    this.launch();
   }
 
   /** Starts the run in this instance unless one is already executing here. */
@@ -230,7 +247,7 @@ export class TaskObject extends DurableObject<Env> {
       registry,
       prices,
       providerName: "anthropic",
-      transaction: (fn) => this.ctx.storage.transactionSync(fn),
+      transaction: (fn) => this.transaction(fn),
       runtime: (priceTable) =>
         new RunRuntime({
           taskId: this.requireTask().id,
@@ -259,6 +276,17 @@ export class TaskObject extends DurableObject<Env> {
     this.active = { promise, abort };
   }
 
+  /** Writes atomically; after a rollback, nothing this instance remembers of storage is trusted. */
+  private transaction<T>(fn: () => T): T {
+    try {
+      return this.ctx.storage.transactionSync(fn);
+    } catch (error) {
+      this.store.invalidate();
+      this.events.invalidate();
+      throw error;
+    }
+  }
+
   private async afterRun(): Promise<void> {
     if (isTerminal(this.requireTask().status)) await this.scheduleBundleUpload();
   }
@@ -269,13 +297,16 @@ export class TaskObject extends DurableObject<Env> {
    */
   private async afterCrash(error: unknown): Promise<void> {
     const info = toErrorInfo(error);
+    this.lastCrashAt = Date.now();
     const crashes = this.store.recordCrash();
     if (crashes < MAX_RUN_CRASHES) return;
     const reason = `The run crashed ${crashes} times and was stopped: ${info.message}`;
-    if (this.store.finish("failed", { error: { ...info, message: reason } })) {
+    const failed = this.transaction(() => {
+      if (!this.store.finish("failed", { error: { ...info, message: reason } })) return false;
       this.events.append("run_failed", { reason, error: { ...info, message: reason }, errors: [info] });
-      await this.scheduleBundleUpload();
-    }
+      return true;
+    });
+    if (failed) await this.scheduleBundleUpload();
   }
 
   /**

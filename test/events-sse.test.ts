@@ -734,6 +734,26 @@ describe("openEventStream", () => {
 });
 
 describe("openEventStream chunking", () => {
+  it("ends a pulled replay and drops its subscription when the client leaves in the middle of it", async () => {
+    const log = new FakeLog();
+    for (let i = 0; i < 3000; i++) log.append("llm_text_delta", { text: "q".repeat(200) });
+    const client = new AbortController();
+    let closed = 0;
+    const stream = openEventStream(log, 0, {
+      ...running,
+      heartbeatMs: 60_000,
+      signal: client.signal,
+      onClose: () => closed++,
+    });
+    const reader = stream.getReader();
+    await reader.read();
+    await reader.read();
+    client.abort();
+    for (;;) if ((await reader.read()).done) break;
+    expect(closed).toBe(1);
+    expect(log.listeners.size).toBe(0);
+  });
+
   it("replays a backlog far larger than maxBufferedBytes by pulling it, without overflowing", async () => {
     const log = new FakeLog();
     for (let i = 0; i < 3000; i++) log.append("llm_text_delta", { text: "z".repeat(200) });

@@ -116,7 +116,29 @@ describe("a run that crashes outside the agent's error handling", () => {
   });
 });
 
+/** Reports progress with a value JSON cannot represent, through the runtime's own emit. */
+class BigIntProgressAgent extends Agent {
+  constructor() {
+    super({ name: "bigint_progress", systemPrompt: "Reports progress." });
+  }
+  override async execute(context: AgentContext): Promise<AgentResult> {
+    context.runtime.emit("custom_progress", { done: 5n });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    return successResult("finished", context.runtime.usage());
+  }
+}
+registry.register("bigint_progress", BigIntProgressAgent);
+
 describe("event payloads", () => {
+  it("reach live readers even with values JSON cannot represent, and the stream still ends", async () => {
+    const task = await startTask("bigint_progress", "go");
+    const frames = await readSse(await api(`/v1/tasks/${task.id}/events`));
+    const types = frames.map((f) => f.event);
+    expect(types.at(-1)).toBe("run_finished");
+    const progress = frames.find((f) => f.event === "custom_progress");
+    expect(JSON.parse(progress?.data ?? "{}").payload).toEqual({ done: "5" });
+  });
+
   it("are recorded even when an agent's metadata holds values JSON cannot represent", async () => {
     const task = await startTask("bigint_metadata", "count");
     const done = await waitForTask(task.id);

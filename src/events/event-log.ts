@@ -24,6 +24,11 @@ export class EventLog {
   /** The newest sequence number, read from storage once per instance. */
   private last: number | undefined;
 
+  /** Forgets what this instance remembers of storage (after a rolled-back transaction). */
+  invalidate(): void {
+    this.last = undefined;
+  }
+
   private readonly sql: SqlStorage;
   private readonly identity: () => EventIdentity;
 

@@ -46,6 +46,18 @@ export type EventType = (typeof EVENT_TYPES)[number];
 /** A run's stream ends after one of these. */
 export const TERMINAL_EVENT_TYPES: ReadonlySet<string> = new Set(["run_finished", "run_failed", "run_canceled"]);
 
+/** A record as JSON, never throwing: BigInts become strings, anything else unserialisable becomes a note. */
+export function recordJson(record: EventRecord): string {
+  try {
+    return JSON.stringify(record, (_key, value: unknown) => (typeof value === "bigint" ? value.toString() : value));
+  } catch (error) {
+    return JSON.stringify({
+      ...record,
+      payload: { unserializable_payload: error instanceof Error ? error.message : String(error) },
+    });
+  }
+}
+
 /** Random lowercase hex of `bytes` bytes (W3C trace ids are 16 bytes, span ids 8). */
 export function randomHex(bytes: number): string {
   const buf = crypto.getRandomValues(new Uint8Array(bytes));

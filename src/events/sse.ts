@@ -1,6 +1,6 @@
 // Server-Sent Events over the event log: replay everything after the client's cursor, then follow live, then end
 // after the terminal event. The stream is bytes so it can cross Durable Object RPC and become a Response body.
-import { type EventRecord, TERMINAL_EVENT_TYPES } from "./event-record.ts";
+import { type EventRecord, recordJson, TERMINAL_EVENT_TYPES } from "./event-record.ts";
 
 /** The narrow view of the event log this needs (STYLE: small collaborators, narrow interfaces). */
 export interface EventSource {
@@ -33,7 +33,7 @@ const QUEUE_HIGH_WATER_MARK = 64 * 1024;
 const RETRY_MS = 1000;
 
 export function sseFrameText(record: EventRecord): string {
-  return `id: ${record.seq}\nevent: ${record.event_type}\ndata: ${JSON.stringify(record)}\n\n`;
+  return `id: ${record.seq}\nevent: ${record.event_type}\ndata: ${recordJson(record)}\n\n`;
 }
 
 export function sseFrame(record: EventRecord): Uint8Array {
@@ -121,7 +121,6 @@ export function openEventStream(
       }
       send(record);
     });
-    options.signal?.addEventListener("abort", finish, { once: true });
     heartbeat = setInterval(() => write(": keepalive\n\n"), heartbeatMs);
   };
 
@@ -134,6 +133,8 @@ export function openEventStream(
           controller.close();
           return;
         }
+        // Listening from the start: the client may leave in the middle of a long, pulled replay.
+        options.signal?.addEventListener("abort", finish, { once: true });
         write(`retry: ${RETRY_MS}\n\n`);
       },
       pull() {

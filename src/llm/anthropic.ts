@@ -148,7 +148,8 @@ export class AnthropicProvider {
     try {
       response = await fetch(input, init);
     } catch (error) {
-      if (call && !init?.signal?.aborted) {
+      // The SDK's own timeout aborts init.signal too; only the caller's abort is not an attempt worth reporting.
+      if (call && !call.options.signal.aborted) {
         call.attempts += 1;
         call.options.onAttempt?.({ attempt: call.attempts, status: null, request_id: null, retry_after_seconds: null });
       }

@@ -23,6 +23,9 @@ export interface RunnerDeps {
   transaction: <T>(fn: () => T) => T;
 }
 
+/** Longest final_summary carried by a run_finished event. */
+const MAX_SUMMARY_CHARS = 256 * 1024;
+
 /** Virtual root of the task's workspace; the workspace tools resolve every path under it. */
 export const WORKSPACE_ROOT = "/workspace";
 
@@ -81,7 +84,9 @@ export function finishTask(deps: Pick<RunnerDeps, "store" | "events" | "transact
       if (!store.finish("completed", { result: output })) return;
       events.append("run_finished", {
         turn_index: typeof metadata.turns === "number" ? metadata.turns : null,
-        final_summary: output,
+        // The whole result is in the task and final_summary.md; the event stays well inside a storage row.
+        final_summary: output.length > MAX_SUMMARY_CHARS ? output.slice(0, MAX_SUMMARY_CHARS) : output,
+        final_summary_truncated: output.length > MAX_SUMMARY_CHARS,
         usage: store.get()?.usage,
         metadata,
       });

@@ -72,6 +72,11 @@ export class TaskStore {
     return this.cache;
   }
 
+  /** Forgets the cached row (after a rolled-back transaction). */
+  invalidate(): void {
+    this.cache = undefined;
+  }
+
   /** Creates the task; returns false if this object already holds one. */
   create(init: TaskInit): boolean {
     if (this.get()) return false;

@@ -67,11 +67,9 @@ export const taskRoutes = new Hono<AppEnv>()
     if ("finished" in subscription) return c.body(null, 204);
     // The object would notice a cancelled stream only at its next write; the request signal (enable_request_signal)
     // says at once that the client has gone. waitUntil: the response is over by then, and a plain call would drop.
-    c.req.raw.signal.addEventListener(
-      "abort",
-      () => c.executionCtx.waitUntil(stub.unsubscribe(subscription.id).catch(() => undefined)),
-      { once: true },
-    );
+    const unsubscribe = () => c.executionCtx.waitUntil(stub.unsubscribe(subscription.id).catch(() => undefined));
+    if (c.req.raw.signal.aborted) unsubscribe();
+    else c.req.raw.signal.addEventListener("abort", unsubscribe, { once: true });
     return new Response(subscription.stream, {
       headers: {
         "content-type": "text/event-stream; charset=utf-8",
