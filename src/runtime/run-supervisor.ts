@@ -1,0 +1,205 @@
+// The life of a task's run inside its Durable Object: starting it in this instance, the heartbeat that resumes it
+// after an eviction, cancelling it, what happens when it crashes, and uploading its bundle once it has ended. The
+// object delegates to this; it owns no storage of its own, only what this instance is doing right now.
+import type { AgentRegistry } from "../agents/registry.ts";
+import type { PriceTable } from "../config/prices.ts";
+import { toErrorInfo } from "../errors.ts";
+import type { EventLog } from "../events/event-log.ts";
+import type { AnthropicProvider } from "../llm/anthropic.ts";
+import { finalSummary } from "../runs/final-summary.ts";
+import type { RunBundle } from "../runs/run-bundle.ts";
+import type { Transcript } from "../runs/transcript.ts";
+import { isTerminal, type RpcFailure } from "../tasks/task.ts";
+import type { TaskState } from "../tasks/task-state.ts";
+import type { TaskRecord, TaskStore } from "../tasks/task-store.ts";
+import type { MessageLog } from "./conversation.ts";
+import { RunRuntime } from "./run-runtime.ts";
+import { runTask } from "./runner.ts";
+import type { StepJournal } from "./step-journal.ts";
+
+/**
+ * While a run is in flight the object keeps an alarm this far ahead. An awaited fetch does not keep an object
+ * alive (it is evicted after 70–140 s without events), so each alarm both proves the run is still going and, if
+ * the object was evicted or restarted, resumes the run from its journal.
+ */
+export const HEARTBEAT_MS = 30_000;
+/** The SDK's transport retries per model call; the base layer adds none (seed 001 clarification). */
+export const MODEL_MAX_RETRIES = 2;
+/** Runs that crash outside the agent's own error handling (storage failures, bugs) are retried this often. */
+const MAX_RUN_CRASHES = 3;
+/** A failed bundle upload is retried after this, doubling up to MAX_UPLOAD_RETRY_MS, for as long as it takes. */
+const UPLOAD_RETRY_MS = 60_000;
+const MAX_UPLOAD_RETRY_MS = 60 * 60_000;
+
+export interface SupervisorDeps {
+  store: TaskStore;
+  events: EventLog;
+  journal: StepJournal;
+  conversation: MessageLog;
+  state: TaskState;
+  bundle: RunBundle;
+  transcript: Transcript;
+  registry: AgentRegistry;
+  storage: Pick<DurableObjectStorage, "setAlarm" | "transactionSync">;
+  /** A provider for one run (its configuration comes from the Worker's env). */
+  provider: () => AnthropicProvider;
+  prices: () => PriceTable;
+}
+
+export class RunSupervisor {
+  private readonly deps: SupervisorDeps;
+  /** The run executing in this instance, if any. Only one instance of an object exists at a time. */
+  private active: { promise: Promise<void>; abort: AbortController } | null = null;
+  /** When a run last crashed in this instance (the heartbeat, not readers, retries it for a while). */
+  private lastCrashAt: number | undefined;
+  /** Consecutive failed bundle uploads in this instance, for the retry backoff. */
+  private uploadFailures = 0;
+
+  constructor(deps: SupervisorDeps) {
+    this.deps = deps;
+  }
+
+  /** A new task: arm the heartbeat, then start its run. */
+  async begin(): Promise<void> {
+    await this.deps.storage.setAlarm(Date.now() + HEARTBEAT_MS);
+    this.launch();
+  }
+
+  /**
+   * After an eviction the heartbeat alarm resumes the run; a reader arriving first resumes it sooner. Not right after
+   * a crash, though: a polling client must not use up the crash allowance in a few milliseconds.
+   */
+  resumeIfIdle(task: TaskRecord): void {
+    if (isTerminal(task.status) || this.active) return;
+    if (this.lastCrashAt !== undefined && Date.now() - this.lastCrashAt < HEARTBEAT_MS) return;
+    this.launch();
+  }
+
+  /** Cancels the run at its next safe point (the model stream is aborted at once). */
+  async cancel(task: TaskRecord): Promise<RpcFailure | null> {
+    const { store, events } = this.deps;
+    if (!store.finish("canceled", {})) {
+      return { code: "task_already_finished", message: `The task has already ended with status ${task.status}.` };
+    }
+    events.append("run_canceled", { reason: "canceled by client", previous_status: task.status });
+    // A running loop uploads the bundle once it has unwound (afterRun); otherwise do it now.
+    if (this.active) this.active.abort.abort();
+    else await this.scheduleBundleUpload();
+    return null;
+  }
+
+  /** The heartbeat and recovery alarm: resumes an interrupted run, uploads an ended run's bundle. Idempotent. */
+  async alarm(task: TaskRecord): Promise<void> {
+    if (!isTerminal(task.status)) {
+      await this.deps.storage.setAlarm(Date.now() + HEARTBEAT_MS);
+      if (!this.active) this.launch();
+      return;
+    }
+    if (this.active || task.bundleFlushed) return;
+    try {
+      await this.flushBundle(task);
+      this.uploadFailures = 0;
+    } catch (error) {
+      // R2 may be down for longer than the platform's own alarm retries last: keep trying, backing off to an hour.
+      this.uploadFailures++;
+      const delay = Math.min(UPLOAD_RETRY_MS * 2 ** (this.uploadFailures - 1), MAX_UPLOAD_RETRY_MS);
+      console.error("bundle upload failed; retrying", task.id, error instanceof Error ? error.message : error);
+      await this.deps.storage.setAlarm(Date.now() + delay);
+    }
+  }
+
+  /** A reader of an ended run's bundle gets all of it, even if the upload alarm has not run yet. */
+  async completeBundle(task: TaskRecord): Promise<void> {
+    if (isTerminal(task.status) && !task.bundleFlushed && !this.active) await this.flushBundle(task);
+  }
+
+  /** Writes atomically; after a rollback, nothing this instance remembers of storage is trusted. */
+  transaction<T>(fn: () => T): T {
+    try {
+      return this.deps.storage.transactionSync(fn);
+    } catch (error) {
+      this.deps.store.invalidate();
+      this.deps.events.invalidate();
+      throw error;
+    }
+  }
+
+  /** Starts the run in this instance unless one is already executing here. */
+  private launch(): void {
+    if (this.active) return;
+    const { deps } = this;
+    const abort = new AbortController();
+    const promise = runTask({
+      store: deps.store,
+      events: deps.events,
+      registry: deps.registry,
+      prices: deps.prices,
+      providerName: "anthropic",
+      transaction: (fn) => this.transaction(fn),
+      runtime: (prices) =>
+        new RunRuntime({
+          taskId: this.task().id,
+          store: deps.store,
+          events: deps.events,
+          journal: deps.journal,
+          conversation: deps.conversation,
+          state: deps.state,
+          bundle: deps.bundle,
+          transcript: deps.transcript,
+          provider: deps.provider(),
+          prices,
+          signal: abort.signal,
+          maxRetries: MODEL_MAX_RETRIES,
+        }),
+    })
+      .then(() => this.afterRun())
+      .catch((error: unknown) => this.afterCrash(error))
+      .finally(() => {
+        this.active = null;
+      });
+    this.active = { promise, abort };
+  }
+
+  private async afterRun(): Promise<void> {
+    if (isTerminal(this.task().status)) await this.scheduleBundleUpload();
+  }
+
+  /**
+   * The run threw outside the agent's error handling (a storage failure, a bug). The heartbeat alarm retries it
+   * from its journal, a few times; then the task fails rather than resuming, and paying, forever.
+   */
+  private async afterCrash(error: unknown): Promise<void> {
+    const { store, events } = this.deps;
+    const info = toErrorInfo(error);
+    this.lastCrashAt = Date.now();
+    const crashes = store.recordCrash();
+    if (crashes < MAX_RUN_CRASHES) return;
+    const reason = `The run crashed ${crashes} times and was stopped: ${info.message}`;
+    const failed = this.transaction(() => {
+      if (!store.finish("failed", { error: { ...info, message: reason } })) return false;
+      events.append("run_failed", { reason, error: { ...info, message: reason }, errors: [info] });
+      return true;
+    });
+    if (failed) await this.scheduleBundleUpload();
+  }
+
+  /**
+   * The bundle upload runs in its own alarm invocation, after the run: awaited there it would hold back the
+   * terminal event's delivery, and a failed upload is retried.
+   */
+  private async scheduleBundleUpload(): Promise<void> {
+    await this.deps.storage.setAlarm(Date.now());
+  }
+
+  private async flushBundle(task: TaskRecord): Promise<void> {
+    const { bundle, events, transcript, store } = this.deps;
+    await bundle.flush({ events, summary: finalSummary(task), transcript: transcript.render() });
+    store.markBundleFlushed();
+  }
+
+  private task(): TaskRecord {
+    const task = this.deps.store.get();
+    if (!task) throw new Error("The supervisor's object holds no task.");
+    return task;
+  }
+}
