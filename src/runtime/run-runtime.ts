@@ -16,8 +16,8 @@ import type { MessageLog } from "./conversation.ts";
 import { DeltaBatcher } from "./delta-batcher.ts";
 import type { StepJournal } from "./step-journal.ts";
 
-export interface RunRuntimeDeps {
-  taskId: string;
+/** The task's storage collaborators, each over the object's SQLite (and R2 for what spills). */
+export interface TaskStorage {
   store: TaskStore;
   events: EventLog;
   journal: StepJournal;
@@ -25,6 +25,10 @@ export interface RunRuntimeDeps {
   state: TaskState;
   bundle: RunBundle;
   transcript: Transcript;
+}
+
+export interface RunRuntimeDeps extends TaskStorage {
+  taskId: string;
   provider: AnthropicProvider;
   prices: PriceTable;
   signal: AbortSignal;

@@ -4,18 +4,12 @@
 import type { AgentRegistry } from "../agents/registry.ts";
 import type { PriceTable } from "../config/prices.ts";
 import { toErrorInfo } from "../errors.ts";
-import type { EventLog } from "../events/event-log.ts";
 import type { AnthropicProvider } from "../llm/anthropic.ts";
 import { finalSummary } from "../runs/final-summary.ts";
-import type { RunBundle } from "../runs/run-bundle.ts";
-import type { Transcript } from "../runs/transcript.ts";
 import { isTerminal, type RpcFailure } from "../tasks/task.ts";
-import type { TaskState } from "../tasks/task-state.ts";
-import type { TaskRecord, TaskStore } from "../tasks/task-store.ts";
-import type { MessageLog } from "./conversation.ts";
-import { RunRuntime } from "./run-runtime.ts";
+import type { TaskRecord } from "../tasks/task-store.ts";
+import { RunRuntime, type TaskStorage } from "./run-runtime.ts";
 import { runTask } from "./runner.ts";
-import type { StepJournal } from "./step-journal.ts";
 
 /**
  * While a run is in flight the object keeps an alarm this far ahead. An awaited fetch does not keep an object
@@ -31,14 +25,7 @@ const MAX_RUN_CRASHES = 3;
 const UPLOAD_RETRY_MS = 60_000;
 const MAX_UPLOAD_RETRY_MS = 60 * 60_000;
 
-export interface SupervisorDeps {
-  store: TaskStore;
-  events: EventLog;
-  journal: StepJournal;
-  conversation: MessageLog;
-  state: TaskState;
-  bundle: RunBundle;
-  transcript: Transcript;
+export interface SupervisorDeps extends TaskStorage {
   registry: AgentRegistry;
   storage: Pick<DurableObjectStorage, "setAlarm" | "transactionSync">;
   /** A provider for one run (its configuration comes from the Worker's env). */
@@ -138,14 +125,8 @@ export class RunSupervisor {
       transaction: (fn) => this.transaction(fn),
       runtime: (prices) =>
         new RunRuntime({
+          ...deps,
           taskId: this.task().id,
-          store: deps.store,
-          events: deps.events,
-          journal: deps.journal,
-          conversation: deps.conversation,
-          state: deps.state,
-          bundle: deps.bundle,
-          transcript: deps.transcript,
           provider: deps.provider(),
           prices,
           signal: abort.signal,
