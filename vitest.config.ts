@@ -1,5 +1,5 @@
 // Test configuration: every test file runs inside workerd (the same runtime as production) through the
-// Cloudflare vitest plugin; the model emulator runs in Node (test/global-setup.ts) and is reached over real HTTP.
+// Cloudflare vitest plugin; the model emulator and real MCP servers run in Node (test/global-setup.ts), reached over real HTTP.
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
@@ -14,6 +14,9 @@ export default defineConfig({
           OUTPOST_API_KEYS: "test-key-1,test-key-2",
           OUTPOST_PRICES: "",
           OUTPOST_DEFAULT_MODEL: "",
+          // The real MCP servers of test/mcp-servers.ts listen on loopback.
+          OUTPOST_ALLOW_PRIVATE_HOSTS: "127.0.0.1",
+          MCP_TEST_TOKEN: "test-mcp-token",
         },
       },
     })),

@@ -8,7 +8,9 @@ import type { RequestRecord } from "../emulator/server.ts";
 import { registry } from "../src/agents/catalog.ts";
 import type { AgentRuntime } from "../src/agents/context.ts";
 import { resolveModel } from "../src/config/models.ts";
+import { outboundPolicy } from "../src/net/outbound.ts";
 import { BUILTIN_TOOL_IMPLEMENTATIONS } from "../src/tools/builtin.ts";
+import { Toolbox } from "../src/tools/toolbox.ts";
 import { AGENT, MARKER, MODEL_TURNS } from "./config.ts";
 
 export interface FloorRun {
@@ -53,8 +55,13 @@ function bareRuntime(signal: AbortSignal): AgentRuntime {
 
 export async function runFloorTask(client: Anthropic, runId: string): Promise<FloorRun> {
   const agent = registry.create(AGENT);
-  const tools = agent.toolDefinitions();
   const runtime = bareRuntime(new AbortController().signal);
+  const tools = new Toolbox(agent.toolDeclaration(), {
+    taskId: runId,
+    runtime,
+    secret: () => undefined,
+    outbound: outboundPolicy(undefined),
+  }).definitions();
   const messages: MessageParam[] = [{ role: "user", content: `${MARKER} floor ${runId}: plan a small project.` }];
   const t0 = performance.now();
   for (let turn = 1; turn <= agent.maxTurns; turn++) {

@@ -9,6 +9,7 @@ import { EventLog } from "../src/events/event-log.ts";
 import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
 import { openEventStream } from "../src/events/sse.ts";
 import { AnthropicProvider } from "../src/llm/anthropic.ts";
+import { outboundPolicy } from "../src/net/outbound.ts";
 import { type ArtifactEntry, RunBundle, runPrefix } from "../src/runs/run-bundle.ts";
 import { Transcript } from "../src/runs/transcript.ts";
 import { MessageLog, type StoredMessage } from "../src/runtime/conversation.ts";
@@ -68,6 +69,11 @@ export class TaskObject extends DurableObject<Env> {
           maxRetries: MODEL_MAX_RETRIES,
         }),
       prices: () => loadPriceTable(env.OUTPOST_PRICES),
+      secret: (name) => {
+        const value = (env as unknown as Record<string, unknown>)[name];
+        return typeof value === "string" ? value : undefined;
+      },
+      outbound: () => outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),
     });
   }
 

@@ -17,6 +17,11 @@ export interface Env {
   OUTPOST_DEFAULT_MODEL?: string;
   /** JSON price overrides, merged over src/config/prices.ts. */
   OUTPOST_PRICES?: string;
+  /**
+   * Hosts that agents' tools (MCP servers, WebFetch) may reach although they are private, loopback or link-local:
+   * comma-separated hostnames or IP literals, or "*". Empty: none (the default).
+   */
+  OUTPOST_ALLOW_PRIVATE_HOSTS?: string;
 }
 
 type OutpostEnv = Env;

@@ -146,6 +146,33 @@ export class InvalidToolError extends AgentError {
   }
 }
 
+/** An outbound URL that points at a private, loopback or link-local address, or uses another scheme than http(s). */
+export class BlockedUrlError extends AgentError {
+  readonly url: string;
+  constructor(url: string, reason: string) {
+    super(
+      "url_not_allowed",
+      `${url} is not allowed: ${reason}. Private, loopback and link-local hosts need OUTPOST_ALLOW_PRIVATE_HOSTS.`,
+    );
+    this.url = url;
+  }
+  override toJSON(): ErrorInfo {
+    return { ...super.toJSON(), url: this.url };
+  }
+}
+
+/** An MCP server could not be connected, or its session could not be used (seed 002 mcp_connection_failed). */
+export class McpConnectionError extends AgentError {
+  readonly server: string;
+  constructor(server: string, message: string, options?: { cause?: unknown }) {
+    super("mcp_connection_failed", `MCP server "${server}": ${message}`, { ...options, retryable: true });
+    this.server = server;
+  }
+  override toJSON(): ErrorInfo {
+    return { ...super.toJSON(), server: this.server };
+  }
+}
+
 /** A second agent registered under a name already taken (FR-011). */
 export class DuplicateAgentError extends AgentError {
   readonly agentName: string;

@@ -1,9 +1,11 @@
 // The agent layer without a model: the registry (FR-010..FR-012), construction-time validation of names, prompts
 // and tools (FR-002), text extraction (FR-006), results and usage arithmetic (FR-008, FR-014), prices, the
 // default model, and the error classes with their stable codes (FR-007). Model calls are in model-provider.test.ts.
+
 import type { Message } from "@anthropic-ai/sdk/resources/messages";
 import { describe, expect, it } from "vitest";
 import { AGENT_NAME_PATTERN, Agent, type AgentDefinition } from "../src/agents/agent.ts";
+import type { AgentRuntime } from "../src/agents/context.ts";
 import { AgentRegistry } from "../src/agents/registry.ts";
 import {
   type AgentUsage,
@@ -39,10 +41,20 @@ import {
   toErrorInfo,
   WorkflowError,
 } from "../src/errors.ts";
+import { outboundPolicy } from "../src/net/outbound.ts";
 import { todoWrite } from "../src/tools/todo-write.ts";
+import { Toolbox } from "../src/tools/toolbox.ts";
 
 /** An agent built from whatever definition a test needs. */
 class TestAgent extends Agent {}
+
+/** MCP servers for tests that name MCP tools: a tool name must name a declared server. */
+const SERVERS: AgentDefinition["mcpServers"] = {
+  github: { url: "https://mcp.example.com/github" },
+  "my-server": { url: "https://mcp.example.com/mine" },
+  a_b: { url: "https://mcp.example.com/ab" },
+  gh: { url: "https://mcp.example.com/gh" },
+};
 
 function agentWith(overrides: Partial<AgentDefinition> = {}): TestAgent {
   return new TestAgent({ name: "test_agent", systemPrompt: "You test things.", ...overrides });
@@ -188,7 +200,7 @@ describe("tool names (FR-002)", () => {
 
   it("accepts mcp__<server>__<tool> names, with single underscores and dashes inside the parts", () => {
     const tools = ["mcp__github__create_issue", "mcp__my-server__do-thing", "mcp__a_b__c_d"];
-    expect(agentWith({ allowedTools: tools }).allowedTools).toEqual(tools);
+    expect(agentWith({ allowedTools: tools, mcpServers: SERVERS }).allowedTools).toEqual(tools);
   });
 
   it("keeps a frozen copy of the allowed tools", () => {
@@ -239,7 +251,9 @@ describe("tool names (FR-002)", () => {
   });
 
   it("rejects a tool listed twice", () => {
-    const error = invalidToolErrorFor(["TodoWrite", "mcp__gh__x", "TodoWrite"]);
+    const error = thrownBy(() =>
+      agentWith({ allowedTools: ["TodoWrite", "mcp__gh__x", "TodoWrite"], mcpServers: SERVERS }),
+    ) as InvalidToolError;
     expect(error.toolName).toBe("TodoWrite");
     expect(error.message).toContain('Tool "TodoWrite" is listed twice.');
   });
@@ -295,7 +309,14 @@ describe("tool names (FR-002)", () => {
 
   it("offers the model the definitions of the runnable built-ins the agent allows", () => {
     const agent = agentWith({ allowedTools: ["TodoWrite"] });
-    expect(agent.toolDefinitions()).toEqual([
+    const runtime = {} as AgentRuntime;
+    const tools = new Toolbox(agent.toolDeclaration(), {
+      taskId: "t",
+      runtime,
+      secret: () => undefined,
+      outbound: outboundPolicy(""),
+    });
+    expect(tools.definitions()).toEqual([
       { name: "TodoWrite", description: todoWrite.description, input_schema: todoWrite.inputSchema },
     ]);
   });

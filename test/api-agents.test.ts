@@ -108,6 +108,7 @@ describe("GET /v1/agents", () => {
           description: "A concise general-purpose assistant that answers in one turn.",
           model: "claude-sonnet-5-5",
           allowed_tools: [],
+          mcp_servers: [],
           max_turns: 1,
           system_prompt: ASSISTANT_PROMPT,
         },
@@ -116,6 +117,7 @@ describe("GET /v1/agents", () => {
           description: "Breaks a request into a task list (TodoWrite), then answers with the plan.",
           model: "claude-sonnet-5-5",
           allowed_tools: ["TodoWrite"],
+          mcp_servers: [],
           max_turns: 4,
           system_prompt: PLANNER_PROMPT,
         },
@@ -133,6 +135,7 @@ describe("GET /v1/agents/:name", () => {
       description: "Breaks a request into a task list (TodoWrite), then answers with the plan.",
       model: "claude-sonnet-5-5",
       allowed_tools: ["TodoWrite"],
+      mcp_servers: [],
       max_turns: 4,
       system_prompt: PLANNER_PROMPT,
     });

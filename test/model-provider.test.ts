@@ -1,6 +1,7 @@
 // AnthropicProvider over real HTTP against the model emulator: what a streamed call yields (FR-005), how every SDK
 // failure is mapped by class onto Outpost's errors (FR-007), the record of HTTP attempts, and Agent.query() on top.
 // Each test registers its own script under a unique marker, since all test files share one emulator.
+
 import { env } from "cloudflare:workers";
 import { AnthropicError, APIConnectionTimeoutError, APIUserAbortError } from "@anthropic-ai/sdk";
 import type { Message, MessageCreateParamsBase, MessageParam } from "@anthropic-ai/sdk/resources/messages";
@@ -18,6 +19,8 @@ import {
   TimeoutError,
 } from "../src/errors.ts";
 import { type AgentMessage, AnthropicProvider, type HttpAttempt, mapProviderError } from "../src/llm/anthropic.ts";
+import { outboundPolicy } from "../src/net/outbound.ts";
+import { Toolbox, type ToolDeclaration } from "../src/tools/toolbox.ts";
 import { type ScriptTurn, script, uniqueMarker } from "./helpers.ts";
 
 const MODEL = "claude-sonnet-5-5";
@@ -491,9 +494,24 @@ describe("Agent.query (FR-005)", () => {
    * A minimal AgentContext whose runtime streams through a real AnthropicProvider and nothing else: query() uses
    * only runtime.streamModel, and the durable runtime around it is covered by the HTTP API tests.
    */
-  function contextFor(p: AnthropicProvider, model = MODEL): AgentContext {
+  function contextFor(
+    p: AnthropicProvider,
+    model = MODEL,
+    declaration: ToolDeclaration = { allowedTools: undefined, mcpServers: [] },
+  ): AgentContext {
     const unused = (what: string) => (): never => {
       throw new Error(`query() must not use runtime.${what}`);
+    };
+    const runtime: AgentContext["runtime"] = {
+      signal: new AbortController().signal,
+      step: unused("step"),
+      recordMessage: unused("recordMessage"),
+      emit: unused("emit"),
+      usage: unused("usage"),
+      state: { get: unused("state.get"), put: unused("state.put") },
+      async *streamModel(modelParams) {
+        yield* p.stream(modelParams, { signal: this.signal });
+      },
     };
     return {
       taskId: "task_query_test",
@@ -502,17 +520,13 @@ describe("Agent.query (FR-005)", () => {
       branch: undefined,
       config: { model, prices: DEFAULT_PRICES },
       extra: {},
-      runtime: {
-        signal: new AbortController().signal,
-        step: unused("step"),
-        recordMessage: unused("recordMessage"),
-        emit: unused("emit"),
-        usage: unused("usage"),
-        state: { get: unused("state.get"), put: unused("state.put") },
-        async *streamModel(modelParams) {
-          yield* p.stream(modelParams, { signal: this.signal });
-        },
-      },
+      runtime,
+      tools: new Toolbox(declaration, {
+        taskId: "task_query_test",
+        runtime,
+        secret: () => undefined,
+        outbound: outboundPolicy(""),
+      }),
     };
   }
 
@@ -564,7 +578,8 @@ describe("Agent.query (FR-005)", () => {
   it("offers the model the agent's tools", async () => {
     // Unscripted, the emulator calls the first tool it is offered and otherwise echoes the prompt.
     const prompt = `plan my day ${crypto.randomUUID()}`;
-    const { items } = await collect(agent({ allowedTools: ["TodoWrite"] }).query(prompt, contextFor(provider())));
+    const planner = agent({ allowedTools: ["TodoWrite"] });
+    const { items } = await collect(planner.query(prompt, contextFor(provider(), MODEL, planner.toolDeclaration())));
     const message = finalMessage(items);
     expect(message.stop_reason).toBe("tool_use");
     expect(message.content).toMatchObject([

@@ -5,15 +5,16 @@ import type {
   ContentBlockParam,
   Message,
   MessageParam,
-  Tool,
   ToolResultBlockParam,
   ToolUseBlock,
 } from "@anthropic-ai/sdk/resources/messages";
 import { DEFAULT_MAX_TOKENS } from "../config/models.ts";
 import { ConfigError, LimitExceededError, MalformedResponseError } from "../errors.ts";
 import type { AgentMessage } from "../llm/anthropic.ts";
-import { BUILTIN_TOOL_IMPLEMENTATIONS, RUNNABLE_BUILTIN_TOOLS } from "../tools/builtin.ts";
+import { type McpServerInput, type McpServerSpec, parseMcpServers } from "../mcp/config.ts";
+import { RUNNABLE_BUILTIN_TOOLS } from "../tools/builtin.ts";
 import type { ToolResult } from "../tools/tool.ts";
+import type { ToolDeclaration } from "../tools/toolbox.ts";
 import type { AgentContext, ModelCallOptions, StepInfo } from "./context.ts";
 import { type AgentResult, failureResult, successResult } from "./result.ts";
 import { extractText } from "./text.ts";
@@ -24,8 +25,14 @@ export interface AgentDefinition {
   name: string;
   description?: string;
   systemPrompt: string;
-  /** Built-in tool names and mcp__<server>__<tool> names; validated here (FR-002). */
+  /**
+   * Built-in tool names, mcp__<server>__<tool> names and mcp__<server>__* (seed 004 allowed_tools); validated here
+   * (FR-002) and against the servers' real tool lists when a run starts. Omitted: every tool of every declared MCP
+   * server, and no built-in.
+   */
   allowedTools?: readonly string[];
+  /** Remote MCP servers by name (seed 003 MCPServer); see src/mcp/config.ts for the fields. */
+  mcpServers?: Readonly<Record<string, McpServerInput>>;
   /** Pin a model; otherwise OUTPOST_DEFAULT_MODEL, then DEFAULT_MODEL (src/config/models.ts). */
   model?: string;
   /** Model turns before the run ends with "max_turns limit reached" (seed 004 max_turns). */
@@ -41,10 +48,13 @@ export abstract class Agent {
   readonly name: string;
   readonly description: string;
   readonly systemPrompt: string;
+  /** allowed_tools as declared, or the wildcard of every declared MCP server when it was omitted. */
   readonly allowedTools: readonly string[];
+  readonly mcpServers: readonly McpServerSpec[];
   readonly model: string | undefined;
   readonly maxTurns: number;
   readonly maxTokens: number;
+  private readonly declaredTools: readonly string[] | undefined;
 
   constructor(definition: AgentDefinition) {
     if (!AGENT_NAME_PATTERN.test(definition.name)) {
@@ -55,8 +65,23 @@ export abstract class Agent {
     if (!Number.isInteger(maxTurns) || maxTurns < 1) {
       throw new ConfigError(`Agent "${definition.name}": maxTurns must be a positive integer.`);
     }
-    const tools = definition.allowedTools ?? [];
-    validateToolNames(tools, RUNNABLE_BUILTIN_TOOLS);
+    const servers = parseMcpServers(definition.name, definition.mcpServers);
+    const serverNames = new Set(servers.map((s) => s.name));
+    const tools = definition.allowedTools ?? servers.map((s) => `mcp__${s.name}__*`);
+    validateToolNames(tools, RUNNABLE_BUILTIN_TOOLS, serverNames);
+    for (const server of servers) {
+      for (const [tool, settings] of Object.entries(server.tools)) {
+        // Fallbacks are MCP tools of declared servers; they take the same arguments as the tool they stand in for.
+        validateToolNames(settings.fallbackTools, new Set(), serverNames);
+        if (settings.fallbackTools.includes(`mcp__${server.name}__${tool}`)) {
+          throw new ConfigError(
+            `Agent "${definition.name}": mcpServers.${server.name}.tools.${tool}.fallback_tools lists the tool itself.`,
+          );
+        }
+      }
+    }
+    this.declaredTools = definition.allowedTools ? Object.freeze([...definition.allowedTools]) : undefined;
+    this.mcpServers = Object.freeze(servers);
     this.name = definition.name;
     this.description = definition.description ?? "";
     this.systemPrompt = definition.systemPrompt;
@@ -112,7 +137,7 @@ export abstract class Agent {
     options: ModelCallOptions = { turnIndex: 1 },
   ): AsyncGenerator<AgentMessage, void> {
     const messages: MessageParam[] = typeof prompt === "string" ? [{ role: "user", content: prompt }] : prompt;
-    const tools = this.toolDefinitions();
+    const tools = context.tools.definitions();
     yield* context.runtime.streamModel(
       {
         model: context.config.model,
@@ -125,14 +150,9 @@ export abstract class Agent {
     );
   }
 
-  /** The tool definitions sent to the model: the runnable built-ins this agent allows. */
-  toolDefinitions(): Tool[] {
-    const tools: Tool[] = [];
-    for (const name of this.allowedTools) {
-      const tool = BUILTIN_TOOL_IMPLEMENTATIONS.get(name);
-      if (tool) tools.push({ name: tool.name, description: tool.description, input_schema: tool.inputSchema });
-    }
-    return tools;
+  /** What this agent declares about its tools; the run's Toolbox resolves it against the servers. */
+  toolDeclaration(): ToolDeclaration {
+    return { allowedTools: this.declaredTools, mcpServers: this.mcpServers };
   }
 
   protected async modelTurn(
@@ -149,46 +169,9 @@ export abstract class Agent {
     return message;
   }
 
-  /** Runs one tool call. A tool the agent may not use never runs: the model gets an error it can act on. */
-  protected async callTool(
-    context: AgentContext,
-    use: ToolUseBlock,
-    turnIndex: number,
-    info: StepInfo,
-  ): Promise<ToolResult> {
-    const { runtime } = context;
-    const base = { turn_index: turnIndex, tool_use_id: use.id, tool_name: use.name };
-    const tool = this.allowedTools.includes(use.name) ? BUILTIN_TOOL_IMPLEMENTATIONS.get(use.name) : undefined;
-    if (!tool) {
-      runtime.emit("tool_denied", { ...base, reason: "not_allowed" }, info.spanId);
-      return {
-        content: `Tool "${use.name}" is not available to this agent. Available tools: ${this.allowedTools.join(", ") || "none"}.`,
-        is_error: true,
-      };
-    }
-    runtime.emit("tool_call_started", { ...base, input: use.input, attempt: info.attempt }, info.spanId);
-    const started = Date.now();
-    let result: ToolResult;
-    try {
-      result = await tool.run(use.input, { taskId: context.taskId, runtime, signal: runtime.signal });
-    } catch (error) {
-      // A tool failure is data for the model, not the end of the run.
-      result = {
-        content: `Tool "${use.name}" failed: ${error instanceof Error ? error.message : String(error)}`,
-        is_error: true,
-      };
-    }
-    runtime.emit(
-      "tool_call_completed",
-      {
-        ...base,
-        is_error: result.is_error,
-        output_preview: result.content.slice(0, 500),
-        duration_ms: Date.now() - started,
-      },
-      info.spanId,
-    );
-    return result;
+  /** Runs one tool call through the run's tools. A tool the agent may not use never runs (tool_denied). */
+  protected callTool(context: AgentContext, use: ToolUseBlock, turnIndex: number, info: StepInfo): Promise<ToolResult> {
+    return context.tools.call(use, turnIndex, info);
   }
 }
 

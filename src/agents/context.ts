@@ -3,6 +3,7 @@
 import type { MessageCreateParamsBase, MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { PriceTable } from "../config/prices.ts";
 import type { AgentMessage } from "../llm/anthropic.ts";
+import type { Toolbox } from "../tools/toolbox.ts";
 import type { AgentUsage } from "./result.ts";
 
 export interface AgentConfiguration {
@@ -23,6 +24,8 @@ export interface AgentContext {
   /** The caller's metadata and anything else a custom agent needs. */
   extra: Readonly<Record<string, unknown>>;
   runtime: AgentRuntime;
+  /** The run's tools: definitions for the model, and calls with permission checks, timeouts and fallbacks. */
+  tools: Toolbox;
 }
 
 export interface StepInfo {

@@ -29,6 +29,12 @@ export const EVENT_TYPES = [
   "llm_retry_scheduled",
   "run_finished",
   "run_failed",
+  "mcp_servers_connected",
+  "mcp_connection_failed",
+  "mcp_tool_call_started",
+  "mcp_tool_call_completed",
+  "mcp_tool_call_failed",
+  "mcp_servers_disconnected",
   // Token streaming (Outpost)
   "llm_text_delta",
   "llm_thinking_delta",

@@ -5,6 +5,7 @@ import type { AgentRegistry } from "../agents/registry.ts";
 import type { PriceTable } from "../config/prices.ts";
 import { toErrorInfo } from "../errors.ts";
 import type { AnthropicProvider } from "../llm/anthropic.ts";
+import type { OutboundPolicy } from "../net/outbound.ts";
 import { finalSummary } from "../runs/final-summary.ts";
 import { isTerminal, type RpcFailure } from "../tasks/task.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
@@ -31,6 +32,8 @@ export interface SupervisorDeps extends TaskStorage {
   /** A provider for one run (its configuration comes from the Worker's env). */
   provider: () => AnthropicProvider;
   prices: () => PriceTable;
+  secret: (name: string) => string | undefined;
+  outbound: () => OutboundPolicy;
 }
 
 export class RunSupervisor {
@@ -123,6 +126,8 @@ export class RunSupervisor {
       prices: deps.prices,
       providerName: "anthropic",
       transaction: (fn) => this.transaction(fn),
+      secret: deps.secret,
+      outbound: deps.outbound(),
       runtime: (prices) =>
         new RunRuntime({
           ...deps,

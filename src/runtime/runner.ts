@@ -6,8 +6,10 @@ import { type AgentResult, failureResult } from "../agents/result.ts";
 import type { PriceTable } from "../config/prices.ts";
 import { toErrorInfo, WorkflowError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
+import type { OutboundPolicy } from "../net/outbound.ts";
 import { isTerminal } from "../tasks/task.ts";
 import type { TaskStore } from "../tasks/task-store.ts";
+import { Toolbox } from "../tools/toolbox.ts";
 import type { RunRuntime } from "./run-runtime.ts";
 
 export interface RunnerDeps {
@@ -21,6 +23,9 @@ export interface RunnerDeps {
   providerName: string;
   /** Runs writes atomically (the object's transactionSync). */
   transaction: <T>(fn: () => T) => T;
+  /** Reads a Worker secret by name (MCP server headers). */
+  secret: (name: string) => string | undefined;
+  outbound: OutboundPolicy;
 }
 
 /** Longest final_summary carried by a run_finished event. */
@@ -34,6 +39,7 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
   const task = store.get();
   if (!task || isTerminal(task.status)) return;
   let result: AgentResult;
+  let tools: Toolbox | undefined;
   try {
     const agent = deps.registry.create(task.assigned_agent);
     if (store.markRunning()) {
@@ -50,6 +56,13 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
     }
     const prices = deps.prices();
     const runtime = deps.runtime(prices);
+    tools = new Toolbox(agent.toolDeclaration(), {
+      taskId: task.id,
+      runtime,
+      secret: deps.secret,
+      outbound: deps.outbound,
+    });
+    await tools.open();
     const context: AgentContext = {
       taskId: task.id,
       input: task.input,
@@ -58,13 +71,19 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
       config: { model: task.model, prices },
       extra: task.metadata,
       runtime,
+      tools,
     };
     result = await agent.execute(context);
   } catch (error) {
     // A cancel already wrote the outcome; any other error, CanceledError included, fails the run.
-    if (store.get()?.status === "canceled") return;
+    if (store.get()?.status === "canceled") {
+      await tools?.close();
+      return;
+    }
     result = failureResult([toErrorInfo(error)], store.get()?.usage ?? task.usage);
   }
+  // Seed 002 cleanup: sessions end, and mcp_servers_disconnected comes before the terminal event.
+  await tools?.close();
   finishTask(deps, result);
 }
 

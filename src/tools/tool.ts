@@ -1,10 +1,14 @@
 // The contract of a tool Outpost runs itself (built-in tools; MCP tools come over the wire). A failure is data:
 // `is_error: true` with a message the model can act on, never an exception that ends the run.
+import type { ImageBlockParam, TextBlockParam } from "@anthropic-ai/sdk/resources/messages";
 import type { AgentRuntime } from "../agents/context.ts";
 
+/** What a tool_result block may carry back to the model besides plain text. */
+export type ToolResultBlock = TextBlockParam | ImageBlockParam;
+
 export interface ToolResult {
-  /** Text returned to the model as the tool_result content. */
-  content: string;
+  /** Returned to the model as the tool_result content. */
+  content: string | ToolResultBlock[];
   is_error: boolean;
 }
 
@@ -24,4 +28,10 @@ export interface BuiltinTool {
 
 export function toolError(message: string): ToolResult {
   return { content: message, is_error: true };
+}
+
+/** The text of a result (images as a short marker), for previews in events. */
+export function resultText(result: ToolResult): string {
+  if (typeof result.content === "string") return result.content;
+  return result.content.map((block) => (block.type === "text" ? block.text : "[image]")).join("\n");
 }

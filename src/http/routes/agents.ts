@@ -17,6 +17,13 @@ function describe(agent: Agent, configuredModel: string | undefined) {
     description: agent.description,
     model: resolveModel(agent.model, configuredModel),
     allowed_tools: [...agent.allowedTools],
+    // Where each server is and how it is reached; header secrets stay out of it.
+    mcp_servers: agent.mcpServers.map((s) => ({
+      name: s.name,
+      transport: s.transport,
+      url: s.url,
+      required: s.required,
+    })),
     max_turns: agent.maxTurns,
     system_prompt: agent.systemPrompt,
   };

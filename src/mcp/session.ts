@@ -1,0 +1,230 @@
+// One MCP server connection for one run, with the official SDK client: Streamable HTTP with the legacy SSE
+// transport as a fallback, the workerd-safe JSON-schema validator (no code generation from strings), every request
+// through the outbound guard, and a session that re-establishes itself when it is lost (an evicted object, a
+// restarted server). A call whose connection drops fails at once instead of waiting for its timeout.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { type CallToolResult, McpError, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import { ConfigError, McpConnectionError, OutpostError } from "../errors.ts";
+import { checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
+import type { McpServerSpec } from "./config.ts";
+
+const CLIENT_INFO = { name: "outpost", version: "0.1.0" };
+/** How long connecting (the initialize handshake) and listing tools may take. */
+export const CONNECT_TIMEOUT_MS = 30_000;
+
+export interface McpSessionDeps {
+  spec: McpServerSpec;
+  /** Reads a Worker secret by name (header values). */
+  secret: (name: string) => string | undefined;
+  outbound: OutboundPolicy;
+}
+
+/** Transport errors after which an in-flight call can no longer get its answer. */
+const CONNECTION_LOST = /SSE stream disconnected|Failed to reconnect|Maximum reconnection attempts|SSE error/;
+
+export class McpSession {
+  /** The transport that connected: "streamable_http", or "sse" after a fallback or when declared. */
+  transportUsed: "streamable_http" | "sse" | null = null;
+
+  private readonly deps: McpSessionDeps;
+  private client: Client | null = null;
+  private connecting: Promise<Client> | null = null;
+  /** Calls waiting for an answer on the current connection; aborted when it is lost. */
+  private readonly inFlight = new Set<AbortController>();
+
+  constructor(deps: McpSessionDeps) {
+    this.deps = deps;
+  }
+
+  get name(): string {
+    return this.deps.spec.name;
+  }
+
+  /** Connects if not connected. Concurrent callers share one handshake. */
+  async connect(signal: AbortSignal): Promise<Client> {
+    if (this.client) return this.client;
+    this.connecting ??= this.open(signal).finally(() => {
+      this.connecting = null;
+    });
+    return this.connecting;
+  }
+
+  /** Every tool the server offers (all pages). */
+  async listTools(signal: AbortSignal): Promise<McpTool[]> {
+    const client = await this.connect(signal);
+    const tools: McpTool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: CONNECT_TIMEOUT_MS, signal });
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return tools;
+  }
+
+  /**
+   * Calls a tool. Throws on anything that kept the call from producing a result: a timeout (TimeoutError-like
+   * McpError), a lost connection (McpConnectionError), cancellation. A session the server no longer knows is
+   * re-established once and the call sent again: the server never ran it.
+   */
+  async callTool(
+    tool: string,
+    args: Record<string, unknown>,
+    options: { timeoutMs: number; signal: AbortSignal },
+  ): Promise<CallToolResult> {
+    try {
+      return await this.callOnce(tool, args, options);
+    } catch (error) {
+      if (!isSessionGone(error)) throw error;
+      await this.reset();
+      return await this.callOnce(tool, args, options);
+    }
+  }
+
+  /** Ends the session on the server (DELETE) and closes the transport. Never throws. */
+  async close(): Promise<void> {
+    const client = this.client;
+    this.client = null;
+    if (!client) return;
+    const transport = client.transport;
+    try {
+      if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession();
+    } catch {
+      // A server that is gone or does not support DELETE has nothing to clean up.
+    }
+    await client.close().catch(() => undefined);
+  }
+
+  private async callOnce(
+    tool: string,
+    args: Record<string, unknown>,
+    options: { timeoutMs: number; signal: AbortSignal },
+  ): Promise<CallToolResult> {
+    const client = await this.connect(options.signal);
+    const lost = new AbortController();
+    this.inFlight.add(lost);
+    try {
+      const result = await client.callTool({ name: tool, arguments: args }, undefined, {
+        timeout: options.timeoutMs,
+        maxTotalTimeout: options.timeoutMs,
+        signal: AbortSignal.any([options.signal, lost.signal]),
+      });
+      return result as CallToolResult;
+    } catch (error) {
+      if (lost.signal.aborted && !options.signal.aborted) throw lost.signal.reason;
+      // Cancellation, the server's own protocol errors and a lost session (retried by callTool) pass through;
+      // anything else (a refused connection, an HTTP error status) is this server's connection failing.
+      if (options.signal.aborted || error instanceof McpError || isSessionGone(error)) throw error;
+      throw this.wrap(error);
+    } finally {
+      this.inFlight.delete(lost);
+    }
+  }
+
+  private async reset(): Promise<void> {
+    const client = this.client;
+    this.client = null;
+    await client?.close().catch(() => undefined);
+  }
+
+  private async open(signal: AbortSignal): Promise<Client> {
+    const { spec } = this.deps;
+    const url = checkOutboundUrl(spec.url, this.deps.outbound);
+    const headers = this.headers();
+    if (spec.transport === "streamable_http") {
+      try {
+        return await this.handshake(
+          new StreamableHTTPClientTransport(url, {
+            fetch: this.fetcher(),
+            requestInit: { headers },
+            reconnectionOptions: {
+              initialReconnectionDelay: 250,
+              maxReconnectionDelay: 2_000,
+              reconnectionDelayGrowFactor: 2,
+              maxRetries: 1,
+            },
+          }),
+          "streamable_http",
+          signal,
+        );
+      } catch (error) {
+        // MCP's backwards-compatibility rule: a 4xx to the initialize POST means a server of the older
+        // HTTP+SSE protocol, reached with a GET on the same URL. Authentication failures are not that.
+        if (!(error instanceof StreamableHTTPError) || !isLegacyStatus(error.code)) throw this.wrap(error);
+      }
+    }
+    return await this.handshake(
+      new SSEClientTransport(url, {
+        fetch: this.fetcher(),
+        requestInit: { headers },
+        eventSourceInit: { fetch: this.fetcher(headers) },
+      }),
+      "sse",
+      signal,
+    ).catch((error: unknown) => {
+      throw this.wrap(error);
+    });
+  }
+
+  private async handshake(transport: Transport, kind: "streamable_http" | "sse", signal: AbortSignal): Promise<Client> {
+    const client = new Client(CLIENT_INFO, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+    client.onerror = (error) => {
+      if (!CONNECTION_LOST.test(error.message)) return;
+      const lost = new McpConnectionError(this.name, `the connection was lost during the call (${error.message}).`);
+      for (const call of this.inFlight) call.abort(lost);
+      // Stop the transport's own reconnection attempts; the next call connects afresh.
+      if (this.client === client) void this.reset();
+    };
+    await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS, signal });
+    this.client = client;
+    this.transportUsed = kind;
+    return client;
+  }
+
+  /** Header values from Worker secrets; a missing secret is a configuration error, never an empty header. */
+  private headers(): Record<string, string> {
+    const headers: Record<string, string> = {};
+    for (const [name, ref] of Object.entries(this.deps.spec.headers)) {
+      const value = this.deps.secret(ref.secret);
+      if (!value) {
+        throw new ConfigError(
+          `MCP server "${this.name}": header ${name} needs the Worker secret ${ref.secret}, which is not set ` +
+            `(wrangler secret put ${ref.secret}).`,
+        );
+      }
+      headers[name] = `${ref.prefix}${value}`;
+    }
+    return headers;
+  }
+
+  /** fetch for the SDK: every request URL through the outbound guard (the legacy endpoint event names one). */
+  private fetcher(extraHeaders?: Record<string, string>): typeof fetch {
+    const policy = this.deps.outbound;
+    return (input, init) => {
+      const request = new Request(input, init);
+      checkOutboundUrl(request.url, policy);
+      if (extraHeaders) for (const [k, v] of Object.entries(extraHeaders)) request.headers.set(k, v);
+      return fetch(request);
+    };
+  }
+
+  private wrap(error: unknown): Error {
+    if (error instanceof OutpostError) return error;
+    const message = error instanceof Error ? error.message : String(error);
+    return new McpConnectionError(this.name, message, { cause: error });
+  }
+}
+
+function isLegacyStatus(status: number | undefined): boolean {
+  return status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403;
+}
+
+/** The server lost or never had our session: 404 per the spec; some servers answer 400 "No valid session ID". */
+function isSessionGone(error: unknown): boolean {
+  if (!(error instanceof StreamableHTTPError)) return false;
+  return error.code === 404 || (error.code === 400 && /session/i.test(error.message));
+}

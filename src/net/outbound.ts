@@ -1,0 +1,121 @@
+// The guard on every URL an agent's tools reach out to (MCP servers, WebFetch): http(s) only, and no private,
+// loopback, link-local or otherwise internal address unless the operator allows that host. Workers have no DNS
+// lookup, so names are judged as written: literal addresses by range, and the reserved local names by suffix.
+import { BlockedUrlError } from "../errors.ts";
+
+export interface OutboundPolicy {
+  /** Hosts (as in URL.hostname, IPv6 in brackets) allowed even though they are private; "*" allows every host. */
+  allowPrivateHosts: ReadonlySet<string>;
+}
+
+/** OUTPOST_ALLOW_PRIVATE_HOSTS: a comma-separated list of hosts, or "*". Empty or unset allows none. */
+export function outboundPolicy(allowPrivateHosts: string | undefined): OutboundPolicy {
+  const hosts = (allowPrivateHosts ?? "")
+    .split(",")
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
+  return { allowPrivateHosts: new Set(hosts) };
+}
+
+/** Returns the parsed URL, or throws BlockedUrlError saying why it may not be fetched. */
+export function checkOutboundUrl(raw: string | URL, policy: OutboundPolicy): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new BlockedUrlError(String(raw), "it is not a valid absolute URL");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new BlockedUrlError(url.href, `the scheme ${url.protocol} is not http or https`);
+  }
+  if (url.username || url.password) throw new BlockedUrlError(url.href, "credentials in URLs are not accepted");
+  const host = url.hostname.toLowerCase();
+  const reason = privateReason(host);
+  if (reason && !policy.allowPrivateHosts.has("*") && !policy.allowPrivateHosts.has(host)) {
+    throw new BlockedUrlError(url.href, reason);
+  }
+  return url;
+}
+
+/** Why a host is internal, or null for a public one. `host` is URL.hostname (IPv4 already normalized). */
+export function privateReason(host: string): string | null {
+  if (host === "localhost" || host.endsWith(".localhost")) return "localhost is a loopback name";
+  if (host.endsWith(".local") || host.endsWith(".internal") || host.endsWith(".home.arpa")) {
+    return `${host} is a local network name`;
+  }
+  if (host.startsWith("[")) return ipv6Reason(host.slice(1, -1));
+  const v4 = parseIpv4(host);
+  return v4 === null ? null : ipv4Reason(v4);
+}
+
+const IPV4_BLOCKS: readonly [string, number, string][] = [
+  ["0.0.0.0", 8, "this network"],
+  ["10.0.0.0", 8, "private"],
+  ["100.64.0.0", 10, "carrier-grade NAT"],
+  ["127.0.0.0", 8, "loopback"],
+  ["169.254.0.0", 16, "link-local"],
+  ["172.16.0.0", 12, "private"],
+  ["192.0.0.0", 24, "IETF protocol assignments"],
+  ["192.168.0.0", 16, "private"],
+  ["198.18.0.0", 15, "benchmarking"],
+  ["224.0.0.0", 4, "multicast"],
+  ["240.0.0.0", 4, "reserved"],
+];
+
+function parseIpv4(host: string): number | null {
+  const parts = host.split(".");
+  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255)) return null;
+  return parts.reduce((acc, p) => acc * 256 + Number(p), 0);
+}
+
+function ipv4Reason(address: number): string | null {
+  for (const [base, bits, label] of IPV4_BLOCKS) {
+    const size = 2 ** (32 - bits);
+    const start = parseIpv4(base) ?? 0;
+    if (address >= start && address < start + size) return `the address is ${label} (${base}/${bits})`;
+  }
+  return null;
+}
+
+/** Expands an IPv6 literal (as URL.hostname writes it, without brackets) to its eight 16-bit groups. */
+function ipv6Groups(text: string): number[] | null {
+  const halves = text.split("::");
+  if (halves.length > 2) return null;
+  const parse = (part: string) => (part ? part.split(":") : []);
+  const head = parse(halves[0] ?? "");
+  const tail = parse(halves[1] ?? "");
+  const last = (tail.length ? tail : head).at(-1);
+  const embedded: number[] = [];
+  if (last?.includes(".")) {
+    const v4 = parseIpv4(last);
+    if (v4 === null) return null;
+    (tail.length ? tail : head).pop();
+    embedded.push(Math.floor(v4 / 65536), v4 % 65536);
+  }
+  const groups = [...head, ...tail].map((g) => Number.parseInt(g, 16));
+  if (groups.some((g) => Number.isNaN(g))) return null;
+  const missing = 8 - groups.length - embedded.length;
+  if (halves.length === 1 && missing !== 0) return null;
+  const headGroups = head.map((g) => Number.parseInt(g, 16));
+  const tailGroups = tail.map((g) => Number.parseInt(g, 16));
+  return halves.length === 1
+    ? [...headGroups, ...embedded]
+    : [...headGroups, ...new Array<number>(missing).fill(0), ...tailGroups, ...embedded];
+}
+
+function ipv6Reason(text: string): string | null {
+  const g = ipv6Groups(text);
+  if (!g) return "the IPv6 address cannot be parsed";
+  const [a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, h = 0, i = 0] = g;
+  const prefixZero = a === 0 && b === 0 && c === 0 && d === 0 && e === 0;
+  if (prefixZero && f === 0 && h === 0 && i <= 1)
+    return i === 1 ? "the address is loopback (::1)" : "the address is unspecified (::)";
+  // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible (::a.b.c.d) addresses reach the IPv4 address inside.
+  if (prefixZero && (f === 0xffff || f === 0)) return ipv4Reason(h * 65536 + i);
+  // NAT64 (64:ff9b::/96) also embeds an IPv4 address.
+  if (a === 0x64 && b === 0xff9b && c === 0 && d === 0 && e === 0 && f === 0) return ipv4Reason(h * 65536 + i);
+  if ((a & 0xfe00) === 0xfc00) return "the address is unique-local (fc00::/7)";
+  if ((a & 0xffc0) === 0xfe80) return "the address is link-local (fe80::/10)";
+  if ((a & 0xff00) === 0xff00) return "the address is multicast (ff00::/8)";
+  return null;
+}

@@ -1,0 +1,337 @@
+// The tools of one run: the built-ins the agent may use and the tools of its MCP servers, discovered when the run
+// starts. It answers the model's tool calls: a tool the agent may not use never runs (tool_denied), an MCP call
+// gets its timeout and its fallback tools, and every failure reaches the model as an is_error result it can act
+// on. Discovery is a journaled step, so a resumed run sends the model the same tools without asking again, and the
+// sessions themselves reconnect on first use after an eviction.
+import type { Tool, ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
+import { ErrorCode, McpError, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import type { AgentRuntime, StepInfo } from "../agents/context.ts";
+import { MCP_WILDCARD_PATTERN, parseMcpToolName } from "../agents/tool-names.ts";
+import { InvalidToolError, McpConnectionError, toErrorInfo } from "../errors.ts";
+import { type McpServerSpec, toolSettings } from "../mcp/config.ts";
+import { toMcpCallResult, toToolResult } from "../mcp/content.ts";
+import { McpSession } from "../mcp/session.ts";
+import type { OutboundPolicy } from "../net/outbound.ts";
+import { BUILTIN_TOOL_IMPLEMENTATIONS } from "./builtin.ts";
+import { resultText, type ToolResult } from "./tool.ts";
+
+/** What an agent declares about its tools (the Agent class holds it). */
+export interface ToolDeclaration {
+  /** The agent's allowed_tools as written, or undefined for every configured tool. */
+  allowedTools: readonly string[] | undefined;
+  mcpServers: readonly McpServerSpec[];
+}
+
+export interface ToolboxDeps {
+  taskId: string;
+  runtime: AgentRuntime;
+  /** Reads a Worker secret by name. */
+  secret: (name: string) => string | undefined;
+  outbound: OutboundPolicy;
+}
+
+/** One discovered MCP tool, as the journal keeps it. */
+interface CatalogTool {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+}
+
+/** The journaled result of connecting: each server's tools, or why it could not be reached. */
+interface McpCatalog {
+  servers: Record<string, { transport: string; tools: CatalogTool[] }>;
+  failed: Record<string, { code: string; message: string }>;
+}
+
+const PREVIEW_CHARS = 500;
+/** Anthropic's rule for tool names; an MCP tool whose full name breaks it cannot be offered to the model. */
+const MODEL_TOOL_NAME = /^[A-Za-z0-9_-]{1,128}$/;
+
+export class Toolbox {
+  private readonly declaration: ToolDeclaration;
+  private readonly deps: ToolboxDeps;
+  private readonly sessions = new Map<string, McpSession>();
+  private catalog: McpCatalog = { servers: {}, failed: {} };
+  /** Full name → definition, in the order sent to the model. */
+  private readonly allowed = new Map<string, Tool>();
+
+  constructor(declaration: ToolDeclaration, deps: ToolboxDeps) {
+    this.declaration = declaration;
+    this.deps = deps;
+    for (const spec of declaration.mcpServers) {
+      this.sessions.set(spec.name, new McpSession({ spec, secret: deps.secret, outbound: deps.outbound }));
+    }
+    this.resolve();
+  }
+
+  /**
+   * Connects the MCP servers and lists their tools (a journaled step), then checks the allowed tools and the
+   * fallbacks against what the servers really offer. Throws InvalidToolError, or McpConnectionError for a required
+   * server that could not be reached.
+   */
+  async open(): Promise<void> {
+    if (this.sessions.size === 0) return;
+    this.catalog = await this.deps.runtime.step("mcp_connect", () => this.discover());
+    const required = this.declaration.mcpServers.find((s) => s.required && this.catalog.failed[s.name]);
+    if (required) {
+      const failure = this.catalog.failed[required.name];
+      throw new McpConnectionError(required.name, `it is required and could not be connected: ${failure?.message}`);
+    }
+    this.resolve();
+  }
+
+  /** Closes every MCP session (ending it on the server) and records it. Never throws. */
+  async close(): Promise<void> {
+    if (this.sessions.size === 0) return;
+    await Promise.all([...this.sessions.values()].map((s) => s.close()));
+    this.deps.runtime.emit("mcp_servers_disconnected", { servers: [...this.sessions.keys()] });
+  }
+
+  /** The tool definitions sent to the model. */
+  definitions(): Tool[] {
+    return [...this.allowed.values()];
+  }
+
+  /** The full names of the tools this run may use. */
+  names(): string[] {
+    return [...this.allowed.keys()];
+  }
+
+  /** Answers one tool_use block. Never throws for a tool's failure; only cancellation propagates. */
+  async call(use: ToolUseBlock, turnIndex: number, info: StepInfo): Promise<ToolResult> {
+    const { runtime } = this.deps;
+    const base = { turn_index: turnIndex, tool_use_id: use.id, tool_name: use.name };
+    if (!this.allowed.has(use.name)) {
+      runtime.emit("tool_denied", { ...base, reason: "not_allowed" }, info.spanId);
+      return {
+        content: `Tool "${use.name}" is not available to this agent. Available tools: ${this.names().join(", ") || "none"}.`,
+        is_error: true,
+      };
+    }
+    if (parseMcpToolName(use.name)) return this.callMcp(use, turnIndex, info);
+    return this.callBuiltin(use, turnIndex, info);
+  }
+
+  private async callBuiltin(use: ToolUseBlock, turnIndex: number, info: StepInfo): Promise<ToolResult> {
+    const { runtime } = this.deps;
+    const base = { turn_index: turnIndex, tool_use_id: use.id, tool_name: use.name };
+    const tool = BUILTIN_TOOL_IMPLEMENTATIONS.get(use.name);
+    if (!tool) return { content: `Tool "${use.name}" is not implemented in this deployment.`, is_error: true };
+    runtime.emit("tool_call_started", { ...base, input: use.input, attempt: info.attempt }, info.spanId);
+    const started = Date.now();
+    let result: ToolResult;
+    try {
+      result = await tool.run(use.input, { taskId: this.deps.taskId, runtime, signal: runtime.signal });
+    } catch (error) {
+      if (runtime.signal.aborted) throw error;
+      // A tool failure is data for the model, not the end of the run.
+      result = { content: `Tool "${use.name}" failed: ${toErrorInfo(error).message}`, is_error: true };
+    }
+    runtime.emit(
+      "tool_call_completed",
+      {
+        ...base,
+        is_error: result.is_error,
+        output_preview: resultText(result).slice(0, PREVIEW_CHARS),
+        duration_ms: Date.now() - started,
+      },
+      info.spanId,
+    );
+    return result;
+  }
+
+  /**
+   * An MCP call, then its fallback tools in order while calls fail to produce a result (a timeout, a lost or
+   * refused connection). A result the tool itself marks is_error is its answer and goes to the model as is.
+   */
+  private async callMcp(use: ToolUseBlock, turnIndex: number, info: StepInfo): Promise<ToolResult> {
+    const { runtime } = this.deps;
+    const primary = parseMcpToolName(use.name);
+    const spec = this.declaration.mcpServers.find((s) => s.name === primary?.server);
+    const fallbacks = spec && primary ? toolSettings(spec, primary.tool).fallbackTools : [];
+    const attempts = [use.name, ...fallbacks.filter((name) => this.allowed.has(name))];
+    const args = isRecord(use.input) ? use.input : {};
+    const failures: string[] = [];
+    for (const [index, name] of attempts.entries()) {
+      const target = parseMcpToolName(name);
+      const session = target ? this.sessions.get(target.server) : undefined;
+      const targetSpec = this.declaration.mcpServers.find((s) => s.name === target?.server);
+      if (!target || !session || !targetSpec) {
+        failures.push(`${name}: not an MCP tool of this agent`);
+        continue;
+      }
+      const timeoutSeconds = toolSettings(targetSpec, target.tool).timeoutSeconds;
+      const event = {
+        step_id: use.id,
+        turn_index: turnIndex,
+        tool_name: name,
+        server: target.server,
+        attempt: info.attempt,
+        ...(index > 0 ? { fallback_for: use.name, fallback_index: index } : {}),
+      };
+      runtime.emit(
+        "mcp_tool_call_started",
+        { ...event, arguments: args, timeout_seconds: timeoutSeconds },
+        info.spanId,
+      );
+      const started = Date.now();
+      try {
+        const raw = await session.callTool(target.tool, args, {
+          timeoutMs: timeoutSeconds * 1000,
+          signal: runtime.signal,
+        });
+        const call = toMcpCallResult(target.server, target.tool, raw);
+        runtime.emit(
+          "mcp_tool_call_completed",
+          {
+            ...event,
+            status: call.is_error ? "error" : "success",
+            is_error: call.is_error,
+            output_preview: call.raw_text.slice(0, PREVIEW_CHARS),
+            structured_content: raw.structuredContent ?? null,
+            duration_ms: Date.now() - started,
+          },
+          info.spanId,
+        );
+        return toToolResult(raw);
+      } catch (error) {
+        if (runtime.signal.aborted) throw error;
+        const failure = describeFailure(error, timeoutSeconds);
+        runtime.emit(
+          "mcp_tool_call_failed",
+          { ...event, error: failure, duration_ms: Date.now() - started },
+          info.spanId,
+        );
+        failures.push(`${name}: ${failure.message}`);
+      }
+    }
+    return {
+      content:
+        `Tool "${use.name}" failed and returned no result. ${failures.join(" Then ")} ` +
+        "You can retry later, use another tool, or continue without it.",
+      is_error: true,
+    };
+  }
+
+  private async discover(): Promise<McpCatalog> {
+    const { runtime } = this.deps;
+    const catalog: McpCatalog = { servers: {}, failed: {} };
+    await Promise.all(
+      [...this.sessions.values()].map(async (session) => {
+        try {
+          const tools = await session.listTools(runtime.signal);
+          catalog.servers[session.name] = {
+            transport: session.transportUsed ?? "streamable_http",
+            tools: tools.map((tool) => toCatalogTool(tool)),
+          };
+        } catch (error) {
+          if (runtime.signal.aborted) throw error;
+          const info = toErrorInfo(error);
+          catalog.failed[session.name] = { code: info.code, message: info.message };
+          runtime.emit("mcp_connection_failed", { server: session.name, error: info });
+        }
+      }),
+    );
+    const connected = Object.entries(catalog.servers);
+    if (connected.length > 0) {
+      const tools = connected.flatMap(([server, entry]) => entry.tools.map((t) => `mcp__${server}__${t.name}`));
+      runtime.emit("mcp_servers_connected", {
+        server_count: connected.length,
+        tool_count: tools.length,
+        tools,
+        servers: Object.fromEntries(connected.map(([server, entry]) => [server, { transport: entry.transport }])),
+      });
+    }
+    return catalog;
+  }
+
+  /** Computes the allowed tools from the declaration and what discovery found. */
+  private resolve(): void {
+    this.allowed.clear();
+    const { allowedTools, mcpServers } = this.declaration;
+    const serverTools = (server: string): CatalogTool[] => this.catalog.servers[server]?.tools ?? [];
+    const available = (): string[] => [
+      ...[...BUILTIN_TOOL_IMPLEMENTATIONS.keys()].filter((n) => allowedTools?.includes(n)),
+      ...Object.entries(this.catalog.servers).flatMap(([s, e]) => e.tools.map((t) => `mcp__${s}__${t.name}`)),
+    ];
+    const addMcp = (server: string, tool: CatalogTool) => {
+      const name = `mcp__${server}__${tool.name}`;
+      if (!MODEL_TOOL_NAME.test(name) || !parseMcpToolName(name)) return;
+      this.allowed.set(name, {
+        name,
+        description: tool.description,
+        input_schema: tool.input_schema as Tool["input_schema"],
+      });
+    };
+    const patterns = allowedTools ?? mcpServers.map((s) => `mcp__${s.name}__*`);
+    for (const pattern of patterns) {
+      const builtin = BUILTIN_TOOL_IMPLEMENTATIONS.get(pattern);
+      if (builtin) {
+        this.allowed.set(pattern, {
+          name: builtin.name,
+          description: builtin.description,
+          input_schema: builtin.inputSchema,
+        });
+        continue;
+      }
+      const wildcard = MCP_WILDCARD_PATTERN.exec(pattern)?.[1];
+      if (wildcard !== undefined) {
+        for (const tool of serverTools(wildcard)) addMcp(wildcard, tool);
+        continue;
+      }
+      const mcp = parseMcpToolName(pattern);
+      if (!mcp || !this.catalog.servers[mcp.server]) continue; // not discovered yet, or the server failed
+      const tool = serverTools(mcp.server).find((t) => t.name === mcp.tool);
+      if (!tool) throw new InvalidToolError(pattern, available(), `is not offered by MCP server "${mcp.server}"`);
+      addMcp(mcp.server, tool);
+    }
+    // Settings and fallbacks must name real tools too, once their servers answered.
+    for (const spec of mcpServers) {
+      if (!this.catalog.servers[spec.name]) continue;
+      for (const [tool, settings] of Object.entries(spec.tools)) {
+        if (!serverTools(spec.name).some((t) => t.name === tool)) {
+          throw new InvalidToolError(
+            `mcp__${spec.name}__${tool}`,
+            available(),
+            `has settings but is not offered by MCP server "${spec.name}"`,
+          );
+        }
+        for (const fallback of settings.fallbackTools) {
+          const target = parseMcpToolName(fallback);
+          if (target && this.catalog.servers[target.server] && !this.allowed.has(fallback)) {
+            throw new InvalidToolError(
+              fallback,
+              available(),
+              `is a fallback of mcp__${spec.name}__${tool} but is not an allowed tool`,
+            );
+          }
+        }
+      }
+    }
+  }
+}
+
+function toCatalogTool(tool: McpTool): CatalogTool {
+  return {
+    name: tool.name,
+    description: tool.description ?? tool.title ?? tool.name,
+    input_schema: tool.inputSchema as Record<string, unknown>,
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A failure as the model and the event log see it; a timeout says which limit it hit. */
+function describeFailure(error: unknown, timeoutSeconds: number): { code: string; message: string } {
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.RequestTimeout) {
+      return { code: "timeout", message: `the call did not finish within its timeout of ${timeoutSeconds} s` };
+    }
+    // A protocol-level error from the server (unknown tool, invalid arguments): its message is meant for the caller.
+    return { code: "mcp_error", message: error.message };
+  }
+  const info = toErrorInfo(error);
+  return { code: info.code, message: info.message };
+}
