@@ -9,8 +9,8 @@ import { registry } from "../src/agents/catalog.ts";
 import type { AgentRuntime } from "../src/agents/context.ts";
 import { resolveModel } from "../src/config/models.ts";
 import { outboundPolicy } from "../src/net/outbound.ts";
-import { BUILTIN_TOOL_IMPLEMENTATIONS } from "../src/tools/builtin.ts";
 import { Toolbox } from "../src/tools/toolbox.ts";
+import type { Workspace } from "../src/workspace/workspace.ts";
 import { AGENT, MARKER, MODEL_TURNS } from "./config.ts";
 
 export interface FloorRun {
@@ -46,6 +46,7 @@ function bareRuntime(signal: AbortSignal): AgentRuntime {
       throw new Error("the floor calls the SDK itself");
     },
     recordMessage: () => {},
+    artifact: async () => {},
     emit: () => {},
     usage: () => {
       throw new Error("not tracked by the floor");
@@ -56,12 +57,19 @@ function bareRuntime(signal: AbortSignal): AgentRuntime {
 export async function runFloorTask(client: Anthropic, runId: string): Promise<FloorRun> {
   const agent = registry.create(AGENT);
   const runtime = bareRuntime(new AbortController().signal);
-  const tools = new Toolbox(agent.toolDeclaration(), {
+  const toolbox = new Toolbox(agent.toolDeclaration(), {
     taskId: runId,
     runtime,
     secret: () => undefined,
     outbound: outboundPolicy(undefined),
-  }).definitions();
+    // The benchmark's agent (planner) uses TodoWrite only; it never touches a workspace.
+    workspace: new Proxy({} as Workspace, {
+      get() {
+        throw new Error("the floor has no workspace");
+      },
+    }),
+  });
+  const tools = toolbox.definitions();
   const messages: MessageParam[] = [{ role: "user", content: `${MARKER} floor ${runId}: plan a small project.` }];
   const t0 = performance.now();
   for (let turn = 1; turn <= agent.maxTurns; turn++) {
@@ -91,10 +99,8 @@ export async function runFloorTask(client: Anthropic, runId: string): Promise<Fl
       return { runId, wallMs: performance.now() - t0 };
     }
     const results: ToolResultBlockParam[] = [];
-    for (const use of uses) {
-      const tool = BUILTIN_TOOL_IMPLEMENTATIONS.get(use.name);
-      if (!tool) throw new Error(`floor run ${runId}: unknown tool ${use.name}`);
-      const result = await tool.run(use.input, { taskId: runId, runtime, signal: runtime.signal });
+    for (const [index, use] of uses.entries()) {
+      const result = await toolbox.call(use, turn, { attempt: 1, spanId: "0" }, index + 1);
       if (result.is_error) throw new Error(`floor run ${runId}: ${use.name} failed: ${result.content}`);
       results.push({ type: "tool_result", tool_use_id: use.id, content: result.content, is_error: false });
     }

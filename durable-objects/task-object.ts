@@ -18,12 +18,13 @@ import { StepJournal } from "../src/runtime/step-journal.ts";
 import { isTerminal, type RpcResult, type TaskInit, type TaskView } from "../src/tasks/task.ts";
 import { TaskState } from "../src/tasks/task-state.ts";
 import { type TaskRecord, TaskStore } from "../src/tasks/task-store.ts";
+import { Workspace, type WorkspaceEntry, workspacePrefix } from "../src/workspace/workspace.ts";
 
 /**
  * The storage schema. Raise it with every change to a table and add the step that brings older objects up to date:
  * objects keep their storage across deploys, and runs in flight resume on the new code.
  */
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 export type Subscription = { id: string; stream: ReadableStream<Uint8Array> } | { finished: true };
 
@@ -33,6 +34,7 @@ export class TaskObject extends DurableObject<Env> {
   private readonly events: EventLog;
   private readonly conversation: MessageLog;
   private readonly bundle: RunBundle;
+  private readonly workspace: Workspace;
   private readonly supervisor: RunSupervisor;
   /** False until a task is created: an object asked about an unknown id writes nothing, not even its schema. */
   private ready: boolean;
@@ -52,6 +54,12 @@ export class TaskObject extends DurableObject<Env> {
     });
     this.conversation = new MessageLog(this.sql);
     this.bundle = new RunBundle(this.sql, env.RUNS, taskId);
+    this.workspace = new Workspace(
+      this.sql,
+      env.RUNS,
+      () => workspacePrefix(taskId()),
+      (fn) => ctx.storage.transactionSync(fn),
+    );
     this.supervisor = new RunSupervisor({
       store: this.store,
       events: this.events,
@@ -60,6 +68,7 @@ export class TaskObject extends DurableObject<Env> {
       state: new TaskState(this.sql),
       bundle: this.bundle,
       transcript: new Transcript(this.sql),
+      workspace: this.workspace,
       registry,
       storage: ctx.storage,
       provider: () =>
@@ -85,6 +94,8 @@ export class TaskObject extends DurableObject<Env> {
     }
     if (!this.store.create(init)) return this.view(this.requireTask());
     const task = this.requireTask();
+    const files = Object.entries(init.files ?? {});
+    if (files.length > 0) await this.workspace.seed(files);
     this.events.append("task_created", {
       task_id: task.id,
       agent: task.assigned_agent,
@@ -92,6 +103,7 @@ export class TaskObject extends DurableObject<Env> {
       metadata: task.metadata,
       model: task.model,
       parent_task_id: task.parent_task_id,
+      files: files.map(([path]) => path.slice(1)),
     });
     const accepted = this.view(task);
     await this.supervisor.begin();
@@ -188,6 +200,28 @@ export class TaskObject extends DurableObject<Env> {
     return { kind: "r2", key: runPrefix(task.id) + path };
   }
 
+  /** The workspace's files and folders, or null for an unknown task. */
+  async workspaceList(): Promise<WorkspaceEntry[] | null> {
+    return this.task() ? this.workspace.list() : null;
+  }
+
+  /** One workspace file as a stream, "directory" for a folder, or null when there is no such path. */
+  async workspaceFile(
+    path: string,
+  ): Promise<{ size: number; modified_at: string; body: ReadableStream<Uint8Array> } | "directory" | null> {
+    if (!this.task()) return null;
+    const meta = this.workspace.stat(path);
+    if (!meta) return null;
+    if (meta.type === "directory") return "directory";
+    const bytes = await this.workspace.read(path);
+    if (!bytes) return null;
+    return {
+      size: meta.size,
+      modified_at: new Date(meta.mtime).toISOString(),
+      body: new Blob([bytes]).stream(),
+    };
+  }
+
   override async alarm(): Promise<void> {
     const task = this.task();
     if (task) await this.supervisor.alarm(task);
@@ -226,5 +260,7 @@ function migrate(sql: SqlStorage): void {
   TaskState.migrate(sql);
   RunBundle.migrate(sql);
   Transcript.migrate(sql);
+  // Version 2: the task's workspace.
+  Workspace.migrate(sql);
   sql.exec("INSERT INTO schema_migrations (version) VALUES (?)", SCHEMA_VERSION);
 }

@@ -44,9 +44,13 @@ import {
 import { outboundPolicy } from "../src/net/outbound.ts";
 import { todoWrite } from "../src/tools/todo-write.ts";
 import { Toolbox } from "../src/tools/toolbox.ts";
+import { NO_WORKSPACE } from "./helpers.ts";
 
 /** An agent built from whatever definition a test needs. */
 class TestAgent extends Agent {}
+
+/** The built-in tools this deployment runs, as InvalidToolError lists them. */
+const RUNNABLE = ["Bash", "Edit", "Glob", "Grep", "Read", "TodoWrite", "WebFetch", "Write"];
 
 /** MCP servers for tests that name MCP tools: a tool name must name a declared server. */
 const SERVERS: AgentDefinition["mcpServers"] = {
@@ -219,9 +223,9 @@ describe("tool names (FR-002)", () => {
     const error = invalidToolErrorFor(["TodoWrite", "Foo"]);
     expect(error.code).toBe("invalid_tool");
     expect(error.toolName).toBe("Foo");
-    expect(error.availableTools).toEqual(["TodoWrite"]);
+    expect(error.availableTools).toEqual(RUNNABLE);
     expect(error.message).toBe(
-      'Unknown tool "Foo". Available tools: TodoWrite; MCP tools are named mcp__<server>__<tool>.',
+      `Unknown tool "Foo". Available tools: ${RUNNABLE.join(", ")}; MCP tools are named mcp__<server>__<tool>.`,
     );
   });
 
@@ -238,14 +242,14 @@ describe("tool names (FR-002)", () => {
   ])("rejects %j (%s) with InvalidToolError", (name) => {
     const error = invalidToolErrorFor([name]);
     expect(error.toolName).toBe(name);
-    expect(error.availableTools).toEqual(["TodoWrite"]);
+    expect(error.availableTools).toEqual(RUNNABLE);
   });
 
   it("rejects a seed built-in that this deployment cannot run yet, saying why", () => {
-    const error = invalidToolErrorFor(["Bash"]);
-    expect(error.toolName).toBe("Bash");
+    const error = invalidToolErrorFor(["NotebookEdit"]);
+    expect(error.toolName).toBe("NotebookEdit");
     expect(error.message).toBe(
-      'Tool "Bash" is not available in this deployment yet. Available tools: TodoWrite; ' +
+      `Tool "NotebookEdit" is not available in this deployment yet. Available tools: ${RUNNABLE.join(", ")}; ` +
         "MCP tools are named mcp__<server>__<tool>.",
     );
   });
@@ -263,7 +267,7 @@ describe("tool names (FR-002)", () => {
   });
 
   it("reports the first invalid name in list order", () => {
-    expect(invalidToolErrorFor(["Nope", "Bash"]).toolName).toBe("Nope");
+    expect(invalidToolErrorFor(["Nope", "NotebookEdit"]).toolName).toBe("Nope");
   });
 
   it("lists the runnable set it is given, sorted, as the available tools", () => {
@@ -315,6 +319,7 @@ describe("tool names (FR-002)", () => {
       runtime,
       secret: () => undefined,
       outbound: outboundPolicy(""),
+      workspace: NO_WORKSPACE,
     });
     expect(tools.definitions()).toEqual([
       { name: "TodoWrite", description: todoWrite.description, input_schema: todoWrite.inputSchema },

@@ -1,14 +1,17 @@
 // The HTTP API outside a task's lifetime: health, authentication, routing, the agent catalog, and every way
 // POST /v1/agents/:name/tasks accepts or rejects a request. Each failure is asserted down to its status, its
 // stable error code, the field it names, and the request id that ties the body to the x-request-id header.
+
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { AssistantAgent } from "../src/agents/examples/assistant.ts";
+import { CoderAgent } from "../src/agents/examples/coder.ts";
 import { PlannerAgent } from "../src/agents/examples/planner.ts";
 import { API_KEY, api, BASE, expectError, ISO_TIME, script, UUID_V4, uniqueMarker } from "./helpers.ts";
 
 const ASSISTANT_PROMPT = new AssistantAgent().systemPrompt;
 const PLANNER_PROMPT = new PlannerAgent().systemPrompt;
+const CODER_PROMPT = new CoderAgent().systemPrompt;
 
 /** A request straight to the Worker with exactly the headers given (the shared `api` helper adds some). */
 function raw(path: string, init: RequestInit = {}): Promise<Response> {
@@ -98,7 +101,7 @@ describe("x-request-id", () => {
 });
 
 describe("GET /v1/agents", () => {
-  it("lists both compiled-in agents, sorted by name, with their definitions", async () => {
+  it("lists the compiled-in agents, sorted by name, with their definitions", async () => {
     const res = await api("/v1/agents");
     expect(res.status).toBe(200);
     expect(await res.json()).toStrictEqual({
@@ -111,6 +114,15 @@ describe("GET /v1/agents", () => {
           mcp_servers: [],
           max_turns: 1,
           system_prompt: ASSISTANT_PROMPT,
+        },
+        {
+          name: "coder",
+          description: "Works on the files of its task's workspace with a shell and file tools.",
+          model: "claude-sonnet-5-5",
+          allowed_tools: ["Bash", "Read", "Write", "Edit", "Glob", "Grep"],
+          mcp_servers: [],
+          max_turns: 12,
+          system_prompt: CODER_PROMPT,
         },
         {
           name: "planner",
@@ -143,7 +155,7 @@ describe("GET /v1/agents/:name", () => {
 
   it("answers an unregistered name with 404 agent_not_found naming the field", async () => {
     const body = await expectError(await api("/v1/agents/nobody"), 404, "agent_not_found", "name");
-    expect(body.error.message).toBe('No agent named "nobody". Registered agents: assistant, planner.');
+    expect(body.error.message).toBe('No agent named "nobody". Registered agents: assistant, coder, planner.');
   });
 
   it("answers a name no agent could have like an unregistered one", async () => {
@@ -194,6 +206,7 @@ describe("POST /v1/agents/:name/tasks", () => {
         events: `${self}/events`,
         messages: `${self}/messages`,
         artifacts: `${self}/artifacts`,
+        workspace: `${self}/workspace`,
         cancel: `${self}/cancel`,
       },
     });

@@ -1,9 +1,10 @@
 // Starts the outside services for the whole test run, in Node, and hands their URLs to the workerd test pool:
-// the model emulator, one shared real MCP server (server-everything over Streamable HTTP), and the control
-// server that starts and kills further MCP servers on a test's request.
+// the model emulator, one shared real MCP server (server-everything over Streamable HTTP), the control server
+// that starts and kills further MCP servers on a test's request, and a fixture web server for WebFetch.
 import type { TestProject } from "vitest/node";
 import { startEmulator } from "../emulator/server.ts";
 import { startEverythingServer, startMcpControl } from "./mcp-servers.ts";
+import { startWebServer } from "./web-server.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -12,20 +13,24 @@ declare module "vitest" {
     mcpUrl: string;
     /** The control server of test/mcp-servers.ts. */
     mcpControlUrl: string;
+    /** The fixture web server of test/web-server.ts. */
+    webUrl: string;
   }
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const [emulator, mcp, control] = await Promise.all([
+  const [emulator, mcp, control, web] = await Promise.all([
     startEmulator({ quiet: true }),
     startEverythingServer("streamableHttp"),
     startMcpControl(),
+    startWebServer(),
   ]);
   project.provide("emulatorUrl", emulator.url);
   project.provide("mcpUrl", mcp.url);
   project.provide("mcpControlUrl", control.url);
+  project.provide("webUrl", web.url);
   return async () => {
     mcp.kill();
-    await Promise.all([emulator.close(), control.close()]);
+    await Promise.all([emulator.close(), control.close(), web.close()]);
   };
 }

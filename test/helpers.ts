@@ -2,8 +2,18 @@
 // an SSE reader that parses frames the way a browser EventSource does.
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import { Agent, type AgentDefinition } from "../src/agents/agent.ts";
+import { registry } from "../src/agents/catalog.ts";
+import type { Workspace } from "../src/workspace/workspace.ts";
 
 export const API_KEY = "test-key-1";
+
+/** For unit tests that build a Toolbox outside a task: any use of the workspace fails the test. */
+export const NO_WORKSPACE = new Proxy({} as Workspace, {
+  get() {
+    throw new Error("this test has no workspace");
+  },
+});
 export const BASE = "https://outpost.test";
 
 export function api(path: string, init: RequestInit & { key?: string | null } = {}): Promise<Response> {
@@ -143,3 +153,69 @@ export async function expectError(res: Response, status: number, code: string, f
   expect(body).toStrictEqual({ error: expected });
   return body;
 }
+
+// ---- Runs of agents defined by the test itself -----------------------------------------------------------------
+
+export interface EventBody {
+  seq: number;
+  event_type: string;
+  payload: Record<string, unknown>;
+}
+
+let agentCounter = 0;
+
+/** Registers an agent class for this definition (agents are classes, built with no arguments) and returns its name. */
+export function defineAgent(definition: Omit<AgentDefinition, "name" | "systemPrompt">): string {
+  const name = `test_agent_${++agentCounter}`;
+  registry.register(
+    name,
+    class extends Agent {
+      constructor() {
+        super({ name, systemPrompt: "You use tools.", maxTurns: 4, ...definition });
+      }
+    },
+  );
+  return name;
+}
+
+export async function events(id: string): Promise<EventBody[]> {
+  const frames = await readSse(await api(`/v1/tasks/${id}/events`));
+  return frames.map((f) => JSON.parse(f.data) as EventBody);
+}
+
+export function ofType(list: EventBody[], type: string): EventBody[] {
+  return list.filter((e) => e.event_type === type);
+}
+
+export async function waitForEvent(id: string, predicate: (e: EventBody) => boolean): Promise<void> {
+  const match = (f: SseFrame) => predicate(JSON.parse(f.data) as EventBody);
+  const frames = await readSse(await api(`/v1/tasks/${id}/events`), match);
+  if (!frames.some(match)) throw new Error("the run ended before the awaited event");
+}
+
+/** The request the model received on `turn` (from the run bundle), parsed. */
+export async function modelRequest(
+  id: string,
+  turn: number,
+): Promise<{ tools?: { name: string; input_schema: unknown }[]; messages: { role: string; content: unknown }[] }> {
+  const res = await api(`/v1/tasks/${id}/artifacts/artifacts/llm/decision_loop_turn_${turn}_attempt_1_request.txt`);
+  expect(res.status).toBe(200);
+  return JSON.parse(await res.text());
+}
+
+/** The tool_result blocks the model got on `turn`. */
+export async function toolResults(
+  id: string,
+  turn: number,
+): Promise<{ tool_use_id: string; content: unknown; is_error: boolean }[]> {
+  const request = await modelRequest(id, turn);
+  const last = request.messages.at(-1);
+  const blocks = (last?.content ?? []) as { type: string; tool_use_id: string; content: unknown; is_error: boolean }[];
+  return blocks.filter((b) => b.type === "tool_result");
+}
+
+export function toolUse(name: string, input: Record<string, unknown>): ScriptTurn["content"][number] {
+  return { type: "tool_use", name, input };
+}
+
+export const done: ScriptTurn = { content: [{ type: "text", text: "Done." }] };

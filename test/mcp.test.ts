@@ -4,85 +4,24 @@
 import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
-import { Agent, type AgentDefinition } from "../src/agents/agent.ts";
-import { registry } from "../src/agents/catalog.ts";
 import {
   api,
-  readSse,
-  type ScriptTurn,
-  type SseFrame,
+  defineAgent,
+  done,
+  events,
+  modelRequest,
+  ofType,
   script,
   startTask,
+  toolResults,
+  toolUse,
   uniqueMarker,
+  waitForEvent,
   waitForTask,
 } from "./helpers.ts";
 
 const MCP_URL = inject("mcpUrl");
 const CONTROL_URL = inject("mcpControlUrl");
-
-interface EventBody {
-  seq: number;
-  event_type: string;
-  payload: Record<string, unknown>;
-}
-
-let agentCounter = 0;
-
-/** Registers an agent class for this definition (agents are classes, built with no arguments) and returns its name. */
-function defineAgent(definition: Omit<AgentDefinition, "name" | "systemPrompt">): string {
-  const name = `mcp_agent_${++agentCounter}`;
-  registry.register(
-    name,
-    class extends Agent {
-      constructor() {
-        super({ name, systemPrompt: "You use tools.", maxTurns: 4, ...definition });
-      }
-    },
-  );
-  return name;
-}
-
-async function events(id: string): Promise<EventBody[]> {
-  const frames = await readSse(await api(`/v1/tasks/${id}/events`));
-  return frames.map((f) => JSON.parse(f.data) as EventBody);
-}
-
-function ofType(list: EventBody[], type: string): EventBody[] {
-  return list.filter((e) => e.event_type === type);
-}
-
-async function waitForEvent(id: string, predicate: (e: EventBody) => boolean): Promise<void> {
-  const match = (f: SseFrame) => predicate(JSON.parse(f.data) as EventBody);
-  const frames = await readSse(await api(`/v1/tasks/${id}/events`), match);
-  if (!frames.some(match)) throw new Error("the run ended before the awaited event");
-}
-
-/** The request the model received on `turn` (from the run bundle), parsed. */
-async function modelRequest(
-  id: string,
-  turn: number,
-): Promise<{ tools?: { name: string; input_schema: unknown }[]; messages: { role: string; content: unknown }[] }> {
-  const res = await api(`/v1/tasks/${id}/artifacts/artifacts/llm/decision_loop_turn_${turn}_attempt_1_request.txt`);
-  expect(res.status).toBe(200);
-  return JSON.parse(await res.text());
-}
-
-/** The tool_result blocks the model got on `turn`. */
-async function toolResults(
-  id: string,
-  turn: number,
-): Promise<{ tool_use_id: string; content: unknown; is_error: boolean }[]> {
-  const request = await modelRequest(id, turn);
-  const last = request.messages.at(-1);
-  const blocks = (last?.content ?? []) as { type: string; tool_use_id: string; content: unknown; is_error: boolean }[];
-  return blocks.filter((b) => b.type === "tool_result");
-}
-
-function toolUse(name: string, input: Record<string, unknown>): ScriptTurn["content"][number] {
-  return { type: "tool_use", name, input };
-}
-
-const done: ScriptTurn = { content: [{ type: "text", text: "Done." }] };
 
 async function ownServer(transport: "streamableHttp" | "sse" = "streamableHttp"): Promise<{ id: string; url: string }> {
   const res = await fetch(`${CONTROL_URL}/servers`, { method: "POST", body: JSON.stringify({ transport }) });

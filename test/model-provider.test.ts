@@ -21,7 +21,7 @@ import {
 import { type AgentMessage, AnthropicProvider, type HttpAttempt, mapProviderError } from "../src/llm/anthropic.ts";
 import { outboundPolicy } from "../src/net/outbound.ts";
 import { Toolbox, type ToolDeclaration } from "../src/tools/toolbox.ts";
-import { type ScriptTurn, script, uniqueMarker } from "./helpers.ts";
+import { NO_WORKSPACE, type ScriptTurn, script, uniqueMarker } from "./helpers.ts";
 
 const MODEL = "claude-sonnet-5-5";
 
@@ -497,7 +497,7 @@ describe("Agent.query (FR-005)", () => {
   function contextFor(
     p: AnthropicProvider,
     model = MODEL,
-    declaration: ToolDeclaration = { allowedTools: undefined, mcpServers: [] },
+    declaration: ToolDeclaration = new QueryAgent({ name: "query_agent", systemPrompt: "x" }).toolDeclaration(),
   ): AgentContext {
     const unused = (what: string) => (): never => {
       throw new Error(`query() must not use runtime.${what}`);
@@ -508,6 +508,7 @@ describe("Agent.query (FR-005)", () => {
       recordMessage: unused("recordMessage"),
       emit: unused("emit"),
       usage: unused("usage"),
+      artifact: unused("artifact"),
       state: { get: unused("state.get"), put: unused("state.put") },
       async *streamModel(modelParams) {
         yield* p.stream(modelParams, { signal: this.signal });
@@ -526,6 +527,7 @@ describe("Agent.query (FR-005)", () => {
         runtime,
         secret: () => undefined,
         outbound: outboundPolicy(""),
+        workspace: NO_WORKSPACE,
       }),
     };
   }

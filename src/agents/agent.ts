@@ -13,6 +13,13 @@ import { ConfigError, LimitExceededError, MalformedResponseError } from "../erro
 import type { AgentMessage } from "../llm/anthropic.ts";
 import { type McpServerInput, type McpServerSpec, parseMcpServers } from "../mcp/config.ts";
 import { RUNNABLE_BUILTIN_TOOLS } from "../tools/builtin.ts";
+import {
+  enabledBuiltins,
+  parseToolSettings,
+  requireCapabilities,
+  type ToolSettings,
+  type ToolSettingsInput,
+} from "../tools/settings.ts";
 import type { ToolResult } from "../tools/tool.ts";
 import type { ToolDeclaration } from "../tools/toolbox.ts";
 import type { AgentContext, ModelCallOptions, StepInfo } from "./context.ts";
@@ -27,12 +34,18 @@ export interface AgentDefinition {
   systemPrompt: string;
   /**
    * Built-in tool names, mcp__<server>__<tool> names and mcp__<server>__* (seed 004 allowed_tools); validated here
-   * (FR-002) and against the servers' real tool lists when a run starts. Omitted: every tool of every declared MCP
-   * server, and no built-in.
+   * (FR-002) and against the servers' real tool lists when a run starts. Omitted: every configured tool (the
+   * built-ins the settings turn on, and every tool of every declared MCP server).
    */
   allowedTools?: readonly string[];
   /** Remote MCP servers by name (seed 003 MCPServer); see src/mcp/config.ts for the fields. */
   mcpServers?: Readonly<Record<string, McpServerInput>>;
+  /** Seed 004 BashConfig {enabled, excluded_commands, allow_unsafe}: the Bash tool. Off unless enabled. */
+  bash?: ToolSettingsInput["bash"];
+  /** Seed 004 FileSystemConfig {read, write, edit}: Read/Glob/Grep, Write, Edit. All off by default. */
+  fileSystem?: ToolSettingsInput["fileSystem"];
+  /** {enabled, max_bytes, timeout_seconds}: the WebFetch tool. Off unless enabled. */
+  webFetch?: ToolSettingsInput["webFetch"];
   /** Pin a model; otherwise OUTPOST_DEFAULT_MODEL, then DEFAULT_MODEL (src/config/models.ts). */
   model?: string;
   /** Model turns before the run ends with "max_turns limit reached" (seed 004 max_turns). */
@@ -51,6 +64,8 @@ export abstract class Agent {
   /** allowed_tools as declared, or the wildcard of every declared MCP server when it was omitted. */
   readonly allowedTools: readonly string[];
   readonly mcpServers: readonly McpServerSpec[];
+  /** The built-in tools' capabilities (seed 004), every one off unless the definition turns it on. */
+  readonly settings: ToolSettings;
   readonly model: string | undefined;
   readonly maxTurns: number;
   readonly maxTokens: number;
@@ -67,8 +82,10 @@ export abstract class Agent {
     }
     const servers = parseMcpServers(definition.name, definition.mcpServers);
     const serverNames = new Set(servers.map((s) => s.name));
-    const tools = definition.allowedTools ?? servers.map((s) => `mcp__${s.name}__*`);
+    const settings = parseToolSettings(definition.name, definition);
+    const tools = definition.allowedTools ?? [...enabledBuiltins(settings), ...servers.map((s) => `mcp__${s.name}__*`)];
     validateToolNames(tools, RUNNABLE_BUILTIN_TOOLS, serverNames);
+    requireCapabilities(definition.name, tools, settings);
     for (const server of servers) {
       for (const [tool, settings] of Object.entries(server.tools)) {
         // Fallbacks are MCP tools of declared servers; they take the same arguments as the tool they stand in for.
@@ -82,6 +99,7 @@ export abstract class Agent {
     }
     this.declaredTools = definition.allowedTools ? Object.freeze([...definition.allowedTools]) : undefined;
     this.mcpServers = Object.freeze(servers);
+    this.settings = settings;
     this.name = definition.name;
     this.description = definition.description ?? "";
     this.systemPrompt = definition.systemPrompt;
@@ -111,9 +129,9 @@ export abstract class Agent {
         });
       }
       const results: ToolResultBlockParam[] = [];
-      for (const use of uses) {
+      for (const [index, use] of uses.entries()) {
         const result = await runtime.step(`turn_${turn}_tool_${use.id}`, (info) =>
-          this.callTool(context, use, turn, info),
+          this.callTool(context, use, turn, info, index + 1),
         );
         results.push({ type: "tool_result", tool_use_id: use.id, content: result.content, is_error: result.is_error });
       }
@@ -152,7 +170,7 @@ export abstract class Agent {
 
   /** What this agent declares about its tools; the run's Toolbox resolves it against the servers. */
   toolDeclaration(): ToolDeclaration {
-    return { allowedTools: this.declaredTools, mcpServers: this.mcpServers };
+    return { allowedTools: this.declaredTools, mcpServers: this.mcpServers, settings: this.settings };
   }
 
   protected async modelTurn(
@@ -170,8 +188,14 @@ export abstract class Agent {
   }
 
   /** Runs one tool call through the run's tools. A tool the agent may not use never runs (tool_denied). */
-  protected callTool(context: AgentContext, use: ToolUseBlock, turnIndex: number, info: StepInfo): Promise<ToolResult> {
-    return context.tools.call(use, turnIndex, info);
+  protected callTool(
+    context: AgentContext,
+    use: ToolUseBlock,
+    turnIndex: number,
+    info: StepInfo,
+    position = 1,
+  ): Promise<ToolResult> {
+    return context.tools.call(use, turnIndex, info, position);
   }
 }
 

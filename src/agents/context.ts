@@ -55,6 +55,8 @@ export interface AgentRuntime {
   streamModel(params: MessageCreateParamsBase, options: ModelCallOptions): AsyncGenerator<AgentMessage, void>;
   /** Records message `index` of the conversation (idempotent, so replays do not duplicate it). */
   recordMessage(index: number, message: MessageParam): void;
+  /** Adds a file to the run bundle (runs/<task_id>/<path>). */
+  artifact(path: string, content: string): Promise<void>;
   /** Appends an event to the task's log. */
   emit(eventType: string, payload: Record<string, unknown>, spanId?: string): void;
   /** Usage of every model call of this task so far (tokens, cost, calls). */

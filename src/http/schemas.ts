@@ -1,12 +1,32 @@
 // The HTTP API's wire schemas: request bodies, parameters and query strings. Types are inferred from them, and the
 // README's API section documents the same limits.
 import { z } from "zod";
+import { toStorePath, WorkspacePathError } from "../workspace/paths.ts";
 
 export const MAX_INPUT_CHARS = 100_000;
 /** Longest wait a client may ask of GET /v1/tasks/:id?wait= (seconds). */
 export const MAX_WAIT_SECONDS = 60;
 
 const MetadataValue = z.union([z.string().max(2_000), z.number(), z.boolean(), z.null()]);
+
+/** Most files a task can be started with. */
+export const MAX_SEED_FILES = 500;
+
+/** A workspace path as a client gives it: relative ("src/a.ts") or under /workspace; normalized to "/src/a.ts". */
+export const WorkspacePath = z
+  .string()
+  .min(1)
+  .max(1024)
+  .transform((value, ctx) => {
+    try {
+      const path = toStorePath(value);
+      if (path === "/") throw new WorkspacePathError("must name a file, not the workspace itself");
+      return path;
+    } catch (error) {
+      ctx.addIssue({ code: "custom", message: error instanceof Error ? error.message : "invalid path" });
+      return z.NEVER;
+    }
+  });
 
 export const CreateTaskBody = z.strictObject({
   input: z
@@ -17,6 +37,11 @@ export const CreateTaskBody = z.strictObject({
   metadata: z
     .record(z.string().min(1).max(64), MetadataValue)
     .refine((m) => Object.keys(m).length <= 32, "at most 32 keys")
+    .optional(),
+  /** Files to seed the workspace with: path → UTF-8 text. */
+  files: z
+    .record(z.string(), z.string())
+    .refine((f) => Object.keys(f).length <= MAX_SEED_FILES, `at most ${MAX_SEED_FILES} files`)
     .optional(),
 });
 export type CreateTaskBody = z.infer<typeof CreateTaskBody>;

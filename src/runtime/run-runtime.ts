@@ -12,6 +12,7 @@ import { estimateTokens, type Transcript } from "../runs/transcript.ts";
 import { isTerminal } from "../tasks/task.ts";
 import type { TaskState } from "../tasks/task-state.ts";
 import type { TaskStore } from "../tasks/task-store.ts";
+import type { Workspace } from "../workspace/workspace.ts";
 import type { MessageLog } from "./conversation.ts";
 import { DeltaBatcher } from "./delta-batcher.ts";
 import type { StepJournal } from "./step-journal.ts";
@@ -25,6 +26,7 @@ export interface TaskStorage {
   state: TaskState;
   bundle: RunBundle;
   transcript: Transcript;
+  workspace: Workspace;
 }
 
 export interface RunRuntimeDeps extends TaskStorage {
@@ -71,6 +73,10 @@ export class RunRuntime implements AgentRuntime {
     const task = this.deps.store.get();
     if (task && isTerminal(task.status)) return;
     this.deps.events.append(eventType, payload, spanId);
+  }
+
+  artifact(path: string, content: string): Promise<void> {
+    return this.deps.bundle.write(path, content);
   }
 
   recordMessage(index: number, message: MessageParam): void {

@@ -128,6 +128,7 @@ export class RunSupervisor {
       transaction: (fn) => this.transaction(fn),
       secret: deps.secret,
       outbound: deps.outbound(),
+      workspace: deps.workspace,
       runtime: (prices) =>
         new RunRuntime({
           ...deps,

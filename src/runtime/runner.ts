@@ -10,6 +10,8 @@ import type { OutboundPolicy } from "../net/outbound.ts";
 import { isTerminal } from "../tasks/task.ts";
 import type { TaskStore } from "../tasks/task-store.ts";
 import { Toolbox } from "../tools/toolbox.ts";
+import { WORKSPACE_ROOT } from "../workspace/root.ts";
+import type { Workspace } from "../workspace/workspace.ts";
 import type { RunRuntime } from "./run-runtime.ts";
 
 export interface RunnerDeps {
@@ -26,13 +28,11 @@ export interface RunnerDeps {
   /** Reads a Worker secret by name (MCP server headers). */
   secret: (name: string) => string | undefined;
   outbound: OutboundPolicy;
+  workspace: Workspace;
 }
 
 /** Longest final_summary carried by a run_finished event. */
 const MAX_SUMMARY_CHARS = 256 * 1024;
-
-/** Virtual root of the task's workspace; the workspace tools resolve every path under it. */
-export const WORKSPACE_ROOT = "/workspace";
 
 export async function runTask(deps: RunnerDeps): Promise<void> {
   const { store, events } = deps;
@@ -61,6 +61,7 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
       runtime,
       secret: deps.secret,
       outbound: deps.outbound,
+      workspace: deps.workspace,
     });
     await tools.open();
     const context: AgentContext = {

@@ -36,6 +36,8 @@ export interface TaskInit {
   model: string;
   retentionDays: number;
   parentTaskId: string | null;
+  /** Files to put in the workspace before the run starts: workspace path ("/src/a.ts") → UTF-8 content. */
+  files?: Record<string, string>;
 }
 
 export interface RpcFailure {

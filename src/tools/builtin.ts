@@ -1,9 +1,13 @@
-// The built-in tools this deployment can run, by seed 000 name. The workspace tools (Read, Write, Bash, …) and
-// WebFetch join this table with the tools issue.
-
+// The built-in tools this deployment can run, by seed 000 name. Which of them an agent gets is decided by its
+// settings (src/tools/settings.ts) and allowedTools.
+import { bashTool } from "./bash.ts";
+import { editTool, globTool, grepTool, readTool, writeTool } from "./file-tools.ts";
 import { todoWrite } from "./todo-write.ts";
 import type { BuiltinTool } from "./tool.ts";
+import { webFetchTool } from "./web-fetch.ts";
 
-export const BUILTIN_TOOL_IMPLEMENTATIONS: ReadonlyMap<string, BuiltinTool> = new Map([[todoWrite.name, todoWrite]]);
+export const BUILTIN_TOOL_IMPLEMENTATIONS: ReadonlyMap<string, BuiltinTool> = new Map(
+  [todoWrite, readTool, writeTool, editTool, globTool, grepTool, bashTool, webFetchTool].map((t) => [t.name, t]),
+);
 
 export const RUNNABLE_BUILTIN_TOOLS: ReadonlySet<string> = new Set(BUILTIN_TOOL_IMPLEMENTATIONS.keys());

@@ -2,6 +2,9 @@
 // `is_error: true` with a message the model can act on, never an exception that ends the run.
 import type { ImageBlockParam, TextBlockParam } from "@anthropic-ai/sdk/resources/messages";
 import type { AgentRuntime } from "../agents/context.ts";
+import type { OutboundPolicy } from "../net/outbound.ts";
+import type { Workspace } from "../workspace/workspace.ts";
+import type { ToolSettings } from "./settings.ts";
 
 /** What a tool_result block may carry back to the model besides plain text. */
 export type ToolResultBlock = TextBlockParam | ImageBlockParam;
@@ -10,12 +13,21 @@ export interface ToolResult {
   /** Returned to the model as the tool_result content. */
   content: string | ToolResultBlock[];
   is_error: boolean;
+  /** Recorded in the tool_call_completed event (e.g. a command's seed 002 StepExecutionResult). */
+  details?: Record<string, unknown>;
 }
 
 export interface ToolContext {
   taskId: string;
   runtime: AgentRuntime;
   signal: AbortSignal;
+  /** The task's workspace; tools change it only through a WorkspaceFs they commit. */
+  workspace: Workspace;
+  settings: ToolSettings;
+  outbound: OutboundPolicy;
+  turnIndex: number;
+  /** "step-<n>": the call's position in its turn, as in seed 002's artifact names (turn_1_step-1_stdout.txt). */
+  stepLabel: string;
 }
 
 export interface BuiltinTool {

@@ -12,7 +12,9 @@ import { type McpServerSpec, toolSettings } from "../mcp/config.ts";
 import { toMcpCallResult, toToolResult } from "../mcp/content.ts";
 import { McpSession } from "../mcp/session.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
+import type { Workspace } from "../workspace/workspace.ts";
 import { BUILTIN_TOOL_IMPLEMENTATIONS } from "./builtin.ts";
+import { capabilityOn, enabledBuiltins, type ToolSettings } from "./settings.ts";
 import { resultText, type ToolResult } from "./tool.ts";
 
 /** What an agent declares about its tools (the Agent class holds it). */
@@ -20,6 +22,7 @@ export interface ToolDeclaration {
   /** The agent's allowed_tools as written, or undefined for every configured tool. */
   allowedTools: readonly string[] | undefined;
   mcpServers: readonly McpServerSpec[];
+  settings: ToolSettings;
 }
 
 export interface ToolboxDeps {
@@ -28,6 +31,7 @@ export interface ToolboxDeps {
   /** Reads a Worker secret by name. */
   secret: (name: string) => string | undefined;
   outbound: OutboundPolicy;
+  workspace: Workspace;
 }
 
 /** One discovered MCP tool, as the journal keeps it. */
@@ -98,7 +102,7 @@ export class Toolbox {
   }
 
   /** Answers one tool_use block. Never throws for a tool's failure; only cancellation propagates. */
-  async call(use: ToolUseBlock, turnIndex: number, info: StepInfo): Promise<ToolResult> {
+  async call(use: ToolUseBlock, turnIndex: number, info: StepInfo, position = 1): Promise<ToolResult> {
     const { runtime } = this.deps;
     const base = { turn_index: turnIndex, tool_use_id: use.id, tool_name: use.name };
     if (!this.allowed.has(use.name)) {
@@ -109,19 +113,37 @@ export class Toolbox {
       };
     }
     if (parseMcpToolName(use.name)) return this.callMcp(use, turnIndex, info);
-    return this.callBuiltin(use, turnIndex, info);
+    return this.callBuiltin(use, turnIndex, info, position);
   }
 
-  private async callBuiltin(use: ToolUseBlock, turnIndex: number, info: StepInfo): Promise<ToolResult> {
+  private async callBuiltin(
+    use: ToolUseBlock,
+    turnIndex: number,
+    info: StepInfo,
+    position: number,
+  ): Promise<ToolResult> {
     const { runtime } = this.deps;
+    const { settings } = this.declaration;
     const base = { turn_index: turnIndex, tool_use_id: use.id, tool_name: use.name };
     const tool = BUILTIN_TOOL_IMPLEMENTATIONS.get(use.name);
-    if (!tool) return { content: `Tool "${use.name}" is not implemented in this deployment.`, is_error: true };
+    if (!tool || !capabilityOn(use.name, settings)) {
+      runtime.emit("tool_denied", { ...base, reason: "capability_off" }, info.spanId);
+      return { content: `Tool "${use.name}" is turned off for this agent.`, is_error: true };
+    }
     runtime.emit("tool_call_started", { ...base, input: use.input, attempt: info.attempt }, info.spanId);
     const started = Date.now();
     let result: ToolResult;
     try {
-      result = await tool.run(use.input, { taskId: this.deps.taskId, runtime, signal: runtime.signal });
+      result = await tool.run(use.input, {
+        taskId: this.deps.taskId,
+        runtime,
+        signal: runtime.signal,
+        workspace: this.deps.workspace,
+        settings,
+        outbound: this.deps.outbound,
+        turnIndex,
+        stepLabel: `step-${position}`,
+      });
     } catch (error) {
       if (runtime.signal.aborted) throw error;
       // A tool failure is data for the model, not the end of the run.
@@ -134,10 +156,12 @@ export class Toolbox {
         is_error: result.is_error,
         output_preview: resultText(result).slice(0, PREVIEW_CHARS),
         duration_ms: Date.now() - started,
+        ...(result.details ? { details: result.details } : {}),
       },
       info.spanId,
     );
-    return result;
+    // What the model gets back; details stay in the event.
+    return { content: result.content, is_error: result.is_error };
   }
 
   /**
@@ -263,7 +287,10 @@ export class Toolbox {
         input_schema: tool.input_schema as Tool["input_schema"],
       });
     };
-    const patterns = allowedTools ?? mcpServers.map((s) => `mcp__${s.name}__*`);
+    const patterns = allowedTools ?? [
+      ...enabledBuiltins(this.declaration.settings),
+      ...mcpServers.map((s) => `mcp__${s.name}__*`),
+    ];
     for (const pattern of patterns) {
       const builtin = BUILTIN_TOOL_IMPLEMENTATIONS.get(pattern);
       if (builtin) {

@@ -3,9 +3,10 @@ import { Hono } from "hono";
 import type { Agent } from "../../agents/agent.ts";
 import { registry } from "../../agents/catalog.ts";
 import { resolveModel } from "../../config/models.ts";
+import { ApiError } from "../../errors.ts";
 import type { AppEnv } from "../app-env.ts";
-import { CreateTaskBody } from "../schemas.ts";
-import { jsonBody } from "../validation.ts";
+import { CreateTaskBody, WorkspacePath } from "../schemas.ts";
+import { jsonBody, parseWith } from "../validation.ts";
 import { taskResource } from "./tasks.ts";
 
 /** seed 003 retention default. */
@@ -29,6 +30,31 @@ function describe(agent: Agent, configuredModel: string | undefined) {
   };
 }
 
+/** The request's files keyed by normalized workspace path; each bad path is a 400 naming `files.<path>`. */
+function seedFiles(files: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [raw, content] of Object.entries(files ?? {})) {
+    const field = `files.${raw}`;
+    const path = parseWith(WorkspacePath, raw, field);
+    if (path in out)
+      throw new ApiError(400, "validation_failed", `${raw} names the same file as another entry.`, field);
+    out[path] = content;
+  }
+  for (const path of Object.keys(out)) {
+    for (let dir = path.slice(0, path.lastIndexOf("/")); dir; dir = dir.slice(0, dir.lastIndexOf("/"))) {
+      if (dir in out) {
+        throw new ApiError(
+          400,
+          "validation_failed",
+          `${dir.slice(1)} is a file, so it cannot contain ${path.slice(1)}.`,
+          `files.${dir.slice(1)}`,
+        );
+      }
+    }
+  }
+  return out;
+}
+
 export const agentRoutes = new Hono<AppEnv>()
   .get("/", (c) => {
     const agents = registry.list().map((name) => describe(registry.create(name), c.env.OUTPOST_DEFAULT_MODEL));
@@ -41,6 +67,7 @@ export const agentRoutes = new Hono<AppEnv>()
   .post("/:name/tasks", async (c) => {
     const agent = registry.create(c.req.param("name"));
     const body = await jsonBody(c, CreateTaskBody);
+    const files = seedFiles(body.files);
     const id = crypto.randomUUID();
     const stub = c.env.TASKS.get(c.env.TASKS.idFromName(id));
     const task = await stub.start({
@@ -51,6 +78,7 @@ export const agentRoutes = new Hono<AppEnv>()
       model: resolveModel(agent.model, c.env.OUTPOST_DEFAULT_MODEL),
       retentionDays: DEFAULT_RETENTION_DAYS,
       parentTaskId: null,
+      files,
     });
     const resource = taskResource(c, task);
     c.header("Location", resource.links.self);

@@ -4,11 +4,11 @@ import { type Context, Hono } from "hono";
 import { ApiError } from "../../errors.ts";
 import type { TaskView } from "../../tasks/task.ts";
 import type { AppEnv } from "../app-env.ts";
-import { ArtifactPath, EventCursor, TaskIdParam, WaitQuery } from "../schemas.ts";
+import { ArtifactPath, EventCursor, TaskIdParam, WaitQuery, WorkspacePath } from "../schemas.ts";
 import { parseWith } from "../validation.ts";
 
 export interface TaskResource extends TaskView {
-  links: { self: string; events: string; messages: string; artifacts: string; cancel: string };
+  links: { self: string; events: string; messages: string; artifacts: string; workspace: string; cancel: string };
 }
 
 export function taskResource(c: Context<AppEnv>, task: TaskView): TaskResource {
@@ -20,9 +20,28 @@ export function taskResource(c: Context<AppEnv>, task: TaskView): TaskResource {
       events: `${self}/events`,
       messages: `${self}/messages`,
       artifacts: `${self}/artifacts`,
+      workspace: `${self}/workspace`,
       cancel: `${self}/cancel`,
     },
   };
+}
+
+const TEXT_TYPES: Readonly<Record<string, string>> = {
+  md: "text/markdown; charset=utf-8",
+  json: "application/json",
+  html: "text/html; charset=utf-8",
+  csv: "text/csv; charset=utf-8",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  pdf: "application/pdf",
+};
+
+/** A workspace file's content type by extension; other files are served as text or bytes. */
+function workspaceContentType(path: string): string {
+  const ext = path.slice(path.lastIndexOf(".") + 1).toLowerCase();
+  return TEXT_TYPES[ext] ?? (path.includes(".") ? "text/plain; charset=utf-8" : "application/octet-stream");
 }
 
 function taskNotFound(id: string): ApiError {
@@ -93,6 +112,33 @@ export const taskRoutes = new Hono<AppEnv>()
     if (!artifacts) throw taskNotFound(id);
     const base = `${new URL(c.req.url).origin}/v1/tasks/${id}/artifacts/`;
     return c.json({ task_id: id, artifacts: artifacts.map((a) => ({ ...a, url: base + a.path })) });
+  })
+  .get("/:id/workspace", async (c) => {
+    const { id, stub } = taskStub(c);
+    const files = await stub.workspaceList();
+    if (!files) throw taskNotFound(id);
+    const base = `${new URL(c.req.url).origin}/v1/tasks/${id}/workspace/`;
+    return c.json({
+      task_id: id,
+      files: files.map((f) => (f.type === "file" ? { ...f, url: base + f.path } : f)),
+    });
+  })
+  .get("/:id/workspace/:path{.+}", async (c) => {
+    const { id, stub } = taskStub(c);
+    const path = parseWith(WorkspacePath, c.req.param("path"), "path");
+    const found = await stub.workspaceFile(path);
+    if (found === null && !(await stub.get())) throw taskNotFound(id);
+    if (found === null || found === "directory") {
+      const what = found === "directory" ? "is a folder; GET /v1/tasks/:id/workspace lists it" : "does not exist";
+      throw new ApiError(404, "workspace_file_not_found", `${path.slice(1)} ${what}.`, "path");
+    }
+    return new Response(found.body, {
+      headers: {
+        "content-type": workspaceContentType(path),
+        "content-length": String(found.size),
+        "last-modified": new Date(found.modified_at).toUTCString(),
+      },
+    });
   })
   .get("/:id/artifacts/:path{.+}", async (c) => {
     const { id, stub } = taskStub(c);

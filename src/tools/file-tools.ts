@@ -1,0 +1,309 @@
+// Read, Write, Edit, Glob and Grep (seed 000 built-ins) over the task's workspace. Inputs follow the shapes models
+// already know from Claude Code (file_path, old_string/new_string, pattern …). Paths are absolute under
+// /workspace or relative to it. Every problem is an is_error result that says what to do.
+import { minimatch } from "minimatch";
+import { z } from "zod";
+import { toAgentPath, toStorePath, WorkspacePathError } from "../workspace/paths.ts";
+import { WorkspaceFullError } from "../workspace/workspace.ts";
+import { WorkspaceFs } from "../workspace/workspace-fs.ts";
+import { type BuiltinTool, type ToolContext, type ToolResult, toolError } from "./tool.ts";
+
+const DEFAULT_READ_LINES = 2000;
+const MAX_LINE_CHARS = 2000;
+const MAX_MATCHES = 500;
+/** The most text one result sends back to the model. */
+export const MAX_RESULT_CHARS = 30_000;
+
+function invalid(tool: string, error: z.ZodError, shape: string): ToolResult {
+  const issue = error.issues[0];
+  return toolError(
+    `Invalid ${tool} input at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}. Send ${shape}.`,
+  );
+}
+
+/** Runs `fn`, turning path and filesystem errors into results the model can act on. */
+async function guarded(fn: () => Promise<ToolResult>): Promise<ToolResult> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof WorkspacePathError || error instanceof WorkspaceFullError) return toolError(error.message);
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === "string" && error instanceof Error) return toolError(agentPaths(error.message));
+    throw error;
+  }
+}
+
+/** Filesystem messages name store paths ("/a"); the agent knows them as /workspace/a. */
+export function agentPaths(message: string): string {
+  return message.replace(/'(\/[^']*)'/g, (_m, p: string) => `'${toAgentPath(p)}'`);
+}
+
+function isBinary(bytes: Uint8Array): boolean {
+  return bytes.subarray(0, 8000).includes(0);
+}
+
+function clip(text: string): string {
+  return text.length <= MAX_RESULT_CHARS
+    ? text
+    : `${text.slice(0, MAX_RESULT_CHARS)}\n… [cut at ${MAX_RESULT_CHARS} characters of ${text.length}]`;
+}
+
+// ---- Read -------------------------------------------------------------------------------------------------------
+
+const ReadInput = z.strictObject({
+  file_path: z.string().min(1),
+  offset: z.number().int().positive().optional(),
+  limit: z.number().int().positive().max(10_000).optional(),
+});
+
+export const readTool: BuiltinTool = {
+  name: "Read",
+  description:
+    "Read a file of the workspace. Returns numbered lines (cat -n style). Use offset (first line, 1-based) and " +
+    `limit (default ${DEFAULT_READ_LINES}) for long files.`,
+  inputSchema: {
+    type: "object",
+    properties: {
+      file_path: { type: "string", description: "Path under /workspace, absolute or relative to it." },
+      offset: { type: "integer", description: "First line to read, 1-based." },
+      limit: { type: "integer", description: "How many lines to read." },
+    },
+    required: ["file_path"],
+  },
+  run: (input, ctx) =>
+    guarded(async () => {
+      const parsed = ReadInput.safeParse(input);
+      if (!parsed.success) return invalid("Read", parsed.error, '{"file_path": "/workspace/…"}');
+      const path = toStorePath(parsed.data.file_path);
+      const bytes = await new WorkspaceFs(ctx.workspace, { readOnly: true }).readFileBuffer(path);
+      if (isBinary(bytes))
+        return { content: `${toAgentPath(path)} is a binary file of ${bytes.byteLength} bytes.`, is_error: false };
+      const lines = new TextDecoder().decode(bytes).split("\n");
+      if (lines.at(-1) === "") lines.pop();
+      if (lines.length === 0) return { content: `${toAgentPath(path)} is empty.`, is_error: false };
+      const start = (parsed.data.offset ?? 1) - 1;
+      if (start >= lines.length) {
+        return toolError(`${toAgentPath(path)} has ${lines.length} lines; offset ${start + 1} is past the end.`);
+      }
+      const end = Math.min(lines.length, start + (parsed.data.limit ?? DEFAULT_READ_LINES));
+      const body = lines
+        .slice(start, end)
+        .map(
+          (line, i) =>
+            `${String(start + i + 1).padStart(6)}\t${line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line}`,
+        )
+        .join("\n");
+      const more = end < lines.length ? `\n… ${lines.length - end} more lines; read on with offset ${end + 1}.` : "";
+      return { content: clip(body + more), is_error: false };
+    }),
+};
+
+// ---- Write ------------------------------------------------------------------------------------------------------
+
+const WriteInput = z.strictObject({ file_path: z.string().min(1), content: z.string() });
+
+export const writeTool: BuiltinTool = {
+  name: "Write",
+  description: "Create or overwrite a file of the workspace with the given content. Parent folders are created.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      file_path: { type: "string", description: "Path under /workspace, absolute or relative to it." },
+      content: { type: "string", description: "The whole new content of the file." },
+    },
+    required: ["file_path", "content"],
+  },
+  run: (input, ctx) =>
+    guarded(async () => {
+      const parsed = WriteInput.safeParse(input);
+      if (!parsed.success) return invalid("Write", parsed.error, '{"file_path": "…", "content": "…"}');
+      const path = toStorePath(parsed.data.file_path);
+      if (path === "/") return toolError("Give a file path, not the workspace folder itself.");
+      const fs = new WorkspaceFs(ctx.workspace, { readOnly: false });
+      const existed = await fs.exists(path);
+      await fs.mkdir(path.slice(0, path.lastIndexOf("/")) || "/", { recursive: true });
+      await fs.writeFile(path, parsed.data.content);
+      await fs.commit();
+      const bytes = new TextEncoder().encode(parsed.data.content).byteLength;
+      return {
+        content: `${existed ? "Overwrote" : "Created"} ${toAgentPath(path)} (${bytes} bytes).`,
+        is_error: false,
+        details: { path: toAgentPath(path), bytes, created: !existed },
+      };
+    }),
+};
+
+// ---- Edit -------------------------------------------------------------------------------------------------------
+
+const EditInput = z.strictObject({
+  file_path: z.string().min(1),
+  old_string: z.string().min(1),
+  new_string: z.string(),
+  replace_all: z.boolean().optional(),
+});
+
+export const editTool: BuiltinTool = {
+  name: "Edit",
+  description:
+    "Replace old_string with new_string in a workspace file. old_string must occur exactly once unless " +
+    "replace_all is true; include enough surrounding text to make it unique.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      file_path: { type: "string", description: "Path under /workspace, absolute or relative to it." },
+      old_string: { type: "string", description: "The exact text to replace." },
+      new_string: { type: "string", description: "The text to put in its place." },
+      replace_all: { type: "boolean", description: "Replace every occurrence (default false)." },
+    },
+    required: ["file_path", "old_string", "new_string"],
+  },
+  run: (input, ctx) =>
+    guarded(async () => {
+      const parsed = EditInput.safeParse(input);
+      if (!parsed.success) return invalid("Edit", parsed.error, '{"file_path", "old_string", "new_string"}');
+      const { old_string: from, new_string: to, replace_all: all } = parsed.data;
+      if (from === to) return toolError("old_string and new_string are the same; there is nothing to change.");
+      const path = toStorePath(parsed.data.file_path);
+      const fs = new WorkspaceFs(ctx.workspace, { readOnly: false });
+      const text = await fs.readFile(path);
+      const count = text.split(from).length - 1;
+      if (count === 0)
+        return toolError(`old_string was not found in ${toAgentPath(path)}; Read the file and copy the text exactly.`);
+      if (count > 1 && !all) {
+        return toolError(
+          `old_string occurs ${count} times in ${toAgentPath(path)}; add surrounding text to make it unique, or set replace_all.`,
+        );
+      }
+      await fs.writeFile(path, all ? text.split(from).join(to) : text.replace(from, () => to));
+      await fs.commit();
+      return {
+        content: `Edited ${toAgentPath(path)}: ${all ? count : 1} replacement${(all ? count : 1) === 1 ? "" : "s"}.`,
+        is_error: false,
+        details: { path: toAgentPath(path), replacements: all ? count : 1 },
+      };
+    }),
+};
+
+// ---- Glob -------------------------------------------------------------------------------------------------------
+
+const GlobInput = z.strictObject({ pattern: z.string().min(1), path: z.string().optional() });
+
+/** Files (not folders) under `dir` with their modification times, from the stored workspace. */
+function filesUnder(ctx: ToolContext, dir: string): { path: string; mtime: number }[] {
+  const prefix = dir === "/" ? "/" : `${dir}/`;
+  return ctx.workspace
+    .list()
+    .filter((e) => e.type === "file")
+    .map((e) => ({ path: `/${e.path}`, mtime: Date.parse(e.modified_at) }))
+    .filter((e) => dir === "/" || e.path.startsWith(prefix));
+}
+
+export const globTool: BuiltinTool = {
+  name: "Glob",
+  description:
+    'Find workspace files by glob pattern ("**/*.ts", "src/*.md"), newest first. path narrows the search to a folder.',
+  inputSchema: {
+    type: "object",
+    properties: {
+      pattern: { type: "string", description: "A glob pattern, matched against paths relative to path." },
+      path: { type: "string", description: "Folder to search in (default: the workspace)." },
+    },
+    required: ["pattern"],
+  },
+  run: (input, ctx) =>
+    guarded(async () => {
+      const parsed = GlobInput.safeParse(input);
+      if (!parsed.success) return invalid("Glob", parsed.error, '{"pattern": "**/*.ts"}');
+      const dir = toStorePath(parsed.data.path ?? ".");
+      const prefix = dir === "/" ? "/" : `${dir}/`;
+      const matches = filesUnder(ctx, dir)
+        .filter((f) => minimatch(f.path.slice(prefix.length), parsed.data.pattern, { dot: true }))
+        .sort((a, b) => b.mtime - a.mtime || a.path.localeCompare(b.path));
+      if (matches.length === 0) return { content: "No files match.", is_error: false };
+      const shown = matches.slice(0, MAX_MATCHES).map((m) => toAgentPath(m.path));
+      const more =
+        matches.length > MAX_MATCHES ? `\n… and ${matches.length - MAX_MATCHES} more; narrow the pattern.` : "";
+      return { content: clip(shown.join("\n") + more), is_error: false };
+    }),
+};
+
+// ---- Grep -------------------------------------------------------------------------------------------------------
+
+const GrepInput = z.strictObject({
+  pattern: z.string().min(1),
+  path: z.string().optional(),
+  glob: z.string().optional(),
+  output_mode: z.enum(["files_with_matches", "content", "count"]).optional(),
+  case_insensitive: z.boolean().optional(),
+  context: z.number().int().min(0).max(20).optional(),
+});
+
+export const grepTool: BuiltinTool = {
+  name: "Grep",
+  description:
+    "Search workspace files with a regular expression (JavaScript syntax). output_mode: files_with_matches " +
+    "(default), content (matching lines with line numbers; context adds lines around them) or count.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      pattern: { type: "string", description: "Regular expression." },
+      path: { type: "string", description: "File or folder to search (default: the workspace)." },
+      glob: { type: "string", description: 'Only files whose path matches this glob ("**/*.ts").' },
+      output_mode: { type: "string", enum: ["files_with_matches", "content", "count"] },
+      case_insensitive: { type: "boolean" },
+      context: { type: "integer", description: "Lines of context around each match (content mode)." },
+    },
+    required: ["pattern"],
+  },
+  run: (input, ctx) =>
+    guarded(async () => {
+      const parsed = GrepInput.safeParse(input);
+      if (!parsed.success) return invalid("Grep", parsed.error, '{"pattern": "TODO"}');
+      const args = parsed.data;
+      let regex: RegExp;
+      try {
+        regex = new RegExp(args.pattern, args.case_insensitive ? "i" : "");
+      } catch (error) {
+        return toolError(`Invalid regular expression: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      const target = toStorePath(args.path ?? ".");
+      const fs = new WorkspaceFs(ctx.workspace, { readOnly: true });
+      const targetStat = await fs.stat(target);
+      const candidates = targetStat.isFile ? [{ path: target, mtime: 0 }] : filesUnder(ctx, target);
+      const prefix = target === "/" ? "/" : `${target}/`;
+      const mode = args.output_mode ?? "files_with_matches";
+      const out: string[] = [];
+      let matchedFiles = 0;
+      for (const file of candidates) {
+        if (
+          args.glob &&
+          !minimatch(targetStat.isFile ? file.path.slice(1) : file.path.slice(prefix.length), args.glob, {
+            dot: true,
+            matchBase: true,
+          })
+        )
+          continue;
+        const bytes = await fs.readFileBuffer(file.path);
+        if (isBinary(bytes)) continue;
+        const lines = new TextDecoder().decode(bytes).split("\n");
+        const hits = lines.flatMap((line, i) => (regex.test(line) ? [i] : []));
+        if (hits.length === 0) continue;
+        matchedFiles++;
+        const shown = toAgentPath(file.path);
+        if (mode === "files_with_matches") out.push(shown);
+        else if (mode === "count") out.push(`${shown}:${hits.length}`);
+        else {
+          const around = args.context ?? 0;
+          const keep = new Set<number>();
+          for (const hit of hits)
+            for (let i = Math.max(0, hit - around); i <= Math.min(lines.length - 1, hit + around); i++) keep.add(i);
+          for (const i of [...keep].sort((a, b) => a - b))
+            out.push(`${shown}:${i + 1}${hits.includes(i) ? ":" : "-"}${lines[i]}`);
+        }
+        if (out.length >= MAX_MATCHES) break;
+      }
+      if (matchedFiles === 0) return { content: "No matches.", is_error: false };
+      const cut = out.length >= MAX_MATCHES ? `\n… stopped at ${MAX_MATCHES} lines; narrow the search.` : "";
+      return { content: clip(out.slice(0, MAX_MATCHES).join("\n") + cut), is_error: false };
+    }),
+};

@@ -1,0 +1,112 @@
+// Least privilege for built-in tools (seed 004 ClaudeConfig: bash, file_system, web fetch, allowed_tools). Every
+// capability is off unless the agent's definition turns it on; unknown keys are refused with their path. Which
+// built-in tool each capability unlocks is decided here and nowhere else.
+import { z } from "zod";
+import { ConfigError } from "../errors.ts";
+
+/** Seed 004 BashConfig. */
+const BashSettings = z.strictObject({
+  enabled: z.boolean().default(false),
+  /** Commands the shell refuses to run (e.g. ["rm", "sed"]). */
+  excluded_commands: z
+    .array(z.string().regex(/^[A-Za-z0-9_.+-]+$/, "must be a command name"))
+    .max(200)
+    .default([]),
+  /**
+   * The simulated shell has no processes to escape to; what is "unsafe" in it is reaching the network. With
+   * allow_unsafe, `curl` works, through the same outbound guard and limits as WebFetch.
+   */
+  allow_unsafe: z.boolean().default(false),
+});
+
+/** Seed 004 FileSystemConfig. */
+const FileSystemSettings = z.strictObject({
+  read: z.boolean().default(false),
+  write: z.boolean().default(false),
+  edit: z.boolean().default(false),
+});
+
+const WebFetchSettings = z.strictObject({
+  enabled: z.boolean().default(false),
+  /** Largest response body read, in bytes (the rest is cut off, and the result says so). */
+  max_bytes: z
+    .number()
+    .int()
+    .positive()
+    .max(10 * 1024 * 1024)
+    .default(1024 * 1024),
+  /** Time allowed for the whole fetch, redirects included. */
+  timeout_seconds: z.number().int().positive().max(120).default(30),
+});
+
+export type BashSettings = z.output<typeof BashSettings>;
+export type FileSystemSettings = z.output<typeof FileSystemSettings>;
+export type WebFetchSettings = z.output<typeof WebFetchSettings>;
+
+export interface ToolSettingsInput {
+  bash?: z.input<typeof BashSettings> | undefined;
+  fileSystem?: z.input<typeof FileSystemSettings> | undefined;
+  webFetch?: z.input<typeof WebFetchSettings> | undefined;
+}
+
+export interface ToolSettings {
+  bash: BashSettings;
+  fileSystem: FileSystemSettings;
+  webFetch: WebFetchSettings;
+}
+
+/** The capability each built-in tool needs; TodoWrite needs none (it only keeps the agent's own list). */
+const REQUIRES: Readonly<Record<string, { setting: string; on: (s: ToolSettings) => boolean }>> = {
+  Read: { setting: "fileSystem.read", on: (s) => s.fileSystem.read },
+  Glob: { setting: "fileSystem.read", on: (s) => s.fileSystem.read },
+  Grep: { setting: "fileSystem.read", on: (s) => s.fileSystem.read },
+  Write: { setting: "fileSystem.write", on: (s) => s.fileSystem.write },
+  Edit: { setting: "fileSystem.edit", on: (s) => s.fileSystem.edit },
+  Bash: { setting: "bash.enabled", on: (s) => s.bash.enabled },
+  WebFetch: { setting: "webFetch.enabled", on: (s) => s.webFetch.enabled },
+};
+
+export function parseToolSettings(agent: string, input: ToolSettingsInput): ToolSettings {
+  const parse = <S extends z.ZodType>(schema: S, value: unknown, key: string): z.output<S> => {
+    const parsed = schema.safeParse(value ?? {});
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0];
+    const at = [key, ...(issue?.path ?? []).map(String)].join(".");
+    if (issue?.code === "unrecognized_keys") {
+      throw new ConfigError(
+        `Agent "${agent}": unknown key ${issue.keys.map((k) => `${key}.${[...issue.path.map(String), k].join(".")}`).join(", ")}.`,
+      );
+    }
+    throw new ConfigError(`Agent "${agent}": ${at}: ${issue?.message ?? "invalid"}.`);
+  };
+  return {
+    bash: parse(BashSettings, input.bash, "bash"),
+    fileSystem: parse(FileSystemSettings, input.fileSystem, "fileSystem"),
+    webFetch: parse(WebFetchSettings, input.webFetch, "webFetch"),
+  };
+}
+
+/** The built-in tools the settings turn on (what an agent without allowedTools gets). */
+export function enabledBuiltins(settings: ToolSettings): string[] {
+  return Object.entries(REQUIRES)
+    .filter(([, rule]) => rule.on(settings))
+    .map(([name]) => name);
+}
+
+/** Throws when allowedTools lists a built-in whose capability is off: least privilege is never silently widened. */
+export function requireCapabilities(agent: string, allowedTools: readonly string[], settings: ToolSettings): void {
+  for (const name of allowedTools) {
+    const rule = REQUIRES[name];
+    if (rule && !rule.on(settings)) {
+      throw new ConfigError(
+        `Agent "${agent}": allowedTools lists ${name}, which needs ${rule.setting}: true in the agent's definition.`,
+      );
+    }
+  }
+}
+
+/** Whether a built-in tool may run under these settings (checked again at every call). */
+export function capabilityOn(name: string, settings: ToolSettings): boolean {
+  const rule = REQUIRES[name];
+  return rule ? rule.on(settings) : true;
+}

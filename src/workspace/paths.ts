@@ -1,0 +1,32 @@
+// Paths as tools receive them: absolute under the workspace root ("/workspace/src/a.ts") or relative to it
+// ("src/a.ts"). Anything that resolves outside the workspace is refused with a message the model can act on.
+import { WORKSPACE_ROOT } from "./root.ts";
+import { normalize } from "./workspace.ts";
+
+export class WorkspacePathError extends Error {}
+
+/** The path inside the workspace store ("/src/a.ts"), or throws WorkspacePathError. */
+export function toStorePath(input: string): string {
+  if (typeof input !== "string" || input.trim() === "") throw new WorkspacePathError("The path is empty.");
+  if (input.includes("\0")) throw new WorkspacePathError("The path contains a NUL character.");
+  const absolute = input.startsWith("/") ? input : `${WORKSPACE_ROOT}/${input}`;
+  const raw = absolute.split("/").filter((s) => s && s !== ".");
+  // Resolve ".." ourselves first: a path that climbs out of the workspace is an error, not clamped at its root.
+  const stack: string[] = [];
+  for (const segment of raw) {
+    if (segment === "..") {
+      if (stack.length === 0) throw new WorkspacePathError(`${input} is outside the workspace (${WORKSPACE_ROOT}).`);
+      stack.pop();
+    } else stack.push(segment);
+  }
+  const full = `/${stack.join("/")}`;
+  if (full !== WORKSPACE_ROOT && !full.startsWith(`${WORKSPACE_ROOT}/`)) {
+    throw new WorkspacePathError(`${input} is outside the workspace; use paths under ${WORKSPACE_ROOT}/.`);
+  }
+  return normalize(full.slice(WORKSPACE_ROOT.length));
+}
+
+/** The path the agent sees for a store path. */
+export function toAgentPath(storePath: string): string {
+  return storePath === "/" ? WORKSPACE_ROOT : `${WORKSPACE_ROOT}${storePath}`;
+}

@@ -1,0 +1,384 @@
+// The workspace as just-bash's IFileSystem, and the one way tools change it: reads see the stored workspace plus
+// this call's own changes; writes stay in memory until commit(), which stores them all in one transaction. A tool
+// call that is interrupted (an eviction, a restart) therefore changes nothing, and running it again starts clean.
+// With readOnly, every change fails with EROFS (an agent whose file_system.write is off).
+import type { BufferEncoding, CpOptions, FsStat, IFileSystem, MkdirOptions, RmOptions } from "just-bash";
+import { normalize, parentOf, type Workspace, type WorkspaceChange } from "./workspace.ts";
+
+type Node =
+  | { type: "file"; content: Uint8Array; mode: number; mtime: number }
+  | { type: "directory"; mode: number; mtime: number };
+
+type Meta = { type: "file" | "directory"; size: number; mode: number; mtime: number };
+
+const FILE_MODE = 0o644;
+const DIR_MODE = 0o755;
+
+function fsError(code: string, text: string, op: string, path: string): Error {
+  const error = new Error(`${code}: ${text}, ${op} '${path}'`) as Error & { code: string };
+  error.code = code;
+  return error;
+}
+
+export class WorkspaceFs implements IFileSystem {
+  private readonly store: Workspace;
+  private readonly readOnly: boolean;
+  /** This call's changes: a node, or null for a deleted path. */
+  private readonly changes = new Map<string, Node | null>();
+
+  constructor(store: Workspace, options: { readOnly: boolean }) {
+    this.store = store;
+    this.readOnly = options.readOnly;
+  }
+
+  /** Whether anything was changed. */
+  get dirty(): boolean {
+    return this.changes.size > 0;
+  }
+
+  /** Paths changed by this call, for the tool's result. */
+  changedPaths(): string[] {
+    return [...this.changes.keys()].sort();
+  }
+
+  /** Stores every change in one transaction. */
+  async commit(): Promise<void> {
+    const out = new Map<string, WorkspaceChange>();
+    for (const [path, node] of this.changes) out.set(path, node);
+    await this.store.commit(out);
+    this.changes.clear();
+  }
+
+  // ---- IFileSystem -------------------------------------------------------------------------------------------
+
+  async readFile(path: string, options?: { encoding?: BufferEncoding | null } | BufferEncoding): Promise<string> {
+    return decode(await this.readFileBuffer(path), encodingOf(options));
+  }
+
+  async readFileBuffer(path: string): Promise<Uint8Array> {
+    const p = normalize(path);
+    const node = this.changes.get(p);
+    if (node === null) throw fsError("ENOENT", "no such file or directory", "open", path);
+    if (node?.type === "file") return node.content;
+    if (node?.type === "directory") throw fsError("EISDIR", "illegal operation on a directory", "read", path);
+    const meta = this.store.stat(p);
+    if (!meta) throw fsError("ENOENT", "no such file or directory", "open", path);
+    if (meta.type === "directory") throw fsError("EISDIR", "illegal operation on a directory", "read", path);
+    return (await this.store.read(p)) ?? new Uint8Array();
+  }
+
+  async writeFile(path: string, content: string | Uint8Array, options?: unknown): Promise<void> {
+    const p = this.writable(path, "open");
+    const existing = this.meta(p);
+    if (existing?.type === "directory") throw fsError("EISDIR", "illegal operation on a directory", "open", path);
+    this.requireDirectory(parentOf(p), path);
+    this.changes.set(p, {
+      type: "file",
+      content: encode(content, encodingOf(options)),
+      mode: existing?.mode ?? FILE_MODE,
+      mtime: Date.now(),
+    });
+  }
+
+  async appendFile(path: string, content: string | Uint8Array, options?: unknown): Promise<void> {
+    const p = normalize(path);
+    const before = this.meta(p) ? await this.readFileBuffer(p) : new Uint8Array();
+    const added = encode(content, encodingOf(options));
+    const joined = new Uint8Array(before.byteLength + added.byteLength);
+    joined.set(before);
+    joined.set(added, before.byteLength);
+    await this.writeFile(p, joined);
+  }
+
+  async exists(path: string): Promise<boolean> {
+    return this.meta(normalize(path)) !== undefined;
+  }
+
+  async stat(path: string): Promise<FsStat> {
+    const meta = this.meta(normalize(path));
+    if (!meta) throw fsError("ENOENT", "no such file or directory", "stat", path);
+    return {
+      isFile: meta.type === "file",
+      isDirectory: meta.type === "directory",
+      isSymbolicLink: false,
+      mode: meta.mode,
+      size: meta.size,
+      mtime: new Date(meta.mtime),
+    };
+  }
+
+  lstat(path: string): Promise<FsStat> {
+    return this.stat(path);
+  }
+
+  async mkdir(path: string, options?: MkdirOptions): Promise<void> {
+    const p = this.writable(path, "mkdir");
+    const existing = this.meta(p);
+    if (existing) {
+      if (options?.recursive && existing.type === "directory") return;
+      throw fsError("EEXIST", "file already exists", "mkdir", path);
+    }
+    const parent = parentOf(p);
+    if (!this.meta(parent)) {
+      if (!options?.recursive) throw fsError("ENOENT", "no such file or directory", "mkdir", path);
+      await this.mkdir(parent, options);
+    }
+    this.requireDirectory(parent, path);
+    this.changes.set(p, { type: "directory", mode: DIR_MODE, mtime: Date.now() });
+  }
+
+  async readdir(path: string): Promise<string[]> {
+    const p = normalize(path);
+    const meta = this.meta(p);
+    if (!meta) throw fsError("ENOENT", "no such file or directory", "scandir", path);
+    if (meta.type !== "directory") throw fsError("ENOTDIR", "not a directory", "scandir", path);
+    return this.childNames(p);
+  }
+
+  async readdirWithFileTypes(
+    path: string,
+  ): Promise<{ name: string; isFile: boolean; isDirectory: boolean; isSymbolicLink: boolean }[]> {
+    const p = normalize(path);
+    const names = await this.readdir(p);
+    return names.map((name) => {
+      const meta = this.meta(p === "/" ? `/${name}` : `${p}/${name}`);
+      return { name, isFile: meta?.type === "file", isDirectory: meta?.type === "directory", isSymbolicLink: false };
+    });
+  }
+
+  async rm(path: string, options?: RmOptions): Promise<void> {
+    const p = this.writable(path, "rm");
+    const meta = this.meta(p);
+    if (!meta) {
+      if (options?.force) return;
+      throw fsError("ENOENT", "no such file or directory", "rm", path);
+    }
+    if (p === "/") throw fsError("EBUSY", "resource busy or locked", "rm", path);
+    if (meta.type === "directory") {
+      const inside = this.allUnder(p);
+      if (inside.length > 0 && !options?.recursive) throw fsError("ENOTEMPTY", "directory not empty", "rm", path);
+      for (const child of inside) this.delete(child);
+    }
+    this.delete(p);
+  }
+
+  async cp(src: string, dest: string, options?: CpOptions): Promise<void> {
+    const from = normalize(src);
+    const to = this.writable(dest, "cp");
+    const meta = this.meta(from);
+    if (!meta) throw fsError("ENOENT", "no such file or directory", "cp", src);
+    if (meta.type === "file") {
+      await this.writeFile(to, await this.readFileBuffer(from));
+      return;
+    }
+    if (!options?.recursive) throw fsError("EISDIR", "illegal operation on a directory", "cp", src);
+    if (isInside(to, from)) throw fsError("EINVAL", "cannot copy a directory into itself", "cp", dest);
+    if (!this.meta(to)) await this.mkdir(to);
+    for (const name of this.childNames(from)) {
+      await this.cp(from === "/" ? `/${name}` : `${from}/${name}`, `${to}/${name}`, options);
+    }
+  }
+
+  /** rename(2): the tree moves with its modes and times; an existing destination follows rename's rules. */
+  async mv(src: string, dest: string): Promise<void> {
+    const from = normalize(src);
+    const to = this.writable(dest, "rename");
+    const meta = this.meta(from);
+    if (!meta) throw fsError("ENOENT", "no such file or directory", "rename", src);
+    if (from === to) return;
+    if (from === "/") throw fsError("EBUSY", "resource busy or locked", "rename", src);
+    if (meta.type === "directory" && isInside(to, from)) {
+      throw fsError("EINVAL", "cannot move a directory into itself", "rename", dest);
+    }
+    const target = this.meta(to);
+    if (target) {
+      if (meta.type === "file" && target.type === "directory") {
+        throw fsError("EISDIR", "illegal operation on a directory", "rename", dest);
+      }
+      if (meta.type === "directory" && target.type === "file")
+        throw fsError("ENOTDIR", "not a directory", "rename", dest);
+      if (target.type === "directory" && this.childNames(to).length > 0) {
+        throw fsError("ENOTEMPTY", "directory not empty", "rename", dest);
+      }
+    } else {
+      this.requireDirectory(parentOf(to), dest);
+    }
+    const moved: [string, Node][] = [[to, await this.loadNode(from, "rename")]];
+    if (meta.type === "directory") {
+      for (const path of this.allUnder(from).sort()) {
+        moved.push([to + path.slice(from.length), await this.loadNode(path, "rename")]);
+      }
+    }
+    if (target) this.delete(to);
+    for (const path of this.allUnder(from)) this.delete(path);
+    this.delete(from);
+    for (const [path, node] of moved) this.changes.set(path, node);
+  }
+
+  resolvePath(base: string, path: string): string {
+    return path.startsWith("/") ? normalize(path) : normalize(`${base}/${path}`);
+  }
+
+  getAllPaths(): string[] {
+    const paths = new Set(this.store.allPaths());
+    for (const [path, node] of this.changes) {
+      if (node === null) paths.delete(path);
+      else paths.add(path);
+    }
+    return [...paths].sort();
+  }
+
+  async chmod(path: string, mode: number): Promise<void> {
+    const p = this.writable(path, "chmod");
+    if (p === "/") return; // the workspace root is not a stored node; its mode is fixed
+    const node = await this.loadNode(p, "chmod");
+    this.changes.set(p, { ...node, mode });
+  }
+
+  async symlink(_target: string, linkPath: string): Promise<void> {
+    throw fsError("ENOSYS", "symbolic links are not supported in the workspace", "symlink", linkPath);
+  }
+
+  async link(_existing: string, newPath: string): Promise<void> {
+    throw fsError("ENOSYS", "hard links are not supported in the workspace", "link", newPath);
+  }
+
+  async readlink(path: string): Promise<string> {
+    throw fsError("EINVAL", "invalid argument", "readlink", path);
+  }
+
+  async realpath(path: string): Promise<string> {
+    const p = normalize(path);
+    if (!this.meta(p)) throw fsError("ENOENT", "no such file or directory", "realpath", path);
+    return p;
+  }
+
+  async utimes(path: string, _atime: Date, mtime: Date): Promise<void> {
+    const p = this.writable(path, "utimes");
+    if (p === "/") return; // `touch .` in /workspace: the root is not a stored node
+    const node = await this.loadNode(p, "utimes");
+    this.changes.set(p, { ...node, mtime: mtime.getTime() });
+  }
+
+  // ---- internals ---------------------------------------------------------------------------------------------
+
+  private meta(path: string): Meta | undefined {
+    const node = this.changes.get(path);
+    if (node === null) return undefined;
+    if (node)
+      return {
+        type: node.type,
+        size: node.type === "file" ? node.content.byteLength : 0,
+        mode: node.mode,
+        mtime: node.mtime,
+      };
+    if (path !== "/" && this.deletedAncestor(path)) return undefined;
+    return this.store.stat(path);
+  }
+
+  /** A path whose ancestor this call deleted is gone, even if the store still has it. */
+  private deletedAncestor(path: string): boolean {
+    for (let dir = parentOf(path); dir !== "/"; dir = parentOf(dir)) {
+      if (this.changes.get(dir) === null) return true;
+    }
+    return false;
+  }
+
+  private childNames(dir: string): string[] {
+    const names = new Set<string>();
+    for (const row of this.store.children(dir))
+      if (this.meta(row.path)) names.add(row.path.slice(dir === "/" ? 1 : dir.length + 1));
+    for (const [path, node] of this.changes) {
+      if (node !== null && path !== "/" && parentOf(path) === dir)
+        names.add(path.slice(dir === "/" ? 1 : dir.length + 1));
+    }
+    return [...names].sort();
+  }
+
+  private allUnder(dir: string): string[] {
+    const prefix = dir === "/" ? "/" : `${dir}/`;
+    const paths = new Set(this.store.descendants(dir).filter((p) => this.meta(p)));
+    for (const [path, node] of this.changes) if (node !== null && path.startsWith(prefix)) paths.add(path);
+    return [...paths];
+  }
+
+  private delete(path: string): void {
+    // A path that only this call created needs no delete in the store.
+    if (this.store.stat(path)) this.changes.set(path, null);
+    else this.changes.delete(path);
+  }
+
+  private async loadNode(path: string, op: string): Promise<Node> {
+    const meta = this.meta(path);
+    if (!meta) throw fsError("ENOENT", "no such file or directory", op, path);
+    if (meta.type === "directory") return { type: "directory", mode: meta.mode, mtime: meta.mtime };
+    return { type: "file", content: await this.readFileBuffer(path), mode: meta.mode, mtime: meta.mtime };
+  }
+
+  private requireDirectory(dir: string, forPath: string): void {
+    const meta = this.meta(dir);
+    if (!meta) throw fsError("ENOENT", "no such file or directory", "open", forPath);
+    if (meta.type !== "directory") throw fsError("ENOTDIR", "not a directory", "open", forPath);
+  }
+
+  private writable(path: string, op: string): string {
+    if (this.readOnly) {
+      throw fsError("EROFS", "read-only file system (this agent's file_system.write is off)", op, path);
+    }
+    return normalize(path);
+  }
+}
+
+/** Whether `path` is `dir` or inside it. */
+function isInside(path: string, dir: string): boolean {
+  return dir === "/" || path === dir || path.startsWith(`${dir}/`);
+}
+
+function encodingOf(options: unknown): BufferEncoding | undefined {
+  if (typeof options === "string") return options as BufferEncoding;
+  if (options && typeof options === "object" && "encoding" in options) {
+    const encoding = (options as { encoding?: unknown }).encoding;
+    return typeof encoding === "string" ? (encoding as BufferEncoding) : undefined;
+  }
+  return undefined;
+}
+
+export function encode(content: string | Uint8Array, encoding?: BufferEncoding): Uint8Array {
+  if (typeof content !== "string") return content;
+  switch (encoding) {
+    case "binary":
+    case "latin1":
+    case "ascii":
+      return Uint8Array.from(content, (ch) => ch.charCodeAt(0) & 0xff);
+    case "base64":
+      return Uint8Array.from(atob(content), (ch) => ch.charCodeAt(0));
+    case "hex": {
+      const bytes = new Uint8Array(content.length >> 1);
+      for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(content.slice(i * 2, i * 2 + 2), 16);
+      return bytes;
+    }
+    default:
+      return new TextEncoder().encode(content);
+  }
+}
+
+export function decode(bytes: Uint8Array, encoding?: BufferEncoding | null): string {
+  switch (encoding) {
+    case "binary":
+    case "latin1":
+    case "ascii": {
+      let out = "";
+      for (let i = 0; i < bytes.length; i += 8192) out += String.fromCharCode(...bytes.subarray(i, i + 8192));
+      return out;
+    }
+    case "base64": {
+      let raw = "";
+      for (let i = 0; i < bytes.length; i += 8192) raw += String.fromCharCode(...bytes.subarray(i, i + 8192));
+      return btoa(raw);
+    }
+    case "hex":
+      return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+    default:
+      return new TextDecoder().decode(bytes);
+  }
+}

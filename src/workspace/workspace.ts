@@ -1,0 +1,228 @@
+// The task's workspace: a virtual filesystem kept in the task's Durable Object (SQLite), with large files spilled
+// to R2, so it survives evictions and restarts. Paths here are absolute within the workspace ("/src/a.ts"); agents
+// see them under AgentContext.workspace ("/workspace/src/a.ts") and the API as relative paths ("src/a.ts").
+// Changes are made through a WorkspaceFs and committed in one transaction, so a tool call that is interrupted
+// leaves the workspace as it was.
+
+/** Files above this live in R2 rather than in a SQLite row (rows must stay under 2 MB). */
+export const SPILL_BYTES = 256 * 1024;
+/** Largest single file. */
+export const MAX_FILE_BYTES = 32 * 1024 * 1024;
+/** Largest workspace. */
+export const MAX_WORKSPACE_BYTES = 256 * 1024 * 1024;
+
+export type NodeType = "file" | "directory";
+
+export type WorkspaceRow = {
+  path: string;
+  type: NodeType;
+  size: number;
+  mode: number;
+  mtime: number;
+};
+
+/** What a commit writes: a new state of a path, or null to delete it. */
+export type WorkspaceChange =
+  | { type: "file"; content: Uint8Array; mode: number; mtime: number }
+  | { type: "directory"; mode: number; mtime: number }
+  | null;
+
+export interface WorkspaceEntry {
+  path: string;
+  type: NodeType;
+  size: number;
+  modified_at: string;
+}
+
+export class WorkspaceFullError extends Error {}
+
+/** Where a task's large workspace files live in R2 (outside runs/<id>/, which is the run bundle). */
+export function workspacePrefix(taskId: string): string {
+  return `workspaces/${taskId}/`;
+}
+
+export class Workspace {
+  private readonly sql: SqlStorage;
+  private readonly bucket: R2Bucket;
+  private readonly keyPrefix: () => string;
+  private readonly transaction: <T>(fn: () => T) => T;
+
+  constructor(sql: SqlStorage, bucket: R2Bucket, keyPrefix: () => string, transaction: <T>(fn: () => T) => T) {
+    this.sql = sql;
+    this.bucket = bucket;
+    this.keyPrefix = keyPrefix;
+    this.transaction = transaction;
+  }
+
+  static migrate(sql: SqlStorage): void {
+    sql.exec(`CREATE TABLE IF NOT EXISTS workspace_files (
+      path TEXT PRIMARY KEY,
+      parent TEXT NOT NULL,
+      type TEXT NOT NULL,
+      content BLOB,
+      r2_key TEXT,
+      size INTEGER NOT NULL,
+      mode INTEGER NOT NULL,
+      mtime INTEGER NOT NULL
+    )`);
+    sql.exec("CREATE INDEX IF NOT EXISTS workspace_files_parent ON workspace_files (parent)");
+  }
+
+  /** One path's metadata; "/" always exists. */
+  stat(path: string): WorkspaceRow | undefined {
+    if (path === "/") return { path: "/", type: "directory", size: 0, mode: 0o755, mtime: 0 };
+    return this.sql
+      .exec<WorkspaceRow>("SELECT path, type, size, mode, mtime FROM workspace_files WHERE path = ?", path)
+      .toArray()[0];
+  }
+
+  children(dir: string): WorkspaceRow[] {
+    return this.sql
+      .exec<WorkspaceRow>(
+        "SELECT path, type, size, mode, mtime FROM workspace_files WHERE parent = ? ORDER BY path",
+        dir,
+      )
+      .toArray();
+  }
+
+  /** Every path strictly under `dir`. */
+  descendants(dir: string): string[] {
+    const prefix = dir === "/" ? "/" : `${dir}/`;
+    // Every path under the prefix sorts before the prefix with its final "/" raised to "0", whatever bytes follow
+    // (a "\uffff" bound would miss names whose UTF-8 starts above EF BF BF, such as emoji).
+    return this.sql
+      .exec<{ path: string }>(
+        "SELECT path FROM workspace_files WHERE path > ? AND path < ? ORDER BY path",
+        prefix,
+        `${prefix.slice(0, -1)}0`,
+      )
+      .toArray()
+      .map((r) => r.path);
+  }
+
+  allPaths(): string[] {
+    return this.sql
+      .exec<{ path: string }>("SELECT path FROM workspace_files ORDER BY path")
+      .toArray()
+      .map((r) => r.path);
+  }
+
+  /** Every file and directory, for the API. */
+  list(): WorkspaceEntry[] {
+    return this.sql
+      .exec<WorkspaceRow>("SELECT path, type, size, mode, mtime FROM workspace_files ORDER BY path")
+      .toArray()
+      .map((r) => ({
+        path: r.path.slice(1),
+        type: r.type,
+        size: r.size,
+        modified_at: new Date(r.mtime).toISOString(),
+      }));
+  }
+
+  totalBytes(): number {
+    return this.sql.exec<{ total: number | null }>("SELECT SUM(size) AS total FROM workspace_files").one().total ?? 0;
+  }
+
+  /** A file's bytes, or null if there is no such file. */
+  async read(path: string): Promise<Uint8Array | null> {
+    const row = this.sql
+      .exec<{ type: string; content: ArrayBuffer | null; r2_key: string | null }>(
+        "SELECT type, content, r2_key FROM workspace_files WHERE path = ?",
+        path,
+      )
+      .toArray()[0];
+    if (row?.type !== "file") return null;
+    if (row.r2_key) {
+      const object = await this.bucket.get(row.r2_key);
+      if (!object) throw new Error(`workspace file ${path} is missing from R2 (${row.r2_key})`);
+      return new Uint8Array(await object.arrayBuffer());
+    }
+    return new Uint8Array(row.content ?? new ArrayBuffer(0));
+  }
+
+  /** Creates files (and their folders) before a run starts: path → UTF-8 content. */
+  async seed(files: readonly [string, string][]): Promise<void> {
+    const now = Date.now();
+    const changes = new Map<string, WorkspaceChange>();
+    for (const [path, content] of files) {
+      for (let dir = parentOf(path); dir !== "/"; dir = parentOf(dir)) {
+        if (!changes.has(dir) && !this.stat(dir)) changes.set(dir, { type: "directory", mode: 0o755, mtime: now });
+      }
+      changes.set(path, { type: "file", content: new TextEncoder().encode(content), mode: 0o644, mtime: now });
+    }
+    await this.commit(changes);
+  }
+
+  /**
+   * Applies a set of changes atomically. Large files go to R2 first (an interrupted commit leaves at most an
+   * unreferenced object); then every row changes in one transaction; replaced R2 objects are deleted last.
+   */
+  async commit(changes: ReadonlyMap<string, WorkspaceChange>): Promise<void> {
+    if (changes.size === 0) return;
+    let delta = 0;
+    for (const [path, change] of changes) {
+      delta += (change?.type === "file" ? change.content.byteLength : 0) - (this.stat(path)?.size ?? 0);
+      if (change?.type === "file" && change.content.byteLength > MAX_FILE_BYTES) {
+        throw new WorkspaceFullError(`${path} is larger than the ${MAX_FILE_BYTES / 1024 / 1024} MiB limit per file`);
+      }
+    }
+    if (delta > 0 && this.totalBytes() + delta > MAX_WORKSPACE_BYTES) {
+      throw new WorkspaceFullError(`the workspace would exceed its ${MAX_WORKSPACE_BYTES / 1024 / 1024} MiB limit`);
+    }
+    const spilled = new Map<string, string>();
+    for (const [path, change] of changes) {
+      if (change?.type !== "file" || change.content.byteLength <= SPILL_BYTES) continue;
+      const key = `${this.keyPrefix()}${crypto.randomUUID()}`;
+      await this.bucket.put(key, change.content);
+      spilled.set(path, key);
+    }
+    const replaced = this.transaction(() => {
+      const obsolete: string[] = [];
+      for (const [path, change] of changes) {
+        const old = this.sql
+          .exec<{ r2_key: string | null }>("SELECT r2_key FROM workspace_files WHERE path = ?", path)
+          .toArray()[0];
+        if (old?.r2_key) obsolete.push(old.r2_key);
+        if (change === null) {
+          this.sql.exec("DELETE FROM workspace_files WHERE path = ?", path);
+          continue;
+        }
+        const key = spilled.get(path) ?? null;
+        const content = change.type === "file" && !key ? change.content : null;
+        this.sql.exec(
+          `INSERT INTO workspace_files (path, parent, type, content, r2_key, size, mode, mtime) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT(path) DO UPDATE SET type = excluded.type, content = excluded.content, r2_key = excluded.r2_key,
+             size = excluded.size, mode = excluded.mode, mtime = excluded.mtime`,
+          path,
+          parentOf(path),
+          change.type,
+          content,
+          key,
+          change.type === "file" ? change.content.byteLength : 0,
+          change.mode,
+          change.mtime,
+        );
+      }
+      return obsolete;
+    });
+    if (replaced.length > 0) await this.bucket.delete(replaced).catch(() => undefined);
+  }
+}
+
+/** "/a/b/c" → "/a/b"; "/a" → "/". */
+export function parentOf(path: string): string {
+  const i = path.lastIndexOf("/");
+  return i <= 0 ? "/" : path.slice(0, i);
+}
+
+/** Normalizes an absolute path: no empty segments, no ".", ".." resolved (never above the root). */
+export function normalize(path: string): string {
+  const out: string[] = [];
+  for (const segment of path.split("/")) {
+    if (!segment || segment === ".") continue;
+    if (segment === "..") out.pop();
+    else out.push(segment);
+  }
+  return `/${out.join("/")}`;
+}

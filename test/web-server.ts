@@ -1,0 +1,51 @@
+// A small web server on 127.0.0.1 for WebFetch and curl tests: an HTML page, plain text, a large body, a slow
+// answer, redirects (one to a private address), and an error status.
+import { createServer } from "node:http";
+
+const PAGE = `<!doctype html><html><head><title>Fixture</title><style>body{color:red}</style>
+<script>var secret = "do not show";</script></head>
+<body><h1>Outpost fixture</h1><p>Hello &amp; welcome to the <a href="/docs">docs</a>.</p>
+<ul><li>first</li><li>second</li></ul><noscript>enable js</noscript></body></html>`;
+
+export async function startWebServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const url = req.url ?? "/";
+    if (url === "/page.html") {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      return res.end(PAGE);
+    }
+    if (url === "/plain.txt") {
+      res.writeHead(200, { "content-type": "text/plain" });
+      return res.end("plain text body\n");
+    }
+    if (url === "/big") {
+      res.writeHead(200, { "content-type": "text/plain" });
+      return res.end("x".repeat(3 * 1024 * 1024));
+    }
+    if (url === "/slow") {
+      const timer = setTimeout(() => {
+        res.writeHead(200, { "content-type": "text/plain" });
+        res.end("late");
+      }, 5_000);
+      res.on("close", () => clearTimeout(timer));
+      return;
+    }
+    if (url === "/redirect-ok") {
+      res.writeHead(302, { location: "/plain.txt" });
+      return res.end();
+    }
+    if (url === "/redirect-private") {
+      res.writeHead(302, { location: "http://10.0.0.1/admin" });
+      return res.end();
+    }
+    res.writeHead(404, { "content-type": "text/plain" });
+    res.end("no such page");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (!address || typeof address === "string") throw new Error("no port");
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

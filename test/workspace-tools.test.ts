@@ -1,0 +1,352 @@
+// Workspace tools end to end through the API: files seeded with the task, Read/Write/Edit/Glob/Grep, Bash on
+// just-bash with its output in the run bundle, WebFetch against a real local server, least-privilege settings, the
+// workspace routes, and a workspace that survives an eviction without a half-run command leaving anything behind.
+import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, inject, it } from "vitest";
+import {
+  api,
+  defineAgent,
+  done,
+  events,
+  expectError,
+  ofType,
+  type ScriptTurn,
+  script,
+  startTask,
+  toolResults,
+  toolUse,
+  uniqueMarker,
+  waitForEvent,
+  waitForTask,
+} from "./helpers.ts";
+
+const WEB_URL = inject("webUrl");
+
+const files = { fileSystem: { read: true, write: true, edit: true } } as const;
+
+/** Runs an agent through one scripted turn of tool calls and a closing answer; returns the task id. */
+async function runTurn(
+  agent: string,
+  calls: ScriptTurn["content"],
+  options: { files?: Record<string, string>; expect?: string } = {},
+): Promise<string> {
+  const marker = uniqueMarker("ws");
+  await script(marker, [{ content: calls, stop_reason: "tool_use" }, done]);
+  const task = await startTask(agent, `work ${marker}`, options.files ? { files: options.files } : {});
+  const finished = await waitForTask(task.id);
+  expect(finished.status).toBe(options.expect ?? "completed");
+  return task.id;
+}
+
+async function workspaceFile(id: string, path: string): Promise<Response> {
+  return api(`/v1/tasks/${id}/workspace/${path}`);
+}
+
+describe("file tools over the workspace", () => {
+  it("reads, searches, edits and writes files seeded with the task, and serves the result over the API", async () => {
+    const agent = defineAgent({ ...files });
+    const id = await runTurn(
+      agent,
+      [
+        toolUse("Read", { file_path: "/workspace/src/app.ts" }),
+        toolUse("Glob", { pattern: "**/*.ts" }),
+        toolUse("Grep", { pattern: "TODO", output_mode: "content" }),
+        toolUse("Edit", { file_path: "src/app.ts", old_string: "TODO: greet", new_string: "greet()" }),
+        toolUse("Write", { file_path: "notes/summary.md", content: "# Summary\nDone.\n" }),
+        toolUse("Read", { file_path: "/workspace/src/app.ts" }),
+      ],
+      {
+        files: {
+          "src/app.ts": "export {};\n// TODO: greet\n",
+          "src/lib/util.ts": "export const x = 1;\n",
+          "README.md": "hi\n",
+        },
+      },
+    );
+    const results = await toolResults(id, 2);
+    expect(results.map((r) => r.is_error)).toEqual([false, false, false, false, false, false]);
+    expect(results[0]?.content).toBe("     1\texport {};\n     2\t// TODO: greet");
+    expect(String(results[1]?.content).split("\n").sort()).toEqual([
+      "/workspace/src/app.ts",
+      "/workspace/src/lib/util.ts",
+    ]);
+    expect(results[2]?.content).toBe("/workspace/src/app.ts:2:// TODO: greet");
+    expect(results[3]?.content).toBe("Edited /workspace/src/app.ts: 1 replacement.");
+    expect(results[4]?.content).toBe("Created /workspace/notes/summary.md (16 bytes).");
+    expect(results[5]?.content).toBe("     1\texport {};\n     2\t// greet()");
+
+    const listing = (await (await api(`/v1/tasks/${id}/workspace`)).json()) as {
+      files: { path: string; type: string; size: number; url?: string }[];
+    };
+    expect(listing.files.map((f) => [f.path, f.type])).toEqual([
+      ["README.md", "file"],
+      ["notes", "directory"],
+      ["notes/summary.md", "file"],
+      ["src", "directory"],
+      ["src/app.ts", "file"],
+      ["src/lib", "directory"],
+      ["src/lib/util.ts", "file"],
+    ]);
+    expect(listing.files.find((f) => f.path === "notes/summary.md")?.url).toBe(
+      `https://outpost.test/v1/tasks/${id}/workspace/notes/summary.md`,
+    );
+    const summary = await workspaceFile(id, "notes/summary.md");
+    expect(summary.status).toBe(200);
+    expect(summary.headers.get("content-type")).toBe("text/markdown; charset=utf-8");
+    expect(await summary.text()).toBe("# Summary\nDone.\n");
+    expect(await (await workspaceFile(id, "src/app.ts")).text()).toBe("export {};\n// greet()\n");
+  });
+
+  it("answers a bad path, a missing file and an ambiguous edit with errors the model can act on", async () => {
+    const agent = defineAgent({ ...files });
+    const id = await runTurn(
+      agent,
+      [
+        toolUse("Read", { file_path: "../../etc/passwd" }),
+        toolUse("Read", { file_path: "missing.txt" }),
+        toolUse("Edit", { file_path: "a.txt", old_string: "x", new_string: "y" }),
+        toolUse("Edit", { file_path: "a.txt", old_string: "nope", new_string: "y" }),
+        toolUse("Write", { file_path: "/etc/hosts", content: "x" }),
+        toolUse("Read", { path: "a.txt" }),
+      ],
+      { files: { "a.txt": "x x x\n" } },
+    );
+    const results = await toolResults(id, 2);
+    expect(results.every((r) => r.is_error)).toBe(true);
+    const texts = results.map((r) => String(r.content));
+    expect(texts[0]).toContain("outside the workspace");
+    expect(texts[1]).toBe("ENOENT: no such file or directory, open '/workspace/missing.txt'");
+    expect(texts[2]).toContain("occurs 3 times");
+    expect(texts[3]).toContain("was not found");
+    expect(texts[4]).toContain("outside the workspace");
+    expect(texts[5]).toContain("Invalid Read input");
+    // Nothing was changed.
+    expect(await (await workspaceFile(id, "a.txt")).text()).toBe("x x x\n");
+  });
+
+  it("keeps a large file in R2 and serves it whole", async () => {
+    const agent = defineAgent({ ...files });
+    const big = `${"0123456789abcdef".repeat(20_000)}\n`; // 320 KB: above the 256 KiB row limit
+    const id = await runTurn(agent, [
+      toolUse("Write", { file_path: "data/big.txt", content: big }),
+      toolUse("Grep", { pattern: "cdef$", output_mode: "count" }),
+    ]);
+    const results = await toolResults(id, 2);
+    expect(results[1]?.content).toBe("/workspace/data/big.txt:1");
+    const res = await workspaceFile(id, "data/big.txt");
+    expect(res.headers.get("content-length")).toBe(String(big.length));
+    expect(await res.text()).toBe(big);
+    const spilled = await env.RUNS.list({ prefix: `workspaces/${id}/` });
+    expect(spilled.objects).toHaveLength(1);
+  });
+});
+
+describe("Bash on just-bash", () => {
+  const shell = { bash: { enabled: true }, fileSystem: { read: true, write: true } } as const;
+
+  it("runs a command in /workspace, keeps its file changes, and records it per seed 002", async () => {
+    const agent = defineAgent(shell);
+    const id = await runTurn(agent, [
+      toolUse("Bash", { command: "mkdir -p out && echo hello > out/a.txt && cat out/a.txt | wc -c && pwd && ls" }),
+    ]);
+    const [result] = await toolResults(id, 2);
+    expect(result).toMatchObject({ is_error: false, content: "exit code: 0\nstdout:\n6\n/workspace\nout\n" });
+    expect(await (await workspaceFile(id, "out/a.txt")).text()).toBe("hello\n");
+    const [completed] = ofType(await events(id), "tool_call_completed");
+    expect(completed?.payload.details).toEqual({
+      command: "mkdir -p out && echo hello > out/a.txt && cat out/a.txt | wc -c && pwd && ls",
+      step_result: {
+        step_id: "step-1",
+        exit_code: 0,
+        stdout_summary: "6\n/workspace\nout\n",
+        stderr_summary: "",
+        retry_count: 0,
+        status: "success",
+        stdout_artifact: "artifacts/turn_1_step-1_stdout.txt",
+        stderr_artifact: null,
+      },
+      changed_paths: ["/workspace/out", "/workspace/out/a.txt"],
+    });
+    const artifact = await api(`/v1/tasks/${id}/artifacts/artifacts/turn_1_step-1_stdout.txt`);
+    expect(await artifact.text()).toBe("6\n/workspace\nout\n");
+  });
+
+  it("cuts long output for the model and keeps all of it in the run bundle", async () => {
+    const agent = defineAgent(shell);
+    const id = await runTurn(agent, [
+      toolUse("Bash", { command: 'for i in $(seq 1 3000); do echo "line $i of the long output"; done' }),
+    ]);
+    const [result] = await toolResults(id, 2);
+    const text = String(result?.content);
+    expect(text.length).toBeLessThan(31_000);
+    expect(text).toContain("characters cut; the full output is artifacts/turn_1_step-1_stdout.txt in the run bundle");
+    expect(text).toContain("line 1 of the long output");
+    expect(text).toContain("line 3000 of the long output");
+    const full = await (await api(`/v1/tasks/${id}/artifacts/artifacts/turn_1_step-1_stdout.txt`)).text();
+    expect(full.split("\n").filter(Boolean)).toHaveLength(3000);
+  });
+
+  it("reports a failing command as an error with its stderr saved, numbering steps within the turn", async () => {
+    const agent = defineAgent(shell);
+    const id = await runTurn(agent, [
+      toolUse("Bash", { command: "echo first" }),
+      toolUse("Bash", { command: "cat nothing-here.txt" }),
+    ]);
+    const results = await toolResults(id, 2);
+    expect(results[0]?.is_error).toBe(false);
+    expect(results[1]?.is_error).toBe(true);
+    expect(String(results[1]?.content)).toMatch(
+      /^exit code: 1\nstderr:\ncat: nothing-here.txt: No such file or directory/,
+    );
+    const stderr = await api(`/v1/tasks/${id}/artifacts/artifacts/turn_1_step-2_stderr.txt`);
+    expect(stderr.status).toBe(200);
+    expect(await stderr.text()).toContain("No such file or directory");
+  });
+
+  it("refuses excluded commands, keeps the workspace read-only without fileSystem.write, and has no network by default", async () => {
+    const agent = defineAgent({ bash: { enabled: true, excluded_commands: ["rm"] }, fileSystem: { read: true } });
+    const id = await runTurn(
+      agent,
+      [
+        toolUse("Bash", { command: "rm keep.txt" }),
+        toolUse("Bash", { command: "echo changed > keep.txt" }),
+        toolUse("Bash", { command: `curl -s ${WEB_URL}/plain.txt` }),
+        toolUse("Bash", { command: "cat keep.txt; echo scratch > /tmp/t && cat /tmp/t" }),
+      ],
+      { files: { "keep.txt": "original\n" } },
+    );
+    const texts = (await toolResults(id, 2)).map((r) => String(r.content));
+    expect(texts[0]).toContain("rm: not allowed for this agent (bash.excluded_commands)");
+    expect(texts[0]).toMatch(/^exit code: 126/);
+    expect(texts[1]).toContain("EROFS");
+    expect(texts[2]).toMatch(/^exit code: 127/);
+    expect(texts[3]).toBe("exit code: 0\nstdout:\noriginal\nscratch\n");
+    expect(await (await workspaceFile(id, "keep.txt")).text()).toBe("original\n");
+  });
+
+  it("lets curl through the outbound guard with allow_unsafe", async () => {
+    const agent = defineAgent({ bash: { enabled: true, allow_unsafe: true } });
+    const id = await runTurn(agent, [
+      toolUse("Bash", { command: `curl -s ${WEB_URL}/plain.txt` }),
+      toolUse("Bash", { command: "curl -sS http://10.0.0.1/" }),
+    ]);
+    const texts = (await toolResults(id, 2)).map((r) => String(r.content));
+    expect(texts[0]).toBe("exit code: 0\nstdout:\nplain text body\n");
+    expect(texts[1]).toContain("not allowed");
+  });
+});
+
+describe("WebFetch", () => {
+  const web = { webFetch: { enabled: true, max_bytes: 64 * 1024, timeout_seconds: 1 } } as const;
+
+  it("returns readable text, follows safe redirects, and refuses private targets, big bodies and slow servers", async () => {
+    const agent = defineAgent(web);
+    const id = await runTurn(agent, [
+      toolUse("WebFetch", { url: `${WEB_URL}/page.html` }),
+      toolUse("WebFetch", { url: `${WEB_URL}/redirect-ok` }),
+      toolUse("WebFetch", { url: `${WEB_URL}/redirect-private` }),
+      toolUse("WebFetch", { url: `${WEB_URL}/big` }),
+      toolUse("WebFetch", { url: `${WEB_URL}/slow` }),
+      toolUse("WebFetch", { url: `${WEB_URL}/missing` }),
+      toolUse("WebFetch", { url: "http://localhost:1/" }),
+    ]);
+    const results = await toolResults(id, 2);
+    const texts = results.map((r) => String(r.content));
+    expect(results[0]?.is_error).toBe(false);
+    expect(texts[0]).toContain("# Outpost fixture");
+    expect(texts[0]).toContain("Hello & welcome to the [docs](/docs).");
+    expect(texts[0]).toContain("- first");
+    expect(texts[0]).not.toContain("do not show");
+    expect(texts[1]).toContain(`URL: ${WEB_URL}/plain.txt`);
+    expect(texts[1]).toContain("plain text body");
+    expect(results[2]?.is_error).toBe(true);
+    expect(texts[2]).toContain("http://10.0.0.1/admin is not allowed");
+    expect(texts[3]).toContain("The body was cut at 65536 bytes");
+    expect(results[4]?.is_error).toBe(true);
+    expect(texts[4]).toContain("did not answer within 1 s");
+    expect(results[5]?.is_error).toBe(true);
+    expect(texts[5]).toContain("Status: 404");
+    expect(texts[6]).toContain("localhost is a loopback name");
+  });
+});
+
+describe("least privilege", () => {
+  it("never runs a built-in the agent's settings leave off: the model is told, the log says tool_denied", async () => {
+    const agent = defineAgent({ fileSystem: { read: true } });
+    const id = await runTurn(agent, [
+      toolUse("Write", { file_path: "x.txt", content: "should not exist" }),
+      toolUse("Bash", { command: "echo hi > y.txt" }),
+    ]);
+    const results = await toolResults(id, 2);
+    expect(results.every((r) => r.is_error)).toBe(true);
+    expect(String(results[0]?.content)).toContain(
+      'Tool "Write" is not available to this agent. Available tools: Read, Glob, Grep.',
+    );
+    const log = await events(id);
+    expect(ofType(log, "tool_denied").map((e) => e.payload.tool_name)).toEqual(["Write", "Bash"]);
+    expect(ofType(log, "tool_call_started")).toHaveLength(0);
+    expect(((await (await api(`/v1/tasks/${id}/workspace`)).json()) as { files: unknown[] }).files).toEqual([]);
+  });
+});
+
+describe("the workspace survives an eviction", () => {
+  it("keeps committed files, and a command interrupted by the eviction changes nothing before it runs again", async () => {
+    const agent = defineAgent({ bash: { enabled: true }, fileSystem: { read: true, write: true } });
+    const marker = uniqueMarker("ws-evict");
+    await script(marker, [
+      { content: [toolUse("Write", { file_path: "kept.txt", content: "committed\n" })], stop_reason: "tool_use" },
+      {
+        content: [toolUse("Bash", { command: "echo attempt >> log.txt && sleep 2 && echo end >> log.txt" })],
+        stop_reason: "tool_use",
+      },
+      done,
+    ]);
+    const task = await startTask(agent, `evict ${marker}`);
+    await waitForEvent(task.id, (e) => e.event_type === "tool_call_started" && e.payload.tool_name === "Bash");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await abortAllDurableObjects();
+    expect(await runDurableObjectAlarm(env.TASKS.get(env.TASKS.idFromName(task.id)))).toBe(true);
+
+    const finished = await waitForTask(task.id, 30);
+    expect(finished.status).toBe("completed");
+    expect(await (await workspaceFile(task.id, "kept.txt")).text()).toBe("committed\n");
+    // The first attempt's append was never committed: the log has exactly one run of the command.
+    expect(await (await workspaceFile(task.id, "log.txt")).text()).toBe("attempt\nend\n");
+    const log = await events(task.id);
+    expect(ofType(log, "step_resumed").map((e) => e.payload.attempt)).toEqual([2]);
+    expect(ofType(log, "tool_call_completed").map((e) => e.payload.tool_name)).toEqual(["Write", "Bash"]);
+  });
+});
+
+describe("workspace routes", () => {
+  it("validates seeded file paths, naming the offending entry", async () => {
+    const outside = await api("/v1/agents/assistant/tasks", {
+      method: "POST",
+      body: JSON.stringify({ input: "x", files: { "../escape.txt": "x" } }),
+    });
+    await expectError(outside, 400, "validation_failed", "files.../escape.txt");
+    const clash = await api("/v1/agents/assistant/tasks", {
+      method: "POST",
+      body: JSON.stringify({ input: "x", files: { a: "file", "a/b": "inside a file" } }),
+    });
+    await expectError(clash, 400, "validation_failed", "files.a");
+    const same = await api("/v1/agents/assistant/tasks", {
+      method: "POST",
+      body: JSON.stringify({ input: "x", files: { "a.txt": "1", "/workspace/a.txt": "2" } }),
+    });
+    await expectError(same, 400, "validation_failed", "files./workspace/a.txt");
+  });
+
+  it("answers 404 for an unknown task, a missing file and a folder", async () => {
+    await expectError(await api(`/v1/tasks/${crypto.randomUUID()}/workspace`), 404, "task_not_found", "id");
+    await expectError(await api(`/v1/tasks/${crypto.randomUUID()}/workspace/a.txt`), 404, "task_not_found", "id");
+    const marker = uniqueMarker("ws-routes");
+    await script(marker, [done]);
+    const task = await startTask("assistant", `files ${marker}`, { files: { "dir/a.txt": "a" } });
+    await expectError(await workspaceFile(task.id, "nope.txt"), 404, "workspace_file_not_found", "path");
+    await expectError(await workspaceFile(task.id, "dir"), 404, "workspace_file_not_found", "path");
+    await expectError(await workspaceFile(task.id, `dir/${"x".repeat(1100)}`), 400, "validation_failed", "path");
+    expect(await (await workspaceFile(task.id, "dir/a.txt")).text()).toBe("a");
+  });
+});
