@@ -174,7 +174,10 @@ const NAMED: Readonly<Record<string, string>> = {
 };
 
 function codePoint(value: number, original: string): string {
-  return Number.isInteger(value) && value > 0 && value <= 0x10ffff ? String.fromCodePoint(value) : original;
+  if (!Number.isInteger(value) || value > 0x10ffff) return original;
+  // NUL and lone surrogates are what browsers show as U+FFFD; a lone surrogate would also break the JSON sent on.
+  if (value === 0 || (value >= 0xd800 && value <= 0xdfff)) return "\ufffd";
+  return String.fromCodePoint(value);
 }
 
 function decodeEntities(text: string): string {
