@@ -92,19 +92,25 @@ export class TaskObject extends DurableObject<Env> {
       migrate(this.sql);
       this.ready = true;
     }
-    if (!this.store.create(init)) return this.view(this.requireTask());
-    const task = this.requireTask();
     const files = Object.entries(init.files ?? {});
-    if (files.length > 0) await this.workspace.seed(files);
-    this.events.append("task_created", {
-      task_id: task.id,
-      agent: task.assigned_agent,
-      input: task.input,
-      metadata: task.metadata,
-      model: task.model,
-      parent_task_id: task.parent_task_id,
-      files: files.map(([path]) => path.slice(1)),
+    // The task, its seeded files and its first event commit together, or not at all.
+    const created = this.supervisor.transaction(() => {
+      if (!this.store.create(init)) return false;
+      const task = this.requireTask();
+      this.workspace.seed(files);
+      this.events.append("task_created", {
+        task_id: task.id,
+        agent: task.assigned_agent,
+        input: task.input,
+        metadata: task.metadata,
+        model: task.model,
+        parent_task_id: task.parent_task_id,
+        files: files.map(([path]) => path.slice(1)),
+      });
+      return true;
     });
+    const task = this.requireTask();
+    if (!created) return this.view(task);
     const accepted = this.view(task);
     await this.supervisor.begin();
     return accepted;
@@ -205,21 +211,27 @@ export class TaskObject extends DurableObject<Env> {
     return this.task() ? this.workspace.list() : null;
   }
 
-  /** One workspace file as a stream, "directory" for a folder, or null when there is no such path. */
+  /**
+   * One workspace file: its bytes as a stream when they are in a row, or its R2 key (the Worker streams it from R2,
+   * so a large file never passes through this object's memory); "directory" for a folder; null when there is none.
+   */
   async workspaceFile(
     path: string,
-  ): Promise<{ size: number; modified_at: string; body: ReadableStream<Uint8Array> } | "directory" | null> {
+  ): Promise<
+    | { size: number; modified_at: string; body: ReadableStream<Uint8Array>; r2Key?: undefined }
+    | { size: number; modified_at: string; r2Key: string; body?: undefined }
+    | "directory"
+    | null
+  > {
     if (!this.task()) return null;
     const meta = this.workspace.stat(path);
     if (!meta) return null;
     if (meta.type === "directory") return "directory";
-    const bytes = await this.workspace.read(path);
-    if (!bytes) return null;
-    return {
-      size: meta.size,
-      modified_at: new Date(meta.mtime).toISOString(),
-      body: new Blob([bytes]).stream(),
-    };
+    const where = this.workspace.locate(path);
+    if (!where) return null;
+    const modified_at = new Date(meta.mtime).toISOString();
+    if ("r2Key" in where) return { size: meta.size, modified_at, r2Key: where.r2Key };
+    return { size: meta.size, modified_at, body: new Blob([where.inline]).stream() };
   }
 
   override async alarm(): Promise<void> {

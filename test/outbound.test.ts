@@ -41,6 +41,14 @@ describe("checkOutboundUrl", () => {
     ["http://api.localhost/", "loopback name"],
     ["http://printer.local/", "local network name"],
     ["http://metadata.google.internal/", "local network name"],
+    ["http://localhost./", "loopback name"],
+    ["http://printer.local./", "local network name"],
+    ["http://metadata.google.internal./", "local network name"],
+    ["http://[::ffff:0:7f00:1]/", "loopback"],
+    ["http://[fec0::1]/", "site-local"],
+    ["http://[2002:7f00:1::]/", "6to4"],
+    ["http://[2002:a00:1::1]/", "6to4"],
+    ["http://[2001:0:4136:e378::1]/", "Teredo"],
   ])("refuses %s (%s)", (url, reason) => {
     const error = blocked(url);
     expect(error.code).toBe("url_not_allowed");
@@ -55,6 +63,8 @@ describe("checkOutboundUrl", () => {
     "http://192.169.0.1/",
     "http://[2606:4700::1111]/",
     "https://mcp.example.com:8443/mcp",
+    "http://[2002:808:808::1]/",
+    "https://example.com./",
   ])("allows the public URL %s", (url) => {
     expect(checkOutboundUrl(url, none).href).toBe(new URL(url).href);
   });
@@ -70,6 +80,7 @@ describe("checkOutboundUrl", () => {
     const policy = outboundPolicy(" 127.0.0.1 , Printer.Local ");
     expect(checkOutboundUrl("http://127.0.0.1:9000/mcp", policy).port).toBe("9000");
     expect(checkOutboundUrl("http://printer.local/", policy).hostname).toBe("printer.local");
+    expect(checkOutboundUrl("http://printer.local./", policy).hostname).toBe("printer.local.");
     expect(blocked("http://127.0.0.2/", policy).code).toBe("url_not_allowed");
     expect(blocked("http://localhost/", policy).code).toBe("url_not_allowed");
     expect(checkOutboundUrl("http://10.0.0.1/", outboundPolicy("*")).hostname).toBe("10.0.0.1");

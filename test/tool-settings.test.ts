@@ -61,4 +61,14 @@ describe("tool settings", () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect(error.message).toContain(expected);
   });
+
+  it("refuses unknown keys in the definition itself, pointing seed spellings to the definition's names", () => {
+    const seed = errorOf(() => define({ file_system: { read: true } } as unknown as Partial<AgentDefinition>));
+    expect(seed).toBeInstanceOf(ConfigError);
+    expect(seed.message).toBe(
+      'Agent "settings_agent": unknown key "file_system" (the definition spells it fileSystem).',
+    );
+    const typo = errorOf(() => define({ filesystem: { read: true } } as unknown as Partial<AgentDefinition>));
+    expect(typo.message).toBe('Agent "settings_agent": unknown key "filesystem".');
+  });
 });

@@ -55,6 +55,31 @@ export interface AgentDefinition {
 }
 
 export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
+
+const DEFINITION_KEYS: ReadonlySet<string> = new Set([
+  "name",
+  "description",
+  "systemPrompt",
+  "allowedTools",
+  "mcpServers",
+  "bash",
+  "fileSystem",
+  "webFetch",
+  "model",
+  "maxTurns",
+  "maxTokens",
+]);
+
+/** The seeds' snake_case names, which a definition spells in camelCase. */
+const SEED_SPELLINGS: Readonly<Record<string, string>> = {
+  system_prompt: "systemPrompt",
+  allowed_tools: "allowedTools",
+  mcp_servers: "mcpServers",
+  file_system: "fileSystem",
+  web_fetch: "webFetch",
+  max_turns: "maxTurns",
+  max_tokens: "maxTokens",
+};
 const DEFAULT_MAX_TURNS = 10;
 
 export abstract class Agent {
@@ -72,6 +97,11 @@ export abstract class Agent {
   private readonly declaredTools: readonly string[] | undefined;
 
   constructor(definition: AgentDefinition) {
+    for (const key of Object.keys(definition)) {
+      if (DEFINITION_KEYS.has(key)) continue;
+      const hint = SEED_SPELLINGS[key] ? ` (the definition spells it ${SEED_SPELLINGS[key]})` : "";
+      throw new ConfigError(`Agent "${definition.name}": unknown key "${key}"${hint}.`);
+    }
     if (!AGENT_NAME_PATTERN.test(definition.name)) {
       throw new ConfigError(`Agent name "${definition.name}" must match ${AGENT_NAME_PATTERN} (lowercase, digits, _).`);
     }

@@ -12,7 +12,10 @@ const SERVER_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*$/;
 
 /** A header value read from a Worker secret when the run connects: `{secret: "GITHUB_TOKEN", prefix: "Bearer "}`. */
 const SecretHeader = z.strictObject({
-  secret: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be the name of a Worker secret"),
+  secret: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be the name of a Worker secret")
+    .refine((name) => !/^(ANTHROPIC_|OUTPOST_)/.test(name), "names one of Outpost's own secrets, which never leave it"),
   prefix: z.string().max(64).optional(),
 });
 

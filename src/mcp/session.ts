@@ -15,6 +15,8 @@ import type { McpServerSpec } from "./config.ts";
 const CLIENT_INFO = { name: "outpost", version: "0.1.0" };
 /** How long connecting (the initialize handshake) and listing tools may take. */
 export const CONNECT_TIMEOUT_MS = 30_000;
+/** How long ending a session on the server may delay the end of a run. */
+const CLOSE_TIMEOUT_MS = 5_000;
 
 export interface McpSessionDeps {
   spec: McpServerSpec;
@@ -91,10 +93,9 @@ export class McpSession {
     this.client = null;
     if (!client) return;
     const transport = client.transport;
-    try {
-      if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession();
-    } catch {
-      // A server that is gone or does not support DELETE has nothing to clean up.
+    if (transport instanceof StreamableHTTPClientTransport) {
+      // A server that is gone, slow or without DELETE support has nothing we must wait for.
+      await withDeadline(transport.terminateSession(), CLOSE_TIMEOUT_MS).catch(() => undefined);
     }
     await client.close().catch(() => undefined);
   }
@@ -139,7 +140,7 @@ export class McpSession {
       try {
         return await this.handshake(
           new StreamableHTTPClientTransport(url, {
-            fetch: this.fetcher(),
+            fetch: this.fetcher({ standaloneStream: false }),
             requestInit: { headers },
             reconnectionOptions: {
               initialReconnectionDelay: 250,
@@ -155,18 +156,22 @@ export class McpSession {
         // MCP's backwards-compatibility rule: a 4xx to the initialize POST means a server of the older
         // HTTP+SSE protocol, reached with a GET on the same URL. Authentication failures are not that.
         if (!(error instanceof StreamableHTTPError) || !isLegacyStatus(error.code)) throw this.wrap(error);
+        return await this.handshake(this.legacyTransport(url, headers), "sse", signal).catch((legacy: unknown) => {
+          const first = `Streamable HTTP answered ${error.code} (${error.message})`;
+          throw this.wrap(new Error(`${first}; the legacy SSE transport failed too: ${messageOf(legacy)}`));
+        });
       }
     }
-    return await this.handshake(
-      new SSEClientTransport(url, {
-        fetch: this.fetcher(),
-        requestInit: { headers },
-        eventSourceInit: { fetch: this.fetcher(headers) },
-      }),
-      "sse",
-      signal,
-    ).catch((error: unknown) => {
+    return await this.handshake(this.legacyTransport(url, headers), "sse", signal).catch((error: unknown) => {
       throw this.wrap(error);
+    });
+  }
+
+  private legacyTransport(url: URL, headers: Record<string, string>): SSEClientTransport {
+    return new SSEClientTransport(url, {
+      fetch: this.fetcher({ standaloneStream: true }),
+      requestInit: { headers },
+      eventSourceInit: { fetch: this.fetcher({ standaloneStream: true, headers }) },
     });
   }
 
@@ -179,7 +184,14 @@ export class McpSession {
       // Stop the transport's own reconnection attempts; the next call connects afresh.
       if (this.client === client) void this.reset();
     };
-    await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS, signal });
+    // The timeout option bounds the initialize request only; the legacy transport's wait for its endpoint event
+    // and the initialized notification are bounded here, and the transport is closed if the deadline passes.
+    try {
+      await withDeadline(client.connect(transport, { timeout: CONNECT_TIMEOUT_MS, signal }), CONNECT_TIMEOUT_MS);
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw error;
+    }
     this.client = client;
     this.transportUsed = kind;
     return client;
@@ -201,13 +213,19 @@ export class McpSession {
     return headers;
   }
 
-  /** fetch for the SDK: every request URL through the outbound guard (the legacy endpoint event names one). */
-  private fetcher(extraHeaders?: Record<string, string>): typeof fetch {
+  /**
+   * fetch for the SDK: every request URL through the outbound guard (the legacy endpoint event names one). With
+   * standaloneStream false, the Streamable HTTP transport's optional GET stream for server-initiated messages is
+   * answered 405 here, as the spec allows: Outpost makes no use of it, and it would hold a connection open (Workers
+   * allow six at a time) whose drop looks like a lost call.
+   */
+  private fetcher(options: { standaloneStream: boolean; headers?: Record<string, string> }): typeof fetch {
     const policy = this.deps.outbound;
-    return (input, init) => {
+    return async (input, init) => {
       const request = new Request(input, init);
       checkOutboundUrl(request.url, policy);
-      if (extraHeaders) for (const [k, v] of Object.entries(extraHeaders)) request.headers.set(k, v);
+      if (!options.standaloneStream && request.method === "GET") return new Response(null, { status: 405 });
+      for (const [k, v] of Object.entries(options.headers ?? {})) request.headers.set(k, v);
       return fetch(request);
     };
   }
@@ -217,6 +235,19 @@ export class McpSession {
     const message = error instanceof Error ? error.message : String(error);
     return new McpConnectionError(this.name, message, { cause: error });
   }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Rejects with a timeout error if `promise` has not settled within `ms`. */
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
 function isLegacyStatus(status: number | undefined): boolean {

@@ -33,12 +33,13 @@ export async function guardedFetch(url: string, options: GuardedFetchOptions): P
   const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
   let current = checkOutboundUrl(url, options.policy);
   let method = options.method ?? "GET";
+  let headers: Record<string, string> = { "user-agent": "Outpost/0.1", ...options.headers };
   let body = options.body;
   try {
     for (let hop = 0; ; hop++) {
       const response = await fetch(current, {
         method,
-        headers: { "user-agent": "Outpost/0.1 (+https://github.com/outpost)", ...options.headers },
+        headers,
         ...(body !== undefined ? { body } : {}),
         redirect: "manual",
         signal,
@@ -48,7 +49,10 @@ export async function guardedFetch(url: string, options: GuardedFetchOptions): P
         await response.body?.cancel();
         if (hop >= (options.maxRedirects ?? 5))
           throw new Error(`too many redirects (more than ${options.maxRedirects ?? 5})`);
-        current = checkOutboundUrl(new URL(location, current), options.policy);
+        const next = checkOutboundUrl(new URL(location, current), options.policy);
+        // Credentials meant for one origin are not handed to another by a redirect.
+        if (next.origin !== current.origin) headers = withoutCredentials(headers);
+        current = next;
         if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
           method = "GET";
           body = undefined;
@@ -71,6 +75,12 @@ export async function guardedFetch(url: string, options: GuardedFetchOptions): P
     }
     throw error;
   }
+}
+
+const CREDENTIAL_HEADERS = new Set(["authorization", "cookie", "proxy-authorization"]);
+
+function withoutCredentials(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADERS.has(name.toLowerCase())));
 }
 
 async function readLimited(response: Response, maxBytes: number): Promise<{ bytes: Uint8Array; truncated: boolean }> {

@@ -29,7 +29,8 @@ export function checkOutboundUrl(raw: string | URL, policy: OutboundPolicy): URL
     throw new BlockedUrlError(url.href, `the scheme ${url.protocol} is not http or https`);
   }
   if (url.username || url.password) throw new BlockedUrlError(url.href, "credentials in URLs are not accepted");
-  const host = url.hostname.toLowerCase();
+  // "localhost." is "localhost": a fully qualified name's trailing dot changes nothing about where it resolves.
+  const host = url.hostname.toLowerCase().replace(/\.+$/, "");
   const reason = privateReason(host);
   if (reason && !policy.allowPrivateHosts.has("*") && !policy.allowPrivateHosts.has(host)) {
     throw new BlockedUrlError(url.href, reason);
@@ -38,7 +39,8 @@ export function checkOutboundUrl(raw: string | URL, policy: OutboundPolicy): URL
 }
 
 /** Why a host is internal, or null for a public one. `host` is URL.hostname (IPv4 already normalized). */
-export function privateReason(host: string): string | null {
+export function privateReason(hostname: string): string | null {
+  const host = hostname.toLowerCase().replace(/\.+$/, "");
   if (host === "localhost" || host.endsWith(".localhost")) return "localhost is a loopback name";
   if (host.endsWith(".local") || host.endsWith(".internal") || host.endsWith(".home.arpa")) {
     return `${host} is a local network name`;
@@ -112,6 +114,15 @@ function ipv6Reason(text: string): string | null {
     return i === 1 ? "the address is loopback (::1)" : "the address is unspecified (::)";
   // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible (::a.b.c.d) addresses reach the IPv4 address inside.
   if (prefixZero && (f === 0xffff || f === 0)) return ipv4Reason(h * 65536 + i);
+  // SIIT IPv4-translated addresses (::ffff:0:a.b.c.d) too.
+  if (a === 0 && b === 0 && c === 0 && d === 0 && e === 0xffff && f === 0) return ipv4Reason(h * 65536 + i);
+  // 6to4 (2002::/16) carries an IPv4 address in its next 32 bits.
+  if (a === 0x2002) {
+    const inner = ipv4Reason(b * 65536 + c);
+    if (inner) return `the 6to4 address wraps an IPv4 address that is ${inner.replace(/^the address is /, "")}`;
+  }
+  if (a === 0x2001 && b === 0) return "the address is a Teredo tunnel (2001::/32)";
+  if ((a & 0xffc0) === 0xfec0) return "the address is site-local (fec0::/10)";
   // NAT64 (64:ff9b::/96) also embeds an IPv4 address.
   if (a === 0x64 && b === 0xff9b && c === 0 && d === 0 && e === 0 && f === 0) return ipv4Reason(h * 65536 + i);
   if ((a & 0xfe00) === 0xfc00) return "the address is unique-local (fc00::/7)";

@@ -16,7 +16,7 @@ import {
 import { z } from "zod";
 import { guardedFetch } from "../net/guarded-fetch.ts";
 import { WORKSPACE_ROOT } from "../workspace/root.ts";
-import { WorkspaceFullError } from "../workspace/workspace.ts";
+import { WorkspaceConflictError, WorkspaceFullError } from "../workspace/workspace.ts";
 import { WorkspaceFs } from "../workspace/workspace-fs.ts";
 import { agentPaths, MAX_RESULT_CHARS } from "./file-tools.ts";
 import type { BuiltinTool, ToolContext, ToolResult } from "./tool.ts";
@@ -55,6 +55,7 @@ const SUMMARY_CHARS = 500;
 
 export const bashTool: BuiltinTool = {
   name: "Bash",
+  changesWorkspace: true,
   description:
     "Run a bash command in the task's workspace (/workspace, the working directory). The shell is simulated: " +
     "common commands (ls, cat, grep, sed, awk, jq, find, sort, head, wc, diff, base64 …), pipes, redirects, " +
@@ -100,18 +101,20 @@ export const bashTool: BuiltinTool = {
       stdout: run.stdout,
       stderr: timedOut ? `${run.stderr}\nbash: the command did not finish within ${timeoutMs} ms` : run.stderr,
     };
-    // A command's changes to the workspace are kept whatever its exit code, as in a real shell.
+    // A command's changes to the workspace are kept whatever its exit code, as in a real shell. Its output goes
+    // to the bundle first; then the changes and the call's result commit together, so a replay after an
+    // eviction returns this result instead of running the command again on changed files.
     const changed = workspaceFs.changedPaths();
-    let commitError: string | null = null;
-    if (workspaceFs.dirty) {
-      try {
-        await workspaceFs.commit();
-      } catch (error) {
-        if (!(error instanceof WorkspaceFullError)) throw error;
-        commitError = `The command's file changes were not saved: ${error.message}.`;
-      }
+    const artifacts = await saveOutput(ctx, execution);
+    const result = report(ctx, execution, artifacts, changed, null);
+    if (!workspaceFs.dirty) return result;
+    try {
+      await workspaceFs.commit({ key: ctx.toolUseId, result });
+      return result;
+    } catch (error) {
+      if (!(error instanceof WorkspaceFullError || error instanceof WorkspaceConflictError)) throw error;
+      return report(ctx, execution, artifacts, [], `The command's file changes were not saved: ${error.message}.`);
     }
-    return await report(ctx, execution, changed, commitError);
   },
 };
 
@@ -172,17 +175,26 @@ function shellFetch(ctx: ToolContext): SecureFetch {
   };
 }
 
-async function report(
+/** Saves a command's full output in the run bundle; returns the artifact paths (null for empty output). */
+async function saveOutput(
   ctx: ToolContext,
   execution: CommandExecution,
+): Promise<{ stdout: string | null; stderr: string | null }> {
+  const stem = `artifacts/turn_${ctx.turnIndex}_${ctx.stepLabel}`;
+  const stdout = execution.stdout ? `${stem}_stdout.txt` : null;
+  const stderr = execution.stderr ? `${stem}_stderr.txt` : null;
+  if (stdout) await ctx.runtime.artifact(stdout, execution.stdout);
+  if (stderr) await ctx.runtime.artifact(stderr, execution.stderr);
+  return { stdout, stderr };
+}
+
+function report(
+  ctx: ToolContext,
+  execution: CommandExecution,
+  artifacts: { stdout: string | null; stderr: string | null },
   changed: string[],
   commitError: string | null,
-): Promise<ToolResult> {
-  const stem = `artifacts/turn_${ctx.turnIndex}_${ctx.stepLabel}`;
-  const stdoutArtifact = execution.stdout ? `${stem}_stdout.txt` : null;
-  const stderrArtifact = execution.stderr ? `${stem}_stderr.txt` : null;
-  if (stdoutArtifact) await ctx.runtime.artifact(stdoutArtifact, execution.stdout);
-  if (stderrArtifact) await ctx.runtime.artifact(stderrArtifact, execution.stderr);
+): ToolResult {
   const step: StepExecutionResult = {
     step_id: ctx.stepLabel,
     exit_code: execution.exit_code,
@@ -190,12 +202,12 @@ async function report(
     stderr_summary: execution.stderr.slice(0, SUMMARY_CHARS),
     retry_count: 0,
     status: execution.exit_code === 0 && !commitError ? "success" : "failed",
-    stdout_artifact: stdoutArtifact,
-    stderr_artifact: stderrArtifact,
+    stdout_artifact: artifacts.stdout,
+    stderr_artifact: artifacts.stderr,
   };
   const parts = [`exit code: ${execution.exit_code}`];
-  if (execution.stdout) parts.push(`stdout:\n${cut(execution.stdout, stdoutArtifact)}`);
-  if (execution.stderr) parts.push(`stderr:\n${cut(execution.stderr, stderrArtifact)}`);
+  if (execution.stdout) parts.push(`stdout:\n${cut(execution.stdout, artifacts.stdout)}`);
+  if (execution.stderr) parts.push(`stderr:\n${cut(execution.stderr, artifacts.stderr)}`);
   if (commitError) parts.push(commitError);
   return {
     content: parts.join("\n"),

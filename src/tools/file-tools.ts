@@ -2,15 +2,20 @@
 // already know from Claude Code (file_path, old_string/new_string, pattern …). Paths are absolute under
 // /workspace or relative to it. Every problem is an is_error result that says what to do.
 import { minimatch } from "minimatch";
+import { RE2JS } from "re2js";
 import { z } from "zod";
 import { toAgentPath, toStorePath, WorkspacePathError } from "../workspace/paths.ts";
-import { WorkspaceFullError } from "../workspace/workspace.ts";
+import { WorkspaceConflictError, WorkspaceFullError } from "../workspace/workspace.ts";
 import { WorkspaceFs } from "../workspace/workspace-fs.ts";
 import { type BuiltinTool, type ToolContext, type ToolResult, toolError } from "./tool.ts";
 
 const DEFAULT_READ_LINES = 2000;
 const MAX_LINE_CHARS = 2000;
 const MAX_MATCHES = 500;
+/** Grep reads files whole; these bound what one search reads and how long a line it tests. */
+const MAX_GREP_FILE_BYTES = 8 * 1024 * 1024;
+const MAX_GREP_TOTAL_BYTES = 64 * 1024 * 1024;
+const MAX_LINE_SCAN = 100_000;
 /** The most text one result sends back to the model. */
 export const MAX_RESULT_CHARS = 30_000;
 
@@ -26,7 +31,13 @@ async function guarded(fn: () => Promise<ToolResult>): Promise<ToolResult> {
   try {
     return await fn();
   } catch (error) {
-    if (error instanceof WorkspacePathError || error instanceof WorkspaceFullError) return toolError(error.message);
+    if (
+      error instanceof WorkspacePathError ||
+      error instanceof WorkspaceFullError ||
+      error instanceof WorkspaceConflictError
+    ) {
+      return toolError(error.message);
+    }
     const code = (error as { code?: unknown }).code;
     if (typeof code === "string" && error instanceof Error) return toolError(agentPaths(error.message));
     throw error;
@@ -104,6 +115,7 @@ const WriteInput = z.strictObject({ file_path: z.string().min(1), content: z.str
 
 export const writeTool: BuiltinTool = {
   name: "Write",
+  changesWorkspace: true,
   description: "Create or overwrite a file of the workspace with the given content. Parent folders are created.",
   inputSchema: {
     type: "object",
@@ -123,13 +135,14 @@ export const writeTool: BuiltinTool = {
       const existed = await fs.exists(path);
       await fs.mkdir(path.slice(0, path.lastIndexOf("/")) || "/", { recursive: true });
       await fs.writeFile(path, parsed.data.content);
-      await fs.commit();
       const bytes = new TextEncoder().encode(parsed.data.content).byteLength;
-      return {
+      const result: ToolResult = {
         content: `${existed ? "Overwrote" : "Created"} ${toAgentPath(path)} (${bytes} bytes).`,
         is_error: false,
         details: { path: toAgentPath(path), bytes, created: !existed },
       };
+      await fs.commit({ key: ctx.toolUseId, result });
+      return result;
     }),
 };
 
@@ -144,6 +157,7 @@ const EditInput = z.strictObject({
 
 export const editTool: BuiltinTool = {
   name: "Edit",
+  changesWorkspace: true,
   description:
     "Replace old_string with new_string in a workspace file. old_string must occur exactly once unless " +
     "replace_all is true; include enough surrounding text to make it unique.",
@@ -175,12 +189,14 @@ export const editTool: BuiltinTool = {
         );
       }
       await fs.writeFile(path, all ? text.split(from).join(to) : text.replace(from, () => to));
-      await fs.commit();
-      return {
-        content: `Edited ${toAgentPath(path)}: ${all ? count : 1} replacement${(all ? count : 1) === 1 ? "" : "s"}.`,
+      const replacements = all ? count : 1;
+      const result: ToolResult = {
+        content: `Edited ${toAgentPath(path)}: ${replacements} replacement${replacements === 1 ? "" : "s"}.`,
         is_error: false,
-        details: { path: toAgentPath(path), replacements: all ? count : 1 },
+        details: { path: toAgentPath(path), replacements },
       };
+      await fs.commit({ key: ctx.toolUseId, result });
+      return result;
     }),
 };
 
@@ -241,7 +257,7 @@ const GrepInput = z.strictObject({
 export const grepTool: BuiltinTool = {
   name: "Grep",
   description:
-    "Search workspace files with a regular expression (JavaScript syntax). output_mode: files_with_matches " +
+    "Search workspace files with a regular expression (RE2 syntax, as in ripgrep). output_mode: files_with_matches " +
     "(default), content (matching lines with line numbers; context adds lines around them) or count.",
   inputSchema: {
     type: "object",
@@ -260,11 +276,14 @@ export const grepTool: BuiltinTool = {
       const parsed = GrepInput.safeParse(input);
       if (!parsed.success) return invalid("Grep", parsed.error, '{"pattern": "TODO"}');
       const args = parsed.data;
-      let regex: RegExp;
+      // RE2 semantics (linear time): a model-written pattern cannot backtrack catastrophically and stall the object.
+      let regex: RE2JS;
       try {
-        regex = new RegExp(args.pattern, args.case_insensitive ? "i" : "");
+        regex = RE2JS.compile(args.pattern, args.case_insensitive ? RE2JS.CASE_INSENSITIVE : 0);
       } catch (error) {
-        return toolError(`Invalid regular expression: ${error instanceof Error ? error.message : String(error)}`);
+        return toolError(
+          `Invalid regular expression (RE2 syntax: no backreferences or lookaround): ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
       const target = toStorePath(args.path ?? ".");
       const fs = new WorkspaceFs(ctx.workspace, { readOnly: true });
@@ -273,6 +292,9 @@ export const grepTool: BuiltinTool = {
       const prefix = target === "/" ? "/" : `${target}/`;
       const mode = args.output_mode ?? "files_with_matches";
       const out: string[] = [];
+      const skippedLarge: string[] = [];
+      let scanned = 0;
+      let stoppedEarly = false;
       let matchedFiles = 0;
       for (const file of candidates) {
         if (
@@ -283,10 +305,23 @@ export const grepTool: BuiltinTool = {
           })
         )
           continue;
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+        const size = (await fs.stat(file.path)).size;
+        if (size > MAX_GREP_FILE_BYTES) {
+          skippedLarge.push(toAgentPath(file.path));
+          continue;
+        }
+        scanned += size;
+        if (scanned > MAX_GREP_TOTAL_BYTES) {
+          stoppedEarly = true;
+          break;
+        }
         const bytes = await fs.readFileBuffer(file.path);
         if (isBinary(bytes)) continue;
         const lines = new TextDecoder().decode(bytes).split("\n");
-        const hits = lines.flatMap((line, i) => (regex.test(line) ? [i] : []));
+        const hits = lines.flatMap((line, i) =>
+          regex.matcher(line.length > MAX_LINE_SCAN ? line.slice(0, MAX_LINE_SCAN) : line).find() ? [i] : [],
+        );
         if (hits.length === 0) continue;
         matchedFiles++;
         const shown = toAgentPath(file.path);
@@ -302,8 +337,16 @@ export const grepTool: BuiltinTool = {
         }
         if (out.length >= MAX_MATCHES) break;
       }
-      if (matchedFiles === 0) return { content: "No matches.", is_error: false };
-      const cut = out.length >= MAX_MATCHES ? `\n… stopped at ${MAX_MATCHES} lines; narrow the search.` : "";
-      return { content: clip(out.slice(0, MAX_MATCHES).join("\n") + cut), is_error: false };
+      const notes = [
+        ...(out.length >= MAX_MATCHES ? [`… stopped at ${MAX_MATCHES} lines; narrow the search.`] : []),
+        ...(stoppedEarly
+          ? [`… stopped after ${MAX_GREP_TOTAL_BYTES / 1024 / 1024} MiB of files; narrow the search.`]
+          : []),
+        ...(skippedLarge.length > 0
+          ? [`Not searched (over ${MAX_GREP_FILE_BYTES / 1024 / 1024} MiB; use Bash grep): ${skippedLarge.join(", ")}`]
+          : []),
+      ];
+      if (matchedFiles === 0) return { content: ["No matches.", ...notes].join("\n"), is_error: false };
+      return { content: clip([out.slice(0, MAX_MATCHES).join("\n"), ...notes].join("\n")), is_error: false };
     }),
 };

@@ -26,6 +26,8 @@ export interface ToolContext {
   settings: ToolSettings;
   outbound: OutboundPolicy;
   turnIndex: number;
+  /** The model's tool_use id: the key a workspace commit settles the call under. */
+  toolUseId: string;
   /** "step-<n>": the call's position in its turn, as in seed 002's artifact names (turn_1_step-1_stdout.txt). */
   stepLabel: string;
 }
@@ -36,6 +38,11 @@ export interface BuiltinTool {
   /** JSON Schema of the input, as sent to the model. */
   inputSchema: { type: "object"; properties: Record<string, unknown>; required?: string[] };
   run(input: unknown, context: ToolContext): Promise<ToolResult>;
+  /**
+   * True for tools that change the workspace. They commit their changes together with their result (keyed by the
+   * tool_use id), and a replay of a call that committed returns that result instead of running again.
+   */
+  changesWorkspace?: boolean;
 }
 
 export function toolError(message: string): ToolResult {

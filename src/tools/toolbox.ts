@@ -4,7 +4,9 @@
 // on. Discovery is a journaled step, so a resumed run sends the model the same tools without asking again, and the
 // sessions themselves reconnect on first use after an eviction.
 import type { Tool, ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
-import { ErrorCode, McpError, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, ErrorCode, McpError, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import type { JsonSchemaType, JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import type { AgentRuntime, StepInfo } from "../agents/context.ts";
 import { MCP_WILDCARD_PATTERN, parseMcpToolName } from "../agents/tool-names.ts";
 import { InvalidToolError, McpConnectionError, toErrorInfo } from "../errors.ts";
@@ -14,8 +16,9 @@ import { McpSession } from "../mcp/session.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import type { Workspace } from "../workspace/workspace.ts";
 import { BUILTIN_TOOL_IMPLEMENTATIONS } from "./builtin.ts";
+import { MAX_RESULT_CHARS } from "./file-tools.ts";
 import { capabilityOn, enabledBuiltins, type ToolSettings } from "./settings.ts";
-import { resultText, type ToolResult } from "./tool.ts";
+import { resultText, type ToolResult, type ToolResultBlock } from "./tool.ts";
 
 /** What an agent declares about its tools (the Agent class holds it). */
 export interface ToolDeclaration {
@@ -39,6 +42,7 @@ interface CatalogTool {
   name: string;
   description: string;
   input_schema: Record<string, unknown>;
+  output_schema?: Record<string, unknown>;
 }
 
 /** The journaled result of connecting: each server's tools, or why it could not be reached. */
@@ -56,6 +60,7 @@ export class Toolbox {
   private readonly deps: ToolboxDeps;
   private readonly sessions = new Map<string, McpSession>();
   private catalog: McpCatalog = { servers: {}, failed: {} };
+  private readonly validators = new Map<string, JsonSchemaValidator<unknown>>();
   /** Full name → definition, in the order sent to the model. */
   private readonly allowed = new Map<string, Tool>();
 
@@ -112,7 +117,7 @@ export class Toolbox {
         is_error: true,
       };
     }
-    if (parseMcpToolName(use.name)) return this.callMcp(use, turnIndex, info);
+    if (parseMcpToolName(use.name)) return this.callMcp(use, turnIndex, info, position);
     return this.callBuiltin(use, turnIndex, info, position);
   }
 
@@ -130,6 +135,23 @@ export class Toolbox {
       runtime.emit("tool_denied", { ...base, reason: "capability_off" }, info.spanId);
       return { content: `Tool "${use.name}" is turned off for this agent.`, is_error: true };
     }
+    // A call that committed its workspace changes before an eviction cut it short: its result, not a second run.
+    const settled = tool.changesWorkspace ? this.deps.workspace.settled<ToolResult>(use.id) : undefined;
+    if (settled) {
+      runtime.emit(
+        "tool_call_completed",
+        {
+          ...base,
+          is_error: settled.is_error,
+          output_preview: resultText(settled).slice(0, PREVIEW_CHARS),
+          duration_ms: 0,
+          recovered: true,
+          ...(settled.details ? { details: settled.details } : {}),
+        },
+        info.spanId,
+      );
+      return { content: settled.content, is_error: settled.is_error };
+    }
     runtime.emit("tool_call_started", { ...base, input: use.input, attempt: info.attempt }, info.spanId);
     const started = Date.now();
     let result: ToolResult;
@@ -142,6 +164,7 @@ export class Toolbox {
         settings,
         outbound: this.deps.outbound,
         turnIndex,
+        toolUseId: use.id,
         stepLabel: `step-${position}`,
       });
     } catch (error) {
@@ -168,7 +191,7 @@ export class Toolbox {
    * An MCP call, then its fallback tools in order while calls fail to produce a result (a timeout, a lost or
    * refused connection). A result the tool itself marks is_error is its answer and goes to the model as is.
    */
-  private async callMcp(use: ToolUseBlock, turnIndex: number, info: StepInfo): Promise<ToolResult> {
+  private async callMcp(use: ToolUseBlock, turnIndex: number, info: StepInfo, position: number): Promise<ToolResult> {
     const { runtime } = this.deps;
     const primary = parseMcpToolName(use.name);
     const spec = this.declaration.mcpServers.find((s) => s.name === primary?.server);
@@ -204,7 +227,22 @@ export class Toolbox {
           timeoutMs: timeoutSeconds * 1000,
           signal: runtime.signal,
         });
+        this.checkOutput(target.server, target.tool, raw);
         const call = toMcpCallResult(target.server, target.tool, raw);
+        // Seed 002: an MCP call maps to a StepExecutionResult, its text saved as turn_<n>_step-<k>_mcp_stdout.txt.
+        const stepLabel = `step-${position}`;
+        const artifact = call.raw_text ? `artifacts/turn_${turnIndex}_${stepLabel}_mcp_stdout.txt` : null;
+        if (artifact) await runtime.artifact(artifact, call.raw_text);
+        const stepResult = {
+          step_id: stepLabel,
+          exit_code: call.is_error ? 1 : 0,
+          stdout_summary: call.raw_text.slice(0, PREVIEW_CHARS),
+          stderr_summary: "",
+          retry_count: index,
+          status: call.is_error ? "failed" : "success",
+          stdout_artifact: artifact,
+          stderr_artifact: null,
+        };
         runtime.emit(
           "mcp_tool_call_completed",
           {
@@ -213,11 +251,12 @@ export class Toolbox {
             is_error: call.is_error,
             output_preview: call.raw_text.slice(0, PREVIEW_CHARS),
             structured_content: raw.structuredContent ?? null,
+            step_result: stepResult,
             duration_ms: Date.now() - started,
           },
           info.spanId,
         );
-        return toToolResult(raw);
+        return capResult(toToolResult(raw), artifact);
       } catch (error) {
         if (runtime.signal.aborted) throw error;
         const failure = describeFailure(error, timeoutSeconds);
@@ -237,16 +276,50 @@ export class Toolbox {
     };
   }
 
+  /**
+   * A tool with an output schema must answer with structuredContent that matches it (MCP spec). Checked here, with
+   * the workerd-safe validator and the journaled schema, so it holds after an eviction as well as on first use.
+   */
+  private checkOutput(server: string, tool: string, raw: CallToolResult): void {
+    const schema = this.catalog.servers[server]?.tools.find((t) => t.name === tool)?.output_schema;
+    if (!schema || raw.isError) return;
+    if (raw.structuredContent === undefined) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Tool ${tool} has an output schema but returned no structured content`,
+      );
+    }
+    const key = `${server}/${tool}`;
+    let validate = this.validators.get(key);
+    if (!validate) {
+      validate = new CfWorkerJsonSchemaValidator().getValidator(schema as JsonSchemaType);
+      this.validators.set(key, validate);
+    }
+    const verdict = validate(raw.structuredContent);
+    if (!verdict.valid) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Structured content does not match the tool's output schema: ${verdict.errorMessage}`,
+      );
+    }
+  }
+
   private async discover(): Promise<McpCatalog> {
     const { runtime } = this.deps;
     const catalog: McpCatalog = { servers: {}, failed: {} };
+    const skipped: { server: string; tool: string; reason: string }[] = [];
     await Promise.all(
       [...this.sessions.values()].map(async (session) => {
         try {
           const tools = await session.listTools(runtime.signal);
+          const usable = tools.filter((tool) => unusableReason(session.name, tool.name) === null);
+          for (const tool of tools) {
+            const reason = unusableReason(session.name, tool.name);
+            if (reason) skipped.push({ server: session.name, tool: tool.name, reason });
+          }
           catalog.servers[session.name] = {
             transport: session.transportUsed ?? "streamable_http",
-            tools: tools.map((tool) => toCatalogTool(tool)),
+            tools: usable.map((tool) => toCatalogTool(tool)),
           };
         } catch (error) {
           if (runtime.signal.aborted) throw error;
@@ -264,6 +337,8 @@ export class Toolbox {
         tool_count: tools.length,
         tools,
         servers: Object.fromEntries(connected.map(([server, entry]) => [server, { transport: entry.transport }])),
+        // Tools whose full name the model cannot be given (they are not offered).
+        skipped_tools: skipped,
       });
     }
     return catalog;
@@ -338,12 +413,47 @@ export class Toolbox {
   }
 }
 
+/** Why mcp__<server>__<tool> cannot be offered to the model, or null when it can. */
+function unusableReason(server: string, tool: string): string | null {
+  const name = `mcp__${server}__${tool}`;
+  if (!parseMcpToolName(name))
+    return "the tool name contains characters or a double underscore that mcp__<server>__<tool> cannot carry";
+  if (!MODEL_TOOL_NAME.test(name)) return "the full tool name is longer than the model's 128-character limit";
+  return null;
+}
+
 function toCatalogTool(tool: McpTool): CatalogTool {
   return {
     name: tool.name,
     description: tool.description ?? tool.title ?? tool.name,
     input_schema: tool.inputSchema as Record<string, unknown>,
+    ...(tool.outputSchema ? { output_schema: tool.outputSchema as Record<string, unknown> } : {}),
   };
+}
+
+/** A result within MAX_RESULT_CHARS of text for the model; the full text is in the bundle's artifact. */
+function capResult(result: ToolResult, artifact: string | null): ToolResult {
+  const note = `\n… [cut at ${MAX_RESULT_CHARS} characters; the full result is ${artifact} in the run bundle]`;
+  if (typeof result.content === "string") {
+    return result.content.length <= MAX_RESULT_CHARS
+      ? result
+      : { ...result, content: result.content.slice(0, MAX_RESULT_CHARS) + note };
+  }
+  let budget = MAX_RESULT_CHARS;
+  let cut = false;
+  const blocks = result.content.flatMap((block): ToolResultBlock[] => {
+    if (block.type !== "text") return [block];
+    if (block.text.length <= budget) {
+      budget -= block.text.length;
+      return [block];
+    }
+    // The first text over the budget is cut and says so; later ones are left out (the API refuses empty text).
+    const text = cut ? "" : block.text.slice(0, budget) + note;
+    cut = true;
+    budget = 0;
+    return text ? [{ ...block, text }] : [];
+  });
+  return cut ? { ...result, content: blocks } : result;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

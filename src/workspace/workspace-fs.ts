@@ -11,6 +11,9 @@ type Node =
 
 type Meta = { type: "file" | "directory"; size: number; mode: number; mtime: number };
 
+/** Most file content one tool call may write before it commits (the object has 128 MB of memory in all). */
+export const MAX_PENDING_BYTES = 64 * 1024 * 1024;
+
 const FILE_MODE = 0o644;
 const DIR_MODE = 0o755;
 
@@ -25,6 +28,8 @@ export class WorkspaceFs implements IFileSystem {
   private readonly readOnly: boolean;
   /** This call's changes: a node, or null for a deleted path. */
   private readonly changes = new Map<string, Node | null>();
+  /** Bytes of file content held in `changes`, bounded so one call cannot exhaust the object's memory. */
+  private pendingBytes = 0;
 
   constructor(store: Workspace, options: { readOnly: boolean }) {
     this.store = store;
@@ -41,12 +46,16 @@ export class WorkspaceFs implements IFileSystem {
     return [...this.changes.keys()].sort();
   }
 
-  /** Stores every change in one transaction. */
-  async commit(): Promise<void> {
+  /**
+   * Stores every change in one transaction, together with `settle` (a tool call's result under its key) when given:
+   * the changes and the record that the call made them are never apart.
+   */
+  async commit(settle?: { key: string; result: unknown }): Promise<void> {
     const out = new Map<string, WorkspaceChange>();
     for (const [path, node] of this.changes) out.set(path, node);
-    await this.store.commit(out);
+    await this.store.commit(out, settle);
     this.changes.clear();
+    this.pendingBytes = 0;
   }
 
   // ---- IFileSystem -------------------------------------------------------------------------------------------
@@ -72,7 +81,7 @@ export class WorkspaceFs implements IFileSystem {
     const existing = this.meta(p);
     if (existing?.type === "directory") throw fsError("EISDIR", "illegal operation on a directory", "open", path);
     this.requireDirectory(parentOf(p), path);
-    this.changes.set(p, {
+    this.put(p, {
       type: "file",
       content: encode(content, encodingOf(options)),
       mode: existing?.mode ?? FILE_MODE,
@@ -124,7 +133,7 @@ export class WorkspaceFs implements IFileSystem {
       await this.mkdir(parent, options);
     }
     this.requireDirectory(parent, path);
-    this.changes.set(p, { type: "directory", mode: DIR_MODE, mtime: Date.now() });
+    this.put(p, { type: "directory", mode: DIR_MODE, mtime: Date.now() });
   }
 
   async readdir(path: string): Promise<string[]> {
@@ -212,7 +221,7 @@ export class WorkspaceFs implements IFileSystem {
     if (target) this.delete(to);
     for (const path of this.allUnder(from)) this.delete(path);
     this.delete(from);
-    for (const [path, node] of moved) this.changes.set(path, node);
+    for (const [path, node] of moved) this.put(path, node);
   }
 
   resolvePath(base: string, path: string): string {
@@ -232,7 +241,7 @@ export class WorkspaceFs implements IFileSystem {
     const p = this.writable(path, "chmod");
     if (p === "/") return; // the workspace root is not a stored node; its mode is fixed
     const node = await this.loadNode(p, "chmod");
-    this.changes.set(p, { ...node, mode });
+    this.put(p, { ...node, mode });
   }
 
   async symlink(_target: string, linkPath: string): Promise<void> {
@@ -257,10 +266,27 @@ export class WorkspaceFs implements IFileSystem {
     const p = this.writable(path, "utimes");
     if (p === "/") return; // `touch .` in /workspace: the root is not a stored node
     const node = await this.loadNode(p, "utimes");
-    this.changes.set(p, { ...node, mtime: mtime.getTime() });
+    this.put(p, { ...node, mtime: mtime.getTime() });
   }
 
   // ---- internals ---------------------------------------------------------------------------------------------
+
+  /** Records a change, keeping the overlay within MAX_PENDING_BYTES. */
+  private put(path: string, node: Node | null): void {
+    const before = this.changes.get(path);
+    const delta =
+      (node?.type === "file" ? node.content.byteLength : 0) - (before?.type === "file" ? before.content.byteLength : 0);
+    if (delta > 0 && this.pendingBytes + delta > MAX_PENDING_BYTES) {
+      throw fsError(
+        "ENOSPC",
+        `no space left on device (one tool call may change at most ${MAX_PENDING_BYTES / 1024 / 1024} MiB of files)`,
+        "write",
+        path,
+      );
+    }
+    this.pendingBytes += delta;
+    this.changes.set(path, node);
+  }
 
   private meta(path: string): Meta | undefined {
     const node = this.changes.get(path);
@@ -304,8 +330,11 @@ export class WorkspaceFs implements IFileSystem {
 
   private delete(path: string): void {
     // A path that only this call created needs no delete in the store.
-    if (this.store.stat(path)) this.changes.set(path, null);
-    else this.changes.delete(path);
+    if (this.store.stat(path)) this.put(path, null);
+    else {
+      this.put(path, null);
+      this.changes.delete(path);
+    }
   }
 
   private async loadNode(path: string, op: string): Promise<Node> {

@@ -10,6 +10,8 @@ export const SPILL_BYTES = 256 * 1024;
 export const MAX_FILE_BYTES = 32 * 1024 * 1024;
 /** Largest workspace. */
 export const MAX_WORKSPACE_BYTES = 256 * 1024 * 1024;
+/** Most files and folders in a workspace (its listing is one response). */
+export const MAX_WORKSPACE_ENTRIES = 10_000;
 
 export type NodeType = "file" | "directory";
 
@@ -35,6 +37,9 @@ export interface WorkspaceEntry {
 }
 
 export class WorkspaceFullError extends Error {}
+
+/** Another commit changed the workspace under this one (e.g. removed a folder it writes into). */
+export class WorkspaceConflictError extends Error {}
 
 /** Where a task's large workspace files live in R2 (outside runs/<id>/, which is the run bundle). */
 export function workspacePrefix(taskId: string): string {
@@ -66,6 +71,8 @@ export class Workspace {
       mtime INTEGER NOT NULL
     )`);
     sql.exec("CREATE INDEX IF NOT EXISTS workspace_files_parent ON workspace_files (parent)");
+    // Tool calls whose workspace changes are committed, with their results (see WorkspaceFs.commit).
+    sql.exec("CREATE TABLE IF NOT EXISTS workspace_settled (key TEXT PRIMARY KEY, result TEXT NOT NULL)");
   }
 
   /** One path's metadata; "/" always exists. */
@@ -124,6 +131,18 @@ export class Workspace {
     return this.sql.exec<{ total: number | null }>("SELECT SUM(size) AS total FROM workspace_files").one().total ?? 0;
   }
 
+  /** Where a file's bytes are: inline (a SQLite row) or an R2 key; null if there is no such file. */
+  locate(path: string): { inline: Uint8Array } | { r2Key: string } | null {
+    const row = this.sql
+      .exec<{ type: string; content: ArrayBuffer | null; r2_key: string | null }>(
+        "SELECT type, content, r2_key FROM workspace_files WHERE path = ?",
+        path,
+      )
+      .toArray()[0];
+    if (row?.type !== "file") return null;
+    return row.r2_key ? { r2Key: row.r2_key } : { inline: new Uint8Array(row.content ?? new ArrayBuffer(0)) };
+  }
+
   /** A file's bytes, or null if there is no such file. */
   async read(path: string): Promise<Uint8Array | null> {
     const row = this.sql
@@ -141,34 +160,47 @@ export class Workspace {
     return new Uint8Array(row.content ?? new ArrayBuffer(0));
   }
 
-  /** Creates files (and their folders) before a run starts: path → UTF-8 content. */
-  async seed(files: readonly [string, string][]): Promise<void> {
+  /** The result a tool call committed with its changes, if it did. */
+  settled<T>(key: string): T | undefined {
+    const row = this.sql
+      .exec<{ result: string }>("SELECT result FROM workspace_settled WHERE key = ?", key)
+      .toArray()[0];
+    return row ? (JSON.parse(row.result) as T) : undefined;
+  }
+
+  /**
+   * Creates files (and their folders) before a run starts: path → UTF-8 content. Synchronous, for the caller's
+   * transaction (the task and its files are created together); seeded files are small enough for a row.
+   */
+  seed(files: readonly [string, string][]): void {
     const now = Date.now();
     const changes = new Map<string, WorkspaceChange>();
     for (const [path, content] of files) {
       for (let dir = parentOf(path); dir !== "/"; dir = parentOf(dir)) {
         if (!changes.has(dir) && !this.stat(dir)) changes.set(dir, { type: "directory", mode: 0o755, mtime: now });
       }
-      changes.set(path, { type: "file", content: new TextEncoder().encode(content), mode: 0o644, mtime: now });
+      const bytes = new TextEncoder().encode(content);
+      if (bytes.byteLength > SPILL_BYTES) throw new WorkspaceFullError(`${path} is too large to seed`);
+      changes.set(path, { type: "file", content: bytes, mode: 0o644, mtime: now });
     }
-    await this.commit(changes);
+    this.apply(changes, new Map());
   }
 
   /**
-   * Applies a set of changes atomically. Large files go to R2 first (an interrupted commit leaves at most an
-   * unreferenced object); then every row changes in one transaction; replaced R2 objects are deleted last.
+   * Applies a set of changes atomically, with `settle` (a tool call's result under its key) when given. Large
+   * files go to R2 first; then every row changes in one transaction, which also re-checks the limits and that
+   * every new path has a folder to live in (a concurrent commit may have removed it), and rolls back if not.
+   * Replaced R2 objects are deleted last; an aborted commit deletes the ones it uploaded.
    */
-  async commit(changes: ReadonlyMap<string, WorkspaceChange>): Promise<void> {
-    if (changes.size === 0) return;
-    let delta = 0;
+  async commit(
+    changes: ReadonlyMap<string, WorkspaceChange>,
+    settle?: { key: string; result: unknown },
+  ): Promise<void> {
+    if (changes.size === 0 && !settle) return;
     for (const [path, change] of changes) {
-      delta += (change?.type === "file" ? change.content.byteLength : 0) - (this.stat(path)?.size ?? 0);
       if (change?.type === "file" && change.content.byteLength > MAX_FILE_BYTES) {
         throw new WorkspaceFullError(`${path} is larger than the ${MAX_FILE_BYTES / 1024 / 1024} MiB limit per file`);
       }
-    }
-    if (delta > 0 && this.totalBytes() + delta > MAX_WORKSPACE_BYTES) {
-      throw new WorkspaceFullError(`the workspace would exceed its ${MAX_WORKSPACE_BYTES / 1024 / 1024} MiB limit`);
     }
     const spilled = new Map<string, string>();
     for (const [path, change] of changes) {
@@ -177,36 +209,76 @@ export class Workspace {
       await this.bucket.put(key, change.content);
       spilled.set(path, key);
     }
-    const replaced = this.transaction(() => {
-      const obsolete: string[] = [];
-      for (const [path, change] of changes) {
-        const old = this.sql
-          .exec<{ r2_key: string | null }>("SELECT r2_key FROM workspace_files WHERE path = ?", path)
-          .toArray()[0];
-        if (old?.r2_key) obsolete.push(old.r2_key);
-        if (change === null) {
-          this.sql.exec("DELETE FROM workspace_files WHERE path = ?", path);
-          continue;
-        }
-        const key = spilled.get(path) ?? null;
-        const content = change.type === "file" && !key ? change.content : null;
-        this.sql.exec(
-          `INSERT INTO workspace_files (path, parent, type, content, r2_key, size, mode, mtime) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT(path) DO UPDATE SET type = excluded.type, content = excluded.content, r2_key = excluded.r2_key,
-             size = excluded.size, mode = excluded.mode, mtime = excluded.mtime`,
-          path,
-          parentOf(path),
-          change.type,
-          content,
-          key,
-          change.type === "file" ? change.content.byteLength : 0,
-          change.mode,
-          change.mtime,
-        );
-      }
-      return obsolete;
-    });
+    let replaced: string[];
+    try {
+      replaced = this.transaction(() => this.apply(changes, spilled, settle));
+    } catch (error) {
+      if (spilled.size > 0) await this.bucket.delete([...spilled.values()]).catch(() => undefined);
+      throw error;
+    }
     if (replaced.length > 0) await this.bucket.delete(replaced).catch(() => undefined);
+  }
+
+  /** Writes the rows of a commit; call inside a transaction. Returns the R2 keys the changes made obsolete. */
+  private apply(
+    changes: ReadonlyMap<string, WorkspaceChange>,
+    spilled: ReadonlyMap<string, string>,
+    settle?: { key: string; result: unknown },
+  ): string[] {
+    const obsolete: string[] = [];
+    if (settle) {
+      this.sql.exec(
+        "INSERT OR REPLACE INTO workspace_settled (key, result) VALUES (?, ?)",
+        settle.key,
+        JSON.stringify(settle.result),
+      );
+    }
+    for (const [path, change] of changes) {
+      const old = this.sql
+        .exec<{ r2_key: string | null }>("SELECT r2_key FROM workspace_files WHERE path = ?", path)
+        .toArray()[0];
+      if (old?.r2_key) obsolete.push(old.r2_key);
+      if (change === null) {
+        this.sql.exec("DELETE FROM workspace_files WHERE path = ?", path);
+        continue;
+      }
+      const key = spilled.get(path) ?? null;
+      const content = change.type === "file" && !key ? change.content : null;
+      this.sql.exec(
+        `INSERT INTO workspace_files (path, parent, type, content, r2_key, size, mode, mtime) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT(path) DO UPDATE SET type = excluded.type, content = excluded.content, r2_key = excluded.r2_key,
+           size = excluded.size, mode = excluded.mode, mtime = excluded.mtime`,
+        path,
+        parentOf(path),
+        change.type,
+        content,
+        key,
+        change.type === "file" ? change.content.byteLength : 0,
+        change.mode,
+        change.mtime,
+      );
+    }
+    for (const [path, change] of changes) {
+      if (change === null) continue;
+      const parent = parentOf(path);
+      if (parent !== "/" && this.stat(parent)?.type !== "directory") {
+        throw new WorkspaceConflictError(`${parent} is no longer a folder, so ${path} cannot be saved`);
+      }
+    }
+    const totals = this.sql
+      .exec<{ bytes: number | null; entries: number }>(
+        "SELECT SUM(size) AS bytes, COUNT(*) AS entries FROM workspace_files",
+      )
+      .one();
+    if ((totals.bytes ?? 0) > MAX_WORKSPACE_BYTES) {
+      throw new WorkspaceFullError(`the workspace would exceed its ${MAX_WORKSPACE_BYTES / 1024 / 1024} MiB limit`);
+    }
+    if (totals.entries > MAX_WORKSPACE_ENTRIES) {
+      throw new WorkspaceFullError(
+        `the workspace would exceed its limit of ${MAX_WORKSPACE_ENTRIES} files and folders`,
+      );
+    }
+    return obsolete;
   }
 }
 

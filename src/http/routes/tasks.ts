@@ -132,11 +132,20 @@ export const taskRoutes = new Hono<AppEnv>()
       const what = found === "directory" ? "is a folder; GET /v1/tasks/:id/workspace lists it" : "does not exist";
       throw new ApiError(404, "workspace_file_not_found", `${path.slice(1)} ${what}.`, "path");
     }
-    return new Response(found.body, {
+    let body: ReadableStream<Uint8Array> | undefined = found.body;
+    if (found.r2Key !== undefined) {
+      const object = await c.env.RUNS.get(found.r2Key);
+      if (!object) throw new ApiError(404, "workspace_file_not_found", `${path.slice(1)} does not exist.`, "path");
+      body = object.body;
+    }
+    return new Response(body, {
       headers: {
         "content-type": workspaceContentType(path),
         "content-length": String(found.size),
         "last-modified": new Date(found.modified_at).toUTCString(),
+        // Files an agent wrote are data, never a page of this API's origin: no sniffing, no scripts.
+        "x-content-type-options": "nosniff",
+        "content-security-policy": "sandbox; default-src 'none'",
       },
     });
   })
