@@ -18,6 +18,12 @@ function describe(agent: Agent, configuredModel: string | undefined) {
     description: agent.description,
     model: resolveModel(agent.model, configuredModel),
     allowed_tools: [...agent.allowedTools],
+    // Seed 004's least-privilege settings, as the agent's built-in tools are run with them.
+    capabilities: {
+      bash: agent.settings.bash,
+      file_system: agent.settings.fileSystem,
+      web_fetch: agent.settings.webFetch,
+    },
     // Where each server is and how it is reached; header secrets stay out of it.
     mcp_servers: agent.mcpServers.map((s) => ({
       name: s.name,
