@@ -1,6 +1,7 @@
 // Starts the outside services for the whole test run, in Node, and hands their URLs to the workerd test pool:
 // the model emulator, one shared real MCP server (server-everything over Streamable HTTP), the control server
-// that starts and kills further MCP servers on a test's request, and a fixture web server for WebFetch.
+// that starts, restarts and kills further MCP servers on a test's request (optionally behind a proxy that checks a
+// bearer token, logs requests and rewrites answers), and a fixture web server for WebFetch.
 import type { TestProject } from "vitest/node";
 import { startEmulator } from "../emulator/server.ts";
 import { startEverythingServer, startMcpControl } from "./mcp-servers.ts";
@@ -11,7 +12,7 @@ declare module "vitest" {
     emulatorUrl: string;
     /** http://127.0.0.1:<port>/mcp of the shared server-everything instance. */
     mcpUrl: string;
-    /** The control server of test/mcp-servers.ts. */
+    /** The control server of test/mcp-servers.ts (POST /servers, POST /servers/:id/restart, GET …/requests, DELETE). */
     mcpControlUrl: string;
     /** The fixture web server of test/web-server.ts. */
     webUrl: string;

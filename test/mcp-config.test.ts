@@ -98,6 +98,18 @@ describe("mcpServers", () => {
     expect(error.message).toContain(expected);
   });
 
+  it.each(["ANTHROPIC_API_KEY", "OUTPOST_API_KEYS"])(
+    "refuses a header taken from Outpost's own secret %s, naming the path to it",
+    (secret) => {
+      const error = errorOf(() =>
+        define({ s: { url: "https://x.example/mcp", headers: { "X-Api-Key": { secret, prefix: "Bearer " } } } }),
+      );
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error.message).toContain("mcpServers.s.headers.X-Api-Key.secret");
+      expect(error.message).toContain("Outpost's own secrets");
+    },
+  );
+
   it("rejects allowed tools and fallbacks that name an undeclared server, and a tool that falls back to itself", () => {
     const undeclared = errorOf(() => define({ a: { url: "https://a.example/mcp" } }, { allowedTools: ["mcp__b__x"] }));
     expect(undeclared).toBeInstanceOf(InvalidToolError);

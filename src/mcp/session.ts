@@ -232,7 +232,12 @@ export class McpSession {
 
   private wrap(error: unknown): Error {
     if (error instanceof OutpostError) return error;
-    const message = error instanceof Error ? error.message : String(error);
+    let message = messageOf(error);
+    // The SDK's HTTP errors leave the status out of their message; an operator needs it (401: check the secret).
+    if (error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0) {
+      const auth = error.code === 401 || error.code === 403 ? "; check the server's header secrets" : "";
+      message = `HTTP ${error.code}${auth}: ${message}`;
+    }
     return new McpConnectionError(this.name, message, { cause: error });
   }
 }

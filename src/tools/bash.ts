@@ -18,18 +18,12 @@ import { guardedFetch } from "../net/guarded-fetch.ts";
 import { WORKSPACE_ROOT } from "../workspace/root.ts";
 import { WorkspaceConflictError, WorkspaceFullError } from "../workspace/workspace.ts";
 import { WorkspaceFs } from "../workspace/workspace-fs.ts";
+import { defineTool } from "./define-tool.ts";
 import { agentPaths, MAX_RESULT_CHARS } from "./file-tools.ts";
 import type { BuiltinTool, ToolContext, ToolResult } from "./tool.ts";
-import { toolError } from "./tool.ts";
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 const MAX_TIMEOUT_MS = 600_000;
-
-const BashInput = z.strictObject({
-  command: z.string().min(1).max(100_000),
-  timeout: z.number().int().positive().max(MAX_TIMEOUT_MS).optional(),
-  description: z.string().max(500).optional(),
-});
 
 /** Seed 002 CommandExecution. */
 export interface CommandExecution {
@@ -53,33 +47,29 @@ export interface StepExecutionResult {
 
 const SUMMARY_CHARS = 500;
 
-export const bashTool: BuiltinTool = {
+export const bashTool: BuiltinTool = defineTool({
   name: "Bash",
-  changesWorkspace: true,
   description:
     "Run a bash command in the task's workspace (/workspace, the working directory). The shell is simulated: " +
     "common commands (ls, cat, grep, sed, awk, jq, find, sort, head, wc, diff, base64 …), pipes, redirects, " +
     "loops and functions work; there are no real processes, package managers or compilers, and /tmp is cleared " +
     "after each command. Output longer than 30,000 characters is cut; the full text is kept in the run bundle.",
-  inputSchema: {
-    type: "object",
-    properties: {
-      command: { type: "string", description: "The command to run." },
-      timeout: { type: "integer", description: `Milliseconds (default ${DEFAULT_TIMEOUT_MS}, max ${MAX_TIMEOUT_MS}).` },
-      description: { type: "string", description: "What the command does, in a few words." },
-    },
-    required: ["command"],
-  },
-  async run(input, ctx) {
-    const parsed = BashInput.safeParse(input);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      return toolError(
-        `Invalid Bash input at ${issue?.path.join(".") || "(root)"}: ${issue?.message}. Send {"command": "ls"}.`,
-      );
-    }
-    const { command } = parsed.data;
-    const timeoutMs = parsed.data.timeout ?? DEFAULT_TIMEOUT_MS;
+  input: z.strictObject({
+    command: z.string().min(1).max(100_000).describe("The command to run."),
+    timeout: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_TIMEOUT_MS)
+      .optional()
+      .describe(`Milliseconds (default ${DEFAULT_TIMEOUT_MS}, max ${MAX_TIMEOUT_MS}).`),
+    description: z.string().max(500).optional().describe("What the command does, in a few words."),
+  }),
+  example: '{"command": "ls"}',
+  changesWorkspace: true,
+  async run(args, ctx) {
+    const { command } = args;
+    const timeoutMs = args.timeout ?? DEFAULT_TIMEOUT_MS;
     const workspaceFs = new WorkspaceFs(ctx.workspace, { readOnly: !ctx.settings.fileSystem.write });
     const shell = createShell(ctx, workspaceFs, timeoutMs);
     const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]);
@@ -116,7 +106,7 @@ export const bashTool: BuiltinTool = {
       return report(ctx, execution, artifacts, [], `The command's file changes were not saved: ${error.message}.`);
     }
   },
-};
+});
 
 function createShell(ctx: ToolContext, workspaceFs: WorkspaceFs, timeoutMs: number): Bash {
   const { bash } = ctx.settings;

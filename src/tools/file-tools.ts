@@ -7,6 +7,7 @@ import { z } from "zod";
 import { toAgentPath, toStorePath, WorkspacePathError } from "../workspace/paths.ts";
 import { WorkspaceConflictError, WorkspaceFullError } from "../workspace/workspace.ts";
 import { WorkspaceFs } from "../workspace/workspace-fs.ts";
+import { defineTool } from "./define-tool.ts";
 import { type BuiltinTool, type ToolContext, type ToolResult, toolError } from "./tool.ts";
 
 const DEFAULT_READ_LINES = 2000;
@@ -18,13 +19,6 @@ const MAX_GREP_TOTAL_BYTES = 64 * 1024 * 1024;
 const MAX_LINE_SCAN = 100_000;
 /** The most text one result sends back to the model. */
 export const MAX_RESULT_CHARS = 30_000;
-
-function invalid(tool: string, error: z.ZodError, shape: string): ToolResult {
-  const issue = error.issues[0];
-  return toolError(
-    `Invalid ${tool} input at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}. Send ${shape}.`,
-  );
-}
 
 /** Runs `fn`, turning path and filesystem errors into results the model can act on. */
 async function guarded(fn: () => Promise<ToolResult>): Promise<ToolResult> {
@@ -61,42 +55,34 @@ function clip(text: string): string {
 
 // ---- Read -------------------------------------------------------------------------------------------------------
 
-const ReadInput = z.strictObject({
-  file_path: z.string().min(1),
-  offset: z.number().int().positive().optional(),
-  limit: z.number().int().positive().max(10_000).optional(),
-});
+const PATH = "Path under /workspace, absolute or relative to it.";
 
-export const readTool: BuiltinTool = {
+export const readTool: BuiltinTool = defineTool({
   name: "Read",
   description:
     "Read a file of the workspace. Returns numbered lines (cat -n style). Use offset (first line, 1-based) and " +
     `limit (default ${DEFAULT_READ_LINES}) for long files.`,
-  inputSchema: {
-    type: "object",
-    properties: {
-      file_path: { type: "string", description: "Path under /workspace, absolute or relative to it." },
-      offset: { type: "integer", description: "First line to read, 1-based." },
-      limit: { type: "integer", description: "How many lines to read." },
-    },
-    required: ["file_path"],
-  },
-  run: (input, ctx) =>
+  input: z.strictObject({
+    file_path: z.string().min(1).describe(PATH),
+    offset: z.number().int().positive().optional().describe("First line to read, 1-based."),
+    limit: z.number().int().positive().max(10_000).optional().describe("How many lines to read."),
+  }),
+  example: '{"file_path": "/workspace/…"}',
+  run: (args, ctx) =>
     guarded(async () => {
-      const parsed = ReadInput.safeParse(input);
-      if (!parsed.success) return invalid("Read", parsed.error, '{"file_path": "/workspace/…"}');
-      const path = toStorePath(parsed.data.file_path);
+      const path = toStorePath(args.file_path);
       const bytes = await new WorkspaceFs(ctx.workspace, { readOnly: true }).readFileBuffer(path);
-      if (isBinary(bytes))
+      if (isBinary(bytes)) {
         return { content: `${toAgentPath(path)} is a binary file of ${bytes.byteLength} bytes.`, is_error: false };
+      }
       const lines = new TextDecoder().decode(bytes).split("\n");
       if (lines.at(-1) === "") lines.pop();
       if (lines.length === 0) return { content: `${toAgentPath(path)} is empty.`, is_error: false };
-      const start = (parsed.data.offset ?? 1) - 1;
+      const start = (args.offset ?? 1) - 1;
       if (start >= lines.length) {
         return toolError(`${toAgentPath(path)} has ${lines.length} lines; offset ${start + 1} is past the end.`);
       }
-      const end = Math.min(lines.length, start + (parsed.data.limit ?? DEFAULT_READ_LINES));
+      const end = Math.min(lines.length, start + (args.limit ?? DEFAULT_READ_LINES));
       const body = lines
         .slice(start, end)
         .map(
@@ -107,35 +93,28 @@ export const readTool: BuiltinTool = {
       const more = end < lines.length ? `\n… ${lines.length - end} more lines; read on with offset ${end + 1}.` : "";
       return { content: clip(body + more), is_error: false };
     }),
-};
+});
 
 // ---- Write ------------------------------------------------------------------------------------------------------
 
-const WriteInput = z.strictObject({ file_path: z.string().min(1), content: z.string() });
-
-export const writeTool: BuiltinTool = {
+export const writeTool: BuiltinTool = defineTool({
   name: "Write",
-  changesWorkspace: true,
   description: "Create or overwrite a file of the workspace with the given content. Parent folders are created.",
-  inputSchema: {
-    type: "object",
-    properties: {
-      file_path: { type: "string", description: "Path under /workspace, absolute or relative to it." },
-      content: { type: "string", description: "The whole new content of the file." },
-    },
-    required: ["file_path", "content"],
-  },
-  run: (input, ctx) =>
+  input: z.strictObject({
+    file_path: z.string().min(1).describe(PATH),
+    content: z.string().describe("The whole new content of the file."),
+  }),
+  example: '{"file_path": "…", "content": "…"}',
+  changesWorkspace: true,
+  run: (args, ctx) =>
     guarded(async () => {
-      const parsed = WriteInput.safeParse(input);
-      if (!parsed.success) return invalid("Write", parsed.error, '{"file_path": "…", "content": "…"}');
-      const path = toStorePath(parsed.data.file_path);
+      const path = toStorePath(args.file_path);
       if (path === "/") return toolError("Give a file path, not the workspace folder itself.");
       const fs = new WorkspaceFs(ctx.workspace, { readOnly: false });
       const existed = await fs.exists(path);
       await fs.mkdir(path.slice(0, path.lastIndexOf("/")) || "/", { recursive: true });
-      await fs.writeFile(path, parsed.data.content);
-      const bytes = new TextEncoder().encode(parsed.data.content).byteLength;
+      await fs.writeFile(path, args.content);
+      const bytes = new TextEncoder().encode(args.content).byteLength;
       const result: ToolResult = {
         content: `${existed ? "Overwrote" : "Created"} ${toAgentPath(path)} (${bytes} bytes).`,
         is_error: false,
@@ -144,45 +123,34 @@ export const writeTool: BuiltinTool = {
       await fs.commit({ key: ctx.toolUseId, result });
       return result;
     }),
-};
+});
 
 // ---- Edit -------------------------------------------------------------------------------------------------------
 
-const EditInput = z.strictObject({
-  file_path: z.string().min(1),
-  old_string: z.string().min(1),
-  new_string: z.string(),
-  replace_all: z.boolean().optional(),
-});
-
-export const editTool: BuiltinTool = {
+export const editTool: BuiltinTool = defineTool({
   name: "Edit",
-  changesWorkspace: true,
   description:
     "Replace old_string with new_string in a workspace file. old_string must occur exactly once unless " +
     "replace_all is true; include enough surrounding text to make it unique.",
-  inputSchema: {
-    type: "object",
-    properties: {
-      file_path: { type: "string", description: "Path under /workspace, absolute or relative to it." },
-      old_string: { type: "string", description: "The exact text to replace." },
-      new_string: { type: "string", description: "The text to put in its place." },
-      replace_all: { type: "boolean", description: "Replace every occurrence (default false)." },
-    },
-    required: ["file_path", "old_string", "new_string"],
-  },
-  run: (input, ctx) =>
+  input: z.strictObject({
+    file_path: z.string().min(1).describe(PATH),
+    old_string: z.string().min(1).describe("The exact text to replace."),
+    new_string: z.string().describe("The text to put in its place."),
+    replace_all: z.boolean().optional().describe("Replace every occurrence (default false)."),
+  }),
+  example: '{"file_path", "old_string", "new_string"}',
+  changesWorkspace: true,
+  run: (args, ctx) =>
     guarded(async () => {
-      const parsed = EditInput.safeParse(input);
-      if (!parsed.success) return invalid("Edit", parsed.error, '{"file_path", "old_string", "new_string"}');
-      const { old_string: from, new_string: to, replace_all: all } = parsed.data;
+      const { old_string: from, new_string: to, replace_all: all } = args;
       if (from === to) return toolError("old_string and new_string are the same; there is nothing to change.");
-      const path = toStorePath(parsed.data.file_path);
+      const path = toStorePath(args.file_path);
       const fs = new WorkspaceFs(ctx.workspace, { readOnly: false });
       const text = await fs.readFile(path);
       const count = text.split(from).length - 1;
-      if (count === 0)
+      if (count === 0) {
         return toolError(`old_string was not found in ${toAgentPath(path)}; Read the file and copy the text exactly.`);
+      }
       if (count > 1 && !all) {
         return toolError(
           `old_string occurs ${count} times in ${toAgentPath(path)}; add surrounding text to make it unique, or set replace_all.`,
@@ -198,11 +166,9 @@ export const editTool: BuiltinTool = {
       await fs.commit({ key: ctx.toolUseId, result });
       return result;
     }),
-};
+});
 
 // ---- Glob -------------------------------------------------------------------------------------------------------
-
-const GlobInput = z.strictObject({ pattern: z.string().min(1), path: z.string().optional() });
 
 /** Files (not folders) under `dir` with their modification times, from the stored workspace. */
 function filesUnder(ctx: ToolContext, dir: string): { path: string; mtime: number }[] {
@@ -214,26 +180,21 @@ function filesUnder(ctx: ToolContext, dir: string): { path: string; mtime: numbe
     .filter((e) => dir === "/" || e.path.startsWith(prefix));
 }
 
-export const globTool: BuiltinTool = {
+export const globTool: BuiltinTool = defineTool({
   name: "Glob",
   description:
     'Find workspace files by glob pattern ("**/*.ts", "src/*.md"), newest first. path narrows the search to a folder.',
-  inputSchema: {
-    type: "object",
-    properties: {
-      pattern: { type: "string", description: "A glob pattern, matched against paths relative to path." },
-      path: { type: "string", description: "Folder to search in (default: the workspace)." },
-    },
-    required: ["pattern"],
-  },
-  run: (input, ctx) =>
+  input: z.strictObject({
+    pattern: z.string().min(1).describe("A glob pattern, matched against paths relative to path."),
+    path: z.string().optional().describe("Folder to search in (default: the workspace)."),
+  }),
+  example: '{"pattern": "**/*.ts"}',
+  run: (args, ctx) =>
     guarded(async () => {
-      const parsed = GlobInput.safeParse(input);
-      if (!parsed.success) return invalid("Glob", parsed.error, '{"pattern": "**/*.ts"}');
-      const dir = toStorePath(parsed.data.path ?? ".");
+      const dir = toStorePath(args.path ?? ".");
       const prefix = dir === "/" ? "/" : `${dir}/`;
       const matches = filesUnder(ctx, dir)
-        .filter((f) => minimatch(f.path.slice(prefix.length), parsed.data.pattern, { dot: true }))
+        .filter((f) => minimatch(f.path.slice(prefix.length), args.pattern, { dot: true }))
         .sort((a, b) => b.mtime - a.mtime || a.path.localeCompare(b.path));
       if (matches.length === 0) return { content: "No files match.", is_error: false };
       const shown = matches.slice(0, MAX_MATCHES).map((m) => toAgentPath(m.path));
@@ -241,41 +202,26 @@ export const globTool: BuiltinTool = {
         matches.length > MAX_MATCHES ? `\n… and ${matches.length - MAX_MATCHES} more; narrow the pattern.` : "";
       return { content: clip(shown.join("\n") + more), is_error: false };
     }),
-};
+});
 
 // ---- Grep -------------------------------------------------------------------------------------------------------
 
-const GrepInput = z.strictObject({
-  pattern: z.string().min(1),
-  path: z.string().optional(),
-  glob: z.string().optional(),
-  output_mode: z.enum(["files_with_matches", "content", "count"]).optional(),
-  case_insensitive: z.boolean().optional(),
-  context: z.number().int().min(0).max(20).optional(),
-});
-
-export const grepTool: BuiltinTool = {
+export const grepTool: BuiltinTool = defineTool({
   name: "Grep",
   description:
     "Search workspace files with a regular expression (RE2 syntax, as in ripgrep). output_mode: files_with_matches " +
     "(default), content (matching lines with line numbers; context adds lines around them) or count.",
-  inputSchema: {
-    type: "object",
-    properties: {
-      pattern: { type: "string", description: "Regular expression." },
-      path: { type: "string", description: "File or folder to search (default: the workspace)." },
-      glob: { type: "string", description: 'Only files whose path matches this glob ("**/*.ts").' },
-      output_mode: { type: "string", enum: ["files_with_matches", "content", "count"] },
-      case_insensitive: { type: "boolean" },
-      context: { type: "integer", description: "Lines of context around each match (content mode)." },
-    },
-    required: ["pattern"],
-  },
-  run: (input, ctx) =>
+  input: z.strictObject({
+    pattern: z.string().min(1).describe("Regular expression."),
+    path: z.string().optional().describe("File or folder to search (default: the workspace)."),
+    glob: z.string().optional().describe('Only files whose path matches this glob ("**/*.ts").'),
+    output_mode: z.enum(["files_with_matches", "content", "count"]).optional(),
+    case_insensitive: z.boolean().optional(),
+    context: z.number().int().min(0).max(20).optional().describe("Lines of context around each match (content mode)."),
+  }),
+  example: '{"pattern": "TODO"}',
+  run: (args, ctx) =>
     guarded(async () => {
-      const parsed = GrepInput.safeParse(input);
-      if (!parsed.success) return invalid("Grep", parsed.error, '{"pattern": "TODO"}');
-      const args = parsed.data;
       // RE2 semantics (linear time): a model-written pattern cannot backtrack catastrophically and stall the object.
       let regex: RE2JS;
       try {
@@ -349,4 +295,4 @@ export const grepTool: BuiltinTool = {
       if (matchedFiles === 0) return { content: ["No matches.", ...notes].join("\n"), is_error: false };
       return { content: clip([out.slice(0, MAX_MATCHES).join("\n"), ...notes].join("\n")), is_error: false };
     }),
-};
+});

@@ -4,28 +4,22 @@
 import { z } from "zod";
 import { BlockedUrlError } from "../errors.ts";
 import { FetchTimeoutError, guardedFetch } from "../net/guarded-fetch.ts";
+import { defineTool } from "./define-tool.ts";
 import { MAX_RESULT_CHARS } from "./file-tools.ts";
 import { type BuiltinTool, toolError } from "./tool.ts";
 
-const WebFetchInput = z.strictObject({ url: z.string().min(1).max(4096) });
-
-export const webFetchTool: BuiltinTool = {
+export const webFetchTool: BuiltinTool = defineTool({
   name: "WebFetch",
   description:
     "Fetch a web page or file over http(s) and return it as text (HTML is reduced to readable text with links). " +
     "Private and local network addresses are refused.",
-  inputSchema: {
-    type: "object",
-    properties: { url: { type: "string", description: "An absolute http(s) URL." } },
-    required: ["url"],
-  },
-  async run(input, ctx) {
-    const parsed = WebFetchInput.safeParse(input);
-    if (!parsed.success) return toolError('Invalid WebFetch input: send {"url": "https://…"}.');
+  input: z.strictObject({ url: z.string().min(1).max(4096).describe("An absolute http(s) URL.") }),
+  example: '{"url": "https://…"}',
+  async run({ url }, ctx) {
     const limits = ctx.settings.webFetch;
     let response: Awaited<ReturnType<typeof guardedFetch>>;
     try {
-      response = await guardedFetch(parsed.data.url, {
+      response = await guardedFetch(url, {
         policy: ctx.outbound,
         maxBytes: limits.max_bytes,
         timeoutMs: limits.timeout_seconds * 1000,
@@ -34,7 +28,7 @@ export const webFetchTool: BuiltinTool = {
     } catch (error) {
       if (ctx.signal.aborted) throw error;
       if (error instanceof BlockedUrlError || error instanceof FetchTimeoutError) return toolError(error.message);
-      return toolError(`Fetching ${parsed.data.url} failed: ${error instanceof Error ? error.message : String(error)}`);
+      return toolError(`Fetching ${url} failed: ${error instanceof Error ? error.message : String(error)}`);
     }
     const type = response.headers["content-type"] ?? "";
     const raw = new TextDecoder().decode(response.body);
@@ -57,7 +51,7 @@ export const webFetchTool: BuiltinTool = {
       },
     };
   },
-};
+});
 
 /** Elements that start a paragraph (a blank line before them) or a line of their own. */
 const PARAGRAPH = new Set([
