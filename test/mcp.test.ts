@@ -357,9 +357,7 @@ describe("MCP header secrets", () => {
     expect(ofType(refusedLog, "mcp_servers_connected")).toHaveLength(0);
     const [failed] = ofType(refusedLog, "mcp_connection_failed");
     expect(failed?.payload).toMatchObject({ server: "guarded", error: { code: "mcp_connection_failed" } });
-    expect((failed?.payload.error as { message: string }).message).toContain(
-      "HTTP 401; check the server's header secrets",
-    );
+    expect(JSON.stringify(failed?.payload.error)).toContain("HTTP 401; check the server's header secrets");
     // One refused initialize, and no attempt at the legacy transport: a 401 is not an old server.
     expect(await proxyLog(server.id)).toEqual([
       { method: "POST", rpc: ["initialize"], authorized: false, session: null, status: 401 },
