@@ -1,7 +1,10 @@
 // The outbound URL guard shared by MCP connections and WebFetch: private, loopback, link-local and other internal
-// targets are refused unless configuration names the host; only http(s), and no credentials in URLs.
-import { describe, expect, it } from "vitest";
+// targets are refused unless configuration names the host; only http(s), and no credentials in URLs. Then the
+// guarded fetch of WebFetch and curl against the fixture servers: every redirect hop is guarded, and credentials
+// do not follow a redirect to another origin.
+import { describe, expect, inject, it } from "vitest";
 import { BlockedUrlError } from "../src/errors.ts";
+import { guardedFetch } from "../src/net/guarded-fetch.ts";
 import { checkOutboundUrl, outboundPolicy, privateReason } from "../src/net/outbound.ts";
 
 const none = outboundPolicy(undefined);
@@ -91,5 +94,57 @@ describe("checkOutboundUrl", () => {
     expect(privateReason("[2001:db8::1]")).toBeNull();
     expect(privateReason("[::ffff:8.8.8.8]")).toBeNull();
     expect(privateReason("[not:an:ip::x::]")).toContain("cannot be parsed");
+  });
+});
+
+describe("guardedFetch redirects", () => {
+  const WEB_URL = inject("webUrl");
+  // The fixture servers listen on 127.0.0.1: the policy names that host, as the test configuration does.
+  const policy = outboundPolicy("127.0.0.1");
+  const credentials = {
+    Authorization: "Bearer secret-x",
+    cookie: "session=abc",
+    "Proxy-Authorization": "Basic cHJveHk=",
+  };
+
+  async function echoed(path: string): Promise<{ url: string; body: Record<string, unknown> }> {
+    const res = await guardedFetch(`${WEB_URL}${path}`, {
+      policy,
+      headers: credentials,
+      maxBytes: 64 * 1024,
+      timeoutMs: 5_000,
+    });
+    expect(res.status).toBe(200);
+    return { url: res.url, body: JSON.parse(new TextDecoder().decode(res.body)) };
+  }
+
+  it("drops Authorization, Cookie and Proxy-Authorization when a redirect leaves the origin (another port)", async () => {
+    const { url, body } = await echoed("/redirect-cross-origin");
+    expect(new URL(url).origin).not.toBe(new URL(WEB_URL).origin);
+    expect(body).toEqual({ origin: "other", authorization: null, cookie: null, "proxy-authorization": null });
+  });
+
+  it("keeps them on a same-origin redirect", async () => {
+    const { url, body } = await echoed("/redirect-same-origin");
+    expect(url).toBe(`${WEB_URL}/echo-credentials`);
+    expect(body).toEqual({
+      origin: "main",
+      authorization: "Bearer secret-x",
+      cookie: "session=abc",
+      "proxy-authorization": "Basic cHJveHk=",
+    });
+  });
+
+  it("refuses a redirect to a private address before fetching it", async () => {
+    const error = await guardedFetch(`${WEB_URL}/redirect-private`, {
+      policy,
+      maxBytes: 1024,
+      timeoutMs: 5_000,
+    }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(BlockedUrlError);
+    expect((error as BlockedUrlError).message).toContain("http://10.0.0.1/admin is not allowed");
   });
 });

@@ -4,8 +4,15 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { MAX_FILE_BYTES, SPILL_BYTES, Workspace, WorkspaceFullError } from "../src/workspace/workspace.ts";
-import { WorkspaceFs } from "../src/workspace/workspace-fs.ts";
+import {
+  MAX_FILE_BYTES,
+  MAX_WORKSPACE_ENTRIES,
+  SPILL_BYTES,
+  Workspace,
+  WorkspaceConflictError,
+  WorkspaceFullError,
+} from "../src/workspace/workspace.ts";
+import { MAX_PENDING_BYTES, WorkspaceFs } from "../src/workspace/workspace-fs.ts";
 
 interface Harness {
   ws: Workspace;
@@ -1044,6 +1051,168 @@ describe("Workspace limits", () => {
         (e: unknown) => e,
       );
       expect(error).toBeInstanceOf(WorkspaceFullError);
+      expect(ws.allPaths()).toEqual([]);
+      expect(await r2Keys()).toEqual([]);
+    }));
+});
+
+describe("WorkspaceFs pending bytes", () => {
+  // A quarter of the bound; every write shares this one buffer, so the test itself holds 16 MiB.
+  const QUARTER = new Uint8Array(MAX_PENDING_BYTES / 4);
+
+  it("refuses a write that takes one call's changes over MAX_PENDING_BYTES with ENOSPC, keeping the rest", () =>
+    withWorkspace(async ({ fresh }) => {
+      const fs = fresh();
+      for (const name of ["a", "b", "c", "d"]) await fs.writeFile(`/${name}.bin`, QUARTER);
+      // Exactly MAX_PENDING_BYTES is allowed; one byte more is not.
+      await expect(fs.writeFile("/e.bin", "x")).rejects.toMatchObject({
+        code: "ENOSPC",
+        message: "ENOSPC: no space left on device (one tool call may change at most 64 MiB of files), write '/e.bin'",
+      });
+      expect(await fs.exists("/e.bin")).toBe(false);
+      expect(fs.changedPaths()).toEqual(["/a.bin", "/b.bin", "/c.bin", "/d.bin"]);
+      // Appending and copying count too.
+      await expect(fs.appendFile("/a.bin", "x")).rejects.toMatchObject({ code: "ENOSPC" });
+      expect((await fs.stat("/a.bin")).size).toBe(QUARTER.byteLength);
+      await expect(fs.cp("/a.bin", "/copy.bin")).rejects.toMatchObject({ code: "ENOSPC" });
+      expect(await fs.exists("/copy.bin")).toBe(false);
+    }));
+
+  it("counts a file written again by its latest size, not once per write", () =>
+    withWorkspace(async ({ fresh }) => {
+      const fs = fresh();
+      for (let i = 0; i < 8; i++) await fs.writeFile("/same.bin", QUARTER);
+      // Eight writes of a quarter each, but one file: three more quarters still fit.
+      for (const name of ["b", "c", "d"]) await fs.writeFile(`/${name}.bin`, QUARTER);
+      await expect(fs.writeFile("/e.bin", "x")).rejects.toMatchObject({ code: "ENOSPC" });
+      // Shrinking a file gives its bytes back.
+      await fs.writeFile("/same.bin", "small");
+      await fs.writeFile("/e.bin", QUARTER.subarray(0, QUARTER.byteLength - 5));
+      await expect(fs.writeFile("/f.bin", "x")).rejects.toMatchObject({ code: "ENOSPC" });
+    }));
+
+  it("frees the bytes of an uncommitted file that is removed", () =>
+    withWorkspace(async ({ fresh }) => {
+      const fs = fresh();
+      for (const name of ["a", "b", "c", "d"]) await fs.writeFile(`/${name}.bin`, QUARTER);
+      await expect(fs.writeFile("/e.bin", QUARTER)).rejects.toMatchObject({ code: "ENOSPC" });
+      await fs.rm("/d.bin");
+      await fs.writeFile("/e.bin", QUARTER);
+      expect(fs.changedPaths()).toEqual(["/a.bin", "/b.bin", "/c.bin", "/e.bin"]);
+      await expect(fs.writeFile("/f.bin", "x")).rejects.toMatchObject({ code: "ENOSPC" });
+    }));
+
+  it("starts from zero after a commit", () =>
+    withWorkspace(async ({ fresh, ws }) => {
+      const fs = fresh();
+      for (const name of ["a", "b", "c", "d"]) await fs.writeFile(`/${name}.bin`, QUARTER.subarray(0, SPILL_BYTES));
+      await fs.commit();
+      for (const name of ["e", "f", "g", "h"]) await fs.writeFile(`/${name}.bin`, QUARTER);
+      await expect(fs.writeFile("/i.bin", "x")).rejects.toMatchObject({ code: "ENOSPC" });
+      expect(ws.allPaths()).toEqual(["/a.bin", "/b.bin", "/c.bin", "/d.bin"]);
+    }));
+});
+
+describe("Workspace commit limits and conflicts", () => {
+  it("refuses a commit that would hold more than MAX_WORKSPACE_ENTRIES rows, writing nothing", () =>
+    withWorkspace(async ({ fresh, ws }) => {
+      const fs = fresh();
+      await fs.mkdir("/d");
+      // The folder and MAX_WORKSPACE_ENTRIES files: one row too many.
+      for (let i = 0; i < MAX_WORKSPACE_ENTRIES; i++) await fs.writeFile(`/d/${i}.txt`, "x");
+      const error = await fs.commit({ key: "toolu_full", result: { content: "r", is_error: false } }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(WorkspaceFullError);
+      expect((error as Error).message).toBe(
+        `the workspace would exceed its limit of ${MAX_WORKSPACE_ENTRIES} files and folders`,
+      );
+      expect(ws.allPaths()).toEqual([]);
+      expect(ws.settled("toolu_full")).toBeUndefined();
+      // At the limit exactly, the same changes commit.
+      await fs.rm(`/d/${MAX_WORKSPACE_ENTRIES - 1}.txt`);
+      await fs.commit({ key: "toolu_full", result: { content: "r", is_error: false } });
+      expect(ws.list()).toHaveLength(MAX_WORKSPACE_ENTRIES);
+      expect(ws.settled("toolu_full")).toEqual({ content: "r", is_error: false });
+      // And one more row in a later commit is refused.
+      const more = fresh();
+      await more.writeFile("/one-more.txt", "x");
+      await expect(more.commit()).rejects.toBeInstanceOf(WorkspaceFullError);
+      expect(ws.list()).toHaveLength(MAX_WORKSPACE_ENTRIES);
+      expect(ws.stat("/one-more.txt")).toBeUndefined();
+    }));
+
+  it("refuses a commit whose new file's folder another commit removed, writing nothing", () =>
+    withWorkspace(async ({ fresh, ws }) => {
+      const setup = fresh();
+      await setup.mkdir("/dir");
+      await setup.writeFile("/dir/old.txt", "old");
+      await setup.commit();
+
+      const writer = fresh();
+      await writer.writeFile("/dir/new.txt", "new");
+      await writer.writeFile("/elsewhere.txt", "also new");
+      const remover = fresh();
+      await remover.rm("/dir", { recursive: true });
+      await remover.commit();
+      expect(ws.allPaths()).toEqual([]);
+
+      const error = await writer.commit({ key: "toolu_late", result: "r" }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(WorkspaceConflictError);
+      expect((error as Error).message).toBe("/dir is no longer a folder, so /dir/new.txt cannot be saved");
+      // Nothing of the commit was written: not the file, not the unrelated one, not its settled result.
+      expect(ws.allPaths()).toEqual([]);
+      expect(ws.settled("toolu_late")).toBeUndefined();
+    }));
+
+  it("refuses a commit whose new file's folder became a file", () =>
+    withWorkspace(async ({ fresh, ws }) => {
+      const setup = fresh();
+      await setup.mkdir("/dir");
+      await setup.commit();
+      const writer = fresh();
+      await writer.writeFile("/dir/new.txt", "new");
+      const replacer = fresh();
+      await replacer.rm("/dir");
+      await replacer.writeFile("/dir", "now a file");
+      await replacer.commit();
+      await expect(writer.commit()).rejects.toBeInstanceOf(WorkspaceConflictError);
+      expect(ws.allPaths()).toEqual(["/dir"]);
+      expect(await fresh().readFile("/dir")).toBe("now a file");
+    }));
+
+  it("deletes the R2 object a failed commit uploaded for a spilled file", () =>
+    withWorkspace(async ({ fresh, ws, r2Keys }) => {
+      const setup = fresh();
+      await setup.mkdir("/dir");
+      await setup.commit();
+      const writer = fresh();
+      await writer.writeFile("/dir/big.bin", new Uint8Array(SPILL_BYTES + 1));
+      const remover = fresh();
+      await remover.rm("/dir");
+      await remover.commit();
+      await expect(writer.commit()).rejects.toBeInstanceOf(WorkspaceConflictError);
+      expect(ws.allPaths()).toEqual([]);
+      expect(await r2Keys()).toEqual([]);
+      // The same commit with its folder back uploads again and keeps that object.
+      const restore = fresh();
+      await restore.mkdir("/dir");
+      await restore.commit();
+      await writer.commit();
+      expect(await r2Keys()).toHaveLength(1);
+      expect(await fresh().readFileBuffer("/dir/big.bin")).toEqual(new Uint8Array(SPILL_BYTES + 1));
+    }));
+
+  it("deletes the R2 object of a spilled file when the commit hits the entry limit", () =>
+    withWorkspace(async ({ fresh, ws, r2Keys }) => {
+      const fs = fresh();
+      await fs.writeFile("/big.bin", new Uint8Array(SPILL_BYTES + 1));
+      for (let i = 0; i < MAX_WORKSPACE_ENTRIES; i++) await fs.writeFile(`/${i}.txt`, "x");
+      await expect(fs.commit()).rejects.toBeInstanceOf(WorkspaceFullError);
       expect(ws.allPaths()).toEqual([]);
       expect(await r2Keys()).toEqual([]);
     }));

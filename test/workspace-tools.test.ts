@@ -135,10 +135,79 @@ describe("file tools over the workspace", () => {
     const results = await toolResults(id, 2);
     expect(results[1]?.content).toBe("/workspace/data/big.txt:1");
     const res = await workspaceFile(id, "data/big.txt");
+    expect(res.status).toBe(200);
     expect(res.headers.get("content-length")).toBe(String(big.length));
+    // Served from R2, with the same headers as a file kept in a row.
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(res.headers.get("content-security-policy")).toContain("sandbox");
     expect(await res.text()).toBe(big);
     const spilled = await env.RUNS.list({ prefix: `workspaces/${id}/` });
     expect(spilled.objects).toHaveLength(1);
+  });
+});
+
+describe("Grep", () => {
+  it("uses RE2: refuses backreferences and lookaround, saying so, and stays linear on a catastrophic pattern", async () => {
+    const agent = defineAgent({ ...files });
+    const id = await runTurn(
+      agent,
+      [
+        toolUse("Grep", { pattern: "(a)\\1" }),
+        toolUse("Grep", { pattern: "(?=a)b" }),
+        // Exponential for a backtracking engine on this line (50,000 a's then b); RE2 answers in linear time.
+        toolUse("Grep", { pattern: "(a+)+$", output_mode: "count" }),
+      ],
+      { files: { "as.txt": `${"a".repeat(50_000)}b\naaa\n` } },
+    );
+    const results = await toolResults(id, 2);
+    expect(results.map((r) => r.is_error)).toEqual([true, true, false]);
+    expect(results[0]?.content).toBe(
+      "Invalid regular expression (RE2 syntax: no backreferences or lookaround): error parsing regexp: invalid escape sequence: `\\1`",
+    );
+    expect(String(results[1]?.content)).toMatch(/^Invalid regular expression \(RE2 syntax/);
+    // Only the short line matches: the long one ends in b.
+    expect(results[2]?.content).toBe("/workspace/as.txt:1");
+  });
+
+  it("matches case-insensitively only when asked", async () => {
+    const agent = defineAgent({ ...files });
+    const id = await runTurn(
+      agent,
+      [
+        toolUse("Grep", { pattern: "hello world", output_mode: "content" }),
+        toolUse("Grep", { pattern: "hello world", output_mode: "content", case_insensitive: true }),
+      ],
+      { files: { "a.txt": "Hello World\nhello there\n", "b.txt": "HELLO WORLD\n" } },
+    );
+    const results = await toolResults(id, 2);
+    expect(results[0]).toMatchObject({ is_error: false, content: "No matches." });
+    expect(results[1]).toMatchObject({
+      is_error: false,
+      content: "/workspace/a.txt:1:Hello World\n/workspace/b.txt:1:HELLO WORLD",
+    });
+  });
+
+  it("skips a file over 8 MiB and names it, and still searches one of exactly 8 MiB", async () => {
+    const agent = defineAgent({ bash: { enabled: true }, fileSystem: { read: true, write: true } });
+    // Each file in its own command: the shell caps one command's redirected output at 10 MiB.
+    const eightMiB = 's=x; for i in $(seq 1 23); do s="$s$s"; done';
+    const id = await runTurn(agent, [
+      toolUse("Bash", { command: `${eightMiB}; printf "%s%s" "$s" "yz" > huge.txt && wc -c huge.txt` }),
+      toolUse("Bash", { command: `${eightMiB}; printf "%s" "$s" > exact.txt && wc -c exact.txt` }),
+      toolUse("Grep", { pattern: "x", output_mode: "count" }),
+      toolUse("Grep", { pattern: "nothing-like-this" }),
+    ]);
+    const results = await toolResults(id, 2);
+    expect(results[0]?.content).toBe("exit code: 0\nstdout:\n8388610 huge.txt\n");
+    expect(results[1]?.content).toBe("exit code: 0\nstdout:\n8388608 exact.txt\n");
+    expect(results[2]).toMatchObject({
+      is_error: false,
+      content: "/workspace/exact.txt:1\nNot searched (over 8 MiB; use Bash grep): /workspace/huge.txt",
+    });
+    expect(results[3]).toMatchObject({
+      is_error: false,
+      content: "No matches.\nNot searched (over 8 MiB; use Bash grep): /workspace/huge.txt",
+    });
   });
 });
 
@@ -219,7 +288,9 @@ describe("Bash on just-bash", () => {
     const texts = (await toolResults(id, 2)).map((r) => String(r.content));
     expect(texts[0]).toContain("rm: not allowed for this agent (bash.excluded_commands)");
     expect(texts[0]).toMatch(/^exit code: 126/);
-    expect(texts[1]).toContain("EROFS");
+    expect(texts[1]).toContain(
+      "EROFS: read-only file system (this agent's file_system.write is off), open '/workspace/keep.txt'",
+    );
     expect(texts[2]).toMatch(/^exit code: 127/);
     expect(texts[3]).toBe("exit code: 0\nstdout:\noriginal\nscratch\n");
     expect(await (await workspaceFile(id, "keep.txt")).text()).toBe("original\n");
@@ -234,6 +305,88 @@ describe("Bash on just-bash", () => {
     const texts = (await toolResults(id, 2)).map((r) => String(r.content));
     expect(texts[0]).toBe("exit code: 0\nstdout:\nplain text body\n");
     expect(texts[1]).toContain("not allowed");
+  });
+
+  it("stops a command at its timeout with exit code 124, whichever deadline fires first", async () => {
+    const agent = defineAgent(shell);
+    const id = await runTurn(agent, [toolUse("Bash", { command: "sleep 5", timeout: 1000 })]);
+    const [result] = await toolResults(id, 2);
+    expect(result?.is_error).toBe(true);
+    expect(String(result?.content)).toMatch(/^exit code: 124\nstderr:\n/);
+    expect(String(result?.content)).toContain("bash: the command did not finish within 1000 ms");
+    const [completed] = ofType(await events(id), "tool_call_completed");
+    expect(completed?.payload.details).toMatchObject({
+      step_result: { exit_code: 124, status: "failed" },
+    });
+    expect(completed?.payload.duration_ms as number).toBeLessThan(5_000);
+  });
+
+  it("refuses an excluded command however it is invoked", async () => {
+    // fileSystem.write is on: only the exclusion stands between these commands and the file.
+    const agent = defineAgent({
+      bash: { enabled: true, excluded_commands: ["rm"] },
+      fileSystem: { read: true, write: true },
+    });
+    const attempts = [
+      "echo keep.txt | xargs rm",
+      'bash -c "rm keep.txt"',
+      'sh -c "rm keep.txt"',
+      "find . -name keep.txt -exec rm {} \\;",
+      "/bin/rm keep.txt",
+      "/usr/bin/rm keep.txt",
+      "eval rm keep.txt",
+      "command rm keep.txt",
+      "env rm keep.txt",
+      "exec rm keep.txt",
+      "x=rm; $x keep.txt",
+    ];
+    const id = await runTurn(
+      agent,
+      attempts.map((command) => toolUse("Bash", { command })),
+      { files: { "keep.txt": "original\n" } },
+    );
+    const results = await toolResults(id, 2);
+    expect(results).toHaveLength(attempts.length);
+    for (const [i, result] of results.entries()) {
+      expect({ attempt: attempts[i], is_error: result.is_error }).toEqual({ attempt: attempts[i], is_error: true });
+      expect(String(result.content)).toContain("rm: not allowed for this agent (bash.excluded_commands)");
+    }
+    const listing = (await (await api(`/v1/tasks/${id}/workspace`)).json()) as { files: { path: string }[] };
+    expect(listing.files.map((f) => f.path)).toEqual(["keep.txt"]);
+    expect(await (await workspaceFile(id, "keep.txt")).text()).toBe("original\n");
+  });
+
+  it("refuses curl to a redirect that points at a private address, even with allow_unsafe", async () => {
+    const agent = defineAgent({ bash: { enabled: true, allow_unsafe: true } });
+    const id = await runTurn(agent, [
+      toolUse("Bash", { command: `curl -sS -L ${WEB_URL}/redirect-private` }),
+      toolUse("Bash", { command: `curl -sS ${WEB_URL}/redirect-private` }),
+    ]);
+    const results = await toolResults(id, 2);
+    for (const result of results) {
+      expect(result.is_error).toBe(true);
+      expect(String(result.content)).toMatch(/^exit code: 1\n/);
+      expect(String(result.content)).toContain("http://10.0.0.1/admin is not allowed");
+    }
+  });
+
+  it("curl keeps credentials on a same-origin redirect and drops them on a cross-origin one", async () => {
+    const agent = defineAgent({ bash: { enabled: true, allow_unsafe: true } });
+    const headers = '-H "Authorization: Bearer secret-x" -H "Cookie: session=abc"';
+    const id = await runTurn(agent, [
+      toolUse("Bash", { command: `curl -s -L ${headers} ${WEB_URL}/redirect-cross-origin` }),
+      toolUse("Bash", { command: `curl -s -L ${headers} ${WEB_URL}/redirect-same-origin` }),
+      toolUse("Bash", { command: `curl -s ${headers} ${WEB_URL}/echo-credentials` }),
+    ]);
+    const echoed = (await toolResults(id, 2)).map((r) => {
+      expect(r.is_error).toBe(false);
+      const match = /^exit code: 0\nstdout:\n(.*)$/s.exec(String(r.content));
+      return JSON.parse(match?.[1] ?? "null") as Record<string, unknown>;
+    });
+    expect(echoed[0]).toEqual({ origin: "other", authorization: null, cookie: null, "proxy-authorization": null });
+    const kept = { authorization: "Bearer secret-x", cookie: "session=abc", "proxy-authorization": null };
+    expect(echoed[1]).toEqual({ origin: "main", ...kept });
+    expect(echoed[2]).toEqual({ origin: "main", ...kept });
   });
 });
 
@@ -284,9 +437,38 @@ describe("least privilege", () => {
       'Tool "Write" is not available to this agent. Available tools: Read, Glob, Grep.',
     );
     const log = await events(id);
-    expect(ofType(log, "tool_denied").map((e) => e.payload.tool_name)).toEqual(["Write", "Bash"]);
+    expect(ofType(log, "tool_denied").map((e) => [e.payload.tool_name, e.payload.reason])).toEqual([
+      ["Write", "not_allowed"],
+      ["Bash", "not_allowed"],
+    ]);
     expect(ofType(log, "tool_call_started")).toHaveLength(0);
     expect(((await (await api(`/v1/tasks/${id}/workspace`)).json()) as { files: unknown[] }).files).toEqual([]);
+  });
+});
+
+describe("allowedTools", () => {
+  it("denies a built-in outside allowedTools with reason not_allowed, even when its capability is on", async () => {
+    const agent = defineAgent({ allowedTools: ["Read"], fileSystem: { read: true, write: true } });
+    const id = await runTurn(
+      agent,
+      [
+        toolUse("Write", { file_path: "x.txt", content: "should not exist" }),
+        toolUse("Read", { file_path: "seed.txt" }),
+      ],
+      { files: { "seed.txt": "s\n" } },
+    );
+    const results = await toolResults(id, 2);
+    expect(results[0]).toMatchObject({
+      is_error: true,
+      content: 'Tool "Write" is not available to this agent. Available tools: Read.',
+    });
+    expect(results[1]).toMatchObject({ is_error: false, content: "     1\ts" });
+    const log = await events(id);
+    const denied = ofType(log, "tool_denied");
+    expect(denied).toHaveLength(1);
+    expect(denied[0]?.payload).toMatchObject({ tool_name: "Write", reason: "not_allowed", turn_index: 1 });
+    expect(ofType(log, "tool_call_started").map((e) => e.payload.tool_name)).toEqual(["Read"]);
+    await expectError(await workspaceFile(id, "x.txt"), 404, "workspace_file_not_found", "path");
   });
 });
 
@@ -348,5 +530,61 @@ describe("workspace routes", () => {
     await expectError(await workspaceFile(task.id, "dir"), 404, "workspace_file_not_found", "path");
     await expectError(await workspaceFile(task.id, `dir/${"x".repeat(1100)}`), 400, "validation_failed", "path");
     expect(await (await workspaceFile(task.id, "dir/a.txt")).text()).toBe("a");
+  });
+
+  it("never lets a traversal in the file path escape the workspace", async () => {
+    const marker = uniqueMarker("ws-traversal");
+    await script(marker, [done]);
+    const task = await startTask("assistant", `files ${marker}`, { files: { "dir/a.txt": "a" } });
+    const cases: [path: string, status: number, code: string, field: string | undefined][] = [
+      // Encoded "/" reaches the route as part of the path, which refuses anything that climbs out.
+      ["..%2f..%2fx", 400, "validation_failed", "path"],
+      ["%2e%2e%2fescape", 400, "validation_failed", "path"],
+      ["dir/..%2f..%2fa.txt", 400, "validation_failed", "path"],
+      ["%2fworkspace%2f..%2f..%2fetc%2fpasswd", 400, "validation_failed", "path"],
+      ["%2fetc%2fpasswd", 400, "validation_failed", "path"],
+      ["%00", 400, "validation_failed", "path"],
+      // Dot segments, plain or encoded, are resolved by the URL parser before routing: the request names
+      // another route (or another task id), never a file of this workspace or beyond it.
+      ["../x", 404, "route_not_found", undefined],
+      ["%2e%2e/x", 404, "route_not_found", undefined],
+      [".%2E/x", 404, "route_not_found", undefined],
+      ["%2e%2e", 404, "route_not_found", undefined],
+      ["dir/..", 404, "route_not_found", undefined],
+      ["%2e%2e/%2e%2e/x", 404, "task_not_found", "id"],
+      ["dir/%2e%2e/%2e%2e/%2e%2e/x", 404, "task_not_found", "id"],
+      // Double encoding is a literal name, which does not exist.
+      ["%252e%252e%252fx", 404, "workspace_file_not_found", "path"],
+    ];
+    for (const [path, status, code, field] of cases) {
+      const res = await api(`/v1/tasks/${task.id}/workspace/${path}`);
+      expect({ path, status: res.status }).toEqual({ path, status });
+      await expectError(res, status, code, field);
+    }
+    // A traversal that stays inside the workspace is just a path.
+    const inside = await api(`/v1/tasks/${task.id}/workspace/dir/%2e%2e%2fdir/a.txt`);
+    expect(inside.status).toBe(200);
+    expect(await inside.text()).toBe("a");
+  });
+
+  it("serves files as sandboxed, unsniffed data, HTML included", async () => {
+    const marker = uniqueMarker("ws-headers");
+    await script(marker, [done]);
+    const page = "<!doctype html><script>alert(document.cookie)</script>";
+    const task = await startTask("assistant", `files ${marker}`, { files: { "page.html": page, "a.txt": "a" } });
+    for (const [path, type, body] of [
+      ["page.html", "text/html; charset=utf-8", page],
+      ["a.txt", "text/plain; charset=utf-8", "a"],
+    ] as const) {
+      const res = await workspaceFile(task.id, path);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe(type);
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+      const csp = res.headers.get("content-security-policy") ?? "";
+      expect(csp.split(";").map((d) => d.trim())).toContain("sandbox");
+      expect(csp).toContain("default-src 'none'");
+      expect(res.headers.get("content-length")).toBe(String(body.length));
+      expect(await res.text()).toBe(body);
+    }
   });
 });

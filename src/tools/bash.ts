@@ -19,7 +19,7 @@ import { WORKSPACE_ROOT } from "../workspace/root.ts";
 import { WorkspaceConflictError, WorkspaceFullError } from "../workspace/workspace.ts";
 import { WorkspaceFs } from "../workspace/workspace-fs.ts";
 import { defineTool } from "./define-tool.ts";
-import { agentPaths, MAX_RESULT_CHARS } from "./file-tools.ts";
+import { MAX_RESULT_CHARS } from "./file-tools.ts";
 import type { BuiltinTool, ToolContext, ToolResult } from "./tool.ts";
 
 const DEFAULT_TIMEOUT_MS = 120_000;
@@ -70,7 +70,10 @@ export const bashTool: BuiltinTool = defineTool({
   async run(args, ctx) {
     const { command } = args;
     const timeoutMs = args.timeout ?? DEFAULT_TIMEOUT_MS;
-    const workspaceFs = new WorkspaceFs(ctx.workspace, { readOnly: !ctx.settings.fileSystem.write });
+    const workspaceFs = new WorkspaceFs(ctx.workspace, {
+      readOnly: !ctx.settings.fileSystem.write,
+      displayRoot: WORKSPACE_ROOT,
+    });
     const shell = createShell(ctx, workspaceFs, timeoutMs);
     const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]);
     let run: { stdout: string; stderr: string; exitCode: number };
@@ -81,10 +84,11 @@ export const bashTool: BuiltinTool = defineTool({
       // folder); in bash that is an error message and exit status 1.
       const code = (error as { code?: unknown }).code;
       if (ctx.signal.aborted || typeof code !== "string" || !(error instanceof Error)) throw error;
-      run = { stdout: "", stderr: `bash: ${agentPaths(error.message)}\n`, exitCode: 1 };
+      run = { stdout: "", stderr: `bash: ${error.message}\n`, exitCode: 1 };
     }
     if (ctx.signal.aborted) throw ctx.signal.reason;
-    const timedOut = signal.aborted;
+    // Either deadline may fire first: the tool's signal, or just-bash's own (exit 124, "execution deadline").
+    const timedOut = signal.aborted || (run.exitCode === 124 && /execution deadline/.test(run.stderr));
     const execution: CommandExecution = {
       command,
       exit_code: timedOut ? 124 : run.exitCode,

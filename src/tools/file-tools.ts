@@ -5,6 +5,7 @@ import { minimatch } from "minimatch";
 import { RE2JS } from "re2js";
 import { z } from "zod";
 import { toAgentPath, toStorePath, WorkspacePathError } from "../workspace/paths.ts";
+import { WORKSPACE_ROOT } from "../workspace/root.ts";
 import { WorkspaceConflictError, WorkspaceFullError } from "../workspace/workspace.ts";
 import { WorkspaceFs } from "../workspace/workspace-fs.ts";
 import { defineTool } from "./define-tool.ts";
@@ -33,14 +34,9 @@ async function guarded(fn: () => Promise<ToolResult>): Promise<ToolResult> {
       return toolError(error.message);
     }
     const code = (error as { code?: unknown }).code;
-    if (typeof code === "string" && error instanceof Error) return toolError(agentPaths(error.message));
+    if (typeof code === "string" && error instanceof Error) return toolError(error.message);
     throw error;
   }
-}
-
-/** Filesystem messages name store paths ("/a"); the agent knows them as /workspace/a. */
-export function agentPaths(message: string): string {
-  return message.replace(/'(\/[^']*)'/g, (_m, p: string) => `'${toAgentPath(p)}'`);
 }
 
 function isBinary(bytes: Uint8Array): boolean {
@@ -71,7 +67,10 @@ export const readTool: BuiltinTool = defineTool({
   run: (args, ctx) =>
     guarded(async () => {
       const path = toStorePath(args.file_path);
-      const bytes = await new WorkspaceFs(ctx.workspace, { readOnly: true }).readFileBuffer(path);
+      const bytes = await new WorkspaceFs(ctx.workspace, {
+        readOnly: true,
+        displayRoot: WORKSPACE_ROOT,
+      }).readFileBuffer(path);
       if (isBinary(bytes)) {
         return { content: `${toAgentPath(path)} is a binary file of ${bytes.byteLength} bytes.`, is_error: false };
       }
@@ -110,7 +109,7 @@ export const writeTool: BuiltinTool = defineTool({
     guarded(async () => {
       const path = toStorePath(args.file_path);
       if (path === "/") return toolError("Give a file path, not the workspace folder itself.");
-      const fs = new WorkspaceFs(ctx.workspace, { readOnly: false });
+      const fs = new WorkspaceFs(ctx.workspace, { readOnly: false, displayRoot: WORKSPACE_ROOT });
       const existed = await fs.exists(path);
       await fs.mkdir(path.slice(0, path.lastIndexOf("/")) || "/", { recursive: true });
       await fs.writeFile(path, args.content);
@@ -145,7 +144,7 @@ export const editTool: BuiltinTool = defineTool({
       const { old_string: from, new_string: to, replace_all: all } = args;
       if (from === to) return toolError("old_string and new_string are the same; there is nothing to change.");
       const path = toStorePath(args.file_path);
-      const fs = new WorkspaceFs(ctx.workspace, { readOnly: false });
+      const fs = new WorkspaceFs(ctx.workspace, { readOnly: false, displayRoot: WORKSPACE_ROOT });
       const text = await fs.readFile(path);
       const count = text.split(from).length - 1;
       if (count === 0) {
@@ -232,7 +231,7 @@ export const grepTool: BuiltinTool = defineTool({
         );
       }
       const target = toStorePath(args.path ?? ".");
-      const fs = new WorkspaceFs(ctx.workspace, { readOnly: true });
+      const fs = new WorkspaceFs(ctx.workspace, { readOnly: true, displayRoot: WORKSPACE_ROOT });
       const targetStat = await fs.stat(target);
       const candidates = targetStat.isFile ? [{ path: target, mtime: 0 }] : filesUnder(ctx, target);
       const prefix = target === "/" ? "/" : `${target}/`;

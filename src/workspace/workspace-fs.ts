@@ -26,14 +26,26 @@ function fsError(code: string, text: string, op: string, path: string): Error {
 export class WorkspaceFs implements IFileSystem {
   private readonly store: Workspace;
   private readonly readOnly: boolean;
+  private readonly displayRoot: string;
   /** This call's changes: a node, or null for a deleted path. */
   private readonly changes = new Map<string, Node | null>();
   /** Bytes of file content held in `changes`, bounded so one call cannot exhaust the object's memory. */
   private pendingBytes = 0;
 
-  constructor(store: Workspace, options: { readOnly: boolean }) {
+  /**
+   * `displayRoot` is where the agent sees the workspace ("/workspace"): error messages name that path, as the shell
+   * and the tools show them to the model, rather than the path inside the store.
+   */
+  constructor(store: Workspace, options: { readOnly: boolean; displayRoot?: string }) {
     this.store = store;
     this.readOnly = options.readOnly;
+    this.displayRoot = options.displayRoot ?? "";
+  }
+
+  private error(code: string, text: string, op: string, path: string): Error {
+    if (!this.displayRoot) return fsError(code, text, op, path);
+    const inside = normalize(path);
+    return fsError(code, text, op, inside === "/" ? this.displayRoot : `${this.displayRoot}${inside}`);
   }
 
   /** Whether anything was changed. */
@@ -67,19 +79,19 @@ export class WorkspaceFs implements IFileSystem {
   async readFileBuffer(path: string): Promise<Uint8Array> {
     const p = normalize(path);
     const node = this.changes.get(p);
-    if (node === null) throw fsError("ENOENT", "no such file or directory", "open", path);
+    if (node === null) throw this.error("ENOENT", "no such file or directory", "open", path);
     if (node?.type === "file") return node.content;
-    if (node?.type === "directory") throw fsError("EISDIR", "illegal operation on a directory", "read", path);
+    if (node?.type === "directory") throw this.error("EISDIR", "illegal operation on a directory", "read", path);
     const meta = this.store.stat(p);
-    if (!meta) throw fsError("ENOENT", "no such file or directory", "open", path);
-    if (meta.type === "directory") throw fsError("EISDIR", "illegal operation on a directory", "read", path);
+    if (!meta) throw this.error("ENOENT", "no such file or directory", "open", path);
+    if (meta.type === "directory") throw this.error("EISDIR", "illegal operation on a directory", "read", path);
     return (await this.store.read(p)) ?? new Uint8Array();
   }
 
   async writeFile(path: string, content: string | Uint8Array, options?: unknown): Promise<void> {
     const p = this.writable(path, "open");
     const existing = this.meta(p);
-    if (existing?.type === "directory") throw fsError("EISDIR", "illegal operation on a directory", "open", path);
+    if (existing?.type === "directory") throw this.error("EISDIR", "illegal operation on a directory", "open", path);
     this.requireDirectory(parentOf(p), path);
     this.put(p, {
       type: "file",
@@ -105,7 +117,7 @@ export class WorkspaceFs implements IFileSystem {
 
   async stat(path: string): Promise<FsStat> {
     const meta = this.meta(normalize(path));
-    if (!meta) throw fsError("ENOENT", "no such file or directory", "stat", path);
+    if (!meta) throw this.error("ENOENT", "no such file or directory", "stat", path);
     return {
       isFile: meta.type === "file",
       isDirectory: meta.type === "directory",
@@ -125,11 +137,11 @@ export class WorkspaceFs implements IFileSystem {
     const existing = this.meta(p);
     if (existing) {
       if (options?.recursive && existing.type === "directory") return;
-      throw fsError("EEXIST", "file already exists", "mkdir", path);
+      throw this.error("EEXIST", "file already exists", "mkdir", path);
     }
     const parent = parentOf(p);
     if (!this.meta(parent)) {
-      if (!options?.recursive) throw fsError("ENOENT", "no such file or directory", "mkdir", path);
+      if (!options?.recursive) throw this.error("ENOENT", "no such file or directory", "mkdir", path);
       await this.mkdir(parent, options);
     }
     this.requireDirectory(parent, path);
@@ -139,8 +151,8 @@ export class WorkspaceFs implements IFileSystem {
   async readdir(path: string): Promise<string[]> {
     const p = normalize(path);
     const meta = this.meta(p);
-    if (!meta) throw fsError("ENOENT", "no such file or directory", "scandir", path);
-    if (meta.type !== "directory") throw fsError("ENOTDIR", "not a directory", "scandir", path);
+    if (!meta) throw this.error("ENOENT", "no such file or directory", "scandir", path);
+    if (meta.type !== "directory") throw this.error("ENOTDIR", "not a directory", "scandir", path);
     return this.childNames(p);
   }
 
@@ -160,12 +172,12 @@ export class WorkspaceFs implements IFileSystem {
     const meta = this.meta(p);
     if (!meta) {
       if (options?.force) return;
-      throw fsError("ENOENT", "no such file or directory", "rm", path);
+      throw this.error("ENOENT", "no such file or directory", "rm", path);
     }
-    if (p === "/") throw fsError("EBUSY", "resource busy or locked", "rm", path);
+    if (p === "/") throw this.error("EBUSY", "resource busy or locked", "rm", path);
     if (meta.type === "directory") {
       const inside = this.allUnder(p);
-      if (inside.length > 0 && !options?.recursive) throw fsError("ENOTEMPTY", "directory not empty", "rm", path);
+      if (inside.length > 0 && !options?.recursive) throw this.error("ENOTEMPTY", "directory not empty", "rm", path);
       for (const child of inside) this.delete(child);
     }
     this.delete(p);
@@ -175,13 +187,13 @@ export class WorkspaceFs implements IFileSystem {
     const from = normalize(src);
     const to = this.writable(dest, "cp");
     const meta = this.meta(from);
-    if (!meta) throw fsError("ENOENT", "no such file or directory", "cp", src);
+    if (!meta) throw this.error("ENOENT", "no such file or directory", "cp", src);
     if (meta.type === "file") {
       await this.writeFile(to, await this.readFileBuffer(from));
       return;
     }
-    if (!options?.recursive) throw fsError("EISDIR", "illegal operation on a directory", "cp", src);
-    if (isInside(to, from)) throw fsError("EINVAL", "cannot copy a directory into itself", "cp", dest);
+    if (!options?.recursive) throw this.error("EISDIR", "illegal operation on a directory", "cp", src);
+    if (isInside(to, from)) throw this.error("EINVAL", "cannot copy a directory into itself", "cp", dest);
     if (!this.meta(to)) await this.mkdir(to);
     for (const name of this.childNames(from)) {
       await this.cp(from === "/" ? `/${name}` : `${from}/${name}`, `${to}/${name}`, options);
@@ -193,21 +205,21 @@ export class WorkspaceFs implements IFileSystem {
     const from = normalize(src);
     const to = this.writable(dest, "rename");
     const meta = this.meta(from);
-    if (!meta) throw fsError("ENOENT", "no such file or directory", "rename", src);
+    if (!meta) throw this.error("ENOENT", "no such file or directory", "rename", src);
     if (from === to) return;
-    if (from === "/") throw fsError("EBUSY", "resource busy or locked", "rename", src);
+    if (from === "/") throw this.error("EBUSY", "resource busy or locked", "rename", src);
     if (meta.type === "directory" && isInside(to, from)) {
-      throw fsError("EINVAL", "cannot move a directory into itself", "rename", dest);
+      throw this.error("EINVAL", "cannot move a directory into itself", "rename", dest);
     }
     const target = this.meta(to);
     if (target) {
       if (meta.type === "file" && target.type === "directory") {
-        throw fsError("EISDIR", "illegal operation on a directory", "rename", dest);
+        throw this.error("EISDIR", "illegal operation on a directory", "rename", dest);
       }
       if (meta.type === "directory" && target.type === "file")
-        throw fsError("ENOTDIR", "not a directory", "rename", dest);
+        throw this.error("ENOTDIR", "not a directory", "rename", dest);
       if (target.type === "directory" && this.childNames(to).length > 0) {
-        throw fsError("ENOTEMPTY", "directory not empty", "rename", dest);
+        throw this.error("ENOTEMPTY", "directory not empty", "rename", dest);
       }
     } else {
       this.requireDirectory(parentOf(to), dest);
@@ -245,20 +257,20 @@ export class WorkspaceFs implements IFileSystem {
   }
 
   async symlink(_target: string, linkPath: string): Promise<void> {
-    throw fsError("ENOSYS", "symbolic links are not supported in the workspace", "symlink", linkPath);
+    throw this.error("ENOSYS", "symbolic links are not supported in the workspace", "symlink", linkPath);
   }
 
   async link(_existing: string, newPath: string): Promise<void> {
-    throw fsError("ENOSYS", "hard links are not supported in the workspace", "link", newPath);
+    throw this.error("ENOSYS", "hard links are not supported in the workspace", "link", newPath);
   }
 
   async readlink(path: string): Promise<string> {
-    throw fsError("EINVAL", "invalid argument", "readlink", path);
+    throw this.error("EINVAL", "invalid argument", "readlink", path);
   }
 
   async realpath(path: string): Promise<string> {
     const p = normalize(path);
-    if (!this.meta(p)) throw fsError("ENOENT", "no such file or directory", "realpath", path);
+    if (!this.meta(p)) throw this.error("ENOENT", "no such file or directory", "realpath", path);
     return p;
   }
 
@@ -277,7 +289,7 @@ export class WorkspaceFs implements IFileSystem {
     const delta =
       (node?.type === "file" ? node.content.byteLength : 0) - (before?.type === "file" ? before.content.byteLength : 0);
     if (delta > 0 && this.pendingBytes + delta > MAX_PENDING_BYTES) {
-      throw fsError(
+      throw this.error(
         "ENOSPC",
         `no space left on device (one tool call may change at most ${MAX_PENDING_BYTES / 1024 / 1024} MiB of files)`,
         "write",
@@ -339,20 +351,20 @@ export class WorkspaceFs implements IFileSystem {
 
   private async loadNode(path: string, op: string): Promise<Node> {
     const meta = this.meta(path);
-    if (!meta) throw fsError("ENOENT", "no such file or directory", op, path);
+    if (!meta) throw this.error("ENOENT", "no such file or directory", op, path);
     if (meta.type === "directory") return { type: "directory", mode: meta.mode, mtime: meta.mtime };
     return { type: "file", content: await this.readFileBuffer(path), mode: meta.mode, mtime: meta.mtime };
   }
 
   private requireDirectory(dir: string, forPath: string): void {
     const meta = this.meta(dir);
-    if (!meta) throw fsError("ENOENT", "no such file or directory", "open", forPath);
-    if (meta.type !== "directory") throw fsError("ENOTDIR", "not a directory", "open", forPath);
+    if (!meta) throw this.error("ENOENT", "no such file or directory", "open", forPath);
+    if (meta.type !== "directory") throw this.error("ENOTDIR", "not a directory", "open", forPath);
   }
 
   private writable(path: string, op: string): string {
     if (this.readOnly) {
-      throw fsError("EROFS", "read-only file system (this agent's file_system.write is off)", op, path);
+      throw this.error("EROFS", "read-only file system (this agent's file_system.write is off)", op, path);
     }
     return normalize(path);
   }
