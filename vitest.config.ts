@@ -24,6 +24,9 @@ export default defineConfig({
   test: {
     globalSetup: ["./test/global-setup.ts"],
     include: ["test/**/*.test.ts"],
+    // Test files mostly wait on I/O (the emulator, MCP servers, alarms): two at a time roughly halves the run on a
+    // 2-core machine without starving the timing-sensitive tests (the default on 2 cores is one at a time).
+    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

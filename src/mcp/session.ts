@@ -6,9 +6,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { type CallToolResult, McpError, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, ErrorCode, McpError, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import { ConfigError, McpConnectionError, OutpostError } from "../errors.ts";
+import type { JsonSchemaType, JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
+import { ConfigError, McpConnectionError, OutpostError, toErrorInfo } from "../errors.ts";
 import { checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
 import type { McpServerSpec } from "./config.ts";
 
@@ -240,6 +241,46 @@ export class McpSession {
     }
     return new McpConnectionError(this.name, message, { cause: error });
   }
+}
+
+const validators = new Map<string, JsonSchemaValidator<unknown>>();
+
+/**
+ * A tool with an output schema must answer with structuredContent that matches it (MCP spec). Checked against the
+ * journaled schema with the workerd-safe validator, so it holds after an eviction as well as on a session's first
+ * use (the SDK client only checks tools it has listed itself). Compiled validators are cached by schema.
+ */
+export function checkStructuredOutput(schema: Record<string, unknown> | undefined, raw: CallToolResult): void {
+  if (!schema || raw.isError) return;
+  if (raw.structuredContent === undefined) {
+    throw new McpError(ErrorCode.InvalidParams, `The tool has an output schema but returned no structured content`);
+  }
+  const key = JSON.stringify(schema);
+  let validate = validators.get(key);
+  if (!validate) {
+    validate = new CfWorkerJsonSchemaValidator().getValidator(schema as JsonSchemaType);
+    validators.set(key, validate);
+  }
+  const verdict = validate(raw.structuredContent);
+  if (!verdict.valid) {
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `Structured content does not match the tool's output schema: ${verdict.errorMessage}`,
+    );
+  }
+}
+
+/** A failed call as the model and the event log see it; a timeout says which limit it hit. */
+export function describeCallFailure(error: unknown, timeoutSeconds: number): { code: string; message: string } {
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.RequestTimeout) {
+      return { code: "timeout", message: `the call did not finish within its timeout of ${timeoutSeconds} s` };
+    }
+    // A protocol-level error from the server (unknown tool, invalid arguments): its message is meant for the caller.
+    return { code: "mcp_error", message: error.message };
+  }
+  const info = toErrorInfo(error);
+  return { code: info.code, message: info.message };
 }
 
 function messageOf(error: unknown): string {

@@ -3,16 +3,7 @@
 // that lasts one command. A command's workspace changes commit together when it ends, so an interrupted command
 // changes nothing. The result follows seed 002: CommandExecution → StepExecutionResult, with the full output
 // saved in the run bundle as artifacts/turn_<n>_<step>_stdout.txt and _stderr.txt.
-import {
-  Bash,
-  type CommandName,
-  defineCommand,
-  getCommandNames,
-  getNetworkCommandNames,
-  InMemoryFs,
-  MountableFs,
-  type SecureFetch,
-} from "just-bash";
+import type { Bash, CommandName, SecureFetch } from "just-bash";
 import { z } from "zod";
 import { guardedFetch } from "../net/guarded-fetch.ts";
 import { WORKSPACE_ROOT } from "../workspace/root.ts";
@@ -74,7 +65,7 @@ export const bashTool: BuiltinTool = defineTool({
       readOnly: !ctx.settings.fileSystem.write,
       displayRoot: WORKSPACE_ROOT,
     });
-    const shell = createShell(ctx, workspaceFs, timeoutMs);
+    const shell = await createShell(ctx, workspaceFs, timeoutMs);
     const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]);
     let run: { stdout: string; stderr: string; exitCode: number };
     try {
@@ -112,7 +103,11 @@ export const bashTool: BuiltinTool = defineTool({
   },
 });
 
-function createShell(ctx: ToolContext, workspaceFs: WorkspaceFs, timeoutMs: number): Bash {
+async function createShell(ctx: ToolContext, workspaceFs: WorkspaceFs, timeoutMs: number): Promise<Bash> {
+  // Loaded on first use: a Worker whose agents never run a shell never evaluates just-bash.
+  const { Bash, defineCommand, getCommandNames, getNetworkCommandNames, InMemoryFs, MountableFs } = await import(
+    "just-bash"
+  );
   const { bash } = ctx.settings;
   const excluded = new Set(bash.excluded_commands);
   const available = [...getCommandNames(), ...(bash.allow_unsafe ? getNetworkCommandNames() : [])] as CommandName[];

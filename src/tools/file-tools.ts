@@ -2,7 +2,7 @@
 // already know from Claude Code (file_path, old_string/new_string, pattern …). Paths are absolute under
 // /workspace or relative to it. Every problem is an is_error result that says what to do.
 import { minimatch } from "minimatch";
-import { RE2JS } from "re2js";
+import type { RE2JS } from "re2js";
 import { z } from "zod";
 import { toAgentPath, toStorePath, WorkspacePathError } from "../workspace/paths.ts";
 import { WORKSPACE_ROOT } from "../workspace/root.ts";
@@ -222,9 +222,10 @@ export const grepTool: BuiltinTool = defineTool({
   run: (args, ctx) =>
     guarded(async () => {
       // RE2 semantics (linear time): a model-written pattern cannot backtrack catastrophically and stall the object.
+      const { RE2JS: RE2 } = await import("re2js");
       let regex: RE2JS;
       try {
-        regex = RE2JS.compile(args.pattern, args.case_insensitive ? RE2JS.CASE_INSENSITIVE : 0);
+        regex = RE2.compile(args.pattern, args.case_insensitive ? RE2.CASE_INSENSITIVE : 0);
       } catch (error) {
         return toolError(
           `Invalid regular expression (RE2 syntax: no backreferences or lookaround): ${error instanceof Error ? error.message : String(error)}`,

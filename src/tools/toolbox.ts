@@ -4,15 +4,13 @@
 // on. Discovery is a journaled step, so a resumed run sends the model the same tools without asking again, and the
 // sessions themselves reconnect on first use after an eviction.
 import type { Tool, ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
-import { type CallToolResult, ErrorCode, McpError, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
-import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import type { JsonSchemaType, JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
+import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { AgentRuntime, StepInfo } from "../agents/context.ts";
 import { MCP_WILDCARD_PATTERN, parseMcpToolName } from "../agents/tool-names.ts";
 import { InvalidToolError, McpConnectionError, toErrorInfo } from "../errors.ts";
 import { type McpServerSpec, toolSettings } from "../mcp/config.ts";
 import { toMcpCallResult, toToolResult } from "../mcp/content.ts";
-import { McpSession } from "../mcp/session.ts";
+import type { McpSession } from "../mcp/session.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import type { Workspace } from "../workspace/workspace.ts";
 import { BUILTIN_TOOL_IMPLEMENTATIONS } from "./builtin.ts";
@@ -59,8 +57,10 @@ export class Toolbox {
   private readonly declaration: ToolDeclaration;
   private readonly deps: ToolboxDeps;
   private readonly sessions = new Map<string, McpSession>();
+  private readonly pendingSessions: McpServerSpec[] = [];
   private catalog: McpCatalog = { servers: {}, failed: {} };
-  private readonly validators = new Map<string, JsonSchemaValidator<unknown>>();
+  /** The MCP client module, loaded on first use: agents without MCP servers never load the SDK. */
+  private mcp: typeof import("../mcp/session.ts") | null = null;
   /** Full name → definition, in the order sent to the model. */
   private readonly allowed = new Map<string, Tool>();
 
@@ -68,7 +68,7 @@ export class Toolbox {
     this.declaration = declaration;
     this.deps = deps;
     for (const spec of declaration.mcpServers) {
-      this.sessions.set(spec.name, new McpSession({ spec, secret: deps.secret, outbound: deps.outbound }));
+      this.pendingSessions.push(spec);
     }
     this.resolve();
   }
@@ -79,7 +79,14 @@ export class Toolbox {
    * server that could not be reached.
    */
   async open(): Promise<void> {
-    if (this.sessions.size === 0) return;
+    if (this.pendingSessions.length === 0) return;
+    this.mcp = await import("../mcp/session.ts");
+    for (const spec of this.pendingSessions) {
+      this.sessions.set(
+        spec.name,
+        new this.mcp.McpSession({ spec, secret: this.deps.secret, outbound: this.deps.outbound }),
+      );
+    }
     this.catalog = await this.deps.runtime.step("mcp_connect", () => this.discover());
     const required = this.declaration.mcpServers.find((s) => s.required && this.catalog.failed[s.name]);
     if (required) {
@@ -227,7 +234,8 @@ export class Toolbox {
           timeoutMs: timeoutSeconds * 1000,
           signal: runtime.signal,
         });
-        this.checkOutput(target.server, target.tool, raw);
+        const schema = this.catalog.servers[target.server]?.tools.find((t) => t.name === target.tool)?.output_schema;
+        this.mcp?.checkStructuredOutput(schema, raw);
         const call = toMcpCallResult(target.server, target.tool, raw);
         // Seed 002: an MCP call maps to a StepExecutionResult, its text saved as turn_<n>_step-<k>_mcp_stdout.txt.
         const stepLabel = `step-${position}`;
@@ -259,7 +267,7 @@ export class Toolbox {
         return capResult(toToolResult(raw), artifact);
       } catch (error) {
         if (runtime.signal.aborted) throw error;
-        const failure = describeFailure(error, timeoutSeconds);
+        const failure = this.mcp?.describeCallFailure(error, timeoutSeconds) ?? toErrorInfo(error);
         runtime.emit(
           "mcp_tool_call_failed",
           { ...event, error: failure, duration_ms: Date.now() - started },
@@ -274,34 +282,6 @@ export class Toolbox {
         "You can retry later, use another tool, or continue without it.",
       is_error: true,
     };
-  }
-
-  /**
-   * A tool with an output schema must answer with structuredContent that matches it (MCP spec). Checked here, with
-   * the workerd-safe validator and the journaled schema, so it holds after an eviction as well as on first use.
-   */
-  private checkOutput(server: string, tool: string, raw: CallToolResult): void {
-    const schema = this.catalog.servers[server]?.tools.find((t) => t.name === tool)?.output_schema;
-    if (!schema || raw.isError) return;
-    if (raw.structuredContent === undefined) {
-      throw new McpError(
-        ErrorCode.InvalidParams,
-        `Tool ${tool} has an output schema but returned no structured content`,
-      );
-    }
-    const key = `${server}/${tool}`;
-    let validate = this.validators.get(key);
-    if (!validate) {
-      validate = new CfWorkerJsonSchemaValidator().getValidator(schema as JsonSchemaType);
-      this.validators.set(key, validate);
-    }
-    const verdict = validate(raw.structuredContent);
-    if (!verdict.valid) {
-      throw new McpError(
-        ErrorCode.InvalidParams,
-        `Structured content does not match the tool's output schema: ${verdict.errorMessage}`,
-      );
-    }
   }
 
   private async discover(): Promise<McpCatalog> {
@@ -458,17 +438,4 @@ function capResult(result: ToolResult, artifact: string | null): ToolResult {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** A failure as the model and the event log see it; a timeout says which limit it hit. */
-function describeFailure(error: unknown, timeoutSeconds: number): { code: string; message: string } {
-  if (error instanceof McpError) {
-    if (error.code === ErrorCode.RequestTimeout) {
-      return { code: "timeout", message: `the call did not finish within its timeout of ${timeoutSeconds} s` };
-    }
-    // A protocol-level error from the server (unknown tool, invalid arguments): its message is meant for the caller.
-    return { code: "mcp_error", message: error.message };
-  }
-  const info = toErrorInfo(error);
-  return { code: info.code, message: info.message };
 }
