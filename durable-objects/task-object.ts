@@ -24,7 +24,7 @@ import { Workspace, type WorkspaceEntry, workspacePrefix } from "../src/workspac
  * The storage schema. Raise it with every change to a table and add the step that brings older objects up to date:
  * objects keep their storage across deploys, and runs in flight resume on the new code.
  */
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 export type Subscription = { id: string; stream: ReadableStream<Uint8Array> } | { finished: true };
 
@@ -272,7 +272,7 @@ function migrate(sql: SqlStorage): void {
   TaskState.migrate(sql);
   RunBundle.migrate(sql);
   Transcript.migrate(sql);
-  // Version 2: the task's workspace.
+  // Version 2: the task's workspace. Version 3: task.limits (TaskStore.migrate adds the column).
   Workspace.migrate(sql);
   sql.exec("INSERT INTO schema_migrations (version) VALUES (?)", SCHEMA_VERSION);
 }

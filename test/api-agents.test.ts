@@ -220,6 +220,7 @@ describe("POST /v1/agents/:name/tasks", () => {
       completed_at: null,
       retention_days: 7,
       parent_task_id: null,
+      limits: {},
       last_event_seq: 1,
       links: {
         self,

@@ -519,7 +519,7 @@ describe("Agent.query (FR-005)", () => {
       input: "",
       workspace: "/workspace",
       branch: undefined,
-      config: { model, prices: DEFAULT_PRICES },
+      config: { model, prices: DEFAULT_PRICES, limits: { maxTurns: 10, maxBudgetUsd: null, maxTokens: null } },
       extra: {},
       runtime,
       tools: new Toolbox(declaration, {

@@ -52,6 +52,8 @@ export interface AgentDefinition {
   maxTurns?: number;
   /** Output token budget of each model call. */
   maxTokens?: number;
+  /** Default cost budget of a task, USD (a task may set its own max_budget_usd). */
+  maxBudgetUsd?: number;
 }
 
 export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
@@ -68,6 +70,7 @@ const DEFINITION_KEYS: ReadonlySet<string> = new Set([
   "model",
   "maxTurns",
   "maxTokens",
+  "maxBudgetUsd",
 ]);
 
 /** The seeds' snake_case names, which a definition spells in camelCase. */
@@ -79,6 +82,8 @@ const SEED_SPELLINGS: Readonly<Record<string, string>> = {
   web_fetch: "webFetch",
   max_turns: "maxTurns",
   max_tokens: "maxTokens",
+  max_iterations: "maxTurns",
+  max_budget_usd: "maxBudgetUsd",
 };
 const DEFAULT_MAX_TURNS = 10;
 
@@ -94,6 +99,7 @@ export abstract class Agent {
   readonly model: string | undefined;
   readonly maxTurns: number;
   readonly maxTokens: number;
+  readonly maxBudgetUsd: number | null;
   private readonly declaredTools: readonly string[] | undefined;
 
   constructor(definition: AgentDefinition) {
@@ -137,6 +143,11 @@ export abstract class Agent {
     this.model = definition.model;
     this.maxTurns = maxTurns;
     this.maxTokens = definition.maxTokens ?? DEFAULT_MAX_TOKENS;
+    const budget = definition.maxBudgetUsd;
+    if (budget !== undefined && !(Number.isFinite(budget) && budget > 0)) {
+      throw new ConfigError(`Agent "${definition.name}": maxBudgetUsd must be a positive number of US dollars.`);
+    }
+    this.maxBudgetUsd = budget ?? null;
   }
 
   /**
@@ -147,7 +158,8 @@ export abstract class Agent {
     const { runtime } = context;
     const messages: MessageParam[] = [{ role: "user", content: context.input }];
     runtime.recordMessage(0, messages[0] as MessageParam);
-    for (let turn = 1; turn <= this.maxTurns; turn++) {
+    const maxTurns = context.config.limits.maxTurns;
+    for (let turn = 1; turn <= maxTurns; turn++) {
       const reply = await runtime.step(`turn_${turn}_model`, (info) => this.modelTurn(context, messages, turn, info));
       messages.push({ role: "assistant", content: toParams(reply.content) });
       runtime.recordMessage(messages.length - 1, messages[messages.length - 1] as MessageParam);
@@ -169,9 +181,14 @@ export abstract class Agent {
       runtime.recordMessage(messages.length - 1, messages[messages.length - 1] as MessageParam);
     }
     return failureResult(
-      [new LimitExceededError("max_turns", `max_turns limit reached (${this.maxTurns} model turns); raise maxTurns.`)],
+      [
+        new LimitExceededError(
+          "max_turns",
+          `max_turns limit reached (${maxTurns} model turns); raise the task's max_turns or the agent's maxTurns.`,
+        ),
+      ],
       runtime.usage(),
-      { turns: this.maxTurns },
+      { turns: maxTurns },
     );
   }
 

@@ -10,6 +10,17 @@ export interface AgentConfiguration {
   /** The model this run uses (agent pin → OUTPOST_DEFAULT_MODEL → DEFAULT_MODEL). */
   model: string;
   prices: PriceTable;
+  /** The run's limits: the task's, else the agent's. The runtime enforces the budgets after every model call. */
+  limits: RunLimits;
+}
+
+export interface RunLimits {
+  /** Model turns (seed 004 max_turns, seed 003 max_iterations). */
+  maxTurns: number;
+  /** Total cost of the task's model calls, USD; null for no limit. */
+  maxBudgetUsd: number | null;
+  /** Total tokens of the task's model calls (input, output and cache); null for no limit. */
+  maxTokens: number | null;
 }
 
 export interface AgentContext {

@@ -9,6 +9,9 @@ export const MAX_WAIT_SECONDS = 60;
 
 const MetadataValue = z.union([z.string().max(2_000), z.number(), z.boolean(), z.null()]);
 
+/** Most model turns a task may ask for. */
+export const MAX_TURNS_LIMIT = 1_000;
+
 /** Most files a task can be started with. */
 export const MAX_SEED_FILES = 500;
 
@@ -38,6 +41,14 @@ export const CreateTaskBody = z.strictObject({
     .record(z.string().min(1).max(64), MetadataValue)
     .refine((m) => Object.keys(m).length <= 32, "at most 32 keys")
     .optional(),
+  /** Seed 004 max_turns: model turns for this task (the agent's maxTurns otherwise). */
+  max_turns: z.number().int().min(1).max(MAX_TURNS_LIMIT).optional(),
+  /** Seed 003 max_iterations: the same limit; with both, the smaller applies. */
+  max_iterations: z.number().int().min(1).max(MAX_TURNS_LIMIT).optional(),
+  /** Total cost of the task's model calls, USD. */
+  max_budget_usd: z.number().positive().max(100_000).optional(),
+  /** Total tokens of the task's model calls (input, output and cache). */
+  max_tokens: z.number().int().positive().max(1_000_000_000).optional(),
   /** Files to seed the workspace with: path → UTF-8 text. */
   files: z
     .record(z.string(), z.string())

@@ -1,10 +1,10 @@
 // The durable runtime an agent runs on (implements AgentRuntime): journaled steps, model calls whose every delta,
 // artifact, transcript record and token is recorded, the conversation, and cancellation.
 import type { MessageCreateParamsBase, MessageParam } from "@anthropic-ai/sdk/resources/messages";
-import type { AgentRuntime, ModelCallOptions, StepInfo } from "../agents/context.ts";
+import type { AgentRuntime, ModelCallOptions, RunLimits, StepInfo } from "../agents/context.ts";
 import type { AgentUsage, CallUsage } from "../agents/result.ts";
 import { costOf, type PriceTable } from "../config/prices.ts";
-import { CanceledError, toErrorInfo } from "../errors.ts";
+import { CanceledError, LimitExceededError, toErrorInfo } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
 import type { AgentMessage, AnthropicProvider } from "../llm/anthropic.ts";
 import type { RunBundle } from "../runs/run-bundle.ts";
@@ -33,6 +33,8 @@ export interface RunRuntimeDeps extends TaskStorage {
   taskId: string;
   provider: AnthropicProvider;
   prices: PriceTable;
+  /** The budgets are checked before and after every model call. */
+  limits: Pick<RunLimits, "maxBudgetUsd" | "maxTokens">;
   signal: AbortSignal;
   /** The SDK's transport retries; used to tell whether a failed attempt will be retried. */
   maxRetries: number;
@@ -83,6 +85,23 @@ export class RunRuntime implements AgentRuntime {
     this.deps.conversation.record(index, message);
   }
 
+  /** Throws LimitExceededError when the task's spending has reached one of its budgets. */
+  private checkBudget(usage: AgentUsage): void {
+    const { maxBudgetUsd, maxTokens } = this.deps.limits;
+    if (maxBudgetUsd !== null && usage.total_cost_usd !== null && usage.total_cost_usd >= maxBudgetUsd) {
+      throw new LimitExceededError(
+        "max_budget_usd",
+        `max_budget_usd limit reached: the task's model calls cost $${usage.total_cost_usd.toFixed(6)} of $${maxBudgetUsd}.`,
+      );
+    }
+    if (maxTokens !== null && usage.total_tokens >= maxTokens) {
+      throw new LimitExceededError(
+        "max_tokens",
+        `max_tokens limit reached: the task's model calls used ${usage.total_tokens} tokens of ${maxTokens}.`,
+      );
+    }
+  }
+
   usage(): AgentUsage {
     const task = this.deps.store.get();
     if (!task) throw new Error("task row missing");
@@ -96,6 +115,8 @@ export class RunRuntime implements AgentRuntime {
     const attempt = options.attempt ?? 1;
     const span = options.spanId;
     const artifact = `artifacts/llm/${callSite}_turn_${turn}_attempt_${attempt}`;
+    // A resumed run that is already over budget makes no further call.
+    this.checkBudget(this.usage());
     const requestText = JSON.stringify(params, null, 2);
     await deps.bundle.write(`${artifact}_request.txt`, requestText);
     const base = { turn_index: turn, call_site: callSite, attempt };
@@ -150,7 +171,7 @@ export class RunRuntime implements AgentRuntime {
             cost_usd: null,
           };
           call.cost_usd = costOf(deps.prices, params.model, call);
-          deps.store.addUsage(call);
+          const usage = deps.store.addUsage(call);
           const responseText = JSON.stringify(item.message, null, 2);
           await deps.bundle.write(`${artifact}_response.txt`, responseText);
           deps.transcript.append({
@@ -181,11 +202,15 @@ export class RunRuntime implements AgentRuntime {
             },
             span,
           );
+          // The call is recorded; a budget it used up ends the run here, before its answer is acted on.
+          this.checkBudget(usage);
         }
         yield item;
       }
     } catch (error) {
       deltas.flush();
+      // A budget reached by a call that completed: the call is on record as a success already.
+      if (error instanceof LimitExceededError) throw error;
       if (error instanceof CanceledError) {
         // A canceled call keeps what it produced, like a failed one.
         await deps.bundle.write(`${artifact}_response.txt`, `CANCELED\n--- partial text ---\n${text}`);

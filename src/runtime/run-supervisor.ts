@@ -129,12 +129,13 @@ export class RunSupervisor {
       secret: deps.secret,
       outbound: deps.outbound(),
       workspace: deps.workspace,
-      runtime: (prices) =>
+      runtime: (prices, limits) =>
         new RunRuntime({
           ...deps,
           taskId: this.task().id,
           provider: deps.provider(),
           prices,
+          limits,
           signal: abort.signal,
           maxRetries: MODEL_MAX_RETRIES,
         }),

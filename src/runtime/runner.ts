@@ -1,6 +1,6 @@
 // Runs a task's agent to its end on the durable runtime, and records the outcome: the terminal status and the
 // terminal event are written together, before anything else is attempted.
-import type { AgentContext } from "../agents/context.ts";
+import type { AgentContext, RunLimits } from "../agents/context.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
 import { type AgentResult, failureResult } from "../agents/result.ts";
 import type { PriceTable } from "../config/prices.ts";
@@ -21,7 +21,7 @@ export interface RunnerDeps {
   /** Read inside the run so a bad OUTPOST_PRICES fails the run with config_error rather than the request. */
   prices: () => PriceTable;
   /** Built lazily so a provider that is not configured fails the run with a clear error instead of the object. */
-  runtime: (prices: PriceTable) => RunRuntime;
+  runtime: (prices: PriceTable, limits: RunLimits) => RunRuntime;
   providerName: string;
   /** Runs writes atomically (the object's transactionSync). */
   transaction: <T>(fn: () => T) => T;
@@ -42,6 +42,12 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
   let tools: Toolbox | undefined;
   try {
     const agent = deps.registry.create(task.assigned_agent);
+    const limits: RunLimits = {
+      // Seed 004 max_turns and seed 003 max_iterations are the same limit here: model turns.
+      maxTurns: task.limits.max_turns ?? agent.maxTurns,
+      maxBudgetUsd: task.limits.max_budget_usd ?? agent.maxBudgetUsd,
+      maxTokens: task.limits.max_tokens ?? null,
+    };
     if (store.markRunning()) {
       events.append("run_started", {
         task: task.input,
@@ -49,13 +55,15 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
         provider: deps.providerName,
         model: task.model,
         dry_run: false,
-        max_turns: agent.maxTurns,
+        max_turns: limits.maxTurns,
+        max_budget_usd: limits.maxBudgetUsd,
+        max_tokens: limits.maxTokens,
       });
     } else {
       events.append("run_resumed", { agent: agent.name });
     }
     const prices = deps.prices();
-    const runtime = deps.runtime(prices);
+    const runtime = deps.runtime(prices, limits);
     tools = new Toolbox(agent.toolDeclaration(), {
       taskId: task.id,
       runtime,
@@ -69,7 +77,7 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
       input: task.input,
       workspace: WORKSPACE_ROOT,
       branch: typeof task.metadata.branch === "string" ? task.metadata.branch : undefined,
-      config: { model: task.model, prices },
+      config: { model: task.model, prices, limits },
       extra: task.metadata,
       runtime,
       tools,

@@ -3,7 +3,7 @@
 import { type AgentUsage, addCallUsage, type CallUsage, emptyUsage } from "../agents/result.ts";
 import type { ErrorInfo } from "../errors.ts";
 import { randomHex } from "../events/event-record.ts";
-import type { TaskInit, TaskStatus, TaskView } from "./task.ts";
+import type { TaskInit, TaskLimits, TaskStatus, TaskView } from "./task.ts";
 
 interface TaskRow extends Record<string, SqlStorageValue> {
   id: string;
@@ -23,6 +23,7 @@ interface TaskRow extends Record<string, SqlStorageValue> {
   trace_id: string;
   root_span_id: string;
   bundle_flushed: number;
+  limits: string;
 }
 
 export interface TaskRecord extends Omit<TaskView, "last_event_seq"> {
@@ -59,8 +60,14 @@ export class TaskStore {
       trace_id TEXT NOT NULL,
       root_span_id TEXT NOT NULL,
       bundle_flushed INTEGER NOT NULL DEFAULT 0,
-      crashes INTEGER NOT NULL DEFAULT 0
+      crashes INTEGER NOT NULL DEFAULT 0,
+      limits TEXT NOT NULL DEFAULT '{}'
     )`);
+    // Schema version 3 added the limits column; an older object's table gets it here.
+    const columns = sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('task')").toArray();
+    if (!columns.some((c) => c.name === "limits")) {
+      sql.exec("ALTER TABLE task ADD COLUMN limits TEXT NOT NULL DEFAULT '{}'");
+    }
   }
 
   /** The task, or null if this object holds none. Cached: the row changes only through this class. */
@@ -82,7 +89,7 @@ export class TaskStore {
     if (this.get()) return false;
     this.sql.exec(
       `INSERT INTO task (id, agent, input, metadata, status, model, usage, created_at, retention_days, parent_task_id,
-        trace_id, root_span_id) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)`,
+        trace_id, root_span_id, limits) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?)`,
       init.id,
       init.agent,
       init.input,
@@ -94,6 +101,7 @@ export class TaskStore {
       init.parentTaskId,
       randomHex(16),
       randomHex(8),
+      JSON.stringify(init.limits ?? {}),
     );
     this.cache = undefined;
     return true;
@@ -167,6 +175,7 @@ function fromRow(row: TaskRow): TaskRecord {
     completed_at: row.completed_at,
     retention_days: row.retention_days,
     parent_task_id: row.parent_task_id,
+    limits: JSON.parse(row.limits) as TaskLimits,
     traceId: row.trace_id,
     rootSpanId: row.root_span_id,
     bundleFlushed: row.bundle_flushed === 1,

@@ -7,6 +7,16 @@ export const TASK_STATUSES = ["pending", "running", "completed", "failed", "canc
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "canceled"]);
 
+/**
+ * Per-task limits (seed 004 max_turns, seed 003 max_iterations, and budgets). Absent fields fall back to the agent's
+ * definition; a budget left unset is unlimited.
+ */
+export interface TaskLimits {
+  max_turns?: number;
+  max_budget_usd?: number;
+  max_tokens?: number;
+}
+
 export interface TaskView {
   id: string;
   /** seed 003 Task.assigned_agent */
@@ -24,6 +34,8 @@ export interface TaskView {
   completed_at: string | null;
   retention_days: number;
   parent_task_id: string | null;
+  /** The limits the caller set for this task (the agent's own apply where a field is absent). */
+  limits: TaskLimits;
   /** Sequence number of the newest event. */
   last_event_seq: number;
 }
@@ -36,6 +48,7 @@ export interface TaskInit {
   model: string;
   retentionDays: number;
   parentTaskId: string | null;
+  limits?: TaskLimits;
   /** Files to put in the workspace before the run starts: workspace path ("/src/a.ts") → UTF-8 content. */
   files?: Record<string, string>;
 }

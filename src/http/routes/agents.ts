@@ -3,7 +3,9 @@ import { Hono } from "hono";
 import type { Agent } from "../../agents/agent.ts";
 import { registry } from "../../agents/catalog.ts";
 import { resolveModel } from "../../config/models.ts";
+import { findPrice, loadPriceTable } from "../../config/prices.ts";
 import { ApiError } from "../../errors.ts";
+import type { TaskLimits } from "../../tasks/task.ts";
 import type { AppEnv } from "../app-env.ts";
 import { CreateTaskBody, WorkspacePath } from "../schemas.ts";
 import { jsonBody, parseWith } from "../validation.ts";
@@ -33,6 +35,25 @@ function describe(agent: Agent, configuredModel: string | undefined) {
     })),
     max_turns: agent.maxTurns,
     system_prompt: agent.systemPrompt,
+  };
+}
+
+/** Whether cost can be counted for `model`. A broken OUTPOST_PRICES is left for the run to report (config_error). */
+function modelHasPrice(overrides: string | undefined, model: string): boolean {
+  try {
+    return findPrice(loadPriceTable(overrides), model) !== undefined;
+  } catch {
+    return true;
+  }
+}
+
+/** The task's own limits from the request; max_turns and max_iterations are one limit, the smaller winning. */
+function taskLimits(body: CreateTaskBody): TaskLimits {
+  const turns = [body.max_turns, body.max_iterations].filter((n): n is number => n !== undefined);
+  return {
+    ...(turns.length > 0 ? { max_turns: Math.min(...turns) } : {}),
+    ...(body.max_budget_usd !== undefined ? { max_budget_usd: body.max_budget_usd } : {}),
+    ...(body.max_tokens !== undefined ? { max_tokens: body.max_tokens } : {}),
   };
 }
 
@@ -74,6 +95,17 @@ export const agentRoutes = new Hono<AppEnv>()
     const agent = registry.create(c.req.param("name"));
     const body = await jsonBody(c, CreateTaskBody);
     const files = seedFiles(body.files);
+    const model = resolveModel(agent.model, c.env.OUTPOST_DEFAULT_MODEL);
+    const limits = taskLimits(body);
+    const budget = limits.max_budget_usd ?? agent.maxBudgetUsd;
+    if (budget !== null && budget !== undefined && !modelHasPrice(c.env.OUTPOST_PRICES, model)) {
+      throw new ApiError(
+        400,
+        "validation_failed",
+        `A cost budget needs the model's price, and ${model} has none; add it to OUTPOST_PRICES.`,
+        "max_budget_usd",
+      );
+    }
     const id = crypto.randomUUID();
     const stub = c.env.TASKS.get(c.env.TASKS.idFromName(id));
     const task = await stub.start({
@@ -81,9 +113,10 @@ export const agentRoutes = new Hono<AppEnv>()
       agent: agent.name,
       input: body.input,
       metadata: body.metadata ?? {},
-      model: resolveModel(agent.model, c.env.OUTPOST_DEFAULT_MODEL),
+      model,
       retentionDays: DEFAULT_RETENTION_DAYS,
       parentTaskId: null,
+      limits,
       files,
     });
     const resource = taskResource(c, task);
