@@ -4,6 +4,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { registry } from "../src/agents/catalog.ts";
 import { loadPriceTable } from "../src/config/prices.ts";
+import { retentionPolicyOrDefault } from "../src/config/retention.ts";
 import type { Env } from "../src/env.ts";
 import { EventLog } from "../src/events/event-log.ts";
 import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
@@ -46,7 +47,7 @@ export class TaskObject extends DurableObject<Env> {
     this.sql = ctx.storage.sql;
     this.ready = hasSchema(this.sql);
     if (this.ready) migrate(this.sql);
-    this.store = new TaskStore(this.sql);
+    this.store = new TaskStore(this.sql, () => retentionPolicyOrDefault(env.OUTPOST_RETENTION));
     const taskId = () => this.requireTask().id;
     this.events = new EventLog(this.sql, () => {
       const task = this.requireTask();
@@ -83,6 +84,7 @@ export class TaskObject extends DurableObject<Env> {
         return typeof value === "string" ? value : undefined;
       },
       outbound: () => outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),
+      expire: () => this.expire(),
     });
   }
 
@@ -234,6 +236,42 @@ export class TaskObject extends DurableObject<Env> {
     return { size: meta.size, modified_at, body: new Blob([where.inline]).stream() };
   }
 
+  /** When the task expired (seed 003 retention), or null if it did not (unknown or still kept). */
+  async expired(): Promise<{ task_id: string; expired_at: string } | null> {
+    if (this.ready) return null;
+    const hasTombstone =
+      this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tombstone'").toArray().length > 0;
+    if (!hasTombstone) return null;
+    return (
+      this.sql
+        .exec<{ task_id: string; expired_at: string }>("SELECT task_id, expired_at FROM tombstone")
+        .toArray()[0] ?? null
+    );
+  }
+
+  /**
+   * Retention has run out: the task's R2 objects (run bundle, journal spills, workspace files) go first, then all of
+   * its storage; a tombstone row is all that is left, so requests get 410 rather than 404. Safe to repeat.
+   */
+  private async expire(): Promise<void> {
+    const task = this.requireTask();
+    for (const prefix of [runPrefix(task.id), workspacePrefix(task.id)]) {
+      let cursor: string | undefined;
+      do {
+        const page = await this.env.RUNS.list({ prefix, ...(cursor ? { cursor } : {}) });
+        if (page.objects.length > 0) await this.env.RUNS.delete(page.objects.map((o) => o.key));
+        cursor = page.truncated ? page.cursor : undefined;
+      } while (cursor);
+    }
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.sql.exec("CREATE TABLE tombstone (task_id TEXT NOT NULL, expired_at TEXT NOT NULL)");
+    this.sql.exec("INSERT INTO tombstone (task_id, expired_at) VALUES (?, ?)", task.id, new Date().toISOString());
+    this.ready = false;
+    this.store.invalidate();
+    this.events.invalidate();
+  }
+
   override async alarm(): Promise<void> {
     const task = this.task();
     if (task) await this.supervisor.alarm(task);
@@ -250,7 +288,7 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   private view(task: TaskRecord): TaskView {
-    const { traceId: _t, rootSpanId: _s, bundleFlushed: _b, ...rest } = task;
+    const { traceId: _t, rootSpanId: _s, bundleFlushed: _b, retentionExplicit: _r, ...rest } = task;
     return { ...rest, last_event_seq: this.events.lastSeq() };
   }
 }

@@ -22,6 +22,8 @@ export interface Env {
    * comma-separated hostnames or IP literals, or "*". Empty: none (the default).
    */
   OUTPOST_ALLOW_PRIVATE_HOSTS?: string;
+  /** JSON retention policy (seed 003): {default_days, by_status, by_task}, merged over the seed's defaults. */
+  OUTPOST_RETENTION?: string;
 }
 
 type OutpostEnv = Env;

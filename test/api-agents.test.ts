@@ -221,6 +221,8 @@ describe("POST /v1/agents/:name/tasks", () => {
       retention_days: 7,
       parent_task_id: null,
       limits: {},
+      tags: [],
+      expires_at: null,
       last_event_seq: 1,
       links: {
         self,

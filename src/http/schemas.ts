@@ -49,6 +49,13 @@ export const CreateTaskBody = z.strictObject({
   max_budget_usd: z.number().positive().max(100_000).optional(),
   /** Total tokens of the task's model calls (input, output and cache). */
   max_tokens: z.number().int().positive().max(1_000_000_000).optional(),
+  /** Labels matched by the retention policy's by_task rules (e.g. "critical"). */
+  tags: z
+    .array(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, "must be lowercase letters, digits, '-' or '_'"))
+    .max(16)
+    .optional(),
+  /** Days to keep the task after it ends (seed 003 Task.retention_days); otherwise the retention policy decides. */
+  retention_days: z.number().int().min(1).max(3650).optional(),
   /** Files to seed the workspace with: path → UTF-8 text. */
   files: z
     .record(z.string(), z.string())

@@ -32,6 +32,8 @@ export interface SupervisorDeps extends TaskStorage {
   /** A provider for one run (its configuration comes from the Worker's env). */
   provider: () => AnthropicProvider;
   prices: () => PriceTable;
+  /** Deletes everything the task has (storage and R2), leaving a tombstone. */
+  expire: () => Promise<void>;
   secret: (name: string) => string | undefined;
   outbound: () => OutboundPolicy;
 }
@@ -78,17 +80,25 @@ export class RunSupervisor {
     return null;
   }
 
-  /** The heartbeat and recovery alarm: resumes an interrupted run, uploads an ended run's bundle. Idempotent. */
+  /**
+   * The heartbeat and recovery alarm: resumes an interrupted run, uploads an ended run's bundle, and when the
+   * retention period has passed, deletes the task. Idempotent.
+   */
   async alarm(task: TaskRecord): Promise<void> {
     if (!isTerminal(task.status)) {
       await this.deps.storage.setAlarm(Date.now() + HEARTBEAT_MS);
       if (!this.active) this.launch();
       return;
     }
-    if (this.active || task.bundleFlushed) return;
+    if (this.active) return;
+    if (task.bundleFlushed) {
+      await this.expireWhenDue(task);
+      return;
+    }
     try {
       await this.flushBundle(task);
       this.uploadFailures = 0;
+      await this.expireWhenDue(this.task());
     } catch (error) {
       // R2 may be down for longer than the platform's own alarm retries last: keep trying, backing off to an hour.
       this.uploadFailures++;
@@ -101,6 +111,14 @@ export class RunSupervisor {
   /** A reader of an ended run's bundle gets all of it, even if the upload alarm has not run yet. */
   async completeBundle(task: TaskRecord): Promise<void> {
     if (isTerminal(task.status) && !task.bundleFlushed && !this.active) await this.flushBundle(task);
+  }
+
+  /** Deletes the task once its retention has run out; until then the alarm waits for that moment. */
+  private async expireWhenDue(task: TaskRecord): Promise<void> {
+    if (!task.expires_at) return;
+    const due = Date.parse(task.expires_at);
+    if (Date.now() >= due) await this.deps.expire();
+    else await this.deps.storage.setAlarm(due);
   }
 
   /** Writes atomically; after a rollback, nothing this instance remembers of storage is trusted. */

@@ -1,6 +1,7 @@
 // The task's own row in its Durable Object, and its status transitions. Every transition is a check-and-set in
 // SQLite (UPDATE … WHERE status IN …), so interleaved requests cannot move a task backwards.
 import { type AgentUsage, addCallUsage, type CallUsage, emptyUsage } from "../agents/result.ts";
+import { DAY_MS, DEFAULT_RETENTION, type RetentionPolicy, retentionDays } from "../config/retention.ts";
 import type { ErrorInfo } from "../errors.ts";
 import { randomHex } from "../events/event-record.ts";
 import type { TaskInit, TaskLimits, TaskStatus, TaskView } from "./task.ts";
@@ -24,9 +25,12 @@ interface TaskRow extends Record<string, SqlStorageValue> {
   root_span_id: string;
   bundle_flushed: number;
   limits: string;
+  tags: string;
+  retention_explicit: number;
 }
 
 export interface TaskRecord extends Omit<TaskView, "last_event_seq"> {
+  retentionExplicit: boolean;
   traceId: string;
   rootSpanId: string;
   bundleFlushed: boolean;
@@ -37,8 +41,12 @@ export class TaskStore {
 
   private readonly sql: SqlStorage;
 
-  constructor(sql: SqlStorage) {
+  private readonly retention: () => RetentionPolicy;
+
+  /** `retention` decides retention_days when the task ends (seed 003 by_status), unless the caller chose it. */
+  constructor(sql: SqlStorage, retention: () => RetentionPolicy = () => DEFAULT_RETENTION) {
     this.sql = sql;
+    this.retention = retention;
   }
 
   static migrate(sql: SqlStorage): void {
@@ -61,12 +69,24 @@ export class TaskStore {
       root_span_id TEXT NOT NULL,
       bundle_flushed INTEGER NOT NULL DEFAULT 0,
       crashes INTEGER NOT NULL DEFAULT 0,
-      limits TEXT NOT NULL DEFAULT '{}'
+      limits TEXT NOT NULL DEFAULT '{}',
+      tags TEXT NOT NULL DEFAULT '[]',
+      retention_explicit INTEGER NOT NULL DEFAULT 0
     )`);
-    // Schema version 3 added the limits column; an older object's table gets it here.
-    const columns = sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('task')").toArray();
-    if (!columns.some((c) => c.name === "limits")) {
-      sql.exec("ALTER TABLE task ADD COLUMN limits TEXT NOT NULL DEFAULT '{}'");
+    // Schema version 3 added these columns; an older object's table gets them here.
+    const columns = new Set(
+      sql
+        .exec<{ name: string }>("SELECT name FROM pragma_table_info('task')")
+        .toArray()
+        .map((c) => c.name),
+    );
+    const added: [string, string][] = [
+      ["limits", "TEXT NOT NULL DEFAULT '{}'"],
+      ["tags", "TEXT NOT NULL DEFAULT '[]'"],
+      ["retention_explicit", "INTEGER NOT NULL DEFAULT 0"],
+    ];
+    for (const [name, type] of added) {
+      if (!columns.has(name)) sql.exec(`ALTER TABLE task ADD COLUMN ${name} ${type}`);
     }
   }
 
@@ -89,7 +109,8 @@ export class TaskStore {
     if (this.get()) return false;
     this.sql.exec(
       `INSERT INTO task (id, agent, input, metadata, status, model, usage, created_at, retention_days, parent_task_id,
-        trace_id, root_span_id, limits) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?)`,
+        trace_id, root_span_id, limits, tags, retention_explicit) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?,
+        ?, ?)`,
       init.id,
       init.agent,
       init.input,
@@ -102,6 +123,8 @@ export class TaskStore {
       randomHex(16),
       randomHex(8),
       JSON.stringify(init.limits ?? {}),
+      JSON.stringify(init.tags),
+      init.retentionExplicit ? 1 : 0,
     );
     this.cache = undefined;
     return true;
@@ -118,8 +141,14 @@ export class TaskStore {
     const now = new Date();
     const startedMs = task.started_at ? Date.parse(task.started_at) : now.getTime();
     const usage: AgentUsage = { ...task.usage, duration_ms: Math.max(0, now.getTime() - startedMs) };
+    const days = retentionDays(this.retention(), {
+      explicit: task.retentionExplicit ? task.retention_days : null,
+      tags: task.tags,
+      status,
+    });
     return this.transition(["pending", "running"], status, {
       completed_at: now.toISOString(),
+      retention_days: String(days),
       result: outcome.result ?? null,
       error: outcome.error ? JSON.stringify(outcome.error) : null,
       usage: JSON.stringify(usage),
@@ -176,6 +205,11 @@ function fromRow(row: TaskRow): TaskRecord {
     retention_days: row.retention_days,
     parent_task_id: row.parent_task_id,
     limits: JSON.parse(row.limits) as TaskLimits,
+    tags: JSON.parse(row.tags) as string[],
+    expires_at: row.completed_at
+      ? new Date(Date.parse(row.completed_at) + row.retention_days * DAY_MS).toISOString()
+      : null,
+    retentionExplicit: row.retention_explicit === 1,
     traceId: row.trace_id,
     rootSpanId: row.root_span_id,
     bundleFlushed: row.bundle_flushed === 1,

@@ -36,6 +36,10 @@ export interface TaskView {
   parent_task_id: string | null;
   /** The limits the caller set for this task (the agent's own apply where a field is absent). */
   limits: TaskLimits;
+  /** Labels for the retention policy's by_task rules (e.g. "critical", "debug"). */
+  tags: string[];
+  /** When the task and its R2 objects are deleted (completed_at + retention_days); null while it runs. */
+  expires_at: string | null;
   /** Sequence number of the newest event. */
   last_event_seq: number;
 }
@@ -47,6 +51,9 @@ export interface TaskInit {
   metadata: Record<string, unknown>;
   model: string;
   retentionDays: number;
+  /** Whether the caller chose retention_days (then the policy's status rules do not change it). */
+  retentionExplicit: boolean;
+  tags: string[];
   parentTaskId: string | null;
   limits?: TaskLimits;
   /** Files to put in the workspace before the run starts: workspace path ("/src/a.ts") → UTF-8 content. */

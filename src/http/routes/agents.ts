@@ -4,15 +4,13 @@ import type { Agent } from "../../agents/agent.ts";
 import { registry } from "../../agents/catalog.ts";
 import { resolveModel } from "../../config/models.ts";
 import { findPrice, loadPriceTable } from "../../config/prices.ts";
+import { retentionDays, retentionPolicyOrDefault } from "../../config/retention.ts";
 import { ApiError } from "../../errors.ts";
 import type { TaskLimits } from "../../tasks/task.ts";
 import type { AppEnv } from "../app-env.ts";
 import { CreateTaskBody, WorkspacePath } from "../schemas.ts";
 import { jsonBody, parseWith } from "../validation.ts";
 import { taskResource } from "./tasks.ts";
-
-/** seed 003 retention default. */
-const DEFAULT_RETENTION_DAYS = 7;
 
 function describe(agent: Agent, configuredModel: string | undefined) {
   return {
@@ -114,7 +112,12 @@ export const agentRoutes = new Hono<AppEnv>()
       input: body.input,
       metadata: body.metadata ?? {},
       model,
-      retentionDays: DEFAULT_RETENTION_DAYS,
+      retentionDays: retentionDays(retentionPolicyOrDefault(c.env.OUTPOST_RETENTION), {
+        explicit: body.retention_days ?? null,
+        tags: body.tags ?? [],
+      }),
+      retentionExplicit: body.retention_days !== undefined,
+      tags: [...new Set(body.tags ?? [])],
       parentTaskId: null,
       limits,
       files,

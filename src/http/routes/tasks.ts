@@ -1,6 +1,7 @@
 // /v1/tasks/:id: read a task, wait for it, stream its events, cancel it, and fetch its run bundle. Every route
 // talks to the task's own Durable Object; the Worker only checks input and shapes responses.
 import { type Context, Hono } from "hono";
+import type { TaskObject } from "../../../durable-objects/task-object.ts";
 import { ApiError } from "../../errors.ts";
 import type { TaskView } from "../../tasks/task.ts";
 import type { AppEnv } from "../app-env.ts";
@@ -44,6 +45,20 @@ function workspaceContentType(path: string): string {
   return TEXT_TYPES[ext] ?? (path.includes(".") ? "text/plain; charset=utf-8" : "application/octet-stream");
 }
 
+/** 404 for a task that never existed; 410 task_expired for one its retention policy has deleted. */
+async function missingTask(stub: DurableObjectStub<TaskObject>, id: string): Promise<ApiError> {
+  const expired = await stub.expired();
+  if (expired) {
+    return new ApiError(
+      410,
+      "task_expired",
+      `Task ${id} expired at ${expired.expired_at} under the retention policy; its record and files were deleted.`,
+      "id",
+    );
+  }
+  return taskNotFound(id);
+}
+
 function taskNotFound(id: string): ApiError {
   return new ApiError(404, "task_not_found", `No task with id "${id}".`, "id");
 }
@@ -61,13 +76,13 @@ export const taskRoutes = new Hono<AppEnv>()
     const waitParam = c.req.query("wait");
     const waitSeconds = waitParam === undefined ? 0 : parseWith(WaitQuery, waitParam, "wait");
     const task = waitSeconds > 0 ? await stub.wait(Math.round(waitSeconds * 1000)) : await stub.get();
-    if (!task) throw taskNotFound(id);
+    if (!task) throw await missingTask(stub, id);
     return c.json(taskResource(c, task));
   })
   .get("/:id/messages", async (c) => {
     const { id, stub } = taskStub(c);
     const messages = await stub.messages();
-    if (!messages) throw taskNotFound(id);
+    if (!messages) throw await missingTask(stub, id);
     return c.json({ task_id: id, messages });
   })
   .get("/:id/events", async (c) => {
@@ -81,7 +96,7 @@ export const taskRoutes = new Hono<AppEnv>()
           ? parseWith(EventCursor, query, "after")
           : 0;
     const subscription = await stub.subscribe(cursor);
-    if (!subscription) throw taskNotFound(id);
+    if (!subscription) throw await missingTask(stub, id);
     // The run has ended and the client has every event: 204 tells an EventSource to stop reconnecting.
     if ("finished" in subscription) return c.body(null, 204);
     // The object would notice a cancelled stream only at its next write; the request signal (enable_request_signal)
@@ -103,20 +118,20 @@ export const taskRoutes = new Hono<AppEnv>()
     const outcome = await stub.cancel();
     const { value, error } = outcome;
     if (value) return c.json(taskResource(c, value));
-    if (error?.code === "task_not_found") throw taskNotFound(id);
+    if (error?.code === "task_not_found") throw await missingTask(stub, id);
     throw new ApiError(409, error?.code ?? "conflict", error?.message ?? "The task cannot be canceled.");
   })
   .get("/:id/artifacts", async (c) => {
     const { id, stub } = taskStub(c);
     const artifacts = await stub.artifacts();
-    if (!artifacts) throw taskNotFound(id);
+    if (!artifacts) throw await missingTask(stub, id);
     const base = `${new URL(c.req.url).origin}/v1/tasks/${id}/artifacts/`;
     return c.json({ task_id: id, artifacts: artifacts.map((a) => ({ ...a, url: base + a.path })) });
   })
   .get("/:id/workspace", async (c) => {
     const { id, stub } = taskStub(c);
     const files = await stub.workspaceList();
-    if (!files) throw taskNotFound(id);
+    if (!files) throw await missingTask(stub, id);
     const base = `${new URL(c.req.url).origin}/v1/tasks/${id}/workspace/`;
     return c.json({
       task_id: id,
@@ -127,7 +142,7 @@ export const taskRoutes = new Hono<AppEnv>()
     const { id, stub } = taskStub(c);
     const path = parseWith(WorkspacePath, c.req.param("path"), "path");
     const found = await stub.workspaceFile(path);
-    if (found === null && !(await stub.get())) throw taskNotFound(id);
+    if (found === null && !(await stub.get())) throw await missingTask(stub, id);
     if (found === null || found === "directory") {
       const what = found === "directory" ? "is a folder; GET /v1/tasks/:id/workspace lists it" : "does not exist";
       throw new ApiError(404, "workspace_file_not_found", `${path.slice(1)} ${what}.`, "path");
@@ -153,7 +168,7 @@ export const taskRoutes = new Hono<AppEnv>()
     const { id, stub } = taskStub(c);
     const path = parseWith(ArtifactPath, c.req.param("path"), "path");
     const found = await stub.artifact(path);
-    if (!found && !(await stub.get())) throw taskNotFound(id);
+    if (!found && !(await stub.get())) throw await missingTask(stub, id);
     if (!found) throw new ApiError(404, "artifact_not_found", `Task ${id} has no artifact "${path}".`, "path");
     if (found.kind === "staged") {
       return new Response(found.content, { headers: { "content-type": found.content_type } });
