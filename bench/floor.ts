@@ -47,6 +47,7 @@ function bareRuntime(signal: AbortSignal): AgentRuntime {
     },
     recordMessage: () => {},
     artifact: async () => {},
+    checkpoint: () => {},
     emit: () => {},
     usage: () => {
       throw new Error("not tracked by the floor");

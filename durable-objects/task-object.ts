@@ -13,11 +13,12 @@ import { AnthropicProvider } from "../src/llm/anthropic.ts";
 import { outboundPolicy } from "../src/net/outbound.ts";
 import { type ArtifactEntry, RunBundle, runPrefix } from "../src/runs/run-bundle.ts";
 import { Transcript } from "../src/runs/transcript.ts";
+import { type Checkpoint, CheckpointLog, type CheckpointSummary } from "../src/runtime/checkpoints.ts";
 import { MessageLog, type StoredMessage } from "../src/runtime/conversation.ts";
 import { MODEL_MAX_RETRIES, RunSupervisor } from "../src/runtime/run-supervisor.ts";
 import { StepJournal } from "../src/runtime/step-journal.ts";
 import { isTerminal, type RpcResult, type TaskInit, type TaskView } from "../src/tasks/task.ts";
-import { TaskState } from "../src/tasks/task-state.ts";
+import { FORK_STATE_KEY, TaskState } from "../src/tasks/task-state.ts";
 import { type TaskRecord, TaskStore } from "../src/tasks/task-store.ts";
 import { Workspace, type WorkspaceEntry, workspacePrefix } from "../src/workspace/workspace.ts";
 
@@ -36,6 +37,8 @@ export class TaskObject extends DurableObject<Env> {
   private readonly conversation: MessageLog;
   private readonly bundle: RunBundle;
   private readonly workspace: Workspace;
+  private readonly checkpoints: CheckpointLog;
+  private readonly state: TaskState;
   private readonly supervisor: RunSupervisor;
   /** False until a task is created: an object asked about an unknown id writes nothing, not even its schema. */
   private ready: boolean;
@@ -54,6 +57,8 @@ export class TaskObject extends DurableObject<Env> {
       return { runId: task.id, traceId: task.traceId, rootSpanId: task.rootSpanId };
     });
     this.conversation = new MessageLog(this.sql);
+    this.state = new TaskState(this.sql);
+    this.checkpoints = new CheckpointLog(this.sql, this.conversation, taskId);
     this.bundle = new RunBundle(this.sql, env.RUNS, taskId);
     this.workspace = new Workspace(
       this.sql,
@@ -66,10 +71,11 @@ export class TaskObject extends DurableObject<Env> {
       events: this.events,
       journal: new StepJournal(this.sql, env.RUNS, () => `${runPrefix(taskId())}.journal/`),
       conversation: this.conversation,
-      state: new TaskState(this.sql),
+      state: this.state,
       bundle: this.bundle,
       transcript: new Transcript(this.sql),
       workspace: this.workspace,
+      checkpoints: this.checkpoints,
       registry,
       storage: ctx.storage,
       provider: () =>
@@ -100,6 +106,14 @@ export class TaskObject extends DurableObject<Env> {
       if (!this.store.create(init)) return false;
       const task = this.requireTask();
       this.workspace.seed(files);
+      if (init.fork) {
+        for (const [index, message] of init.fork.messages.entries()) this.conversation.record(index, message);
+        this.state.put(FORK_STATE_KEY, {
+          task_id: init.fork.task_id,
+          checkpoint_id: init.fork.checkpoint_id,
+          turn: init.fork.turn,
+        });
+      }
       this.events.append("task_created", {
         task_id: task.id,
         agent: task.assigned_agent,
@@ -108,6 +122,7 @@ export class TaskObject extends DurableObject<Env> {
         model: task.model,
         parent_task_id: task.parent_task_id,
         files: files.map(([path]) => path.slice(1)),
+        ...(init.fork ? { forked_from: { task_id: init.fork.task_id, checkpoint_id: init.fork.checkpoint_id } } : {}),
       });
       return true;
     });
@@ -206,6 +221,16 @@ export class TaskObject extends DurableObject<Env> {
     const staged = this.bundle.staged(path);
     if (staged) return { kind: "staged", ...staged };
     return { kind: "r2", key: runPrefix(task.id) + path };
+  }
+
+  /** The task's checkpoints, oldest first, or null for an unknown task. */
+  async checkpointList(): Promise<CheckpointSummary[] | null> {
+    return this.task() ? this.checkpoints.list() : null;
+  }
+
+  /** One checkpoint with its state (messages included); null if the task or the checkpoint is unknown. */
+  async checkpoint(checkpointId: string): Promise<Checkpoint | null> {
+    return this.task() ? this.checkpoints.get(checkpointId) : null;
   }
 
   /** The workspace's files and folders, or null for an unknown task. */
@@ -310,7 +335,9 @@ function migrate(sql: SqlStorage): void {
   TaskState.migrate(sql);
   RunBundle.migrate(sql);
   Transcript.migrate(sql);
-  // Version 2: the task's workspace. Version 3: task.limits (TaskStore.migrate adds the column).
+  // Version 2: the task's workspace. Version 3: task limits, tags and retention (TaskStore.migrate adds the
+  // columns) and checkpoints.
   Workspace.migrate(sql);
+  CheckpointLog.migrate(sql);
   sql.exec("INSERT INTO schema_migrations (version) VALUES (?)", SCHEMA_VERSION);
 }

@@ -230,6 +230,7 @@ describe("POST /v1/agents/:name/tasks", () => {
         messages: `${self}/messages`,
         artifacts: `${self}/artifacts`,
         workspace: `${self}/workspace`,
+        checkpoints: `${self}/checkpoints`,
         cancel: `${self}/cancel`,
       },
     });

@@ -250,9 +250,11 @@ describe("a one-turn text run streamed live", () => {
     expect(types(run.frames)).toEqual([
       "task_created",
       "run_started",
+      "checkpoint_saved",
       "llm_request_sent",
       ...chunkText(text).map(() => "llm_text_delta"),
       "llm_response_received",
+      "checkpoint_saved",
       "run_finished",
     ]);
   });
@@ -312,14 +314,18 @@ describe("the event vocabulary of richer runs", () => {
     expect(types(planner.frames)).toEqual([
       "task_created",
       "run_started",
+      "checkpoint_saved",
       "llm_request_sent",
       "llm_response_received",
+      "checkpoint_saved",
       "tool_call_started",
       "todo_list_updated",
       "tool_call_completed",
+      "checkpoint_saved",
       "llm_request_sent",
       ...chunkText(plan).map(() => "llm_text_delta"),
       "llm_response_received",
+      "checkpoint_saved",
       "run_finished",
     ]);
   });
@@ -358,10 +364,12 @@ describe("the event vocabulary of richer runs", () => {
     expect(types(run.frames)).toEqual([
       "task_created",
       "run_started",
+      "checkpoint_saved",
       "llm_request_sent",
       ...chunkText(thinking).map(() => "llm_thinking_delta"),
       ...chunkText(answer).map(() => "llm_text_delta"),
       "llm_response_received",
+      "checkpoint_saved",
       "run_finished",
     ]);
     const thoughts = run.frames.filter((f) => f.event === "llm_thinking_delta").map((f) => f.data.payload);
@@ -425,7 +433,12 @@ describe("following a run live", () => {
     await reader.rest();
     expect(first?.event).toBe("task_created");
     expect(first?.id).toBe(1);
-    expect(untilDelta.map((f) => f.event)).toEqual(["run_started", "llm_request_sent", "llm_text_delta"]);
+    expect(untilDelta.map((f) => f.event)).toEqual([
+      "run_started",
+      "checkpoint_saved",
+      "llm_request_sent",
+      "llm_text_delta",
+    ]);
     expect(firstAfterMs).toBeLessThan(1000);
     expect(deltaAfterMs).toBeGreaterThanOrEqual(2000);
   });

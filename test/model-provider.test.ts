@@ -509,6 +509,7 @@ describe("Agent.query (FR-005)", () => {
       emit: unused("emit"),
       usage: unused("usage"),
       artifact: unused("artifact"),
+      checkpoint: unused("checkpoint"),
       state: { get: unused("state.get"), put: unused("state.put") },
       async *streamModel(modelParams) {
         yield* p.stream(modelParams, { signal: this.signal });

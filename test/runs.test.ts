@@ -76,6 +76,7 @@ describe("model calls inside a run", () => {
     expect(log.map((e) => e.event_type)).toEqual([
       "task_created",
       "run_started",
+      "checkpoint_saved",
       "llm_request_sent",
       "llm_retry_scheduled",
       "llm_retry_scheduled",

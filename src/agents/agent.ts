@@ -7,6 +7,7 @@ import type {
   MessageParam,
   ToolResultBlockParam,
   ToolUseBlock,
+  ToolUseBlockParam,
 } from "@anthropic-ai/sdk/resources/messages";
 import { DEFAULT_MAX_TOKENS } from "../config/models.ts";
 import { ConfigError, LimitExceededError, MalformedResponseError } from "../errors.ts";
@@ -156,29 +157,35 @@ export abstract class Agent {
    */
   async execute(context: AgentContext): Promise<AgentResult> {
     const { runtime } = context;
-    const messages: MessageParam[] = [{ role: "user", content: context.input }];
-    runtime.recordMessage(0, messages[0] as MessageParam);
+    const start = context.startFrom;
+    const messages: MessageParam[] = start ? [...start.messages] : [{ role: "user", content: context.input }];
+    if (!start) runtime.recordMessage(0, messages[0] as MessageParam);
+    let turn = start?.turn ?? 0;
+    runtime.checkpoint("start", messages.at(-1)?.role === "assistant" ? "tool_calls" : "model_turn", { turn });
+    // A fork of a checkpoint taken between a model turn and its tool calls runs those calls first.
+    const pending = messages.at(-1);
+    if (pending?.role === "assistant" && Array.isArray(pending.content)) {
+      const uses = pending.content.filter((b): b is ToolUseBlockParam => b.type === "tool_use");
+      if (uses.length > 0) await this.runToolCalls(context, messages, uses, turn);
+    }
     const maxTurns = context.config.limits.maxTurns;
-    for (let turn = 1; turn <= maxTurns; turn++) {
-      const reply = await runtime.step(`turn_${turn}_model`, (info) => this.modelTurn(context, messages, turn, info));
+    while (turn < maxTurns) {
+      turn++;
+      const current = turn;
+      const reply = await runtime.step(`turn_${current}_model`, (info) =>
+        this.modelTurn(context, messages, current, info),
+      );
       messages.push({ role: "assistant", content: toParams(reply.content) });
       runtime.recordMessage(messages.length - 1, messages[messages.length - 1] as MessageParam);
       const uses = reply.content.filter((block): block is ToolUseBlock => block.type === "tool_use");
+      runtime.checkpoint(`turn_${current}_model`, uses.length > 0 ? "tool_calls" : "finish", { turn: current });
       if (uses.length === 0) {
         return successResult(extractText(reply.content), runtime.usage(), {
-          turns: turn,
+          turns: current,
           stop_reason: reply.stop_reason,
         });
       }
-      const results: ToolResultBlockParam[] = [];
-      for (const [index, use] of uses.entries()) {
-        const result = await runtime.step(`turn_${turn}_tool_${use.id}`, (info) =>
-          this.callTool(context, use, turn, info, index + 1),
-        );
-        results.push({ type: "tool_result", tool_use_id: use.id, content: result.content, is_error: result.is_error });
-      }
-      messages.push({ role: "user", content: results });
-      runtime.recordMessage(messages.length - 1, messages[messages.length - 1] as MessageParam);
+      await this.runToolCalls(context, messages, uses, current);
     }
     return failureResult(
       [
@@ -190,6 +197,27 @@ export abstract class Agent {
       runtime.usage(),
       { turns: maxTurns },
     );
+  }
+
+  /** Runs a turn's tool calls, each a durable step, then records their results and a checkpoint. */
+  private async runToolCalls(
+    context: AgentContext,
+    messages: MessageParam[],
+    uses: readonly (ToolUseBlock | ToolUseBlockParam)[],
+    turn: number,
+  ): Promise<void> {
+    const { runtime } = context;
+    const results: ToolResultBlockParam[] = [];
+    for (const [index, use] of uses.entries()) {
+      const block = { ...use, type: "tool_use" } as ToolUseBlock;
+      const result = await runtime.step(`turn_${turn}_tool_${use.id}`, (info) =>
+        this.callTool(context, block, turn, info, index + 1),
+      );
+      results.push({ type: "tool_result", tool_use_id: use.id, content: result.content, is_error: result.is_error });
+    }
+    messages.push({ role: "user", content: results });
+    runtime.recordMessage(messages.length - 1, messages[messages.length - 1] as MessageParam);
+    runtime.checkpoint(`turn_${turn}_tools`, "model_turn", { turn });
   }
 
   /**

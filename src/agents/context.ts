@@ -3,6 +3,7 @@
 import type { MessageCreateParamsBase, MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { PriceTable } from "../config/prices.ts";
 import type { AgentMessage } from "../llm/anthropic.ts";
+import type { NextAction } from "../runtime/checkpoints.ts";
 import type { Toolbox } from "../tools/toolbox.ts";
 import type { AgentUsage } from "./result.ts";
 
@@ -37,6 +38,11 @@ export interface AgentContext {
   runtime: AgentRuntime;
   /** The run's tools: definitions for the model, and calls with permission checks, timeouts and fallbacks. */
   tools: Toolbox;
+  /**
+   * Set when the task is a fork of another task's checkpoint: the conversation to continue from (already recorded
+   * as this task's messages) and the number of model turns it had taken.
+   */
+  startFrom?: { messages: MessageParam[]; turn: number } | undefined;
 }
 
 export interface StepInfo {
@@ -68,6 +74,11 @@ export interface AgentRuntime {
   recordMessage(index: number, message: MessageParam): void;
   /** Adds a file to the run bundle (runs/<task_id>/<path>). */
   artifact(path: string, content: string): Promise<void>;
+  /**
+   * Records a checkpoint (seed 003) at `position` covering the conversation so far, and emits checkpoint_saved. A
+   * position already recorded (a replay) records nothing.
+   */
+  checkpoint(position: string, nextAction: NextAction, metadata?: Record<string, unknown>): void;
   /** Appends an event to the task's log. */
   emit(eventType: string, payload: Record<string, unknown>, spanId?: string): void;
   /** Usage of every model call of this task so far (tokens, cost, calls). */

@@ -45,6 +45,8 @@ export const EVENT_TYPES = [
   "todo_list_updated",
   // Cancel (Outpost)
   "run_canceled",
+  // Checkpoints (seed 003)
+  "checkpoint_saved",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

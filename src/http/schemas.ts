@@ -80,3 +80,28 @@ export const ArtifactPath = z
   .min(1)
   .max(512)
   .refine((p) => p.split("/").every((s) => s.length > 0 && s !== "." && s !== ".."), "must be a relative file path");
+
+/** A message appended to a forked conversation (seed 003 State: messages follow the append reducer). */
+const ForkMessage = z.strictObject({
+  role: z.enum(["user", "assistant"]),
+  content: z.union([
+    z.string().min(1).max(MAX_INPUT_CHARS),
+    z.array(z.record(z.string(), z.unknown())).min(1).max(100),
+  ]),
+});
+
+export const ForkBody = z.strictObject({
+  checkpoint_id: z.uuid(),
+  /** Seed 003 human feedback state_updates: messages are appended; the other fields replace. */
+  state_updates: z
+    .strictObject({
+      messages: z.array(ForkMessage).max(50).optional(),
+      current_agent: z.string().min(1).max(64).optional(),
+      metadata: z
+        .record(z.string().min(1).max(64), MetadataValue)
+        .refine((m) => Object.keys(m).length <= 32, "at most 32 keys")
+        .optional(),
+    })
+    .optional(),
+});
+export type ForkBody = z.infer<typeof ForkBody>;

@@ -35,6 +35,11 @@ export class MessageLog {
     );
   }
 
+  /** How many messages the conversation holds (they are recorded by index, without gaps). */
+  count(): number {
+    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM conversation_messages").one().n;
+  }
+
   list(): StoredMessage[] {
     return this.sql
       .exec<{ idx: number; role: string; content: string; created_at: string }>(

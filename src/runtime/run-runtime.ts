@@ -13,6 +13,7 @@ import { isTerminal } from "../tasks/task.ts";
 import type { TaskState } from "../tasks/task-state.ts";
 import type { TaskStore } from "../tasks/task-store.ts";
 import type { Workspace } from "../workspace/workspace.ts";
+import type { CheckpointLog, NextAction } from "./checkpoints.ts";
 import type { MessageLog } from "./conversation.ts";
 import { DeltaBatcher } from "./delta-batcher.ts";
 import type { StepJournal } from "./step-journal.ts";
@@ -27,6 +28,7 @@ export interface TaskStorage {
   bundle: RunBundle;
   transcript: Transcript;
   workspace: Workspace;
+  checkpoints: CheckpointLog;
 }
 
 export interface RunRuntimeDeps extends TaskStorage {
@@ -75,6 +77,26 @@ export class RunRuntime implements AgentRuntime {
     const task = this.deps.store.get();
     if (task && isTerminal(task.status)) return;
     this.deps.events.append(eventType, payload, spanId);
+  }
+
+  checkpoint(position: string, nextAction: NextAction, metadata: Record<string, unknown> = {}): void {
+    const task = this.deps.store.get();
+    if (!task || isTerminal(task.status)) return;
+    const saved = this.deps.checkpoints.record(position, {
+      next_action: nextAction,
+      current_agent: task.assigned_agent,
+      routing_key: null,
+      metadata,
+    });
+    if (saved) {
+      this.emit("checkpoint_saved", {
+        checkpoint_id: saved.checkpoint_id,
+        position: saved.position,
+        sequence: saved.sequence,
+        next_action: saved.next_action,
+        message_count: saved.message_count,
+      });
+    }
   }
 
   artifact(path: string, content: string): Promise<void> {

@@ -1,6 +1,8 @@
 // The life of a task's run inside its Durable Object: starting it in this instance, the heartbeat that resumes it
 // after an eviction, cancelling it, what happens when it crashes, and uploading its bundle once it has ended. The
 // object delegates to this; it owns no storage of its own, only what this instance is doing right now.
+
+import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { AgentRegistry } from "../agents/registry.ts";
 import type { PriceTable } from "../config/prices.ts";
 import { toErrorInfo } from "../errors.ts";
@@ -8,6 +10,7 @@ import type { AnthropicProvider } from "../llm/anthropic.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import { finalSummary } from "../runs/final-summary.ts";
 import { isTerminal, type RpcFailure } from "../tasks/task.ts";
+import { FORK_STATE_KEY } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
 import { RunRuntime, type TaskStorage } from "./run-runtime.ts";
 import { runTask } from "./runner.ts";
@@ -147,6 +150,16 @@ export class RunSupervisor {
       secret: deps.secret,
       outbound: deps.outbound(),
       workspace: deps.workspace,
+      startFrom: () => {
+        const origin = deps.state.get<{ turn: number; message_count: number }>(FORK_STATE_KEY);
+        if (!origin) return undefined;
+        // The fork point only: a resumed fork replays its own steps on top of it, as any run does.
+        const messages = deps.conversation
+          .list()
+          .slice(0, origin.message_count)
+          .map((m): MessageParam => ({ role: m.role, content: m.content }));
+        return { messages, turn: origin.turn };
+      },
       runtime: (prices, limits) =>
         new RunRuntime({
           ...deps,

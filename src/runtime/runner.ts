@@ -29,6 +29,8 @@ export interface RunnerDeps {
   secret: (name: string) => string | undefined;
   outbound: OutboundPolicy;
   workspace: Workspace;
+  /** For a forked task: the conversation it continues and the turns taken before it. */
+  startFrom: () => AgentContext["startFrom"];
 }
 
 /** Longest final_summary carried by a run_finished event. */
@@ -81,6 +83,7 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
       extra: task.metadata,
       runtime,
       tools,
+      startFrom: deps.startFrom(),
     };
     result = await agent.execute(context);
   } catch (error) {

@@ -1,5 +1,8 @@
 // Small per-task key/value state that agents and built-in tools keep across evictions (e.g. the TodoWrite list).
 // Exposed to agents as `runtime.state`.
+/** Where a forked task came from: {task_id, checkpoint_id, turn} (its messages are the task's conversation). */
+export const FORK_STATE_KEY = "fork_origin";
+
 export class TaskState {
   private readonly sql: SqlStorage;
 

@@ -1,5 +1,6 @@
 // The task (seed 003 Task) as stored and as the API returns it, and the values Durable Object RPC methods return
 // for expected failures (RPC drops stack traces, so those travel as data, not exceptions).
+import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { AgentUsage } from "../agents/result.ts";
 import type { ErrorInfo } from "../errors.ts";
 
@@ -56,8 +57,18 @@ export interface TaskInit {
   tags: string[];
   parentTaskId: string | null;
   limits?: TaskLimits;
+  /** A fork (POST /v1/tasks/:id/fork): the checkpoint's conversation, with any appended messages, to continue. */
+  fork?: ForkOrigin;
   /** Files to put in the workspace before the run starts: workspace path ("/src/a.ts") → UTF-8 content. */
   files?: Record<string, string>;
+}
+
+export interface ForkOrigin {
+  task_id: string;
+  checkpoint_id: string;
+  messages: MessageParam[];
+  /** Model turns the conversation had taken at the checkpoint. */
+  turn: number;
 }
 
 export interface RpcFailure {

@@ -1,15 +1,29 @@
 // /v1/tasks/:id: read a task, wait for it, stream its events, cancel it, and fetch its run bundle. Every route
 // talks to the task's own Durable Object; the Worker only checks input and shapes responses.
+
+import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { type Context, Hono } from "hono";
 import type { TaskObject } from "../../../durable-objects/task-object.ts";
+import { registry } from "../../agents/catalog.ts";
+import { resolveModel } from "../../config/models.ts";
+import { retentionDays, retentionPolicyOrDefault } from "../../config/retention.ts";
 import { ApiError } from "../../errors.ts";
+import type { Checkpoint } from "../../runtime/checkpoints.ts";
 import type { TaskView } from "../../tasks/task.ts";
 import type { AppEnv } from "../app-env.ts";
-import { ArtifactPath, EventCursor, TaskIdParam, WaitQuery, WorkspacePath } from "../schemas.ts";
-import { parseWith } from "../validation.ts";
+import { ArtifactPath, EventCursor, ForkBody, TaskIdParam, WaitQuery, WorkspacePath } from "../schemas.ts";
+import { jsonBody, parseWith } from "../validation.ts";
 
 export interface TaskResource extends TaskView {
-  links: { self: string; events: string; messages: string; artifacts: string; workspace: string; cancel: string };
+  links: {
+    self: string;
+    events: string;
+    messages: string;
+    artifacts: string;
+    workspace: string;
+    checkpoints: string;
+    cancel: string;
+  };
 }
 
 export function taskResource(c: Context<AppEnv>, task: TaskView): TaskResource {
@@ -22,6 +36,7 @@ export function taskResource(c: Context<AppEnv>, task: TaskView): TaskResource {
       messages: `${self}/messages`,
       artifacts: `${self}/artifacts`,
       workspace: `${self}/workspace`,
+      checkpoints: `${self}/checkpoints`,
       cancel: `${self}/cancel`,
     },
   };
@@ -57,6 +72,10 @@ async function missingTask(stub: DurableObjectStub<TaskObject>, id: string): Pro
     );
   }
   return taskNotFound(id);
+}
+
+function checkpointNotFound(id: string, checkpointId: string, field = "checkpoint_id"): ApiError {
+  return new ApiError(404, "checkpoint_not_found", `Task ${id} has no checkpoint "${checkpointId}".`, field);
 }
 
 function taskNotFound(id: string): ApiError {
@@ -120,6 +139,67 @@ export const taskRoutes = new Hono<AppEnv>()
     if (value) return c.json(taskResource(c, value));
     if (error?.code === "task_not_found") throw await missingTask(stub, id);
     throw new ApiError(409, error?.code ?? "conflict", error?.message ?? "The task cannot be canceled.");
+  })
+  .get("/:id/checkpoints", async (c) => {
+    const { id, stub } = taskStub(c);
+    const checkpoints = await stub.checkpointList();
+    if (!checkpoints) throw await missingTask(stub, id);
+    return c.json({ task_id: id, checkpoints });
+  })
+  .get("/:id/checkpoints/:checkpoint_id", async (c) => {
+    const { id, stub } = taskStub(c);
+    const checkpointId = c.req.param("checkpoint_id");
+    const checkpoint = await stub.checkpoint(checkpointId);
+    if (checkpoint) return c.json(checkpoint);
+    if (!(await stub.get())) throw await missingTask(stub, id);
+    throw checkpointNotFound(id, checkpointId);
+  })
+  .post("/:id/fork", async (c) => {
+    const { id, stub } = taskStub(c);
+    const body = await jsonBody(c, ForkBody);
+    // RPC result types collapse free-form JSON (unknown) to never; these values are plain JSON.
+    const original = (await stub.get()) as TaskView | null;
+    if (!original) throw await missingTask(stub, id);
+    const checkpoint = (await stub.checkpoint(body.checkpoint_id)) as unknown as Checkpoint | null;
+    if (!checkpoint) throw checkpointNotFound(id, body.checkpoint_id, "checkpoint_id");
+    const updates = body.state_updates ?? {};
+    const agentName = updates.current_agent ?? checkpoint.state.current_agent;
+    if (!registry.has(agentName)) {
+      throw new ApiError(
+        404,
+        "agent_not_found",
+        `No agent named "${agentName}".`,
+        updates.current_agent ? "state_updates.current_agent" : "checkpoint_id",
+      );
+    }
+    const agent = registry.create(agentName);
+    const forkId = crypto.randomUUID();
+    const fork = c.env.TASKS.get(c.env.TASKS.idFromName(forkId));
+    const task = await fork.start({
+      id: forkId,
+      agent: agent.name,
+      input: original.input,
+      metadata: updates.metadata ?? original.metadata,
+      model: updates.current_agent ? resolveModel(agent.model, c.env.OUTPOST_DEFAULT_MODEL) : original.model,
+      retentionDays: retentionDays(retentionPolicyOrDefault(c.env.OUTPOST_RETENTION), {
+        explicit: null,
+        tags: original.tags,
+      }),
+      retentionExplicit: false,
+      tags: original.tags,
+      parentTaskId: id,
+      limits: original.limits,
+      fork: {
+        task_id: id,
+        checkpoint_id: checkpoint.checkpoint_id,
+        // Seed 003 State: messages follow the append reducer.
+        messages: [...checkpoint.state.messages, ...((updates.messages ?? []) as MessageParam[])],
+        turn: typeof checkpoint.state.metadata.turn === "number" ? checkpoint.state.metadata.turn : 0,
+      },
+    });
+    const resource = taskResource(c, task);
+    c.header("Location", resource.links.self);
+    return c.json(resource, 202);
   })
   .get("/:id/artifacts", async (c) => {
     const { id, stub } = taskStub(c);

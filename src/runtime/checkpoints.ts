@@ -1,0 +1,132 @@
+// Checkpoints (seed 003 Checkpoint): after every step of the default loop the run records where it is, so a client
+// can look back at any point of a run and fork a new task from it. A checkpoint's state follows seed 003 State:
+// messages (append reducer: a checkpoint keeps how many of the conversation's messages it covers, never a copy),
+// next_action, current_agent, routing_key and metadata (replaced, never merged). Positions are unique, so a replayed
+// run records nothing twice, and sequence numbers increase strictly.
+import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
+import type { MessageLog } from "./conversation.ts";
+
+/** What the run will do next from this point. */
+export type NextAction = "model_turn" | "tool_calls" | "finish";
+
+export interface CheckpointState {
+  messages: MessageParam[];
+  next_action: NextAction;
+  current_agent: string;
+  routing_key: string | null;
+  metadata: Record<string, unknown>;
+}
+
+export interface CheckpointSummary {
+  checkpoint_id: string;
+  task_id: string;
+  position: string;
+  sequence: number;
+  created_at: string;
+  awaiting_human: boolean;
+  message_count: number;
+  next_action: NextAction;
+}
+
+export interface Checkpoint extends Omit<CheckpointSummary, "message_count" | "next_action"> {
+  state: CheckpointState;
+}
+
+type Row = {
+  sequence: number;
+  checkpoint_id: string;
+  position: string;
+  message_count: number;
+  next_action: string;
+  current_agent: string;
+  routing_key: string | null;
+  metadata: string;
+  created_at: string;
+  awaiting_human: number;
+};
+
+export class CheckpointLog {
+  private readonly sql: SqlStorage;
+  private readonly conversation: MessageLog;
+  private readonly taskId: () => string;
+
+  constructor(sql: SqlStorage, conversation: MessageLog, taskId: () => string) {
+    this.sql = sql;
+    this.conversation = conversation;
+    this.taskId = taskId;
+  }
+
+  static migrate(sql: SqlStorage): void {
+    sql.exec(`CREATE TABLE IF NOT EXISTS checkpoints (
+      sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+      checkpoint_id TEXT NOT NULL UNIQUE,
+      position TEXT NOT NULL UNIQUE,
+      message_count INTEGER NOT NULL,
+      next_action TEXT NOT NULL,
+      current_agent TEXT NOT NULL,
+      routing_key TEXT,
+      metadata TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      awaiting_human INTEGER NOT NULL DEFAULT 0
+    )`);
+  }
+
+  /** Records a checkpoint at `position` covering the conversation as it stands; a replay of a position is a no-op. */
+  record(position: string, state: Omit<CheckpointState, "messages">, awaitingHuman = false): CheckpointSummary | null {
+    const cursor = this.sql.exec(
+      `INSERT OR IGNORE INTO checkpoints (checkpoint_id, position, message_count, next_action, current_agent,
+        routing_key, metadata, created_at, awaiting_human) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      crypto.randomUUID(),
+      position,
+      this.conversation.count(),
+      state.next_action,
+      state.current_agent,
+      state.routing_key,
+      JSON.stringify(state.metadata),
+      new Date().toISOString(),
+      awaitingHuman ? 1 : 0,
+    );
+    if (cursor.rowsWritten === 0) return null;
+    return this.list().at(-1) ?? null;
+  }
+
+  list(): CheckpointSummary[] {
+    return this.sql
+      .exec<Row>("SELECT * FROM checkpoints ORDER BY sequence")
+      .toArray()
+      .map((row) => ({
+        checkpoint_id: row.checkpoint_id,
+        task_id: this.taskId(),
+        position: row.position,
+        sequence: row.sequence,
+        created_at: row.created_at,
+        awaiting_human: row.awaiting_human === 1,
+        message_count: row.message_count,
+        next_action: row.next_action as NextAction,
+      }));
+  }
+
+  get(checkpointId: string): Checkpoint | null {
+    const row = this.sql.exec<Row>("SELECT * FROM checkpoints WHERE checkpoint_id = ?", checkpointId).toArray()[0];
+    if (!row) return null;
+    const messages = this.conversation
+      .list()
+      .slice(0, row.message_count)
+      .map((m): MessageParam => ({ role: m.role, content: m.content }));
+    return {
+      checkpoint_id: row.checkpoint_id,
+      task_id: this.taskId(),
+      position: row.position,
+      sequence: row.sequence,
+      created_at: row.created_at,
+      awaiting_human: row.awaiting_human === 1,
+      state: {
+        messages,
+        next_action: row.next_action as NextAction,
+        current_agent: row.current_agent,
+        routing_key: row.routing_key,
+        metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+      },
+    };
+  }
+}

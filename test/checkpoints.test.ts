@@ -1,0 +1,209 @@
+// Checkpoints (seed 003): a run records one after every step of the default loop; a client lists them, reads one
+// with its state, and forks a new task from it (POST /v1/tasks/:id/fork), optionally appending messages or handing
+// the conversation to another agent.
+import { describe, expect, it } from "vitest";
+import {
+  api,
+  emulatorRequests,
+  events,
+  expectError,
+  ISO_TIME,
+  ofType,
+  type ScriptTurn,
+  script,
+  startTask,
+  type TaskBody,
+  toolUse,
+  UUID_V4,
+  uniqueMarker,
+  waitForTask,
+} from "./helpers.ts";
+
+interface Summary {
+  checkpoint_id: string;
+  task_id: string;
+  position: string;
+  sequence: number;
+  created_at: string;
+  awaiting_human: boolean;
+  message_count: number;
+  next_action: string;
+}
+
+interface Full extends Omit<Summary, "message_count" | "next_action"> {
+  state: {
+    messages: { role: string; content: unknown }[];
+    next_action: string;
+    current_agent: string;
+    routing_key: string | null;
+    metadata: Record<string, unknown>;
+  };
+}
+
+const turns: ScriptTurn[] = [
+  {
+    content: [toolUse("TodoWrite", { todos: [{ content: "Pack food", status: "pending" }] })],
+    stop_reason: "tool_use",
+  },
+  { content: [{ type: "text", text: "1. Pack food." }] },
+  { content: [{ type: "text", text: "Shorter: pack food." }] },
+];
+
+async function checkpoints(id: string): Promise<Summary[]> {
+  const res = await api(`/v1/tasks/${id}/checkpoints`);
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { checkpoints: Summary[] }).checkpoints;
+}
+
+async function plannerRun(label: string): Promise<{ marker: string; task: TaskBody; list: Summary[] }> {
+  const marker = uniqueMarker(label);
+  await script(marker, turns);
+  const task = await startTask("planner", `plan a picnic ${marker}`);
+  expect((await waitForTask(task.id)).status).toBe("completed");
+  return { marker, task, list: await checkpoints(task.id) };
+}
+
+async function fork(id: string, body: Record<string, unknown>): Promise<Response> {
+  return api(`/v1/tasks/${id}/fork`, { method: "POST", body: JSON.stringify(body) });
+}
+
+describe("checkpoints", () => {
+  it("records one after every step, in strictly increasing sequence, each with its place in the run", async () => {
+    const { task, list } = await plannerRun("cp-list");
+    expect(list.map((c) => [c.position, c.next_action, c.message_count])).toEqual([
+      ["start", "model_turn", 1],
+      ["turn_1_model", "tool_calls", 2],
+      ["turn_1_tools", "model_turn", 3],
+      ["turn_2_model", "finish", 4],
+    ]);
+    const sequences = list.map((c) => c.sequence);
+    expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
+    expect(new Set(sequences).size).toBe(4);
+    for (const c of list) {
+      expect(c.checkpoint_id).toMatch(UUID_V4);
+      expect(c.task_id).toBe(task.id);
+      expect(c.created_at).toMatch(ISO_TIME);
+      expect(c.awaiting_human).toBe(false);
+    }
+    const saved = ofType(await events(task.id), "checkpoint_saved");
+    expect(saved.map((e) => e.payload.checkpoint_id)).toEqual(list.map((c) => c.checkpoint_id));
+  });
+
+  it("returns a checkpoint's seed 003 state: the messages up to it, and what comes next", async () => {
+    const { task, list } = await plannerRun("cp-get");
+    const tools = list.find((c) => c.position === "turn_1_tools");
+    const res = await api(`/v1/tasks/${task.id}/checkpoints/${tools?.checkpoint_id}`);
+    expect(res.status).toBe(200);
+    const full = (await res.json()) as Full;
+    expect(full).toMatchObject({ checkpoint_id: tools?.checkpoint_id, task_id: task.id, position: "turn_1_tools" });
+    expect(full.state).toMatchObject({
+      next_action: "model_turn",
+      current_agent: "planner",
+      routing_key: null,
+      metadata: { turn: 1 },
+    });
+    expect(full.state.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+    const messages = (await (await api(`/v1/tasks/${task.id}/messages`)).json()) as {
+      messages: { content: unknown }[];
+    };
+    expect(full.state.messages.map((m) => m.content)).toEqual(messages.messages.slice(0, 3).map((m) => m.content));
+  });
+
+  it("answers 404 for an unknown checkpoint or task", async () => {
+    const { task } = await plannerRun("cp-404");
+    await expectError(
+      await api(`/v1/tasks/${task.id}/checkpoints/${crypto.randomUUID()}`),
+      404,
+      "checkpoint_not_found",
+      "checkpoint_id",
+    );
+    await expectError(await api(`/v1/tasks/${crypto.randomUUID()}/checkpoints`), 404, "task_not_found", "id");
+  });
+});
+
+describe("forks", () => {
+  it("continues from a checkpoint in a new task whose parent is the original, re-running nothing before it", async () => {
+    const { task, list } = await plannerRun("fork-model");
+    const at = list.find((c) => c.position === "turn_1_tools");
+    const res = await fork(task.id, { checkpoint_id: at?.checkpoint_id });
+    expect(res.status).toBe(202);
+    const forked = (await res.json()) as TaskBody;
+    expect(res.headers.get("location")).toBe(forked.links.self);
+    expect(forked).toMatchObject({ parent_task_id: task.id, assigned_agent: "planner", input: task.input });
+    const done = await waitForTask(forked.id);
+    expect(done.status).toBe("completed");
+    expect(done.result).toBe("1. Pack food.");
+    // One model call, the second turn; no tool ran again.
+    const log = await events(forked.id);
+    expect(ofType(log, "llm_request_sent").map((e) => e.payload.turn_index)).toEqual([2]);
+    expect(ofType(log, "tool_call_started")).toHaveLength(0);
+    expect(ofType(log, "task_created")[0]?.payload.forked_from).toEqual({
+      task_id: task.id,
+      checkpoint_id: at?.checkpoint_id,
+    });
+    expect(await emulatorRequests(forked.id)).toHaveLength(1);
+    const messages = (await (await api(`/v1/tasks/${forked.id}/messages`)).json()) as { messages: unknown[] };
+    expect(messages.messages).toHaveLength(4);
+  });
+
+  it("runs the pending tool calls first when forked between a model turn and its tools", async () => {
+    const { task, list } = await plannerRun("fork-tools");
+    const at = list.find((c) => c.position === "turn_1_model");
+    const forked = (await (await fork(task.id, { checkpoint_id: at?.checkpoint_id })).json()) as TaskBody;
+    const done = await waitForTask(forked.id);
+    expect(done.status).toBe("completed");
+    const types = (await events(forked.id))
+      .map((e) => e.event_type)
+      .filter((t) => t.startsWith("tool_") || t === "llm_request_sent");
+    expect(types).toEqual(["tool_call_started", "tool_call_completed", "llm_request_sent"]);
+  });
+
+  it("appends state_updates.messages and can hand the conversation to another agent", async () => {
+    const { task, list } = await plannerRun("fork-update");
+    const last = list.find((c) => c.position === "turn_2_model");
+    const appended = (await (
+      await fork(task.id, {
+        checkpoint_id: last?.checkpoint_id,
+        state_updates: { messages: [{ role: "user", content: "Make it shorter." }], metadata: { reviewer: "ana" } },
+      })
+    ).json()) as TaskBody;
+    const done = await waitForTask(appended.id);
+    expect(done.result).toBe("Shorter: pack food.");
+    expect(done.metadata).toEqual({ reviewer: "ana" });
+    const full = (await (
+      await api(`/v1/tasks/${appended.id}/checkpoints/${(await checkpoints(appended.id))[0]?.checkpoint_id}`)
+    ).json()) as Full;
+    expect(full.state.messages.at(-1)).toEqual({ role: "user", content: "Make it shorter." });
+
+    const handed = await fork(task.id, {
+      checkpoint_id: last?.checkpoint_id,
+      state_updates: { messages: [{ role: "user", content: "Answer briefly." }], current_agent: "assistant" },
+    });
+    expect(((await handed.json()) as TaskBody).assigned_agent).toBe("assistant");
+  });
+
+  it("rejects a bad fork request with the field named", async () => {
+    const { task, list } = await plannerRun("fork-bad");
+    const id = list[0]?.checkpoint_id;
+    await expectError(await fork(task.id, { checkpoint_id: "nope" }), 400, "validation_failed", "checkpoint_id");
+    await expectError(
+      await fork(task.id, { checkpoint_id: crypto.randomUUID() }),
+      404,
+      "checkpoint_not_found",
+      "checkpoint_id",
+    );
+    await expectError(
+      await fork(task.id, { checkpoint_id: id, state_updates: { next_action: "finish" } }),
+      400,
+      "validation_failed",
+      "state_updates.next_action",
+    );
+    await expectError(
+      await fork(task.id, { checkpoint_id: id, state_updates: { current_agent: "nobody" } }),
+      404,
+      "agent_not_found",
+      "state_updates.current_agent",
+    );
+    await expectError(await fork(crypto.randomUUID(), { checkpoint_id: id }), 404, "task_not_found", "id");
+  });
+});
