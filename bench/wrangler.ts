@@ -34,6 +34,8 @@ export interface WranglerDev {
   /** Copies wrangler's log to `file` (it is deleted with the temporary directory on stop). */
   saveLog(file: string): void;
   stop(): Promise<void>;
+  /** SIGKILL to the whole group at once, as a crashed machine would: no cleanup, the state folder stays. */
+  kill(): Promise<void>;
 }
 
 /** What the Worker's build reads: its config and sources. node_modules is linked, not copied. */
@@ -58,12 +60,17 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function startWrangler(options: { root: string; vars: Record<string, string> }): Promise<WranglerDev> {
+export async function startWrangler(options: {
+  root: string;
+  vars: Record<string, string>;
+  /** Durable Object and R2 state; kept across restarts when given (otherwise a fresh folder, deleted on stop). */
+  persistDir?: string;
+}): Promise<WranglerDev> {
   const port = await freePort();
   const workDir = mkdtempSync(join(tmpdir(), "outpost-bench-"));
   const tree = join(workDir, "tree");
   snapshotTree(options.root, tree);
-  const persistDir = join(workDir, "state");
+  const persistDir = options.persistDir ?? join(workDir, "state");
   const logFile = join(workDir, "wrangler.log");
   const log = openSync(logFile, "a");
   const bin = resolve(options.root, "node_modules/.bin");
@@ -137,7 +144,14 @@ export async function startWrangler(options: { root: string; vars: Record<string
     throw new Error("wrangler dev answers, but its Worker's workerd process was not found");
   }
   const saveLog = (file: string) => copyFileSync(logFile, file);
-  return { url, port, pid, workerPid: worker.pid, logFile, saveLog, stop };
+  const kill = async () => {
+    stopped = true;
+    killGroup("SIGKILL");
+    for (let i = 0; i < 50 && groupPids(pid).length > 0; i++) await sleep(100);
+    process.off("exit", onExit);
+    rmSync(workDir, { recursive: true, force: true });
+  };
+  return { url, port, pid, workerPid: worker.pid, logFile, saveLog, stop, kill };
 }
 
 export interface ProcessInfo {
