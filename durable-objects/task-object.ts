@@ -15,6 +15,7 @@ import { type ArtifactEntry, RunBundle, runPrefix } from "../src/runs/run-bundle
 import { Transcript } from "../src/runs/transcript.ts";
 import { type Checkpoint, CheckpointLog, type CheckpointSummary } from "../src/runtime/checkpoints.ts";
 import { MessageLog, type StoredMessage } from "../src/runtime/conversation.ts";
+import { PendingCalls } from "../src/runtime/pending-calls.ts";
 import { MODEL_MAX_RETRIES, RunSupervisor } from "../src/runtime/run-supervisor.ts";
 import { StepJournal } from "../src/runtime/step-journal.ts";
 import { isTerminal, type RpcResult, type TaskInit, type TaskView } from "../src/tasks/task.ts";
@@ -76,6 +77,7 @@ export class TaskObject extends DurableObject<Env> {
       transcript: new Transcript(this.sql),
       workspace: this.workspace,
       checkpoints: this.checkpoints,
+      pendingCalls: new PendingCalls(this.sql),
       registry,
       storage: ctx.storage,
       provider: () =>
@@ -336,8 +338,9 @@ function migrate(sql: SqlStorage): void {
   RunBundle.migrate(sql);
   Transcript.migrate(sql);
   // Version 2: the task's workspace. Version 3: task limits, tags and retention (TaskStore.migrate adds the
-  // columns) and checkpoints.
+  // columns), checkpoints and pending model calls.
   Workspace.migrate(sql);
   CheckpointLog.migrate(sql);
+  PendingCalls.migrate(sql);
   sql.exec("INSERT INTO schema_migrations (version) VALUES (?)", SCHEMA_VERSION);
 }

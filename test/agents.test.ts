@@ -531,6 +531,7 @@ describe("usage arithmetic (FR-014)", () => {
       unpriced_models: [],
       model_calls: 0,
       duration_ms: 0,
+      recovery: { attempts: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 },
     });
     expect(AgentUsageSchema.parse(emptyUsage())).toEqual(emptyUsage());
   });

@@ -214,6 +214,7 @@ describe("POST /v1/agents/:name/tasks", () => {
         unpriced_models: [],
         model_calls: 0,
         duration_ms: 0,
+        recovery: { attempts: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 },
       },
       created_at: expect.stringMatching(ISO_TIME),
       started_at: null,

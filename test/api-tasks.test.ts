@@ -298,6 +298,7 @@ describe("usage and cost", () => {
       unpriced_models: [],
       model_calls: 1,
       duration_ms: expect.any(Number),
+      recovery: { attempts: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 },
     });
   });
 

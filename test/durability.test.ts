@@ -181,4 +181,34 @@ describe("a run survives eviction of its Durable Object", () => {
     expect(after).toEqual(before);
     expect((await waitForTask(task.id)).status).toBe("completed");
   });
+
+  it("counts a model call cut short by an eviction in usage.recovery, apart from the totals", async () => {
+    const marker = uniqueMarker("evict-recovery");
+    const turns = plannerScript().map((t, i) => ({ ...t, usage: { input_tokens: 1000 * (i + 1), output_tokens: 10 } }));
+    await script(marker, turns, { token_delay_ms: 40 });
+    const task = await startTask("planner", `plan it ${marker}`);
+    await waitForEvent(task.id, (f) => {
+      const e = JSON.parse(f.data) as { event_type: string; payload: { turn_index?: number } };
+      return e.event_type === "llm_text_delta" && e.payload.turn_index === 2;
+    });
+    await crashAndResume(task.id);
+    const done = await waitForTask(task.id);
+    expect(done.status).toBe("completed");
+    const abandoned = parsed(await allEvents(task.id)).filter((e) => e.event_type === "llm_call_abandoned");
+    expect(abandoned).toHaveLength(1);
+    expect(abandoned[0]?.payload).toMatchObject({
+      call: "artifacts/llm/decision_loop_turn_2_attempt_1",
+      model: "claude-sonnet-5-5",
+      input_tokens: 2000,
+    });
+    const recovery = (
+      done.usage as { recovery: { attempts: number; input_tokens: number; output_tokens: number; cost_usd: number } }
+    ).recovery;
+    expect(recovery.attempts).toBe(1);
+    expect(recovery.input_tokens).toBe(2000);
+    expect(recovery.output_tokens).toBeGreaterThan(0);
+    expect(recovery.cost_usd).toBeGreaterThan(0);
+    // The totals count the three calls that completed, once each.
+    expect(done.usage).toMatchObject({ model_calls: 3, input_tokens: 6000, output_tokens: 30 });
+  });
 });

@@ -16,6 +16,16 @@ export const AgentUsageSchema = z.object({
   unpriced_models: z.array(z.string()),
   model_calls: z.number().int().nonnegative(),
   duration_ms: z.number().int().nonnegative(),
+  /**
+   * Model calls cut short by an eviction or a restart and issued again: billed by the provider, not part of the
+   * totals above. Output tokens are estimated from the text that had arrived (4 characters a token).
+   */
+  recovery: z.object({
+    attempts: z.number().int().nonnegative(),
+    input_tokens: z.number().int().nonnegative(),
+    output_tokens: z.number().int().nonnegative(),
+    cost_usd: z.number().nonnegative().nullable(),
+  }),
 });
 export type AgentUsage = z.infer<typeof AgentUsageSchema>;
 
@@ -30,6 +40,7 @@ export function emptyUsage(): AgentUsage {
     unpriced_models: [],
     model_calls: 0,
     duration_ms: 0,
+    recovery: { attempts: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 },
   };
 }
 
@@ -67,6 +78,25 @@ export function addCallUsage(total: AgentUsage, call: CallUsage): AgentUsage {
     unpriced_models: unpriced,
     model_calls: total.model_calls + 1,
     duration_ms: total.duration_ms,
+    recovery: total.recovery,
+  };
+}
+
+/** Adds an abandoned call to the usage's recovery figures (an unknown price makes their cost unknown). */
+export function addRecovery(
+  total: AgentUsage,
+  call: { input_tokens: number; output_tokens: number; cost_usd: number | null },
+): AgentUsage {
+  const r = total.recovery;
+  return {
+    ...total,
+    recovery: {
+      attempts: r.attempts + 1,
+      input_tokens: r.input_tokens + call.input_tokens,
+      output_tokens: r.output_tokens + call.output_tokens,
+      cost_usd:
+        r.cost_usd === null || call.cost_usd === null ? null : Math.round((r.cost_usd + call.cost_usd) * 1e9) / 1e9,
+    },
   };
 }
 

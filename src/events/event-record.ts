@@ -27,6 +27,8 @@ export const EVENT_TYPES = [
   "llm_response_received",
   "llm_request_failed",
   "llm_retry_scheduled",
+  // An interrupted call's billed waste, counted in usage.recovery (Outpost)
+  "llm_call_abandoned",
   "run_finished",
   "run_failed",
   "mcp_servers_connected",

@@ -16,6 +16,7 @@ import type { Workspace } from "../workspace/workspace.ts";
 import type { CheckpointLog, NextAction } from "./checkpoints.ts";
 import type { MessageLog } from "./conversation.ts";
 import { DeltaBatcher } from "./delta-batcher.ts";
+import type { PendingCalls } from "./pending-calls.ts";
 import type { StepJournal } from "./step-journal.ts";
 
 /** The task's storage collaborators, each over the object's SQLite (and R2 for what spills). */
@@ -29,6 +30,7 @@ export interface TaskStorage {
   transcript: Transcript;
   workspace: Workspace;
   checkpoints: CheckpointLog;
+  pendingCalls: PendingCalls;
 }
 
 export interface RunRuntimeDeps extends TaskStorage {
@@ -107,6 +109,36 @@ export class RunRuntime implements AgentRuntime {
     this.deps.conversation.record(index, message);
   }
 
+  /**
+   * Calls an earlier instance of the object started and never finished (an eviction or a restart cut them short):
+   * the provider billed them, so their tokens and cost go into usage.recovery, each with an llm_call_abandoned event.
+   */
+  private countAbandonedCalls(): void {
+    const { deps } = this;
+    for (const call of deps.pendingCalls.takeAbandoned()) {
+      const outputTokens = Math.ceil(call.output_chars / 4);
+      const cost = costOf(deps.prices, call.model, {
+        input_tokens: call.input_tokens,
+        output_tokens: outputTokens,
+        cache_creation_input_tokens: call.cache_creation_input_tokens,
+        cache_read_input_tokens: call.cache_read_input_tokens,
+      });
+      const usage = deps.store.addRecoveredCall({
+        input_tokens: call.input_tokens,
+        output_tokens: outputTokens,
+        cost_usd: cost,
+      });
+      this.emit("llm_call_abandoned", {
+        call: call.key,
+        model: call.model,
+        input_tokens: call.input_tokens,
+        output_tokens_estimated: outputTokens,
+        cost_usd: cost,
+        recovery: usage.recovery,
+      });
+    }
+  }
+
   /** Throws LimitExceededError when the task's spending has reached one of its budgets. */
   private checkBudget(usage: AgentUsage): void {
     const { maxBudgetUsd, maxTokens } = this.deps.limits;
@@ -137,6 +169,7 @@ export class RunRuntime implements AgentRuntime {
     const attempt = options.attempt ?? 1;
     const span = options.spanId;
     const artifact = `artifacts/llm/${callSite}_turn_${turn}_attempt_${attempt}`;
+    this.countAbandonedCalls();
     // A resumed run that is already over budget makes no further call.
     this.checkBudget(this.usage());
     const requestText = JSON.stringify(params, null, 2);
@@ -149,9 +182,13 @@ export class RunRuntime implements AgentRuntime {
     );
     const started = Date.now();
     let text = "";
+    let outputChars = 0;
+    const callKey = artifact;
     const deltas = new DeltaBatcher((kind, index, chunk) => {
       if (kind === "text") this.emit("llm_text_delta", { turn_index: turn, index, text: chunk }, span);
       else this.emit("llm_thinking_delta", { turn_index: turn, index, thinking: chunk }, span);
+      outputChars += chunk.length;
+      deps.pendingCalls.progress(callKey, outputChars);
     });
     try {
       const stream = deps.provider.stream(
@@ -172,7 +209,17 @@ export class RunRuntime implements AgentRuntime {
         },
       );
       for await (const item of stream) {
-        if (item.type === "stream_event" && item.event.type === "content_block_delta") {
+        if (item.type === "stream_event" && item.event.type === "message_start") {
+          // From here the provider bills this call: on record until it completes or fails.
+          const u = item.event.message.usage;
+          deps.pendingCalls.start({
+            key: callKey,
+            model: params.model,
+            input_tokens: u.input_tokens,
+            cache_creation_input_tokens: u.cache_creation_input_tokens ?? 0,
+            cache_read_input_tokens: u.cache_read_input_tokens ?? 0,
+          });
+        } else if (item.type === "stream_event" && item.event.type === "content_block_delta") {
           const delta = item.event.delta;
           if (delta.type === "text_delta") {
             text += delta.text;
@@ -182,6 +229,7 @@ export class RunRuntime implements AgentRuntime {
           }
         } else if (item.type === "assistant") {
           deltas.flush();
+          deps.pendingCalls.settle(callKey);
           const latency = Date.now() - started;
           const u = item.message.usage;
           const call: CallUsage = {
@@ -231,6 +279,7 @@ export class RunRuntime implements AgentRuntime {
       }
     } catch (error) {
       deltas.flush();
+      deps.pendingCalls.settle(callKey);
       // A budget reached by a call that completed: the call is on record as a success already.
       if (error instanceof LimitExceededError) throw error;
       if (error instanceof CanceledError) {

@@ -1,6 +1,6 @@
 // The task's own row in its Durable Object, and its status transitions. Every transition is a check-and-set in
 // SQLite (UPDATE … WHERE status IN …), so interleaved requests cannot move a task backwards.
-import { type AgentUsage, addCallUsage, type CallUsage, emptyUsage } from "../agents/result.ts";
+import { type AgentUsage, addCallUsage, addRecovery, type CallUsage, emptyUsage } from "../agents/result.ts";
 import { DAY_MS, DEFAULT_RETENTION, type RetentionPolicy, retentionDays } from "../config/retention.ts";
 import type { ErrorInfo } from "../errors.ts";
 import { randomHex } from "../events/event-record.ts";
@@ -163,6 +163,13 @@ export class TaskStore {
     return usage;
   }
 
+  addRecoveredCall(call: { input_tokens: number; output_tokens: number; cost_usd: number | null }): AgentUsage {
+    const usage = addRecovery(this.get()?.usage ?? emptyUsage(), call);
+    this.sql.exec("UPDATE task SET usage = ?", JSON.stringify(usage));
+    this.cache = undefined;
+    return usage;
+  }
+
   /** Counts a run that crashed outside the agent's error handling; returns the count so far. */
   recordCrash(): number {
     const row = this.sql.exec<{ crashes: number }>("UPDATE task SET crashes = crashes + 1 RETURNING crashes").one();
@@ -198,7 +205,8 @@ function fromRow(row: TaskRow): TaskRecord {
     model: row.model,
     result: row.result,
     error: row.error ? (JSON.parse(row.error) as ErrorInfo) : null,
-    usage: JSON.parse(row.usage) as AgentUsage,
+    // Usage stored before a field existed gets that field's zero.
+    usage: { ...emptyUsage(), ...(JSON.parse(row.usage) as Partial<AgentUsage>) },
     created_at: row.created_at,
     started_at: row.started_at,
     completed_at: row.completed_at,

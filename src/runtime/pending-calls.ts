@@ -1,0 +1,63 @@
+// Model calls in flight, on record, so the waste of an interrupted one can be counted (issue 4: recovery is
+// visible in usage). A call is noted when its stream starts (message_start carries its input tokens) and its output
+// grows with every batch of deltas; a completed or failed call is removed. A row still there when a later instance
+// of the object runs is a call an eviction or restart cut short: the provider billed it, and nothing came of it.
+export type PendingCall = {
+  key: string;
+  model: string;
+  input_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+  output_chars: number;
+};
+
+export class PendingCalls {
+  private readonly sql: SqlStorage;
+  /** Calls started by this instance: never mistaken for abandoned ones. */
+  private readonly mine = new Set<string>();
+
+  constructor(sql: SqlStorage) {
+    this.sql = sql;
+  }
+
+  static migrate(sql: SqlStorage): void {
+    sql.exec(`CREATE TABLE IF NOT EXISTS pending_calls (
+      key TEXT PRIMARY KEY,
+      model TEXT NOT NULL,
+      input_tokens INTEGER NOT NULL,
+      cache_creation_input_tokens INTEGER NOT NULL,
+      cache_read_input_tokens INTEGER NOT NULL,
+      output_chars INTEGER NOT NULL DEFAULT 0
+    )`);
+  }
+
+  start(call: Omit<PendingCall, "output_chars">): void {
+    this.mine.add(call.key);
+    this.sql.exec(
+      `INSERT OR REPLACE INTO pending_calls (key, model, input_tokens, cache_creation_input_tokens,
+        cache_read_input_tokens, output_chars) VALUES (?, ?, ?, ?, ?, 0)`,
+      call.key,
+      call.model,
+      call.input_tokens,
+      call.cache_creation_input_tokens,
+      call.cache_read_input_tokens,
+    );
+  }
+
+  progress(key: string, outputChars: number): void {
+    this.sql.exec("UPDATE pending_calls SET output_chars = ? WHERE key = ?", outputChars, key);
+  }
+
+  settle(key: string): void {
+    this.mine.delete(key);
+    this.sql.exec("DELETE FROM pending_calls WHERE key = ?", key);
+  }
+
+  /** Removes and returns the calls an earlier instance left unfinished. */
+  takeAbandoned(): PendingCall[] {
+    const rows = this.sql.exec<PendingCall>("SELECT * FROM pending_calls").toArray();
+    const abandoned = rows.filter((row) => !this.mine.has(row.key));
+    for (const row of abandoned) this.sql.exec("DELETE FROM pending_calls WHERE key = ?", row.key);
+    return abandoned;
+  }
+}
