@@ -202,7 +202,9 @@ describe("a run survives eviction of its Durable Object", () => {
       input_tokens: 2000,
     });
     const recovery = (
-      done.usage as { recovery: { attempts: number; input_tokens: number; output_tokens: number; cost_usd: number } }
+      done.usage as unknown as {
+        recovery: { attempts: number; input_tokens: number; output_tokens: number; cost_usd: number };
+      }
     ).recovery;
     expect(recovery.attempts).toBe(1);
     expect(recovery.input_tokens).toBe(2000);
