@@ -40,6 +40,7 @@ export class TaskObject extends DurableObject<Env> {
   private readonly workspace: Workspace;
   private readonly checkpoints: CheckpointLog;
   private readonly state: TaskState;
+  private readonly journal: StepJournal;
   private readonly supervisor: RunSupervisor;
   /** False until a task is created: an object asked about an unknown id writes nothing, not even its schema. */
   private ready: boolean;
@@ -59,6 +60,7 @@ export class TaskObject extends DurableObject<Env> {
     });
     this.conversation = new MessageLog(this.sql);
     this.state = new TaskState(this.sql);
+    this.journal = new StepJournal(this.sql, env.RUNS, () => `${runPrefix(taskId())}.journal/`);
     this.checkpoints = new CheckpointLog(this.sql, this.conversation, taskId);
     this.bundle = new RunBundle(this.sql, env.RUNS, taskId);
     this.workspace = new Workspace(
@@ -70,7 +72,7 @@ export class TaskObject extends DurableObject<Env> {
     this.supervisor = new RunSupervisor({
       store: this.store,
       events: this.events,
-      journal: new StepJournal(this.sql, env.RUNS, () => `${runPrefix(taskId())}.journal/`),
+      journal: this.journal,
       conversation: this.conversation,
       state: this.state,
       bundle: this.bundle,
@@ -110,6 +112,10 @@ export class TaskObject extends DurableObject<Env> {
       this.workspace.seed(files);
       if (init.fork) {
         for (const [index, message] of init.fork.messages.entries()) this.conversation.record(index, message);
+        // The ledger of settled tool calls carries over: the fork replays these results instead of running the calls.
+        for (const [id, result] of Object.entries(init.fork.settled)) {
+          this.journal.seedCompleted(`turn_${init.fork.turn}_tool_${id}`, result);
+        }
         this.state.put(FORK_STATE_KEY, {
           task_id: init.fork.task_id,
           checkpoint_id: init.fork.checkpoint_id,
@@ -124,7 +130,12 @@ export class TaskObject extends DurableObject<Env> {
         model: task.model,
         parent_task_id: task.parent_task_id,
         files: files.map(([path]) => path.slice(1)),
-        ...(init.fork ? { forked_from: { task_id: init.fork.task_id, checkpoint_id: init.fork.checkpoint_id } } : {}),
+        ...(init.fork
+          ? {
+              forked_from: { task_id: init.fork.task_id, checkpoint_id: init.fork.checkpoint_id },
+              settled_tool_calls: Object.keys(init.fork.settled),
+            }
+          : {}),
       });
       return true;
     });
@@ -223,6 +234,11 @@ export class TaskObject extends DurableObject<Env> {
     const staged = this.bundle.staged(path);
     if (staged) return { kind: "staged", ...staged };
     return { kind: "r2", key: runPrefix(task.id) + path };
+  }
+
+  /** The settled results of these tool calls (see StepJournal.settledToolCalls); null for an unknown task. */
+  async settledToolCalls(toolUseIds: string[]): Promise<Record<string, unknown> | null> {
+    return this.task() ? this.journal.settledToolCalls(toolUseIds) : null;
   }
 
   /** The task's checkpoints, oldest first, or null for an unknown task. */

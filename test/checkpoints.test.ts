@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import {
   api,
+  defineAgent,
   emulatorRequests,
   events,
   expectError,
@@ -16,6 +17,7 @@ import {
   toolUse,
   UUID_V4,
   uniqueMarker,
+  waitForEvent,
   waitForTask,
 } from "./helpers.ts";
 
@@ -146,16 +148,44 @@ describe("forks", () => {
     expect(messages.messages).toHaveLength(4);
   });
 
-  it("runs the pending tool calls first when forked between a model turn and its tools", async () => {
-    const { task, list } = await plannerRun("fork-tools");
+  it("never runs a tool call twice: a fork between a model turn and its tools reuses the origin's settled results", async () => {
+    const { task, list } = await plannerRun("fork-settled");
     const at = list.find((c) => c.position === "turn_1_model");
     const forked = (await (await fork(task.id, { checkpoint_id: at?.checkpoint_id })).json()) as TaskBody;
     const done = await waitForTask(forked.id);
+    expect(done.status).toBe("completed");
+    const log = await events(forked.id);
+    expect(ofType(log, "tool_call_started")).toHaveLength(0);
+    expect(ofType(log, "todo_list_updated")).toHaveLength(0);
+    expect(ofType(log, "task_created")[0]?.payload.settled_tool_calls).toHaveLength(1);
+    // The fork's conversation carries the origin's tool result.
+    const original = (await (await api(`/v1/tasks/${task.id}/messages`)).json()) as {
+      messages: { content: unknown }[];
+    };
+    const copy = (await (await api(`/v1/tasks/${forked.id}/messages`)).json()) as { messages: { content: unknown }[] };
+    expect(copy.messages[2]?.content).toEqual(original.messages[2]?.content);
+  });
+
+  it("runs the pending tool calls first when its origin never finished them", async () => {
+    const agent = defineAgent({ bash: { enabled: true }, fileSystem: { read: true, write: true } });
+    const marker = uniqueMarker("fork-unsettled");
+    await script(marker, [
+      { content: [toolUse("Bash", { command: "sleep 2; echo ran >> ran.txt" })], stop_reason: "tool_use" },
+      { content: [{ type: "text", text: "Finished." }] },
+    ]);
+    const task = await startTask(agent, `work ${marker}`);
+    await waitForEvent(task.id, (e) => e.event_type === "tool_call_started");
+    expect((await api(`/v1/tasks/${task.id}/cancel`, { method: "POST" })).status).toBe(200);
+    expect((await waitForTask(task.id)).status).toBe("canceled");
+    const at = (await checkpoints(task.id)).find((c) => c.position === "turn_1_model");
+    const forked = (await (await fork(task.id, { checkpoint_id: at?.checkpoint_id })).json()) as TaskBody;
+    const done = await waitForTask(forked.id, 30);
     expect(done.status).toBe("completed");
     const types = (await events(forked.id))
       .map((e) => e.event_type)
       .filter((t) => t.startsWith("tool_") || t === "llm_request_sent");
     expect(types).toEqual(["tool_call_started", "tool_call_completed", "llm_request_sent"]);
+    expect(await (await api(`/v1/tasks/${forked.id}/workspace/ran.txt`)).text()).toBe("ran\n");
   });
 
   it("appends state_updates.messages and can hand the conversation to another agent", async () => {

@@ -101,6 +101,40 @@ export class StepJournal {
     );
   }
 
+  /**
+   * The ledger of settled tool calls: for each tool_use id, the result of its completed step, if any (the default
+   * loop names tool steps turn_<n>_tool_<tool_use id>).
+   */
+  async settledToolCalls(toolUseIds: readonly string[]): Promise<Record<string, unknown>> {
+    const wanted = new Set(toolUseIds);
+    const settled: Record<string, unknown> = {};
+    const names = this.sql
+      .exec<{ name: string }>("SELECT name FROM steps_journal WHERE status = 'completed'")
+      .toArray()
+      .map((r) => r.name);
+    for (const name of names) {
+      const id = /^turn_\d+_tool_(.+)$/.exec(name)?.[1];
+      if (id === undefined || !wanted.has(id)) continue;
+      const lookup = await this.begin(name);
+      if (lookup.state === "completed") settled[id] = lookup.result;
+    }
+    return settled;
+  }
+
+  /** Records a step as completed with `result` without running it (a fork inherits its origin's settled calls). */
+  seedCompleted(name: string, result: unknown): void {
+    const now = new Date().toISOString();
+    this.sql.exec(
+      `INSERT OR IGNORE INTO steps_journal (name, status, attempts, span_id, result, started_at, completed_at)
+       VALUES (?, 'completed', 0, ?, ?, ?, ?)`,
+      name,
+      randomHex(8),
+      JSON.stringify(result ?? null),
+      now,
+      now,
+    );
+  }
+
   counts(): { completed: number; started: number } {
     const row = this.sql
       .exec<{ completed: number; started: number }>(

@@ -69,6 +69,8 @@ export interface ForkOrigin {
   messages: MessageParam[];
   /** Model turns the conversation had taken at the checkpoint. */
   turn: number;
+  /** Results of the pending tool calls (a tool_calls checkpoint) that the origin already ran: never run twice. */
+  settled: Record<string, unknown>;
 }
 
 export interface RpcFailure {

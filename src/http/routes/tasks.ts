@@ -173,6 +173,12 @@ export const taskRoutes = new Hono<AppEnv>()
       );
     }
     const agent = registry.create(agentName);
+    // A fork between a model turn and its tool calls inherits the calls its origin already ran (the ledger).
+    const pending = checkpoint.state.next_action === "tool_calls" ? checkpoint.state.messages.at(-1) : undefined;
+    const pendingIds = Array.isArray(pending?.content)
+      ? pending.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : []))
+      : [];
+    const settled = pendingIds.length > 0 ? ((await stub.settledToolCalls(pendingIds)) ?? {}) : {};
     const forkId = crypto.randomUUID();
     const fork = c.env.TASKS.get(c.env.TASKS.idFromName(forkId));
     const task = await fork.start({
@@ -195,6 +201,7 @@ export const taskRoutes = new Hono<AppEnv>()
         // Seed 003 State: messages follow the append reducer.
         messages: [...checkpoint.state.messages, ...((updates.messages ?? []) as MessageParam[])],
         turn: typeof checkpoint.state.metadata.turn === "number" ? checkpoint.state.metadata.turn : 0,
+        settled: settled as Record<string, unknown>,
       },
     });
     const resource = taskResource(c, task);
