@@ -18,8 +18,15 @@ import { MessageLog, type StoredMessage } from "../src/runtime/conversation.ts";
 import { PendingCalls } from "../src/runtime/pending-calls.ts";
 import { MODEL_MAX_RETRIES, RunSupervisor } from "../src/runtime/run-supervisor.ts";
 import { StepJournal } from "../src/runtime/step-journal.ts";
-import { isTerminal, type RpcResult, type TaskInit, type TaskView } from "../src/tasks/task.ts";
-import { FORK_STATE_KEY, TaskState } from "../src/tasks/task-state.ts";
+import {
+  type HumanDecision,
+  isTerminal,
+  type PendingInput,
+  type RpcResult,
+  type TaskInit,
+  type TaskView,
+} from "../src/tasks/task.ts";
+import { FORK_STATE_KEY, PENDING_INPUT_KEY, TaskState } from "../src/tasks/task-state.ts";
 import { type TaskRecord, TaskStore } from "../src/tasks/task-store.ts";
 import { Workspace, type WorkspaceEntry, workspacePrefix } from "../src/workspace/workspace.ts";
 
@@ -157,12 +164,13 @@ export class TaskObject extends DurableObject<Env> {
   async wait(timeoutMs: number): Promise<TaskView | null> {
     const task = this.task();
     if (!task) return null;
-    if (isTerminal(task.status) || timeoutMs <= 0) return this.view(task);
+    // A task that waits for a person is answered at once too: the client has something to do.
+    if (isTerminal(task.status) || task.status === "input_required" || timeoutMs <= 0) return this.view(task);
     this.supervisor.resumeIfIdle(task);
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, timeoutMs);
       const stop = this.events.listen((record) => {
-        if (TERMINAL_EVENT_TYPES.has(record.event_type)) done();
+        if (TERMINAL_EVENT_TYPES.has(record.event_type) || record.event_type === "input_requested") done();
       });
       function done() {
         clearTimeout(timer);
@@ -212,6 +220,14 @@ export class TaskObject extends DurableObject<Env> {
     const task = this.task();
     if (!task) return { ok: false, error: { code: "task_not_found", message: "No such task." } };
     const refused = await this.supervisor.cancel(task);
+    if (refused) return { ok: false, error: refused };
+    return { ok: true, value: this.view(this.requireTask()) };
+  }
+
+  /** A person's answer to what the task waits for (POST /v1/tasks/:id/resume). */
+  async resume(decision: Omit<HumanDecision, "decided_at">): Promise<RpcResult<TaskView>> {
+    if (!this.task()) return { ok: false, error: { code: "task_not_found", message: "No such task." } };
+    const refused = await this.supervisor.resume(decision);
     if (refused) return { ok: false, error: refused };
     return { ok: true, value: this.view(this.requireTask()) };
   }
@@ -332,7 +348,8 @@ export class TaskObject extends DurableObject<Env> {
 
   private view(task: TaskRecord): TaskView {
     const { traceId: _t, rootSpanId: _s, bundleFlushed: _b, retentionExplicit: _r, ...rest } = task;
-    return { ...rest, last_event_seq: this.events.lastSeq() };
+    const pending = rest.status === "input_required" ? (this.state.get<PendingInput>(PENDING_INPUT_KEY) ?? null) : null;
+    return { ...rest, pending_input: pending, last_event_seq: this.events.lastSeq() };
   }
 }
 

@@ -209,6 +209,16 @@ export class LimitExceededError extends AgentError {
   }
 }
 
+/** A tool call waits for a person; carried so the run stops (status input_required) without failing. */
+export class AwaitingInputError extends OutpostError {
+  /** What the run waits for (a PendingInput), for the input_requested event. */
+  readonly pending: Record<string, unknown>;
+  constructor(message: string, pending: Record<string, unknown>) {
+    super("awaiting_input", message);
+    this.pending = pending;
+  }
+}
+
 /** The run was canceled by a client; carried so the loop unwinds without treating it as a failure. */
 export class CanceledError extends OutpostError {
   constructor(message = "The task was canceled.") {

@@ -224,6 +224,7 @@ describe("POST /v1/agents/:name/tasks", () => {
       limits: {},
       tags: [],
       expires_at: null,
+      pending_input: null,
       last_event_seq: 1,
       links: {
         self,
@@ -232,6 +233,7 @@ describe("POST /v1/agents/:name/tasks", () => {
         artifacts: `${self}/artifacts`,
         workspace: `${self}/workspace`,
         checkpoints: `${self}/checkpoints`,
+        resume: `${self}/resume`,
         cancel: `${self}/cancel`,
       },
     });

@@ -55,9 +55,57 @@ export interface AgentDefinition {
   maxTokens?: number;
   /** Default cost budget of a task, USD (a task may set its own max_budget_usd). */
   maxBudgetUsd?: number;
+  /**
+   * Seed 004 permission_mode: "manual" (every tool call waits for a person's approval), "acceptEdits" (Write and
+   * Edit run, other calls wait) or "acceptAll" (nothing waits; the default: capabilities are already least
+   * privilege). toolPermissions overrides it per tool ("allow" or "ask"; mcp__<server>__* for a whole server).
+   */
+  permissionMode?: PermissionMode;
+  toolPermissions?: Readonly<Record<string, "allow" | "ask">>;
+  /** How long a tool call may wait for approval; then it is rejected, or the run fails (onApprovalTimeout). */
+  approvalTimeoutSeconds?: number;
+  onApprovalTimeout?: "reject" | "fail";
 }
 
 export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
+
+export type PermissionMode = "manual" | "acceptEdits" | "acceptAll";
+
+/** Who approves what (seed 004 permission_mode), checked by the run's Toolbox before every tool call. */
+export interface ToolPermissions {
+  mode: PermissionMode;
+  rules: Readonly<Record<string, "allow" | "ask">>;
+  timeoutSeconds: number | null;
+  onTimeout: "reject" | "fail";
+}
+
+function parsePermissions(definition: AgentDefinition, tools: readonly string[]): ToolPermissions {
+  const name = definition.name;
+  const mode = definition.permissionMode ?? "acceptAll";
+  if (!["manual", "acceptEdits", "acceptAll"].includes(mode)) {
+    throw new ConfigError(`Agent "${name}": permissionMode must be "manual", "acceptEdits" or "acceptAll".`);
+  }
+  const rules = definition.toolPermissions ?? {};
+  for (const [tool, rule] of Object.entries(rules)) {
+    if (rule !== "allow" && rule !== "ask") {
+      throw new ConfigError(`Agent "${name}": toolPermissions.${tool} must be "allow" or "ask".`);
+    }
+    const server = /^mcp__(.+)__\*$/.exec(tool)?.[1];
+    const known = tools.includes(tool) || (server !== undefined && tools.some((t) => t.startsWith(`mcp__${server}__`)));
+    if (!known && !tools.some((t) => t.endsWith("__*") && tool.startsWith(t.slice(0, -1)))) {
+      throw new ConfigError(`Agent "${name}": toolPermissions.${tool} names a tool the agent does not have.`);
+    }
+  }
+  const timeout = definition.approvalTimeoutSeconds;
+  if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0)) {
+    throw new ConfigError(`Agent "${name}": approvalTimeoutSeconds must be a positive integer.`);
+  }
+  const onTimeout = definition.onApprovalTimeout ?? "reject";
+  if (onTimeout !== "reject" && onTimeout !== "fail") {
+    throw new ConfigError(`Agent "${name}": onApprovalTimeout must be "reject" or "fail".`);
+  }
+  return { mode, rules: Object.freeze({ ...rules }), timeoutSeconds: timeout ?? null, onTimeout };
+}
 
 const DEFINITION_KEYS: ReadonlySet<string> = new Set([
   "name",
@@ -72,6 +120,10 @@ const DEFINITION_KEYS: ReadonlySet<string> = new Set([
   "maxTurns",
   "maxTokens",
   "maxBudgetUsd",
+  "permissionMode",
+  "toolPermissions",
+  "approvalTimeoutSeconds",
+  "onApprovalTimeout",
 ]);
 
 /** The seeds' snake_case names, which a definition spells in camelCase. */
@@ -85,6 +137,7 @@ const SEED_SPELLINGS: Readonly<Record<string, string>> = {
   max_tokens: "maxTokens",
   max_iterations: "maxTurns",
   max_budget_usd: "maxBudgetUsd",
+  permission_mode: "permissionMode",
 };
 const DEFAULT_MAX_TURNS = 10;
 
@@ -101,6 +154,7 @@ export abstract class Agent {
   readonly maxTurns: number;
   readonly maxTokens: number;
   readonly maxBudgetUsd: number | null;
+  readonly permissions: ToolPermissions;
   private readonly declaredTools: readonly string[] | undefined;
 
   constructor(definition: AgentDefinition) {
@@ -149,6 +203,7 @@ export abstract class Agent {
       throw new ConfigError(`Agent "${definition.name}": maxBudgetUsd must be a positive number of US dollars.`);
     }
     this.maxBudgetUsd = budget ?? null;
+    this.permissions = parsePermissions(definition, tools);
   }
 
   /**
@@ -245,7 +300,12 @@ export abstract class Agent {
 
   /** What this agent declares about its tools; the run's Toolbox resolves it against the servers. */
   toolDeclaration(): ToolDeclaration {
-    return { allowedTools: this.declaredTools, mcpServers: this.mcpServers, settings: this.settings };
+    return {
+      allowedTools: this.declaredTools,
+      mcpServers: this.mcpServers,
+      settings: this.settings,
+      permissions: this.permissions,
+    };
   }
 
   protected async modelTurn(

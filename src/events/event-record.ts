@@ -47,8 +47,10 @@ export const EVENT_TYPES = [
   "todo_list_updated",
   // Cancel (Outpost)
   "run_canceled",
-  // Checkpoints (seed 003)
+  // Checkpoints and human feedback (seed 003)
   "checkpoint_saved",
+  "input_requested",
+  "human_decision",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

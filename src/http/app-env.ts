@@ -3,5 +3,8 @@ import type { Env } from "../env.ts";
 
 export interface AppEnv {
   Bindings: Env;
-  Variables: { requestId: string };
+  Variables: {
+    requestId: string /** A fingerprint of the request's API key (set by requireApiKey). */;
+    apiKeyId: string;
+  };
 }

@@ -24,6 +24,11 @@ export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
     throw new ApiError(401, "unauthorized", "Send your API key as 'Authorization: Bearer <key>'.", "authorization");
   }
   const presented = await digest(match[1]);
+  // Who did what (e.g. a human decision) is recorded by this fingerprint, never by the key.
+  c.set(
+    "apiKeyId",
+    `key_${[...new Uint8Array(presented).slice(0, 6)].map((b) => b.toString(16).padStart(2, "0")).join("")}`,
+  );
   let ok = false;
   for (const key of configured) {
     // Compare against every key so the time taken does not depend on which one matched.

@@ -105,3 +105,13 @@ export const ForkBody = z.strictObject({
     .optional(),
 });
 export type ForkBody = z.infer<typeof ForkBody>;
+
+/** Seed 003 human feedback: approve, reject or modify what the task waits for. */
+export const ResumeBody = z.strictObject({
+  action: z.enum(["approve", "reject", "modify"]),
+  /** The answer to a question, or the reason given to the model with a rejection. */
+  message: z.string().min(1).max(MAX_INPUT_CHARS).optional(),
+  /** modify: the arguments to run the waiting tool call with instead. */
+  tool_input: z.record(z.string(), z.unknown()).optional(),
+});
+export type ResumeBody = z.infer<typeof ResumeBody>;

@@ -4,7 +4,7 @@ import type { MessageCreateParamsBase, MessageParam } from "@anthropic-ai/sdk/re
 import type { AgentRuntime, ModelCallOptions, RunLimits, StepInfo } from "../agents/context.ts";
 import type { AgentUsage, CallUsage } from "../agents/result.ts";
 import { costOf, type PriceTable } from "../config/prices.ts";
-import { CanceledError, LimitExceededError, toErrorInfo } from "../errors.ts";
+import { AwaitingInputError, CanceledError, LimitExceededError, toErrorInfo } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
 import type { AgentMessage, AnthropicProvider } from "../llm/anthropic.ts";
 import type { RunBundle } from "../runs/run-bundle.ts";
@@ -68,7 +68,13 @@ export class RunRuntime implements AgentRuntime {
     if (lookup.interrupted) {
       this.emit("step_resumed", { step: name, attempt: lookup.attempt }, lookup.spanId);
     }
-    const result = await fn({ attempt: lookup.attempt, spanId: lookup.spanId });
+    let result: T;
+    try {
+      result = await fn({ attempt: lookup.attempt, spanId: lookup.spanId });
+    } catch (error) {
+      if (error instanceof AwaitingInputError) this.deps.journal.release(name);
+      throw error;
+    }
     if (this.signal.aborted) throw new CanceledError();
     await this.deps.journal.complete(name, result);
     return result;

@@ -9,8 +9,8 @@ import { toErrorInfo } from "../errors.ts";
 import type { AnthropicProvider } from "../llm/anthropic.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import { finalSummary } from "../runs/final-summary.ts";
-import { isTerminal, type RpcFailure } from "../tasks/task.ts";
-import { FORK_STATE_KEY } from "../tasks/task-state.ts";
+import { type HumanDecision, isTerminal, type PendingInput, type RpcFailure } from "../tasks/task.ts";
+import { decisionKey, FORK_STATE_KEY, PENDING_INPUT_KEY } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
 import { RunRuntime, type TaskStorage } from "./run-runtime.ts";
 import { runTask } from "./runner.ts";
@@ -31,7 +31,7 @@ const MAX_UPLOAD_RETRY_MS = 60 * 60_000;
 
 export interface SupervisorDeps extends TaskStorage {
   registry: AgentRegistry;
-  storage: Pick<DurableObjectStorage, "setAlarm" | "transactionSync">;
+  storage: Pick<DurableObjectStorage, "setAlarm" | "deleteAlarm" | "transactionSync">;
   /** A provider for one run (its configuration comes from the Worker's env). */
   provider: () => AnthropicProvider;
   prices: () => PriceTable;
@@ -65,7 +65,7 @@ export class RunSupervisor {
    * a crash, though: a polling client must not use up the crash allowance in a few milliseconds.
    */
   resumeIfIdle(task: TaskRecord): void {
-    if (isTerminal(task.status) || this.active) return;
+    if (isTerminal(task.status) || task.status === "input_required" || this.active) return;
     if (this.lastCrashAt !== undefined && Date.now() - this.lastCrashAt < HEARTBEAT_MS) return;
     this.launch();
   }
@@ -88,6 +88,10 @@ export class RunSupervisor {
    * retention period has passed, deletes the task. Idempotent.
    */
   async alarm(task: TaskRecord): Promise<void> {
+    if (task.status === "input_required") {
+      await this.approvalDeadline(task);
+      return;
+    }
     if (!isTerminal(task.status)) {
       await this.deps.storage.setAlarm(Date.now() + HEARTBEAT_MS);
       if (!this.active) this.launch();
@@ -180,7 +184,80 @@ export class RunSupervisor {
   }
 
   private async afterRun(): Promise<void> {
-    if (isTerminal(this.task().status)) await this.scheduleBundleUpload();
+    const task = this.task();
+    if (isTerminal(task.status)) await this.scheduleBundleUpload();
+    else if (task.status === "input_required") {
+      // A waiting task keeps no heartbeat: its object can sleep for days. Only an approval deadline wakes it.
+      const pending = this.deps.state.get<PendingInput>(PENDING_INPUT_KEY);
+      if (pending?.expires_at) await this.deps.storage.setAlarm(Date.parse(pending.expires_at));
+      else await this.deps.storage.deleteAlarm();
+    }
+  }
+
+  /**
+   * A person's answer to what the run waits for (seed 003 human feedback): recorded with who gave it and when,
+   * then the run goes on from its journal. Fails with task_not_waiting when the task waits for nothing.
+   */
+  async resume(decision: Omit<HumanDecision, "decided_at">): Promise<RpcFailure | null> {
+    const { store, events, state } = this.deps;
+    const task = this.task();
+    const pending = state.get<PendingInput>(PENDING_INPUT_KEY);
+    if (task.status !== "input_required" || !pending) {
+      return { code: "task_not_waiting", message: `The task is ${task.status}, not waiting for input.` };
+    }
+    if (decision.action === "modify" && pending.kind === "approval" && !decision.tool_input) {
+      return { code: "tool_input_required", message: "modify needs tool_input: the arguments to run the call with." };
+    }
+    const recorded: HumanDecision = { ...decision, decided_at: new Date().toISOString() };
+    const resumed = this.transaction(() => {
+      if (!store.resumeInput()) return false;
+      state.put(decisionKey(pending.tool_use_id), recorded);
+      state.delete(PENDING_INPUT_KEY);
+      events.append("human_decision", {
+        tool_use_id: pending.tool_use_id,
+        tool_name: pending.tool_name,
+        kind: pending.kind,
+        ...recorded,
+      });
+      return true;
+    });
+    if (!resumed) return { code: "task_not_waiting", message: "The task is no longer waiting for input." };
+    await this.begin();
+    return null;
+  }
+
+  /** The approval wait ran out: the call is rejected and the run goes on, or the run fails (onApprovalTimeout). */
+  private async approvalDeadline(task: TaskRecord): Promise<void> {
+    const pending = this.deps.state.get<PendingInput>(PENDING_INPUT_KEY);
+    if (!pending?.expires_at) return;
+    const due = Date.parse(pending.expires_at);
+    if (Date.now() < due) {
+      await this.deps.storage.setAlarm(due);
+      return;
+    }
+    const onTimeout = this.deps.registry.create(task.assigned_agent).permissions.onTimeout;
+    if (onTimeout === "reject") {
+      await this.resume({
+        action: "reject",
+        message: "No one answered before the approval timeout.",
+        tool_input: null,
+        decided_by: "timeout",
+      });
+      return;
+    }
+    const { store, events } = this.deps;
+    const error = {
+      code: "approval_timeout",
+      message: `No one answered ${pending.tool_name}'s request before its deadline (${pending.expires_at}).`,
+      type: "LimitExceededError",
+      retryable: false,
+    };
+    const failed = this.transaction(() => {
+      if (!store.finish("failed", { error })) return false;
+      events.append("run_failed", { reason: error.message, error, errors: [error], usage: store.get()?.usage });
+      return true;
+    });
+    if (failed) await this.scheduleBundleUpload();
   }
 
   /**

@@ -4,7 +4,7 @@ import type { AgentContext, RunLimits } from "../agents/context.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
 import { type AgentResult, failureResult } from "../agents/result.ts";
 import type { PriceTable } from "../config/prices.ts";
-import { toErrorInfo, WorkflowError } from "../errors.ts";
+import { AwaitingInputError, toErrorInfo, WorkflowError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import { isTerminal } from "../tasks/task.ts";
@@ -87,6 +87,14 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
     };
     result = await agent.execute(context);
   } catch (error) {
+    // A tool call waits for a person: the run stops here, at no cost, until POST /v1/tasks/:id/resume.
+    if (error instanceof AwaitingInputError) {
+      await tools?.close();
+      deps.transaction(() => {
+        if (store.awaitInput()) events.append("input_requested", error.pending);
+      });
+      return;
+    }
     // A cancel already wrote the outcome; any other error, CanceledError included, fails the run.
     if (store.get()?.status === "canceled") {
       await tools?.close();

@@ -121,6 +121,14 @@ export class StepJournal {
     return settled;
   }
 
+  /**
+   * Forgets a started step that stopped on purpose (it waits for a person): when the run goes on, the step starts
+   * afresh as attempt 1, not as an interrupted one.
+   */
+  release(name: string): void {
+    this.sql.exec("DELETE FROM steps_journal WHERE name = ? AND status = 'started'", name);
+  }
+
   /** Records a step as completed with `result` without running it (a fork inherits its origin's settled calls). */
   seedCompleted(name: string, result: unknown): void {
     const now = new Date().toISOString();

@@ -3,6 +3,11 @@
 /** Where a forked task came from: {task_id, checkpoint_id, turn} (its messages are the task's conversation). */
 export const FORK_STATE_KEY = "fork_origin";
 
+/** What a task waiting for a person waits for (PendingInput), while its status is input_required. */
+export const PENDING_INPUT_KEY = "pending_input";
+/** A person's decision on a tool call: `decision:<tool_use_id>` → HumanDecision. */
+export const decisionKey = (toolUseId: string): string => `decision:${toolUseId}`;
+
 export class TaskState {
   private readonly sql: SqlStorage;
 
@@ -17,6 +22,10 @@ export class TaskState {
   get<T>(key: string): T | undefined {
     const row = this.sql.exec<{ value: string }>("SELECT value FROM task_state WHERE key = ?", key).toArray()[0];
     return row ? (JSON.parse(row.value) as T) : undefined;
+  }
+
+  delete(key: string): void {
+    this.sql.exec("DELETE FROM task_state WHERE key = ?", key);
   }
 
   put(key: string, value: unknown): void {

@@ -29,7 +29,7 @@ interface TaskRow extends Record<string, SqlStorageValue> {
   retention_explicit: number;
 }
 
-export interface TaskRecord extends Omit<TaskView, "last_event_seq"> {
+export interface TaskRecord extends Omit<TaskView, "last_event_seq" | "pending_input"> {
   retentionExplicit: boolean;
   traceId: string;
   rootSpanId: string;
@@ -134,6 +134,16 @@ export class TaskStore {
     return this.transition(["pending"], "running", { started_at: new Date().toISOString() });
   }
 
+  /** running → input_required: the run waits for a person. */
+  awaitInput(): boolean {
+    return this.transition(["running"], "input_required", {});
+  }
+
+  /** input_required → running: a person answered. */
+  resumeInput(): boolean {
+    return this.transition(["input_required"], "running", {});
+  }
+
   /** Ends the task unless it has already ended. Returns whether this call ended it. */
   finish(status: "completed" | "failed" | "canceled", outcome: { result?: string; error?: ErrorInfo }): boolean {
     const task = this.get();
@@ -146,7 +156,7 @@ export class TaskStore {
       tags: task.tags,
       status,
     });
-    return this.transition(["pending", "running"], status, {
+    return this.transition(["pending", "running", "input_required"], status, {
       completed_at: now.toISOString(),
       retention_days: String(days),
       result: outcome.result ?? null,

@@ -4,7 +4,7 @@ import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { AgentUsage } from "../agents/result.ts";
 import type { ErrorInfo } from "../errors.ts";
 
-export const TASK_STATUSES = ["pending", "running", "completed", "failed", "canceled"] as const;
+export const TASK_STATUSES = ["pending", "running", "input_required", "completed", "failed", "canceled"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "canceled"]);
 
@@ -41,6 +41,8 @@ export interface TaskView {
   tags: string[];
   /** When the task and its R2 objects are deleted (completed_at + retention_days); null while it runs. */
   expires_at: string | null;
+  /** What the task waits for while its status is input_required (an approval or a question); null otherwise. */
+  pending_input: PendingInput | null;
   /** Sequence number of the newest event. */
   last_event_seq: number;
 }
@@ -61,6 +63,28 @@ export interface TaskInit {
   fork?: ForkOrigin;
   /** Files to put in the workspace before the run starts: workspace path ("/src/a.ts") → UTF-8 content. */
   files?: Record<string, string>;
+}
+
+/** A request for a person (seed 003 human feedback): approve a tool call, or answer the agent's question. */
+export interface PendingInput {
+  kind: "approval" | "question";
+  tool_use_id: string;
+  tool_name: string;
+  input: unknown;
+  /** The agent's question (kind question). */
+  question: string | null;
+  requested_at: string;
+  /** When the wait ends by itself (the agent's approvalTimeoutSeconds), or null. */
+  expires_at: string | null;
+}
+
+/** A person's answer (POST /v1/tasks/:id/resume), kept per tool_use id. */
+export interface HumanDecision {
+  action: "approve" | "reject" | "modify";
+  message: string | null;
+  tool_input: Record<string, unknown> | null;
+  decided_by: string;
+  decided_at: string;
 }
 
 export interface ForkOrigin {

@@ -5,14 +5,18 @@
 // sessions themselves reconnect on first use after an eviction.
 import type { Tool, ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolPermissions } from "../agents/agent.ts";
 import type { AgentRuntime, StepInfo } from "../agents/context.ts";
 import { MCP_WILDCARD_PATTERN, parseMcpToolName } from "../agents/tool-names.ts";
-import { InvalidToolError, McpConnectionError, toErrorInfo } from "../errors.ts";
+import { AwaitingInputError, InvalidToolError, McpConnectionError, toErrorInfo } from "../errors.ts";
 import { type McpServerSpec, toolSettings } from "../mcp/config.ts";
 import { toMcpCallResult, toToolResult } from "../mcp/content.ts";
 import type { McpSession } from "../mcp/session.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
+import type { HumanDecision, PendingInput } from "../tasks/task.ts";
+import { decisionKey, PENDING_INPUT_KEY } from "../tasks/task-state.ts";
 import type { Workspace } from "../workspace/workspace.ts";
+import { ASK_USER } from "./ask-user.ts";
 import { BUILTIN_TOOL_IMPLEMENTATIONS } from "./builtin.ts";
 import { MAX_RESULT_CHARS } from "./file-tools.ts";
 import { capabilityOn, enabledBuiltins, type ToolSettings } from "./settings.ts";
@@ -24,6 +28,7 @@ export interface ToolDeclaration {
   allowedTools: readonly string[] | undefined;
   mcpServers: readonly McpServerSpec[];
   settings: ToolSettings;
+  permissions: ToolPermissions;
 }
 
 export interface ToolboxDeps {
@@ -114,7 +119,8 @@ export class Toolbox {
   }
 
   /** Answers one tool_use block. Never throws for a tool's failure; only cancellation propagates. */
-  async call(use: ToolUseBlock, turnIndex: number, info: StepInfo, position = 1): Promise<ToolResult> {
+  async call(original: ToolUseBlock, turnIndex: number, info: StepInfo, position = 1): Promise<ToolResult> {
+    let use = original;
     const { runtime } = this.deps;
     const base = { turn_index: turnIndex, tool_use_id: use.id, tool_name: use.name };
     if (!this.allowed.has(use.name)) {
@@ -124,8 +130,66 @@ export class Toolbox {
         is_error: true,
       };
     }
+    if (use.name === ASK_USER) return this.askUser(use, turnIndex);
+    if (needsApproval(use.name, this.declaration.permissions)) {
+      const decision = runtime.state.get<HumanDecision>(decisionKey(use.id));
+      if (!decision) this.waitFor({ kind: "approval", use, turnIndex, question: null });
+      if (decision.action === "reject") {
+        runtime.emit(
+          "tool_denied",
+          { ...base, reason: "rejected_by_reviewer", decided_by: decision.decided_by },
+          info.spanId,
+        );
+        return {
+          content: `A reviewer rejected this call to ${use.name}${decision.message ? `: ${decision.message}` : "."}`,
+          is_error: true,
+        };
+      }
+      if (decision.action === "modify" && decision.tool_input) use = { ...use, input: decision.tool_input };
+    }
     if (parseMcpToolName(use.name)) return this.callMcp(use, turnIndex, info, position);
     return this.callBuiltin(use, turnIndex, info, position);
+  }
+
+  /** AskUser (seed 002 ask_user): the answer is the person's message; until there is one, the run waits. */
+  private askUser(use: ToolUseBlock, turnIndex: number): ToolResult {
+    const decision = this.deps.runtime.state.get<HumanDecision>(decisionKey(use.id));
+    const question = isRecord(use.input) && typeof use.input.question === "string" ? use.input.question : "";
+    if (!question.trim()) return { content: 'AskUser needs {"question": "…"}.', is_error: true };
+    if (!decision) this.waitFor({ kind: "question", use, turnIndex, question });
+    if (decision.action === "reject") {
+      return {
+        content: `The person did not answer${decision.message ? `: ${decision.message}` : "."}`,
+        is_error: true,
+      };
+    }
+    return { content: decision.message ?? "(no answer)", is_error: false };
+  }
+
+  /** Records what the run waits for, says so in the log, and stops the run (status input_required). */
+  private waitFor(request: {
+    kind: "approval" | "question";
+    use: ToolUseBlock;
+    turnIndex: number;
+    question: string | null;
+  }): never {
+    const { runtime } = this.deps;
+    const timeout = this.declaration.permissions.timeoutSeconds;
+    const now = Date.now();
+    const pending: PendingInput = {
+      kind: request.kind,
+      tool_use_id: request.use.id,
+      tool_name: request.use.name,
+      input: request.use.input,
+      question: request.question,
+      requested_at: new Date(now).toISOString(),
+      expires_at: timeout ? new Date(now + timeout * 1000).toISOString() : null,
+    };
+    runtime.state.put(PENDING_INPUT_KEY, pending);
+    throw new AwaitingInputError(
+      request.kind === "approval" ? `Tool ${request.use.name} waits for approval.` : "The agent waits for an answer.",
+      { ...pending, turn_index: request.turnIndex },
+    );
   }
 
   private async callBuiltin(
@@ -434,6 +498,20 @@ function capResult(result: ToolResult, artifact: string | null): ToolResult {
     return text ? [{ ...block, text }] : [];
   });
   return cut ? { ...result, content: blocks } : result;
+}
+
+/** The tools whose only effect is an edit of the workspace: acceptEdits lets them run without approval. */
+const EDIT_TOOLS: ReadonlySet<string> = new Set(["Write", "Edit"]);
+
+/** Whether a call to `name` waits for a person (seed 004 permission_mode, with per-tool rules first). */
+export function needsApproval(name: string, permissions: ToolPermissions): boolean {
+  if (name === ASK_USER) return false;
+  const server = parseMcpToolName(name)?.server;
+  const rule = permissions.rules[name] ?? (server ? permissions.rules[`mcp__${server}__*`] : undefined);
+  if (rule) return rule === "ask";
+  if (permissions.mode === "acceptAll") return false;
+  if (permissions.mode === "acceptEdits") return !EDIT_TOOLS.has(name);
+  return true;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -11,7 +11,7 @@ import { ApiError } from "../../errors.ts";
 import type { Checkpoint } from "../../runtime/checkpoints.ts";
 import type { TaskView } from "../../tasks/task.ts";
 import type { AppEnv } from "../app-env.ts";
-import { ArtifactPath, EventCursor, ForkBody, TaskIdParam, WaitQuery, WorkspacePath } from "../schemas.ts";
+import { ArtifactPath, EventCursor, ForkBody, ResumeBody, TaskIdParam, WaitQuery, WorkspacePath } from "../schemas.ts";
 import { jsonBody, parseWith } from "../validation.ts";
 
 export interface TaskResource extends TaskView {
@@ -22,6 +22,7 @@ export interface TaskResource extends TaskView {
     artifacts: string;
     workspace: string;
     checkpoints: string;
+    resume: string;
     cancel: string;
   };
 }
@@ -37,6 +38,7 @@ export function taskResource(c: Context<AppEnv>, task: TaskView): TaskResource {
       artifacts: `${self}/artifacts`,
       workspace: `${self}/workspace`,
       checkpoints: `${self}/checkpoints`,
+      resume: `${self}/resume`,
       cancel: `${self}/cancel`,
     },
   };
@@ -207,6 +209,22 @@ export const taskRoutes = new Hono<AppEnv>()
     const resource = taskResource(c, task);
     c.header("Location", resource.links.self);
     return c.json(resource, 202);
+  })
+  .post("/:id/resume", async (c) => {
+    const { id, stub } = taskStub(c);
+    const body = await jsonBody(c, ResumeBody);
+    const outcome = await stub.resume({
+      action: body.action,
+      message: body.message ?? null,
+      tool_input: (body.tool_input as Record<string, unknown> | undefined) ?? null,
+      decided_by: c.get("apiKeyId"),
+    });
+    const { value, error } = outcome;
+    if (value) return c.json(taskResource(c, value));
+    if (error?.code === "task_not_found") throw await missingTask(stub, id);
+    if (error?.code === "tool_input_required")
+      throw new ApiError(400, "validation_failed", error.message, "tool_input");
+    throw new ApiError(409, "task_not_waiting", error?.message ?? "The task is not waiting for input.");
   })
   .get("/:id/artifacts", async (c) => {
     const { id, stub } = taskStub(c);
