@@ -213,4 +213,44 @@ describe("a run survives eviction of its Durable Object", () => {
     // The totals count the three calls that completed, once each.
     expect(done.usage).toMatchObject({ model_calls: 3, input_tokens: 6000, output_tokens: 30 });
   });
+
+  it("survives an eviction right after every step boundary: same transcript, no tool twice, gapless log", async () => {
+    const expected = await baseline();
+    // start, turn_1_model, turn_1_tools, turn_2_model, turn_2_tools, turn_3_model: six checkpoints, one per step.
+    for (let boundary = 1; boundary <= 6; boundary++) {
+      const marker = uniqueMarker(`evict-boundary-${boundary}`);
+      await script(marker, plannerScript(), { ttft_ms: 300 });
+      const task = await startTask("planner", `plan it ${marker}`);
+      await waitForEvent(
+        task.id,
+        (f) =>
+          f.event === "checkpoint_saved" &&
+          (JSON.parse(f.data) as { payload: { sequence: number } }).payload.sequence === boundary,
+      );
+      await abortAllDurableObjects();
+      // The heartbeat alarm resumes an interrupted run; after the last boundary it may only upload the bundle.
+      await runDurableObjectAlarm(stubFor(task.id));
+      const done = await waitForTask(task.id, 30);
+      expect(done.status, `boundary ${boundary}`).toBe("completed");
+      expect(done.result, `boundary ${boundary}`).toBe(expected.result);
+      const messages = (await (await api(`/v1/tasks/${task.id}/messages`)).json()) as {
+        messages: { content: unknown }[];
+      };
+      expect(withoutToolIds(messages.messages.slice(1).map((m) => m.content)), `boundary ${boundary}`).toEqual(
+        withoutToolIds(expected.messages.slice(1)),
+      );
+      const events = parsed(await allEvents(task.id));
+      expect(
+        events.map((e) => e.seq),
+        `boundary ${boundary}`,
+      ).toEqual(events.map((_, i) => i + 1));
+      expect(
+        events.filter((e) => e.event_type === "todo_list_updated"),
+        `boundary ${boundary}`,
+      ).toHaveLength(2);
+      const positions = events.filter((e) => e.event_type === "checkpoint_saved").map((e) => e.payload.position);
+      expect(positions, `boundary ${boundary}`).toEqual([...new Set(positions)]);
+      expect(events.at(-1)?.event_type).toBe("run_finished");
+    }
+  });
 });

@@ -73,6 +73,7 @@ export class CheckpointLog {
 
   /** Records a checkpoint at `position` covering the conversation as it stands; a replay of a position is a no-op. */
   record(position: string, state: Omit<CheckpointState, "messages">, awaitingHuman = false): CheckpointSummary | null {
+    if (this.sql.exec("SELECT 1 FROM checkpoints WHERE position = ?", position).toArray().length > 0) return null;
     const cursor = this.sql.exec(
       `INSERT OR IGNORE INTO checkpoints (checkpoint_id, position, message_count, next_action, current_agent,
         routing_key, metadata, created_at, awaiting_human) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
