@@ -1,7 +1,7 @@
 // Workspace tools end to end through the API: files seeded with the task, Read/Write/Edit/Glob/Grep, Bash on
 // just-bash with its output in the run bundle, WebFetch against a real local server, least-privilege settings, the
 // workspace routes, and a workspace that survives an eviction without a half-run command leaving anything behind.
-import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
+import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import {
@@ -586,5 +586,39 @@ describe("workspace routes", () => {
       expect(res.headers.get("content-length")).toBe(String(body.length));
       expect(await res.text()).toBe(body);
     }
+  });
+});
+
+describe("a 10 MB tool output", () => {
+  it("completes the run: the model gets 30,000 characters, the bundle the whole output, no row near 2 MB", async () => {
+    const agent = defineAgent({ bash: { enabled: true } });
+    const line = "x".repeat(1999);
+    const id = await runTurn(agent, [toolUse("Bash", { command: `for i in $(seq 1 5000); do echo "${line}"; done` })]);
+    const [result] = await toolResults(id, 2);
+    expect(String(result?.content).length).toBeLessThan(31_000);
+    const artifact = await api(`/v1/tasks/${id}/artifacts/artifacts/turn_1_step-1_stdout.txt`);
+    expect(artifact.status).toBe(200);
+    expect((await artifact.text()).length).toBe(5000 * 2000);
+    const largest = await runInDurableObject(env.TASKS.get(env.TASKS.idFromName(id)), (_i, state) => {
+      let max = 0;
+      const tables = state.storage.sql
+        .exec<{ name: string }>(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
+        )
+        .toArray();
+      for (const { name } of tables) {
+        const columns = state.storage.sql
+          .exec<{ name: string }>(`SELECT name FROM pragma_table_info('${name}')`)
+          .toArray();
+        for (const column of columns) {
+          const row = state.storage.sql
+            .exec<{ n: number | null }>(`SELECT MAX(LENGTH(CAST("${column.name}" AS BLOB))) AS n FROM "${name}"`)
+            .one();
+          max = Math.max(max, row.n ?? 0);
+        }
+      }
+      return max;
+    });
+    expect(largest).toBeLessThan(1024 * 1024);
   });
 });
