@@ -63,6 +63,12 @@ describe("permission modes", () => {
     expect(ofType(log, "tool_call_started")).toHaveLength(0);
     const alarm = await runInDurableObject(stubFor(task.id), (_i, state) => state.storage.getAlarm());
     expect(alarm).toBeNull();
+    // The wait is a checkpoint of its own (seed 003 awaiting_human).
+    const list = (await (await api(`/v1/tasks/${task.id}/checkpoints`)).json()) as {
+      checkpoints: { position: string; awaiting_human: boolean; next_action: string }[];
+    };
+    expect(list.checkpoints.at(-1)).toMatchObject({ awaiting_human: true, next_action: "tool_calls" });
+    expect(list.checkpoints.filter((c) => c.awaiting_human)).toHaveLength(1);
   });
 
   it("approves: the call runs, the run completes, and the decision names the key that made it", async () => {

@@ -78,7 +78,12 @@ export interface AgentRuntime {
    * Records a checkpoint (seed 003) at `position` covering the conversation so far, and emits checkpoint_saved. A
    * position already recorded (a replay) records nothing.
    */
-  checkpoint(position: string, nextAction: NextAction, metadata?: Record<string, unknown>): void;
+  checkpoint(
+    position: string,
+    nextAction: NextAction,
+    metadata?: Record<string, unknown>,
+    awaitingHuman?: boolean,
+  ): void;
   /** Appends an event to the task's log. */
   emit(eventType: string, payload: Record<string, unknown>, spanId?: string): void;
   /** Usage of every model call of this task so far (tokens, cost, calls). */

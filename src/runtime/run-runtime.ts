@@ -87,15 +87,24 @@ export class RunRuntime implements AgentRuntime {
     this.deps.events.append(eventType, payload, spanId);
   }
 
-  checkpoint(position: string, nextAction: NextAction, metadata: Record<string, unknown> = {}): void {
+  checkpoint(
+    position: string,
+    nextAction: NextAction,
+    metadata: Record<string, unknown> = {},
+    awaitingHuman = false,
+  ): void {
     const task = this.deps.store.get();
     if (!task || isTerminal(task.status)) return;
-    const saved = this.deps.checkpoints.record(position, {
-      next_action: nextAction,
-      current_agent: task.assigned_agent,
-      routing_key: null,
-      metadata,
-    });
+    const saved = this.deps.checkpoints.record(
+      position,
+      {
+        next_action: nextAction,
+        current_agent: task.assigned_agent,
+        routing_key: null,
+        metadata,
+      },
+      awaitingHuman,
+    );
     if (saved) {
       this.emit("checkpoint_saved", {
         checkpoint_id: saved.checkpoint_id,
@@ -103,6 +112,7 @@ export class RunRuntime implements AgentRuntime {
         sequence: saved.sequence,
         next_action: saved.next_action,
         message_count: saved.message_count,
+        awaiting_human: saved.awaiting_human,
       });
     }
   }

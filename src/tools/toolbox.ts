@@ -186,6 +186,13 @@ export class Toolbox {
       expires_at: timeout ? new Date(now + timeout * 1000).toISOString() : null,
     };
     runtime.state.put(PENDING_INPUT_KEY, pending);
+    // Seed 003: the wait is a checkpoint of its own (awaiting_human), which a fork can continue from.
+    runtime.checkpoint(
+      `turn_${request.turnIndex}_await_${request.use.id}`,
+      "tool_calls",
+      { turn: request.turnIndex },
+      true,
+    );
     throw new AwaitingInputError(
       request.kind === "approval" ? `Tool ${request.use.name} waits for approval.` : "The agent waits for an answer.",
       { ...pending, turn_index: request.turnIndex },
