@@ -127,6 +127,8 @@ export class TaskObject extends DurableObject<Env> {
           task_id: init.fork.task_id,
           checkpoint_id: init.fork.checkpoint_id,
           turn: init.fork.turn,
+          // The fork point: a resumed fork replays its own steps on top of these messages, never past them.
+          message_count: init.fork.messages.length,
         });
       }
       this.events.append("task_created", {
@@ -322,8 +324,9 @@ export class TaskObject extends DurableObject<Env> {
         cursor = page.truncated ? page.cursor : undefined;
       } while (cursor);
     }
-    await this.ctx.storage.deleteAlarm();
+    // deleteAll clears the alarm with the data; until it has run, the alarm stays to finish the job.
     await this.ctx.storage.deleteAll();
+    await this.ctx.storage.deleteAlarm();
     this.sql.exec("CREATE TABLE tombstone (task_id TEXT NOT NULL, expired_at TEXT NOT NULL)");
     this.sql.exec("INSERT INTO tombstone (task_id, expired_at) VALUES (?, ?)", task.id, new Date().toISOString());
     this.ready = false;

@@ -236,4 +236,43 @@ describe("forks", () => {
     );
     await expectError(await fork(crypto.randomUUID(), { checkpoint_id: id }), 404, "task_not_found", "id");
   });
+
+  it("replays a fork from its own fork point after an interruption: no duplicated messages, no tool twice", async () => {
+    const agent = defineAgent({ allowedTools: ["TodoWrite"], permissionMode: "manual" });
+    const marker = uniqueMarker("fork-resume");
+    await script(marker, turns.slice(0, 2));
+    const origin = await startTask(agent, `plan ${marker}`);
+    expect((await waitForTask(origin.id)).status).toBe("input_required");
+    const start = (await checkpoints(origin.id)).find((c) => c.position === "start");
+    const forked = (await (await fork(origin.id, { checkpoint_id: start?.checkpoint_id })).json()) as TaskBody;
+    // The fork's own first turn asks for approval; the resume relaunches the fork from its fork point.
+    expect((await waitForTask(forked.id)).status).toBe("input_required");
+    expect((await api(`/v1/tasks/${forked.id}/resume`, { method: "POST", body: '{"action": "approve"}' })).status).toBe(
+      200,
+    );
+    expect((await waitForTask(forked.id)).status).toBe("completed");
+    const log = await events(forked.id);
+    expect(ofType(log, "todo_list_updated")).toHaveLength(1);
+    const messages = (await (await api(`/v1/tasks/${forked.id}/messages`)).json()) as { messages: { role: string }[] };
+    expect(messages.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+  });
+
+  it("refuses messages that are not text, and messages added between a model turn and its tool calls", async () => {
+    const { task, list } = await plannerRun("fork-guard");
+    const finish = list.find((c) => c.position === "turn_2_model")?.checkpoint_id;
+    const between = list.find((c) => c.position === "turn_1_model")?.checkpoint_id;
+    const injected = [{ role: "assistant", content: [{ type: "tool_use", id: "x", name: "TodoWrite", input: {} }] }];
+    await expectError(
+      await fork(task.id, { checkpoint_id: finish, state_updates: { messages: injected } }),
+      400,
+      "validation_failed",
+      "state_updates.messages.0.content",
+    );
+    await expectError(
+      await fork(task.id, { checkpoint_id: between, state_updates: { messages: [{ role: "user", content: "hi" }] } }),
+      400,
+      "validation_failed",
+      "state_updates.messages",
+    );
+  });
 });

@@ -162,6 +162,7 @@ describe("questions, cancels, evictions and timeouts", () => {
     const agent = defineAgent({ allowedTools: ["AskUser"] });
     const task = await waitingTask(agent, "hitl-ask", toolUse("AskUser", { question: "Which city?" }));
     expect(task.pending_input).toMatchObject({ kind: "question", question: "Which city?" });
+    await expectError(await resume(task.id, { action: "approve" }), 400, "validation_failed", "message");
     expect((await resume(task.id, { action: "approve", message: "Lisbon" })).status).toBe(200);
     expect((await waitForTask(task.id)).status).toBe("completed");
     const messages = (await (await api(`/v1/tasks/${task.id}/messages`)).json()) as {

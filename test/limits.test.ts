@@ -127,4 +127,16 @@ describe("task limits", () => {
     class Bad extends Agent {}
     expect(() => new Bad({ name: "bad_budget", systemPrompt: "x", maxBudgetUsd: 0 })).toThrow(ConfigError);
   });
+
+  it("keeps a final answer that reaches the budget: the run completes, and only a further call is stopped", async () => {
+    const agent = defineAgent({});
+    const marker = uniqueMarker("budget-final");
+    await script(marker, [
+      { content: [{ type: "text", text: "All done." }], usage: { input_tokens: 500, output_tokens: 50 } },
+    ]);
+    const task = await startTask(agent, `answer ${marker}`, { max_tokens: 100 });
+    const finished = await waitForTask(task.id);
+    expect(finished.status).toBe("completed");
+    expect(finished.result).toBe("All done.");
+  });
 });

@@ -143,7 +143,9 @@ describe("retention of tasks", () => {
     // Nothing but the tombstone is left, and no alarm.
     const left = await runInDurableObject(stubFor(task.id), async (_i, state) => ({
       tables: state.storage.sql
-        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .exec<{ name: string }>(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'",
+        )
         .toArray()
         .map((r) => r.name),
       alarm: await state.storage.getAlarm(),

@@ -84,9 +84,13 @@ export const ArtifactPath = z
 /** A message appended to a forked conversation (seed 003 State: messages follow the append reducer). */
 const ForkMessage = z.strictObject({
   role: z.enum(["user", "assistant"]),
+  // Text only: a client cannot inject tool calls, tool results or thinking into a conversation.
   content: z.union([
     z.string().min(1).max(MAX_INPUT_CHARS),
-    z.array(z.record(z.string(), z.unknown())).min(1).max(100),
+    z
+      .array(z.strictObject({ type: z.literal("text"), text: z.string().min(1).max(MAX_INPUT_CHARS) }))
+      .min(1)
+      .max(100),
   ]),
 });
 

@@ -288,8 +288,9 @@ export class RunRuntime implements AgentRuntime {
             },
             span,
           );
-          // The call is recorded; a budget it used up ends the run here, before its answer is acted on.
-          this.checkBudget(usage);
+          // The call is recorded; a budget it used up ends the run here, before the tool calls it asks for run.
+          // A final answer is kept: the check before any further call stops what would come after it.
+          if (item.message.stop_reason === "tool_use") this.checkBudget(usage);
         }
         yield item;
       }

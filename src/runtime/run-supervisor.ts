@@ -45,6 +45,8 @@ export class RunSupervisor {
   private readonly deps: SupervisorDeps;
   /** The run executing in this instance, if any. Only one instance of an object exists at a time. */
   private active: { promise: Promise<void>; abort: AbortController } | null = null;
+  /** A launch asked for while a run was still unwinding in this instance. */
+  private relaunch = false;
   /** When a run last crashed in this instance (the heartbeat, not readers, retries it for a while). */
   private lastCrashAt: number | undefined;
   /** Consecutive failed bundle uploads in this instance, for the retry backoff. */
@@ -94,10 +96,15 @@ export class RunSupervisor {
     }
     if (!isTerminal(task.status)) {
       await this.deps.storage.setAlarm(Date.now() + HEARTBEAT_MS);
-      if (!this.active) this.launch();
+      // Re-read: the run may have stopped to wait for a person while the alarm was being set.
+      if (!this.active && this.task().status === "running") this.launch();
       return;
     }
-    if (this.active) return;
+    if (this.active) {
+      // A canceled run still unwinding: keep an alarm, so its bundle upload and expiry are not lost with the object.
+      await this.deps.storage.setAlarm(Date.now() + HEARTBEAT_MS);
+      return;
+    }
     if (task.bundleFlushed) {
       await this.expireWhenDue(task);
       return;
@@ -139,9 +146,12 @@ export class RunSupervisor {
     }
   }
 
-  /** Starts the run in this instance unless one is already executing here. */
+  /** Starts the run in this instance; if one is still unwinding here, starts it again as soon as that one is done. */
   private launch(): void {
-    if (this.active) return;
+    if (this.active) {
+      this.relaunch = true;
+      return;
+    }
     const { deps } = this;
     const abort = new AbortController();
     const promise = runTask({
@@ -154,6 +164,7 @@ export class RunSupervisor {
       secret: deps.secret,
       outbound: deps.outbound(),
       workspace: deps.workspace,
+      pendingInput: (pending) => deps.state.put(PENDING_INPUT_KEY, pending),
       startFrom: () => {
         const origin = deps.state.get<{ turn: number; message_count: number }>(FORK_STATE_KEY);
         if (!origin) return undefined;
@@ -179,6 +190,12 @@ export class RunSupervisor {
       .catch((error: unknown) => this.afterCrash(error))
       .finally(() => {
         this.active = null;
+        // A resume that came while the previous run was unwinding (e.g. a second approval in the same turn).
+        if (this.relaunch) {
+          this.relaunch = false;
+          const status = this.deps.store.get()?.status;
+          if (status === "running" || status === "pending") this.launch();
+        }
       });
     this.active = { promise, abort };
   }
@@ -204,6 +221,9 @@ export class RunSupervisor {
     const pending = state.get<PendingInput>(PENDING_INPUT_KEY);
     if (task.status !== "input_required" || !pending) {
       return { code: "task_not_waiting", message: `The task is ${task.status}, not waiting for input.` };
+    }
+    if (pending.kind === "question" && decision.action !== "reject" && !decision.message) {
+      return { code: "message_required", message: "An answer to the agent's question needs message: the answer." };
     }
     if (decision.action === "modify" && pending.kind === "approval" && !decision.tool_input) {
       return { code: "tool_input_required", message: "modify needs tool_input: the arguments to run the call with." };
@@ -235,7 +255,13 @@ export class RunSupervisor {
       await this.deps.storage.setAlarm(due);
       return;
     }
-    const onTimeout = this.deps.registry.create(task.assigned_agent).permissions.onTimeout;
+    // An agent removed by a deploy cannot say; a rejection lets the run end through its own loop.
+    let onTimeout: "reject" | "fail" = "reject";
+    try {
+      onTimeout = this.deps.registry.create(task.assigned_agent).permissions.onTimeout;
+    } catch {
+      // keep "reject"
+    }
     if (onTimeout === "reject") {
       await this.resume({
         action: "reject",

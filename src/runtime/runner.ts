@@ -29,6 +29,8 @@ export interface RunnerDeps {
   secret: (name: string) => string | undefined;
   outbound: OutboundPolicy;
   workspace: Workspace;
+  /** Stores what the run waits for (PendingInput), inside the transaction that moves it to input_required. */
+  pendingInput: (pending: Record<string, unknown>) => void;
   /** For a forked task: the conversation it continues and the turns taken before it. */
   startFrom: () => AgentContext["startFrom"];
 }
@@ -39,7 +41,8 @@ const MAX_SUMMARY_CHARS = 256 * 1024;
 export async function runTask(deps: RunnerDeps): Promise<void> {
   const { store, events } = deps;
   const task = store.get();
-  if (!task || isTerminal(task.status)) return;
+  // A task that waits for a person runs again only through resume.
+  if (!task || isTerminal(task.status) || task.status === "input_required") return;
   let result: AgentResult;
   let tools: Toolbox | undefined;
   try {
@@ -91,7 +94,10 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
     if (error instanceof AwaitingInputError) {
       await tools?.close();
       deps.transaction(() => {
-        if (store.awaitInput()) events.append("input_requested", error.pending);
+        // The request, the status and the event change together, and only for a run that is still running.
+        if (!store.awaitInput()) return;
+        deps.pendingInput(error.pending);
+        events.append("input_requested", error.pending);
       });
       return;
     }

@@ -14,7 +14,7 @@ import { toMcpCallResult, toToolResult } from "../mcp/content.ts";
 import type { McpSession } from "../mcp/session.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import type { HumanDecision, PendingInput } from "../tasks/task.ts";
-import { decisionKey, PENDING_INPUT_KEY } from "../tasks/task-state.ts";
+import { decisionKey } from "../tasks/task-state.ts";
 import type { Workspace } from "../workspace/workspace.ts";
 import { ASK_USER } from "./ask-user.ts";
 import { BUILTIN_TOOL_IMPLEMENTATIONS } from "./builtin.ts";
@@ -185,7 +185,6 @@ export class Toolbox {
       requested_at: new Date(now).toISOString(),
       expires_at: timeout ? new Date(now + timeout * 1000).toISOString() : null,
     };
-    runtime.state.put(PENDING_INPUT_KEY, pending);
     // Seed 003: the wait is a checkpoint of its own (awaiting_human), which a fork can continue from.
     runtime.checkpoint(
       `turn_${request.turnIndex}_await_${request.use.id}`,

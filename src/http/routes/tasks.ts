@@ -180,7 +180,21 @@ export const taskRoutes = new Hono<AppEnv>()
     const pendingIds = Array.isArray(pending?.content)
       ? pending.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : []))
       : [];
-    const settled = pendingIds.length > 0 ? ((await stub.settledToolCalls(pendingIds)) ?? {}) : {};
+    if (pendingIds.length > 0 && updates.messages?.length) {
+      throw new ApiError(
+        400,
+        "validation_failed",
+        "This checkpoint is between a model turn and its tool calls; messages can be added at a model_turn or finish checkpoint.",
+        "state_updates.messages",
+      );
+    }
+    let settled: Record<string, unknown> = {};
+    if (pendingIds.length > 0) {
+      const found = await stub.settledToolCalls(pendingIds);
+      // The origin went (expired) between the reads: never guess that its calls did not run.
+      if (!found) throw await missingTask(stub, id);
+      settled = found;
+    }
     const forkId = crypto.randomUUID();
     const fork = c.env.TASKS.get(c.env.TASKS.idFromName(forkId));
     const task = await fork.start({
@@ -224,6 +238,7 @@ export const taskRoutes = new Hono<AppEnv>()
     if (error?.code === "task_not_found") throw await missingTask(stub, id);
     if (error?.code === "tool_input_required")
       throw new ApiError(400, "validation_failed", error.message, "tool_input");
+    if (error?.code === "message_required") throw new ApiError(400, "validation_failed", error.message, "message");
     throw new ApiError(409, "task_not_waiting", error?.message ?? "The task is not waiting for input.");
   })
   .get("/:id/artifacts", async (c) => {
