@@ -300,9 +300,7 @@ export class TaskObject extends DurableObject<Env> {
   /** When the task expired (seed 003 retention), or null if it did not (unknown or still kept). */
   async expired(): Promise<{ task_id: string; expired_at: string } | null> {
     if (this.ready) return null;
-    const hasTombstone =
-      this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tombstone'").toArray().length > 0;
-    if (!hasTombstone) return null;
+    if (!hasTable(this.sql, "tombstone")) return null;
     return (
       this.sql
         .exec<{ task_id: string; expired_at: string }>("SELECT task_id, expired_at FROM tombstone")
@@ -357,9 +355,11 @@ export class TaskObject extends DurableObject<Env> {
 }
 
 function hasSchema(sql: SqlStorage): boolean {
-  return (
-    sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").toArray().length > 0
-  );
+  return hasTable(sql, "schema_migrations");
+}
+
+function hasTable(sql: SqlStorage, name: string): boolean {
+  return sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", name).toArray().length > 0;
 }
 
 function migrate(sql: SqlStorage): void {

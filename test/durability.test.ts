@@ -2,7 +2,6 @@
 // tool-using run and prove the run resumes from its journal: same transcript, no step run twice, gapless log.
 
 import { abortAllDurableObjects, evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import {
   api,
@@ -12,13 +11,10 @@ import {
   type SseFrame,
   script,
   startTask,
+  stubFor,
   uniqueMarker,
   waitForTask,
 } from "./helpers.ts";
-
-function stubFor(id: string) {
-  return env.TASKS.get(env.TASKS.idFromName(id));
-}
 
 /** Three model turns with two TodoWrite calls between them; each turn streams slowly enough to evict during it. */
 function plannerScript(): ScriptTurn[] {

@@ -62,6 +62,21 @@ export async function emulatorRequests(taskId: string): Promise<EmulatorRequestR
   return body.requests.filter((r) => r.task_id === taskId);
 }
 
+/** The stub of a task's Durable Object, for tests that reach into it (alarms, evictions, storage). */
+export function stubFor(id: string) {
+  return env.TASKS.get(env.TASKS.idFromName(id));
+}
+
+/** What `fn` threw, so a test can assert on the error's class, code and message; fails if it threw nothing. */
+export function errorOf(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("expected an error");
+}
+
 export function uniqueMarker(label: string): string {
   return `[${label}-${crypto.randomUUID()}]`;
 }

@@ -2,7 +2,6 @@
 // agent's own question, puts the task in input_required with the request stored and no alarm kept; a person's
 // POST /v1/tasks/:id/resume approves, rejects or modifies it, every decision on record with the key that made it.
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../src/agents/agent.ts";
 import { ConfigError } from "../src/errors.ts";
@@ -17,13 +16,12 @@ import {
   readSse,
   script,
   startTask,
+  stubFor,
   type TaskBody,
   toolUse,
   uniqueMarker,
   waitForTask,
 } from "./helpers.ts";
-
-const stubFor = (id: string) => env.TASKS.get(env.TASKS.idFromName(id));
 
 /** The log of a task that is still open, read up to its input_requested event (its stream stays open while it waits). */
 async function logUntilWaiting(id: string): Promise<EventBody[]> {

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { Agent, type AgentDefinition } from "../src/agents/agent.ts";
 import { ConfigError, InvalidToolError } from "../src/errors.ts";
 import { DEFAULT_TOOL_TIMEOUT_SECONDS } from "../src/mcp/config.ts";
+import { errorOf } from "./helpers.ts";
 
 class TestAgent extends Agent {}
 
@@ -14,15 +15,6 @@ function define(mcpServers: Record<string, unknown>, extra: Partial<AgentDefinit
     mcpServers: mcpServers as NonNullable<AgentDefinition["mcpServers"]>,
     ...extra,
   });
-}
-
-function errorOf(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("expected an error");
 }
 
 describe("mcpServers", () => {

@@ -13,16 +13,13 @@ import {
   expectError,
   script,
   startTask,
+  stubFor,
   toolUse,
   uniqueMarker,
   waitForTask,
 } from "./helpers.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
-
-function stubFor(id: string) {
-  return env.TASKS.get(env.TASKS.idFromName(id));
-}
 
 /** Moves the task's completion `days` into the past (the store's cached row is dropped so the object re-reads it). */
 async function age(id: string, days: number): Promise<void> {

@@ -2,14 +2,25 @@
 // object is not paid for forever, a run that keeps crashing ends as failed, unknown ids write nothing, and a body
 // without a length cannot grow past the limit.
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../src/agents/agent.ts";
 import { registry } from "../src/agents/catalog.ts";
 import type { AgentContext } from "../src/agents/context.ts";
 import { type AgentResult, successResult } from "../src/agents/result.ts";
 import { MAX_STEP_ATTEMPTS } from "../src/runtime/step-journal.ts";
-import { API_KEY, api, BASE, expectError, readSse, script, startTask, uniqueMarker, waitForTask } from "./helpers.ts";
+import {
+  API_KEY,
+  api,
+  BASE,
+  expectError,
+  readSse,
+  script,
+  startTask,
+  stubFor,
+  uniqueMarker,
+  waitForTask,
+} from "./helpers.ts";
 
 interface Event {
   seq: number;
@@ -19,10 +30,6 @@ interface Event {
 
 async function events(id: string): Promise<Event[]> {
   return (await readSse(await api(`/v1/tasks/${id}/events`))).map((f) => JSON.parse(f.data) as Event);
-}
-
-function stubFor(id: string) {
-  return env.TASKS.get(env.TASKS.idFromName(id));
 }
 
 /** A buggy agent: its result throws when read, so recording the outcome fails every time. */

@@ -3,20 +3,12 @@
 import { describe, expect, it } from "vitest";
 import { Agent, type AgentDefinition } from "../src/agents/agent.ts";
 import { ConfigError } from "../src/errors.ts";
+import { errorOf } from "./helpers.ts";
 
 class TestAgent extends Agent {}
 
 function define(extra: Partial<AgentDefinition>): TestAgent {
   return new TestAgent({ name: "settings_agent", systemPrompt: "You work.", ...extra });
-}
-
-function errorOf(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("expected an error");
 }
 
 describe("tool settings", () => {
