@@ -235,6 +235,23 @@ describe("forks", () => {
       "state_updates.current_agent",
     );
     await expectError(await fork(crypto.randomUUID(), { checkpoint_id: id }), 404, "task_not_found", "id");
+
+    // A task with a cost budget cannot be handed to an agent whose model has no price: the budget would not hold.
+    const marker = uniqueMarker("fork-budget");
+    await script(marker, turns);
+    const budgeted = await startTask("planner", `plan ${marker}`, { max_budget_usd: 5 });
+    expect((await waitForTask(budgeted.id)).status).toBe("completed");
+    const first = (await checkpoints(budgeted.id))[0]?.checkpoint_id;
+    const unpriced = defineAgent({ model: "mystery-fork-1" });
+    await expectError(
+      await fork(budgeted.id, { checkpoint_id: first, state_updates: { current_agent: unpriced } }),
+      400,
+      "validation_failed",
+      "state_updates.current_agent",
+    );
+    expect(
+      (await fork(budgeted.id, { checkpoint_id: first, state_updates: { current_agent: "assistant" } })).status,
+    ).toBe(202);
   });
 
   it("replays a fork from its own fork point after an interruption: no duplicated messages, no tool twice", async () => {

@@ -12,6 +12,7 @@ import {
   type EventBody,
   events,
   expectError,
+  modelRequest,
   ofType,
   readSse,
   script,
@@ -112,6 +113,54 @@ describe("permission modes", () => {
     expect((await waitForTask(task.id)).status).toBe("completed");
     const [updated] = ofType(await events(task.id), "todo_list_updated");
     expect(updated?.payload.todos).toEqual(changed.todos);
+  });
+
+  it("modifies the state: the reviewer's messages follow the turn's tool results once, and metadata replaces", async () => {
+    const agent = defineAgent({ allowedTools: ["TodoWrite"], permissionMode: "manual" });
+    const task = await waitingTask(agent, "hitl-state");
+    await expectError(
+      await resume(task.id, { action: "modify", state_updates: { current_agent: "assistant" } }),
+      400,
+      "validation_failed",
+      "state_updates.current_agent",
+    );
+    await expectError(
+      await resume(task.id, { action: "modify", state_updates: { messages: [{ role: "assistant", content: "x" }] } }),
+      400,
+      "validation_failed",
+      "state_updates.messages.0.role",
+    );
+    const updates = {
+      messages: [{ role: "user", content: "Use the blue room." }],
+      metadata: { room: "blue", reviewed: true },
+    };
+    // modify with state_updates alone runs the call with the model's own arguments.
+    expect((await resume(task.id, { action: "modify", state_updates: updates })).status).toBe(200);
+    // Evicted right after the decision, wherever the run stands: the replay adds the text exactly once.
+    await abortAllDurableObjects();
+    const finished = await waitForTask(task.id);
+    expect(finished.status).toBe("completed");
+    expect(finished.metadata).toEqual(updates.metadata);
+    const log = await events(task.id);
+    expect(ofType(log, "todo_list_updated")[0]?.payload.todos).toEqual([
+      { content: "Book the venue", status: "pending" },
+    ]);
+    expect(ofType(log, "human_decision")[0]?.payload).toMatchObject({ action: "modify", state_updates: updates });
+    const request = await modelRequest(task.id, 2);
+    expect(request.messages.at(-1)?.content).toEqual([
+      expect.objectContaining({ type: "tool_result", is_error: false }),
+      { type: "text", text: "Use the blue room." },
+    ]);
+    expect(JSON.stringify(request.messages).split("Use the blue room.")).toHaveLength(2);
+    // The turn's checkpoint holds the same conversation.
+    const list = (await (await api(`/v1/tasks/${task.id}/checkpoints`)).json()) as {
+      checkpoints: { checkpoint_id: string; position: string }[];
+    };
+    const tools = list.checkpoints.find((c) => c.position === "turn_1_tools");
+    const checkpoint = (await (await api(`/v1/tasks/${task.id}/checkpoints/${tools?.checkpoint_id}`)).json()) as {
+      state: { messages: { content: unknown }[] };
+    };
+    expect(checkpoint.state.messages.at(-1)?.content).toEqual(request.messages.at(-1)?.content);
   });
 
   it("answers 409 task_not_waiting to a resume of a task that waits for nothing, including a second resume", async () => {

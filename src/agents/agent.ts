@@ -270,7 +270,9 @@ export abstract class Agent {
       );
       results.push({ type: "tool_result", tool_use_id: use.id, content: result.content, is_error: result.is_error });
     }
-    messages.push({ role: "user", content: results });
+    // Tool results come first in the user turn; what a reviewer added at a resume follows them.
+    const human = context.tools.humanMessages(uses.map((use) => use.id));
+    messages.push({ role: "user", content: [...results, ...human] });
     runtime.recordMessage(messages.length - 1, messages[messages.length - 1] as MessageParam);
     runtime.checkpoint(`turn_${turn}_tools`, "model_turn", { turn });
   }

@@ -50,6 +50,18 @@ export function loadPriceTable(overrides: string | undefined): PriceTable {
   return { ...DEFAULT_PRICES, ...result.data };
 }
 
+/**
+ * Whether a cost budget can be enforced for `model`: it has a price. A broken OUTPOST_PRICES is not the client's
+ * fault; the run itself fails with config_error, so the request is let through.
+ */
+export function budgetCanBeEnforced(overrides: string | undefined, model: string): boolean {
+  try {
+    return findPrice(loadPriceTable(overrides), model) !== undefined;
+  } catch {
+    return true;
+  }
+}
+
 /** Dated model ids (claude-haiku-4-5-20251001) are priced as their alias unless listed themselves. */
 export function findPrice(table: PriceTable, model: string): ModelPrice | undefined {
   return table[model] ?? table[model.replace(/-\d{8}$/, "")];

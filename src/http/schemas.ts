@@ -9,6 +9,11 @@ export const MAX_WAIT_SECONDS = 60;
 
 const MetadataValue = z.union([z.string().max(2_000), z.number(), z.boolean(), z.null()]);
 
+/** Task metadata: a replacing state field (seed 003). */
+const Metadata = z
+  .record(z.string().min(1).max(64), MetadataValue)
+  .refine((m) => Object.keys(m).length <= 32, "at most 32 keys");
+
 /** Most model turns a task may ask for. */
 export const MAX_TURNS_LIMIT = 1_000;
 
@@ -37,10 +42,7 @@ export const CreateTaskBody = z.strictObject({
     .trim()
     .min(1, "must not be empty")
     .max(MAX_INPUT_CHARS, `must be at most ${MAX_INPUT_CHARS} characters`),
-  metadata: z
-    .record(z.string().min(1).max(64), MetadataValue)
-    .refine((m) => Object.keys(m).length <= 32, "at most 32 keys")
-    .optional(),
+  metadata: Metadata.optional(),
   /** Seed 004 max_turns: model turns for this task (the agent's maxTurns otherwise). */
   max_turns: z.number().int().min(1).max(MAX_TURNS_LIMIT).optional(),
   /** Seed 003 max_iterations: the same limit; with both, the smaller applies. */
@@ -81,18 +83,17 @@ export const ArtifactPath = z
   .max(512)
   .refine((p) => p.split("/").every((s) => s.length > 0 && s !== "." && s !== ".."), "must be a relative file path");
 
+// Text only: a client cannot inject tool calls, tool results or thinking into a conversation.
+const MessageContent = z.union([
+  z.string().min(1).max(MAX_INPUT_CHARS),
+  z
+    .array(z.strictObject({ type: z.literal("text"), text: z.string().min(1).max(MAX_INPUT_CHARS) }))
+    .min(1)
+    .max(100),
+]);
+
 /** A message appended to a forked conversation (seed 003 State: messages follow the append reducer). */
-const ForkMessage = z.strictObject({
-  role: z.enum(["user", "assistant"]),
-  // Text only: a client cannot inject tool calls, tool results or thinking into a conversation.
-  content: z.union([
-    z.string().min(1).max(MAX_INPUT_CHARS),
-    z
-      .array(z.strictObject({ type: z.literal("text"), text: z.string().min(1).max(MAX_INPUT_CHARS) }))
-      .min(1)
-      .max(100),
-  ]),
-});
+const ForkMessage = z.strictObject({ role: z.enum(["user", "assistant"]), content: MessageContent });
 
 export const ForkBody = z.strictObject({
   checkpoint_id: z.uuid(),
@@ -101,10 +102,7 @@ export const ForkBody = z.strictObject({
     .strictObject({
       messages: z.array(ForkMessage).max(50).optional(),
       current_agent: z.string().min(1).max(64).optional(),
-      metadata: z
-        .record(z.string().min(1).max(64), MetadataValue)
-        .refine((m) => Object.keys(m).length <= 32, "at most 32 keys")
-        .optional(),
+      metadata: Metadata.optional(),
     })
     .optional(),
 });
@@ -117,5 +115,20 @@ export const ResumeBody = z.strictObject({
   message: z.string().min(1).max(MAX_INPUT_CHARS).optional(),
   /** modify: the arguments to run the waiting tool call with instead. */
   tool_input: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * Seed 003 state_updates: `messages` (the person's, role user) are appended after the answered turn's tool
+   * results; `metadata` replaces the task's. `current_agent` is named so that it can be refused with directions.
+   */
+  state_updates: z
+    .strictObject({
+      messages: z
+        .array(z.strictObject({ role: z.literal("user"), content: MessageContent }))
+        .min(1)
+        .max(50)
+        .optional(),
+      metadata: Metadata.optional(),
+      current_agent: z.string().min(1).max(64).optional(),
+    })
+    .optional(),
 });
 export type ResumeBody = z.infer<typeof ResumeBody>;

@@ -225,12 +225,22 @@ export class RunSupervisor {
     if (pending.kind === "question" && decision.action !== "reject" && !decision.message) {
       return { code: "message_required", message: "An answer to the agent's question needs message: the answer." };
     }
-    if (decision.action === "modify" && pending.kind === "approval" && !decision.tool_input) {
-      return { code: "tool_input_required", message: "modify needs tool_input: the arguments to run the call with." };
+    if (
+      decision.action === "modify" &&
+      pending.kind === "approval" &&
+      !decision.tool_input &&
+      !decision.state_updates
+    ) {
+      return {
+        code: "tool_input_required",
+        message: "modify needs tool_input (the arguments to run the call with), state_updates, or both.",
+      };
     }
     const recorded: HumanDecision = { ...decision, decided_at: new Date().toISOString() };
     const resumed = this.transaction(() => {
       if (!store.resumeInput()) return false;
+      // Seed 003: metadata replaces; messages are appended by the run, after this turn's tool results.
+      if (decision.state_updates?.metadata) store.setMetadata(decision.state_updates.metadata);
       state.put(decisionKey(pending.tool_use_id), recorded);
       state.delete(PENDING_INPUT_KEY);
       events.append("human_decision", {
@@ -267,6 +277,7 @@ export class RunSupervisor {
         action: "reject",
         message: "No one answered before the approval timeout.",
         tool_input: null,
+        state_updates: null,
         decided_by: "timeout",
       });
       return;

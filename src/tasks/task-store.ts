@@ -144,6 +144,12 @@ export class TaskStore {
     return this.transition(["input_required"], "running", {});
   }
 
+  /** Replaces the task's metadata (seed 003 state_updates at a resume). */
+  setMetadata(metadata: Record<string, unknown>): void {
+    this.sql.exec("UPDATE task SET metadata = ?", JSON.stringify(metadata));
+    this.cache = undefined;
+  }
+
   /** Ends the task unless it has already ended. Returns whether this call ended it. */
   finish(status: "completed" | "failed" | "canceled", outcome: { result?: string; error?: ErrorInfo }): boolean {
     const task = this.get();

@@ -83,8 +83,15 @@ export interface HumanDecision {
   action: "approve" | "reject" | "modify";
   message: string | null;
   tool_input: Record<string, unknown> | null;
+  /** Seed 003 state_updates: messages appended after the turn's tool results; metadata replaces the task's. */
+  state_updates: HumanStateUpdates | null;
   decided_by: string;
   decided_at: string;
+}
+
+export interface HumanStateUpdates {
+  messages?: { role: "user"; content: string | { type: "text"; text: string }[] }[] | undefined;
+  metadata?: Record<string, unknown> | undefined;
 }
 
 export interface ForkOrigin {

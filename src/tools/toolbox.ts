@@ -3,7 +3,7 @@
 // gets its timeout and its fallback tools, and every failure reaches the model as an is_error result it can act
 // on. Discovery is a journaled step, so a resumed run sends the model the same tools without asking again, and the
 // sessions themselves reconnect on first use after an eviction.
-import type { Tool, ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
+import type { TextBlockParam, Tool, ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolPermissions } from "../agents/agent.ts";
 import type { AgentRuntime, StepInfo } from "../agents/context.ts";
@@ -149,6 +149,23 @@ export class Toolbox {
     }
     if (parseMcpToolName(use.name)) return this.callMcp(use, turnIndex, info, position);
     return this.callBuiltin(use, turnIndex, info, position);
+  }
+
+  /**
+   * What people added to the conversation when they answered this turn's calls (resume state_updates.messages),
+   * in call order, as text blocks to follow the turn's tool results. Decisions are stored before the run goes on,
+   * so a replay adds the same text.
+   */
+  humanMessages(toolUseIds: readonly string[]): TextBlockParam[] {
+    const blocks: TextBlockParam[] = [];
+    for (const id of toolUseIds) {
+      const decision = this.deps.runtime.state.get<HumanDecision>(decisionKey(id));
+      for (const message of decision?.state_updates?.messages ?? []) {
+        if (typeof message.content === "string") blocks.push({ type: "text", text: message.content });
+        else for (const part of message.content) blocks.push({ type: "text", text: part.text });
+      }
+    }
+    return blocks;
   }
 
   /** AskUser (seed 002 ask_user): the answer is the person's message; until there is one, the run waits. */

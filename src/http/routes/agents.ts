@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import type { Agent } from "../../agents/agent.ts";
 import { registry } from "../../agents/catalog.ts";
 import { resolveModel } from "../../config/models.ts";
-import { findPrice, loadPriceTable } from "../../config/prices.ts";
+import { budgetCanBeEnforced } from "../../config/prices.ts";
 import { retentionDays, retentionPolicyOrDefault } from "../../config/retention.ts";
 import { ApiError } from "../../errors.ts";
 import type { TaskLimits } from "../../tasks/task.ts";
@@ -37,14 +37,6 @@ function describe(agent: Agent, configuredModel: string | undefined) {
 }
 
 /** Whether cost can be counted for `model`. A broken OUTPOST_PRICES is left for the run to report (config_error). */
-function modelHasPrice(overrides: string | undefined, model: string): boolean {
-  try {
-    return findPrice(loadPriceTable(overrides), model) !== undefined;
-  } catch {
-    return true;
-  }
-}
-
 /** The task's own limits from the request; max_turns and max_iterations are one limit, the smaller winning. */
 function taskLimits(body: CreateTaskBody): TaskLimits {
   const turns = [body.max_turns, body.max_iterations].filter((n): n is number => n !== undefined);
@@ -96,7 +88,7 @@ export const agentRoutes = new Hono<AppEnv>()
     const model = resolveModel(agent.model, c.env.OUTPOST_DEFAULT_MODEL);
     const limits = taskLimits(body);
     const budget = limits.max_budget_usd ?? agent.maxBudgetUsd;
-    if (budget !== null && budget !== undefined && !modelHasPrice(c.env.OUTPOST_PRICES, model)) {
+    if (budget !== null && budget !== undefined && !budgetCanBeEnforced(c.env.OUTPOST_PRICES, model)) {
       throw new ApiError(
         400,
         "validation_failed",

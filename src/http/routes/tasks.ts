@@ -6,6 +6,7 @@ import { type Context, Hono } from "hono";
 import type { TaskObject } from "../../../durable-objects/task-object.ts";
 import { registry } from "../../agents/catalog.ts";
 import { resolveModel } from "../../config/models.ts";
+import { budgetCanBeEnforced } from "../../config/prices.ts";
 import { retentionDays, retentionPolicyOrDefault } from "../../config/retention.ts";
 import { ApiError } from "../../errors.ts";
 import type { Checkpoint } from "../../runtime/checkpoints.ts";
@@ -175,6 +176,16 @@ export const taskRoutes = new Hono<AppEnv>()
       );
     }
     const agent = registry.create(agentName);
+    const model = updates.current_agent ? resolveModel(agent.model, c.env.OUTPOST_DEFAULT_MODEL) : original.model;
+    const budget = original.limits.max_budget_usd ?? agent.maxBudgetUsd;
+    if (budget !== null && budget !== undefined && !budgetCanBeEnforced(c.env.OUTPOST_PRICES, model)) {
+      throw new ApiError(
+        400,
+        "validation_failed",
+        `The task has a cost budget, which needs the model's price, and ${agent.name}'s model ${model} has none; add it to OUTPOST_PRICES.`,
+        "state_updates.current_agent",
+      );
+    }
     // A fork between a model turn and its tool calls inherits the calls its origin already ran (the ledger).
     const pending = checkpoint.state.next_action === "tool_calls" ? checkpoint.state.messages.at(-1) : undefined;
     const pendingIds = Array.isArray(pending?.content)
@@ -202,7 +213,7 @@ export const taskRoutes = new Hono<AppEnv>()
       agent: agent.name,
       input: original.input,
       metadata: updates.metadata ?? original.metadata,
-      model: updates.current_agent ? resolveModel(agent.model, c.env.OUTPOST_DEFAULT_MODEL) : original.model,
+      model,
       retentionDays: retentionDays(retentionPolicyOrDefault(c.env.OUTPOST_RETENTION), {
         explicit: null,
         tags: original.tags,
@@ -227,10 +238,20 @@ export const taskRoutes = new Hono<AppEnv>()
   .post("/:id/resume", async (c) => {
     const { id, stub } = taskStub(c);
     const body = await jsonBody(c, ResumeBody);
+    const { current_agent, ...updates } = body.state_updates ?? {};
+    if (current_agent !== undefined) {
+      throw new ApiError(
+        400,
+        "validation_failed",
+        "A task keeps its agent while it runs; to hand the conversation to another agent, fork from the waiting checkpoint (turn_<n>_await_<tool_use_id>) with state_updates.current_agent.",
+        "state_updates.current_agent",
+      );
+    }
     const outcome = await stub.resume({
       action: body.action,
       message: body.message ?? null,
       tool_input: (body.tool_input as Record<string, unknown> | undefined) ?? null,
+      state_updates: Object.keys(updates).length > 0 ? updates : null,
       decided_by: c.get("apiKeyId"),
     });
     const { value, error } = outcome;
