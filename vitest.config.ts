@@ -1,7 +1,26 @@
 // Test configuration: every test file runs inside workerd (the same runtime as production) through the
 // Cloudflare vitest plugin; the model emulator and real MCP servers run in Node (test/global-setup.ts), reached over real HTTP.
+import { createHash } from "node:crypto";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+
+const sha256 = (key: string) => createHash("sha256").update(key).digest("hex");
+
+/** The test deployment's keys, stored hashed as in production (test/helpers.ts names them). */
+const API_KEYS = [
+  { tenant: "default", scopes: ["admin"], sha256: sha256("test-key-1") },
+  { tenant: "default", scopes: ["admin"], sha256: sha256("test-key-2") },
+  { id: "reader", tenant: "default", scopes: ["read"], sha256: sha256("test-read-key") },
+  { id: "beta-runner", tenant: "beta", scopes: ["run", "read"], sha256: sha256("test-beta-key") },
+  { id: "beta-admin", tenant: "beta", scopes: ["admin"], sha256: sha256("test-beta-admin") },
+  {
+    id: "limited",
+    tenant: "limits",
+    scopes: ["run", "read"],
+    sha256: sha256("test-limited-key"),
+    rate_limit_per_minute: 3,
+  },
+];
 
 export default defineConfig({
   plugins: [
@@ -11,7 +30,17 @@ export default defineConfig({
         bindings: {
           ANTHROPIC_BASE_URL: inject<string>("emulatorUrl"),
           ANTHROPIC_API_KEY: "test-model-key",
-          OUTPOST_API_KEYS: "test-key-1,test-key-2",
+          OUTPOST_API_KEYS: JSON.stringify(API_KEYS),
+          OUTPOST_RATE_LIMIT_PER_MINUTE: "100000",
+          OUTPOST_WEBHOOK_SECRET: "test-webhook-root-secret",
+          // Callback receivers in the tests listen on loopback over plain http, and retry quickly.
+          OUTPOST_HTTP_CALLBACK_HOSTS: "127.0.0.1",
+          OUTPOST_CALLBACK_RETRY_SECONDS: "0.2,0.2,0.2,0.2,0.2",
+          TEST_GITHUB_HOOK_SECRET: "test-github-hook-secret",
+          // The example triage agent's hook (src/agents/examples/triage.ts).
+          GITHUB_WEBHOOK_SECRET: "test-github-webhook-secret",
+          // Standard Webhooks secrets are base64 after whsec_.
+          TEST_STANDARD_HOOK_SECRET: `whsec_${Buffer.from("test-standard-hook-secret").toString("base64")}`,
           OUTPOST_PRICES: "",
           OUTPOST_DEFAULT_MODEL: "",
           // The real MCP servers of test/mcp-servers.ts listen on loopback.

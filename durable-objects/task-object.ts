@@ -23,18 +23,20 @@ import {
   isTerminal,
   type PendingInput,
   type RpcResult,
+  type StartOutcome,
   type TaskInit,
   type TaskView,
 } from "../src/tasks/task.ts";
-import { FORK_STATE_KEY, PENDING_INPUT_KEY, TaskState } from "../src/tasks/task-state.ts";
+import { FORK_STATE_KEY, IDEMPOTENCY_KEY, PENDING_INPUT_KEY, TaskState } from "../src/tasks/task-state.ts";
 import { type TaskRecord, TaskStore } from "../src/tasks/task-store.ts";
+import { CallbackOutbox, type Delivery, retrySchedule, tenantSigningSecret } from "../src/webhooks/callbacks.ts";
 import { Workspace, type WorkspaceEntry, workspacePrefix } from "../src/workspace/workspace.ts";
 
 /**
  * The storage schema. Raise it with every change to a table and add the step that brings older objects up to date:
  * objects keep their storage across deploys, and runs in flight resume on the new code.
  */
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 export type Subscription = { id: string; stream: ReadableStream<Uint8Array> } | { finished: true };
 
@@ -49,6 +51,7 @@ export class TaskObject extends DurableObject<Env> {
   private readonly state: TaskState;
   private readonly journal: StepJournal;
   private readonly supervisor: RunSupervisor;
+  private readonly callbacks: CallbackOutbox;
   /** False until a task is created: an object asked about an unknown id writes nothing, not even its schema. */
   private ready: boolean;
   /** Open SSE subscriptions by id, so the Worker can end one when its client disconnects. */
@@ -76,7 +79,18 @@ export class TaskObject extends DurableObject<Env> {
       () => workspacePrefix(taskId()),
       (fn) => ctx.storage.transactionSync(fn),
     );
+    this.callbacks = new CallbackOutbox({
+      sql: this.sql,
+      events: this.events,
+      state: this.state,
+      task: () => this.task(),
+      policy: () => outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),
+      signingSecret: async (tenant) =>
+        env.OUTPOST_WEBHOOK_SECRET ? tenantSigningSecret(env.OUTPOST_WEBHOOK_SECRET, tenant) : undefined,
+      retrySeconds: () => retrySchedule(env.OUTPOST_CALLBACK_RETRY_SECONDS),
+    });
     this.supervisor = new RunSupervisor({
+      callbacks: this.callbacks,
       store: this.store,
       events: this.events,
       journal: this.journal,
@@ -106,12 +120,24 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   /** Creates the task and starts its run. Idempotent: a second call returns the task as it is. */
-  async start(init: TaskInit): Promise<TaskView> {
+  /**
+   * Creates the task, once: a repeat of the request that created it (the same idempotency key or webhook delivery,
+   * hence the same id) gets the original response back, and a different request under that id a mismatch.
+   */
+  async start(init: TaskInit): Promise<StartOutcome> {
     if (!this.ready) {
+      // An id derived from a key or delivery whose task has expired cannot be given to a new task.
+      if (hasTable(this.sql, "tombstone")) return { outcome: "expired" };
       migrate(this.sql);
       this.ready = true;
     }
     const files = Object.entries(init.files ?? {});
+    const existing = this.store.get();
+    if (existing) {
+      const original = this.state.get<{ fingerprint: string; response: TaskView }>(IDEMPOTENCY_KEY);
+      if (init.fingerprint !== undefined && original?.fingerprint !== init.fingerprint) return { outcome: "mismatch" };
+      return { outcome: "replayed", task: original?.response ?? this.view(existing) };
+    }
     // The task, its seeded files and its first event commit together, or not at all.
     const created = this.supervisor.transaction(() => {
       if (!this.store.create(init)) return false;
@@ -139,6 +165,7 @@ export class TaskObject extends DurableObject<Env> {
         model: task.model,
         parent_task_id: task.parent_task_id,
         files: files.map(([path]) => path.slice(1)),
+        ...(init.trigger ? { trigger: init.trigger } : {}),
         ...(init.fork
           ? {
               forked_from: { task_id: init.fork.task_id, checkpoint_id: init.fork.checkpoint_id },
@@ -146,13 +173,16 @@ export class TaskObject extends DurableObject<Env> {
             }
           : {}),
       });
+      if (init.fingerprint !== undefined) {
+        this.state.put(IDEMPOTENCY_KEY, { fingerprint: init.fingerprint, response: this.view(this.requireTask()) });
+      }
       return true;
     });
     const task = this.requireTask();
-    if (!created) return this.view(task);
+    if (!created) return { outcome: "replayed", task: this.view(task) };
     const accepted = this.view(task);
     await this.supervisor.begin();
-    return accepted;
+    return { outcome: "created", task: accepted };
   }
 
   async get(): Promise<TaskView | null> {
@@ -297,6 +327,23 @@ export class TaskObject extends DurableObject<Env> {
     return { size: meta.size, modified_at, body: new Blob([where.inline]).stream() };
   }
 
+  /** The task's callback deliveries with every attempt; null for an unknown task. */
+  async deliveries(): Promise<Delivery[] | null> {
+    return this.task() ? this.callbacks.list() : null;
+  }
+
+  /** Sends a delivery again now. */
+  async redeliver(deliveryId: string): Promise<RpcResult<Delivery>> {
+    if (!this.task()) return { ok: false, error: { code: "task_not_found", message: "No such task." } };
+    if (!this.callbacks.redeliver(deliveryId)) {
+      return { ok: false, error: { code: "delivery_not_found", message: `No delivery "${deliveryId}".` } };
+    }
+    await this.supervisor.armCallbacks();
+    const delivery = this.callbacks.list().find((d) => d.id === deliveryId);
+    if (!delivery) return { ok: false, error: { code: "delivery_not_found", message: `No delivery "${deliveryId}".` } };
+    return { ok: true, value: delivery };
+  }
+
   /** When the task expired (seed 003 retention), or null if it did not (unknown or still kept). */
   async expired(): Promise<{ task_id: string; expired_at: string } | null> {
     if (this.ready) return null;
@@ -348,7 +395,7 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   private view(task: TaskRecord): TaskView {
-    const { traceId: _t, rootSpanId: _s, bundleFlushed: _b, retentionExplicit: _r, ...rest } = task;
+    const { traceId: _t, rootSpanId: _s, bundleFlushed: _b, retentionExplicit: _r, tenant: _n, ...rest } = task;
     const pending = rest.status === "input_required" ? (this.state.get<PendingInput>(PENDING_INPUT_KEY) ?? null) : null;
     return { ...rest, pending_input: pending, last_event_seq: this.events.lastSeq() };
   }
@@ -374,9 +421,11 @@ function migrate(sql: SqlStorage): void {
   RunBundle.migrate(sql);
   Transcript.migrate(sql);
   // Version 2: the task's workspace. Version 3: task limits, tags and retention (TaskStore.migrate adds the
-  // columns), checkpoints and pending model calls.
+  // columns), checkpoints and pending model calls. Version 4: the task's tenant, webhook and trigger (columns), and
+  // callback deliveries.
   Workspace.migrate(sql);
   CheckpointLog.migrate(sql);
   PendingCalls.migrate(sql);
+  CallbackOutbox.migrate(sql);
   sql.exec("INSERT INTO schema_migrations (version) VALUES (?)", SCHEMA_VERSION);
 }

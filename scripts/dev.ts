@@ -53,6 +53,21 @@ if (!process.env.OUTPOST_API_KEYS && !devVars.has("OUTPOST_API_KEYS")) {
   args.push("--var", `OUTPOST_API_KEYS:${DEV_API_KEY}`);
   console.log(`[outpost] API key for this dev server: ${DEV_API_KEY}  (Authorization: Bearer ${DEV_API_KEY})`);
 }
+// Local stand-ins so callbacks and the example GitHub hook work out of the box; values in .dev.vars win.
+const DEV_VARS: Record<string, string> = {
+  OUTPOST_WEBHOOK_SECRET: "dev-webhook-secret",
+  GITHUB_WEBHOOK_SECRET: "dev-github-secret",
+  // Callbacks to a receiver on this machine, over plain http.
+  OUTPOST_HTTP_CALLBACK_HOSTS: "127.0.0.1,localhost",
+  OUTPOST_ALLOW_PRIVATE_HOSTS: "127.0.0.1,localhost",
+};
+for (const [name, value] of Object.entries(DEV_VARS)) {
+  if (devVars.has(name)) continue;
+  args.push("--var", `${name}:${value}`);
+}
+console.log(
+  "[outpost] dev secrets: GITHUB_WEBHOOK_SECRET=dev-github-secret, OUTPOST_WEBHOOK_SECRET=dev-webhook-secret",
+);
 console.log(`[outpost] serving on http://127.0.0.1:${port}`);
 
 const wrangler = spawn("wrangler", args, { stdio: "inherit", env: process.env });

@@ -1,5 +1,6 @@
 // The Worker's bindings, vars and secrets (see wrangler.toml). One interface shared by the Worker and the
 // Durable Object, and made the ambient `Cloudflare.Env` so `env` from "cloudflare:workers" is typed in tests.
+import type { RateLimiter } from "../durable-objects/rate-limiter.ts";
 import type { TaskObject } from "../durable-objects/task-object.ts";
 
 export interface Env {
@@ -22,6 +23,16 @@ export interface Env {
    * comma-separated hostnames or IP literals, or "*". Empty: none (the default).
    */
   OUTPOST_ALLOW_PRIVATE_HOSTS?: string;
+  /** One Durable Object per API key: its task-creation rate limit. */
+  RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+  /** Tasks a key may create per minute, unless its own entry says (default 60). */
+  OUTPOST_RATE_LIMIT_PER_MINUTE?: string;
+  /** Secret: the root of every tenant's callback signing secret (Standard Webhooks). Callbacks need it. */
+  OUTPOST_WEBHOOK_SECRET?: string;
+  /** Hosts that callbacks may reach over plain http (comma-separated, or "*"); empty means https only. */
+  OUTPOST_HTTP_CALLBACK_HOSTS?: string;
+  /** Seconds between callback attempts, comma-separated (default 10,60,300,900,2400: 6 attempts in about an hour). */
+  OUTPOST_CALLBACK_RETRY_SECONDS?: string;
   /** JSON retention policy (seed 003): {default_days, by_status, by_task}, merged over the seed's defaults. */
   OUTPOST_RETENTION?: string;
 }

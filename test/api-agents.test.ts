@@ -118,6 +118,9 @@ describe("GET /v1/agents", () => {
           },
           mcp_servers: [],
           max_turns: 1,
+          permission_mode: "acceptAll",
+          tool_permissions: {},
+          hooks: [],
           system_prompt: ASSISTANT_PROMPT,
         },
         {
@@ -132,6 +135,9 @@ describe("GET /v1/agents", () => {
           },
           mcp_servers: [],
           max_turns: 12,
+          permission_mode: "acceptAll",
+          tool_permissions: {},
+          hooks: [],
           system_prompt: CODER_PROMPT,
         },
         {
@@ -146,7 +152,35 @@ describe("GET /v1/agents", () => {
           },
           mcp_servers: [],
           max_turns: 4,
+          permission_mode: "acceptAll",
+          tool_permissions: {},
+          hooks: [],
           system_prompt: PLANNER_PROMPT,
+        },
+        {
+          name: "triage",
+          description: "Triages a GitHub issue into a task list, which a person approves.",
+          model: "claude-sonnet-5-5",
+          allowed_tools: ["TodoWrite", "AskUser"],
+          capabilities: {
+            bash: { enabled: false, excluded_commands: [], allow_unsafe: false },
+            file_system: { read: false, write: false, edit: false },
+            web_fetch: { enabled: false, max_bytes: 1048576, timeout_seconds: 30 },
+          },
+          mcp_servers: [],
+          max_turns: 4,
+          permission_mode: "acceptAll",
+          tool_permissions: { TodoWrite: "ask" },
+          hooks: [
+            {
+              id: "github-issues",
+              path: "/v1/hooks/github-issues",
+              scheme: "github",
+              secret: "GITHUB_WEBHOOK_SECRET",
+              events: ["issues"],
+            },
+          ],
+          system_prompt: expect.stringContaining("You triage software issues."),
         },
       ],
     });
@@ -169,13 +203,16 @@ describe("GET /v1/agents/:name", () => {
       },
       mcp_servers: [],
       max_turns: 4,
+      permission_mode: "acceptAll",
+      tool_permissions: {},
+      hooks: [],
       system_prompt: PLANNER_PROMPT,
     });
   });
 
   it("answers an unregistered name with 404 agent_not_found naming the field", async () => {
     const body = await expectError(await api("/v1/agents/nobody"), 404, "agent_not_found", "name");
-    expect(body.error.message).toBe('No agent named "nobody". Registered agents: assistant, coder, planner.');
+    expect(body.error.message).toBe('No agent named "nobody". Registered agents: assistant, coder, planner, triage.');
   });
 
   it("answers a name no agent could have like an unregistered one", async () => {
@@ -226,6 +263,8 @@ describe("POST /v1/agents/:name/tasks", () => {
       expires_at: null,
       pending_input: null,
       last_event_seq: 1,
+      webhook: null,
+      trigger: null,
       links: {
         self,
         events: `${self}/events`,
@@ -235,6 +274,7 @@ describe("POST /v1/agents/:name/tasks", () => {
         checkpoints: `${self}/checkpoints`,
         resume: `${self}/resume`,
         cancel: `${self}/cancel`,
+        deliveries: `${self}/deliveries`,
       },
     });
   });

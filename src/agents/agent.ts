@@ -1,5 +1,6 @@
 // The agent base class (seed 000 MaverickAgent, FR-001..FR-006). A developer writes a name, a system prompt and
 // the tools it may use; the default `execute()` is a durable tool-use loop, and a subclass may override it.
+
 import type {
   ContentBlock,
   ContentBlockParam,
@@ -11,6 +12,7 @@ import type {
 } from "@anthropic-ai/sdk/resources/messages";
 import { DEFAULT_MAX_TOKENS } from "../config/models.ts";
 import { ConfigError, LimitExceededError, MalformedResponseError } from "../errors.ts";
+import { type HookDefinition, type HookSpec, parseHooks } from "../hooks/hook.ts";
 import type { AgentMessage } from "../llm/anthropic.ts";
 import { type McpServerInput, type McpServerSpec, parseMcpServers } from "../mcp/config.ts";
 import { RUNNABLE_BUILTIN_TOOLS } from "../tools/builtin.ts";
@@ -65,6 +67,11 @@ export interface AgentDefinition {
   /** How long a tool call may wait for approval; then it is rejected, or the run fails (onApprovalTimeout). */
   approvalTimeoutSeconds?: number;
   onApprovalTimeout?: "reject" | "fail";
+  /**
+   * Inbound webhooks that start this agent (POST /v1/hooks/<id>): by id, the signing scheme, the Worker secret that
+   * verifies deliveries, and the template that makes the task's input. See src/hooks/hook.ts.
+   */
+  hooks?: Readonly<Record<string, HookDefinition>>;
 }
 
 export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
@@ -124,6 +131,7 @@ const DEFINITION_KEYS: ReadonlySet<string> = new Set([
   "toolPermissions",
   "approvalTimeoutSeconds",
   "onApprovalTimeout",
+  "hooks",
 ]);
 
 /** The seeds' snake_case names, which a definition spells in camelCase. */
@@ -155,6 +163,7 @@ export abstract class Agent {
   readonly maxTokens: number;
   readonly maxBudgetUsd: number | null;
   readonly permissions: ToolPermissions;
+  readonly hooks: readonly HookSpec[];
   private readonly declaredTools: readonly string[] | undefined;
 
   constructor(definition: AgentDefinition) {
@@ -204,6 +213,7 @@ export abstract class Agent {
     }
     this.maxBudgetUsd = budget ?? null;
     this.permissions = parsePermissions(definition, tools);
+    this.hooks = Object.freeze(parseHooks(definition.name, definition.hooks as Record<string, HookDefinition>));
   }
 
   /**

@@ -2,10 +2,12 @@
 import { AssistantAgent } from "./examples/assistant.ts";
 import { CoderAgent } from "./examples/coder.ts";
 import { PlannerAgent } from "./examples/planner.ts";
+import { TriageAgent } from "./examples/triage.ts";
 import { AgentRegistry } from "./registry.ts";
 
 export const registry = AgentRegistry.from({
   assistant: AssistantAgent,
   coder: CoderAgent,
   planner: PlannerAgent,
+  triage: TriageAgent,
 });

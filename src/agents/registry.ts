@@ -1,6 +1,7 @@
 // The agent registry (seed 000 AgentRegistry, FR-010..FR-012): names to agent classes, compiled into the Worker.
 // Register by call or as a class decorator; a duplicate name fails at once.
 import { AgentNotFoundError, ConfigError, DuplicateAgentError } from "../errors.ts";
+import type { HookSpec } from "../hooks/hook.ts";
 import type { Agent } from "./agent.ts";
 
 /** An agent class: constructed with no arguments, its definition lives in its constructor. */
@@ -54,6 +55,25 @@ export class AgentRegistry {
       throw new ConfigError(`The class registered as "${name}" builds an agent named "${agent.name}"; use one name.`);
     }
     return agent;
+  }
+
+  /** The agent that declares hook `id`, with the hook; undefined if none does. Two agents declaring one id is a ConfigError. */
+  findHook(id: string): { agent: Agent; hook: HookSpec } | undefined {
+    let found: { agent: Agent; hook: HookSpec } | undefined;
+    for (const name of this.list()) {
+      let agent: Agent;
+      try {
+        agent = this.create(name);
+      } catch {
+        // A broken definition fails its own routes (config_error); it must not take every hook down with it.
+        continue;
+      }
+      const hook = agent.hooks.find((h) => h.id === id);
+      if (!hook) continue;
+      if (found) throw new ConfigError(`Agents "${found.agent.name}" and "${name}" both declare the hook "${id}".`);
+      found = { agent, hook };
+    }
+    return found;
   }
 
   private add(name: string, cls: AgentClass): void {

@@ -2,10 +2,12 @@
 import { Hono } from "hono";
 import { ApiError } from "../errors.ts";
 import type { AppEnv } from "./app-env.ts";
-import { requireApiKey } from "./auth.ts";
+import { requireApiKey, requireMethodScope } from "./auth.ts";
 import { errorResponse } from "./errors.ts";
 import { agentRoutes } from "./routes/agents.ts";
+import { hookRoutes } from "./routes/hooks.ts";
 import { taskRoutes } from "./routes/tasks.ts";
+import { tenantRoutes } from "./routes/tenant.ts";
 
 export const app = new Hono<AppEnv>();
 
@@ -19,9 +21,13 @@ app.use("*", async (c, next) => {
 // Unauthenticated, so it says nothing about the deployment's configuration.
 app.get("/", (c) => c.json({ name: "outpost", status: "ok" }));
 
-app.use("/v1/*", requireApiKey);
+// Every /v1 route needs an API key, except webhook deliveries: their signature is checked instead.
+app.use("/v1/*", (c, next) => (c.req.path.startsWith("/v1/hooks/") ? next() : requireApiKey(c, next)));
+app.use("/v1/*", (c, next) => (c.req.path.startsWith("/v1/hooks/") ? next() : requireMethodScope(c, next)));
+app.route("/v1/hooks", hookRoutes);
 app.route("/v1/agents", agentRoutes);
 app.route("/v1/tasks", taskRoutes);
+app.route("/v1/tenant", tenantRoutes);
 
 app.notFound((c) =>
   errorResponse(c, new ApiError(404, "route_not_found", `No route for ${c.req.method} ${c.req.path}.`)),

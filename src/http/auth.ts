@@ -1,21 +1,21 @@
-// Bearer API keys on every /v1 route. Keys come from the OUTPOST_API_KEYS secret (comma-separated); they are
-// compared as SHA-256 digests in constant time so response timing says nothing about a key.
+// API keys on every /v1 route (POST /v1/hooks excepted: a signature authenticates a webhook). A key is looked up by
+// its SHA-256 digest, so the configuration holds no usable key and a lookup's timing says nothing about one. What
+// a key may do follows from the method: reading needs `read`, anything that changes a task needs `run`, and the
+// admin routes need `admin` (which may do everything).
 import { createMiddleware } from "hono/factory";
-import { ApiError } from "../errors.ts";
+import { ApiError, ConfigError } from "../errors.ts";
+import { hasScope, loadKeyRing, type Scope, sha256Hex } from "../tenants/api-keys.ts";
 import type { AppEnv } from "./app-env.ts";
 
-const encoder = new TextEncoder();
-
-async function digest(value: string): Promise<ArrayBuffer> {
-  return crypto.subtle.digest("SHA-256", encoder.encode(value));
-}
-
 export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
-  const configured = (c.env.OUTPOST_API_KEYS ?? "")
-    .split(",")
-    .map((k) => k.trim())
-    .filter((k) => k.length > 0);
-  if (configured.length === 0) {
+  let ring: Awaited<ReturnType<typeof loadKeyRing>>;
+  try {
+    ring = await loadKeyRing(c.env.OUTPOST_API_KEYS);
+  } catch (error) {
+    console.error("OUTPOST_API_KEYS:", error instanceof ConfigError ? error.message : error);
+    throw new ApiError(503, "api_keys_invalid", "The API keys are misconfigured; the operator's logs say how.");
+  }
+  if (ring.keys.length === 0) {
     throw new ApiError(503, "api_keys_not_configured", "No API keys are configured: set the OUTPOST_API_KEYS secret.");
   }
   const header = c.req.header("authorization");
@@ -23,17 +23,35 @@ export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
   if (!match?.[1]) {
     throw new ApiError(401, "unauthorized", "Send your API key as 'Authorization: Bearer <key>'.", "authorization");
   }
-  const presented = await digest(match[1]);
-  // Who did what (e.g. a human decision) is recorded by this fingerprint, never by the key.
-  c.set(
-    "apiKeyId",
-    `key_${[...new Uint8Array(presented).slice(0, 6)].map((b) => b.toString(16).padStart(2, "0")).join("")}`,
-  );
-  let ok = false;
-  for (const key of configured) {
-    // Compare against every key so the time taken does not depend on which one matched.
-    if (crypto.subtle.timingSafeEqual(presented, await digest(key))) ok = true;
+  const key = ring.byDigest.get(await sha256Hex(match[1]));
+  if (!key) throw new ApiError(401, "unauthorized", "The API key is not valid.", "authorization");
+  // Who did what (e.g. a human decision) is recorded by the key's id, never by the key.
+  c.set("apiKeyId", key.id);
+  c.set("apiKey", key);
+  c.set("tenant", key.tenant);
+  await next();
+});
+
+/** The scope a request needs by its method: GET and HEAD read; everything else acts. */
+export const requireMethodScope = createMiddleware<AppEnv>(async (c, next) => {
+  const method = c.req.method;
+  requireScope(c.get("apiKey").scopes, method === "GET" || method === "HEAD" ? "read" : "run");
+  await next();
+});
+
+export function requireScope(scopes: readonly Scope[], needed: Scope): void {
+  if (!hasScope(scopes, needed)) {
+    throw new ApiError(
+      403,
+      "insufficient_scope",
+      `This API key's scopes (${scopes.join(", ")}) do not include ${needed}.`,
+      "authorization",
+    );
   }
-  if (!ok) throw new ApiError(401, "unauthorized", "The API key is not valid.", "authorization");
+}
+
+/** For the admin routes. */
+export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
+  requireScope(c.get("apiKey").scopes, "admin");
   await next();
 });

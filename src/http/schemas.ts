@@ -1,6 +1,7 @@
 // The HTTP API's wire schemas: request bodies, parameters and query strings. Types are inferred from them, and the
 // README's API section documents the same limits.
 import { z } from "zod";
+import { CALLBACK_EVENTS } from "../tasks/task.ts";
 import { toStorePath, WorkspacePathError } from "../workspace/paths.ts";
 
 export const MAX_INPUT_CHARS = 100_000;
@@ -59,6 +60,13 @@ export const CreateTaskBody = z.strictObject({
   /** Days to keep the task after it ends (seed 003 Task.retention_days); otherwise the retention policy decides. */
   retention_days: z.number().int().min(1).max(3650).optional(),
   /** Files to seed the workspace with: path → UTF-8 text. */
+  /** Signed callbacks to this URL when the task reaches these statuses (all four unless named). */
+  webhook: z
+    .strictObject({
+      url: z.string().min(1).max(2048),
+      events: z.array(z.enum(CALLBACK_EVENTS)).min(1).max(4).optional(),
+    })
+    .optional(),
   files: z
     .record(z.string(), z.string())
     .refine((f) => Object.keys(f).length <= MAX_SEED_FILES, `at most ${MAX_SEED_FILES} files`)

@@ -58,6 +58,20 @@ export async function jsonBody<T>(c: Context<AppEnv>, schema: z.ZodType<T>): Pro
   return parseWith(schema, value);
 }
 
+/** A body as UTF-8 text, up to `limit` bytes (413 beyond, 400 for bytes that are not UTF-8). */
+export async function bodyText(c: Context<AppEnv>, limit: number): Promise<string> {
+  const declared = Number(c.req.header("content-length"));
+  if (Number.isFinite(declared) && declared > limit) {
+    throw new ApiError(413, "payload_too_large", `The body is larger than ${limit} bytes.`);
+  }
+  const bytes = await readLimited(c.req.raw.body, limit);
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw new ApiError(400, "invalid_json", "The body is not valid UTF-8.");
+  }
+}
+
 /** Reads a body up to `limit` bytes, stopping (413) as soon as it is exceeded, with or without a Content-Length. */
 async function readLimited(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
   if (!body) return new Uint8Array();

@@ -12,6 +12,7 @@ import { finalSummary } from "../runs/final-summary.ts";
 import { type HumanDecision, isTerminal, type PendingInput, type RpcFailure } from "../tasks/task.ts";
 import { decisionKey, FORK_STATE_KEY, PENDING_INPUT_KEY } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
+import type { CallbackOutbox } from "../webhooks/callbacks.ts";
 import { RunRuntime, type TaskStorage } from "./run-runtime.ts";
 import { runTask } from "./runner.ts";
 
@@ -30,8 +31,10 @@ const UPLOAD_RETRY_MS = 60_000;
 const MAX_UPLOAD_RETRY_MS = 60 * 60_000;
 
 export interface SupervisorDeps extends TaskStorage {
+  /** The task's outbound callbacks: sent from the alarm, armed whenever the run reaches a moment they report. */
+  callbacks: Pick<CallbackOutbox, "sync" | "nextDueAt" | "deliverDue">;
   registry: AgentRegistry;
-  storage: Pick<DurableObjectStorage, "setAlarm" | "deleteAlarm" | "transactionSync">;
+  storage: Pick<DurableObjectStorage, "setAlarm" | "getAlarm" | "deleteAlarm" | "transactionSync">;
   /** A provider for one run (its configuration comes from the Worker's env). */
   provider: () => AnthropicProvider;
   prices: () => PriceTable;
@@ -82,7 +85,17 @@ export class RunSupervisor {
     // A running loop uploads the bundle once it has unwound (afterRun); otherwise do it now.
     if (this.active) this.active.abort.abort();
     else await this.scheduleBundleUpload();
+    await this.armCallbacks();
     return null;
+  }
+
+  /** Turns new callback events into deliveries and makes sure the alarm comes when the next one is due. */
+  async armCallbacks(): Promise<void> {
+    this.deps.callbacks.sync();
+    const due = this.deps.callbacks.nextDueAt();
+    if (due === null) return;
+    const current = await this.deps.storage.getAlarm();
+    if (current === null || current > due) await this.deps.storage.setAlarm(due);
   }
 
   /**
@@ -90,6 +103,17 @@ export class RunSupervisor {
    * retention period has passed, deletes the task. Idempotent.
    */
   async alarm(task: TaskRecord): Promise<void> {
+    // Callbacks first: a slow receiver must not hold back a run's recovery, and the next alarm is armed after.
+    await this.deps.callbacks.deliverDue();
+    try {
+      await this.onAlarm(task);
+    } finally {
+      // Retention may have deleted the task: then there is nothing left to deliver (the outbox knows).
+      await this.armCallbacks();
+    }
+  }
+
+  private async onAlarm(task: TaskRecord): Promise<void> {
     if (task.status === "input_required") {
       await this.approvalDeadline(task);
       return;
@@ -201,6 +225,11 @@ export class RunSupervisor {
   }
 
   private async afterRun(): Promise<void> {
+    await this.afterRunAlarms();
+    await this.armCallbacks();
+  }
+
+  private async afterRunAlarms(): Promise<void> {
     const task = this.task();
     if (isTerminal(task.status)) await this.scheduleBundleUpload();
     else if (task.status === "input_required") {
@@ -295,6 +324,7 @@ export class RunSupervisor {
       return true;
     });
     if (failed) await this.scheduleBundleUpload();
+    await this.armCallbacks();
   }
 
   /**
@@ -314,6 +344,7 @@ export class RunSupervisor {
       return true;
     });
     if (failed) await this.scheduleBundleUpload();
+    await this.armCallbacks();
   }
 
   /**

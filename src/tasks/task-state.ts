@@ -5,6 +5,8 @@ export const FORK_STATE_KEY = "fork_origin";
 
 /** What a task waiting for a person waits for (PendingInput), while its status is input_required. */
 export const PENDING_INPUT_KEY = "pending_input";
+/** A task created under an Idempotency-Key: {fingerprint, response} (the request's hash and the original reply). */
+export const IDEMPOTENCY_KEY = "idempotency";
 /** A person's decision on a tool call: `decision:<tool_use_id>` → HumanDecision. */
 export const decisionKey = (toolUseId: string): string => `decision:${toolUseId}`;
 

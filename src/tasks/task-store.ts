@@ -4,7 +4,7 @@ import { type AgentUsage, addCallUsage, addRecovery, type CallUsage, emptyUsage 
 import { DAY_MS, DEFAULT_RETENTION, type RetentionPolicy, retentionDays } from "../config/retention.ts";
 import type { ErrorInfo } from "../errors.ts";
 import { randomHex } from "../events/event-record.ts";
-import type { TaskInit, TaskLimits, TaskStatus, TaskView } from "./task.ts";
+import type { TaskInit, TaskLimits, TaskStatus, TaskTrigger, TaskView, TaskWebhook } from "./task.ts";
 
 interface TaskRow extends Record<string, SqlStorageValue> {
   id: string;
@@ -27,9 +27,13 @@ interface TaskRow extends Record<string, SqlStorageValue> {
   limits: string;
   tags: string;
   retention_explicit: number;
+  tenant: string;
+  webhook: string | null;
+  trigger: string | null;
 }
 
 export interface TaskRecord extends Omit<TaskView, "last_event_seq" | "pending_input"> {
+  tenant: string;
   retentionExplicit: boolean;
   traceId: string;
   rootSpanId: string;
@@ -71,9 +75,12 @@ export class TaskStore {
       crashes INTEGER NOT NULL DEFAULT 0,
       limits TEXT NOT NULL DEFAULT '{}',
       tags TEXT NOT NULL DEFAULT '[]',
-      retention_explicit INTEGER NOT NULL DEFAULT 0
+      retention_explicit INTEGER NOT NULL DEFAULT 0,
+      tenant TEXT NOT NULL DEFAULT 'default',
+      webhook TEXT,
+      trigger TEXT
     )`);
-    // Schema version 3 added these columns; an older object's table gets them here.
+    // Schema versions 3 and 4 added these columns; an older object's table gets them here.
     const columns = new Set(
       sql
         .exec<{ name: string }>("SELECT name FROM pragma_table_info('task')")
@@ -84,6 +91,9 @@ export class TaskStore {
       ["limits", "TEXT NOT NULL DEFAULT '{}'"],
       ["tags", "TEXT NOT NULL DEFAULT '[]'"],
       ["retention_explicit", "INTEGER NOT NULL DEFAULT 0"],
+      ["tenant", "TEXT NOT NULL DEFAULT 'default'"],
+      ["webhook", "TEXT"],
+      ["trigger", "TEXT"],
     ];
     for (const [name, type] of added) {
       if (!columns.has(name)) sql.exec(`ALTER TABLE task ADD COLUMN ${name} ${type}`);
@@ -109,8 +119,8 @@ export class TaskStore {
     if (this.get()) return false;
     this.sql.exec(
       `INSERT INTO task (id, agent, input, metadata, status, model, usage, created_at, retention_days, parent_task_id,
-        trace_id, root_span_id, limits, tags, retention_explicit) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?,
-        ?, ?)`,
+        trace_id, root_span_id, limits, tags, retention_explicit, tenant, webhook, trigger) VALUES (?, ?, ?, ?,
+        'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       init.id,
       init.agent,
       init.input,
@@ -125,6 +135,9 @@ export class TaskStore {
       JSON.stringify(init.limits ?? {}),
       JSON.stringify(init.tags),
       init.retentionExplicit ? 1 : 0,
+      init.tenant,
+      init.webhook ? JSON.stringify(init.webhook) : null,
+      init.trigger ? JSON.stringify(init.trigger) : null,
     );
     this.cache = undefined;
     return true;
@@ -234,6 +247,9 @@ function fromRow(row: TaskRow): TaskRecord {
       ? new Date(Date.parse(row.completed_at) + row.retention_days * DAY_MS).toISOString()
       : null,
     retentionExplicit: row.retention_explicit === 1,
+    tenant: row.tenant,
+    webhook: row.webhook ? (JSON.parse(row.webhook) as TaskWebhook) : null,
+    trigger: row.trigger ? (JSON.parse(row.trigger) as TaskTrigger) : null,
     traceId: row.trace_id,
     rootSpanId: row.root_span_id,
     bundleFlushed: row.bundle_flushed === 1,

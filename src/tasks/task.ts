@@ -45,10 +45,39 @@ export interface TaskView {
   pending_input: PendingInput | null;
   /** Sequence number of the newest event. */
   last_event_seq: number;
+  /** Where the task reports its outcome (signed callbacks), or null. */
+  webhook: TaskWebhook | null;
+  /** The inbound webhook delivery that started the task, or null for one started through the API. */
+  trigger: TaskTrigger | null;
+}
+
+/** The task statuses a callback can be sent for. */
+export const CALLBACK_EVENTS = ["completed", "failed", "canceled", "input_required"] as const;
+export type CallbackEvent = (typeof CALLBACK_EVENTS)[number];
+
+export interface TaskWebhook {
+  url: string;
+  events: CallbackEvent[];
+}
+
+export interface TaskTrigger {
+  hook_id: string;
+  delivery_id: string;
+  /** The sender's event name, where the scheme has one (GitHub's X-GitHub-Event). */
+  event: string | null;
 }
 
 export interface TaskInit {
   id: string;
+  /** Whose task it is; its object's name includes it (taskObjectName). */
+  tenant: string;
+  webhook?: TaskWebhook | null;
+  trigger?: TaskTrigger | null;
+  /**
+   * For a task created under an Idempotency-Key: the request's fingerprint. A repeat with the same fingerprint
+   * replays the original response; another fingerprint is a mismatch.
+   */
+  fingerprint?: string;
   agent: string;
   input: string;
   metadata: Record<string, unknown>;
@@ -103,6 +132,11 @@ export interface ForkOrigin {
   /** Results of the pending tool calls (a tool_calls checkpoint) that the origin already ran: never run twice. */
   settled: Record<string, unknown>;
 }
+
+/** What start() did: created the task, found it created by the same request before, or could not. */
+export type StartOutcome =
+  | { outcome: "created" | "replayed"; task: TaskView }
+  | { outcome: "mismatch" | "expired"; task?: undefined };
 
 export interface RpcFailure {
   code: string;

@@ -5,12 +5,15 @@ import { registry } from "../../agents/catalog.ts";
 import { resolveModel } from "../../config/models.ts";
 import { budgetCanBeEnforced } from "../../config/prices.ts";
 import { retentionDays, retentionPolicyOrDefault } from "../../config/retention.ts";
+import type { Env } from "../../env.ts";
 import { ApiError } from "../../errors.ts";
-import type { TaskLimits } from "../../tasks/task.ts";
+import { outboundPolicy } from "../../net/outbound.ts";
+import type { TaskLimits, TaskWebhook } from "../../tasks/task.ts";
+import { callbackWebhook, checkCallbackUrl } from "../../webhooks/callbacks.ts";
 import type { AppEnv } from "../app-env.ts";
 import { CreateTaskBody, WorkspacePath } from "../schemas.ts";
+import { creationId, startTask, takeRateToken } from "../task-creation.ts";
 import { jsonBody, parseWith } from "../validation.ts";
-import { taskResource } from "./tasks.ts";
 
 function describe(agent: Agent, configuredModel: string | undefined) {
   return {
@@ -32,11 +35,21 @@ function describe(agent: Agent, configuredModel: string | undefined) {
       required: s.required,
     })),
     max_turns: agent.maxTurns,
+    // Seed 004 permission_mode, with the per-tool rules that override it.
+    permission_mode: agent.permissions.mode,
+    tool_permissions: agent.permissions.rules,
+    // Where deliveries go and how they are verified (the secret's name only, never its value).
+    hooks: agent.hooks.map((h) => ({
+      id: h.id,
+      path: `/v1/hooks/${h.id}`,
+      scheme: h.scheme,
+      secret: h.secret,
+      events: h.events ?? null,
+    })),
     system_prompt: agent.systemPrompt,
   };
 }
 
-/** Whether cost can be counted for `model`. A broken OUTPOST_PRICES is left for the run to report (config_error). */
 /** The task's own limits from the request; max_turns and max_iterations are one limit, the smaller winning. */
 function taskLimits(body: CreateTaskBody): TaskLimits {
   const turns = [body.max_turns, body.max_iterations].filter((n): n is number => n !== undefined);
@@ -72,6 +85,24 @@ function seedFiles(files: Record<string, string> | undefined): Record<string, st
   return out;
 }
 
+/** The task's callback target, checked now so that a bad URL is the client's 400, not a failed delivery later. */
+function taskWebhook(env: Env, webhook: NonNullable<CreateTaskBody["webhook"]>): TaskWebhook {
+  const url = checkCallbackUrl(
+    webhook.url,
+    outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),
+    env.OUTPOST_HTTP_CALLBACK_HOSTS,
+  );
+  if (!env.OUTPOST_WEBHOOK_SECRET) {
+    throw new ApiError(
+      503,
+      "callbacks_not_configured",
+      "Callbacks are signed with OUTPOST_WEBHOOK_SECRET, which this deployment does not set.",
+      "webhook",
+    );
+  }
+  return callbackWebhook(url, webhook.events);
+}
+
 export const agentRoutes = new Hono<AppEnv>()
   .get("/", (c) => {
     const agents = registry.list().map((name) => describe(registry.create(name), c.env.OUTPOST_DEFAULT_MODEL));
@@ -96,10 +127,14 @@ export const agentRoutes = new Hono<AppEnv>()
         "max_budget_usd",
       );
     }
-    const id = crypto.randomUUID();
-    const stub = c.env.TASKS.get(c.env.TASKS.idFromName(id));
-    const task = await stub.start({
+    const webhook = body.webhook ? taskWebhook(c.env, body.webhook) : null;
+    await takeRateToken(c);
+    const { id, fingerprint } = await creationId(c, body);
+    return startTask(c, c.get("tenant"), {
       id,
+      tenant: c.get("tenant"),
+      ...(fingerprint ? { fingerprint } : {}),
+      webhook,
       agent: agent.name,
       input: body.input,
       metadata: body.metadata ?? {},
@@ -114,7 +149,4 @@ export const agentRoutes = new Hono<AppEnv>()
       limits,
       files,
     });
-    const resource = taskResource(c, task);
-    c.header("Location", resource.links.self);
-    return c.json(resource, 202);
   });

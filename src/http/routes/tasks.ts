@@ -11,39 +11,12 @@ import { retentionDays, retentionPolicyOrDefault } from "../../config/retention.
 import { ApiError } from "../../errors.ts";
 import type { Checkpoint } from "../../runtime/checkpoints.ts";
 import type { TaskView } from "../../tasks/task.ts";
+import { taskStubFor } from "../../tasks/task-ids.ts";
 import type { AppEnv } from "../app-env.ts";
 import { ArtifactPath, EventCursor, ForkBody, ResumeBody, TaskIdParam, WaitQuery, WorkspacePath } from "../schemas.ts";
+import { creationId, startTask, takeRateToken } from "../task-creation.ts";
+import { taskResource } from "../task-resource.ts";
 import { jsonBody, parseWith } from "../validation.ts";
-
-export interface TaskResource extends TaskView {
-  links: {
-    self: string;
-    events: string;
-    messages: string;
-    artifacts: string;
-    workspace: string;
-    checkpoints: string;
-    resume: string;
-    cancel: string;
-  };
-}
-
-export function taskResource(c: Context<AppEnv>, task: TaskView): TaskResource {
-  const self = `${new URL(c.req.url).origin}/v1/tasks/${task.id}`;
-  return {
-    ...task,
-    links: {
-      self,
-      events: `${self}/events`,
-      messages: `${self}/messages`,
-      artifacts: `${self}/artifacts`,
-      workspace: `${self}/workspace`,
-      checkpoints: `${self}/checkpoints`,
-      resume: `${self}/resume`,
-      cancel: `${self}/cancel`,
-    },
-  };
-}
 
 const TEXT_TYPES: Readonly<Record<string, string>> = {
   md: "text/markdown; charset=utf-8",
@@ -89,7 +62,8 @@ function taskNotFound(id: string): ApiError {
 function taskStub(c: Context<AppEnv>) {
   const raw = c.req.param("id") ?? "";
   if (!TaskIdParam.safeParse(raw).success) throw taskNotFound(raw);
-  return { id: raw, stub: c.env.TASKS.get(c.env.TASKS.idFromName(raw)) };
+  // The tenant is part of the object's name: another tenant's task id reaches an empty object (404).
+  return { id: raw, stub: taskStubFor(c.env, c.get("tenant"), raw) };
 }
 
 export const taskRoutes = new Hono<AppEnv>()
@@ -206,10 +180,13 @@ export const taskRoutes = new Hono<AppEnv>()
       if (!found) throw await missingTask(stub, id);
       settled = found;
     }
-    const forkId = crypto.randomUUID();
-    const fork = c.env.TASKS.get(c.env.TASKS.idFromName(forkId));
-    const task = await fork.start({
+    await takeRateToken(c);
+    const { id: forkId, fingerprint } = await creationId(c, body);
+    return startTask(c, c.get("tenant"), {
       id: forkId,
+      tenant: c.get("tenant"),
+      ...(fingerprint ? { fingerprint } : {}),
+      webhook: original.webhook,
       agent: agent.name,
       input: original.input,
       metadata: updates.metadata ?? original.metadata,
@@ -231,9 +208,6 @@ export const taskRoutes = new Hono<AppEnv>()
         settled: settled as Record<string, unknown>,
       },
     });
-    const resource = taskResource(c, task);
-    c.header("Location", resource.links.self);
-    return c.json(resource, 202);
   })
   .post("/:id/resume", async (c) => {
     const { id, stub } = taskStub(c);
@@ -261,6 +235,20 @@ export const taskRoutes = new Hono<AppEnv>()
       throw new ApiError(400, "validation_failed", error.message, "tool_input");
     if (error?.code === "message_required") throw new ApiError(400, "validation_failed", error.message, "message");
     throw new ApiError(409, "task_not_waiting", error?.message ?? "The task is not waiting for input.");
+  })
+  .get("/:id/deliveries", async (c) => {
+    const { id, stub } = taskStub(c);
+    const deliveries = await stub.deliveries();
+    if (!deliveries) throw await missingTask(stub, id);
+    return c.json({ task_id: id, deliveries });
+  })
+  .post("/:id/deliveries/:delivery_id/redeliver", async (c) => {
+    const { id, stub } = taskStub(c);
+    const deliveryId = c.req.param("delivery_id");
+    const { value, error } = await stub.redeliver(deliveryId);
+    if (value) return c.json(value, 202);
+    if (error?.code === "task_not_found") throw await missingTask(stub, id);
+    throw new ApiError(404, "delivery_not_found", `Task ${id} has no delivery "${deliveryId}".`, "delivery_id");
   })
   .get("/:id/artifacts", async (c) => {
     const { id, stub } = taskStub(c);

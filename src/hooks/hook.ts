@@ -1,0 +1,134 @@
+// Inbound webhooks (POST /v1/hooks/:hook_id): an agent declares hooks, each with the scheme that signs its
+// deliveries, the Worker secret that verifies them, and a template that turns a delivery into the task's input.
+// A delivery is admitted once: its id names the task, so a repeat finds the task the first one started.
+import { verify as verifyGithub } from "@octokit/webhooks-methods";
+import Mustache from "mustache";
+import { Webhook, WebhookVerificationError } from "standardwebhooks";
+import { z } from "zod";
+import { ConfigError } from "../errors.ts";
+import { DEFAULT_TENANT, TENANT_PATTERN } from "../tenants/api-keys.ts";
+
+export const HOOK_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+export const HOOK_SCHEMES = ["standard", "github"] as const;
+
+const HookDefinitionSchema = z.strictObject({
+  /** "standard": Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature); "github": X-Hub-Signature-256. */
+  scheme: z.enum(HOOK_SCHEMES),
+  /** The name of the Worker secret that verifies deliveries (never the secret itself). */
+  secret: z.string().regex(/^[A-Z][A-Z0-9_]*$/, "must be the NAME of a Worker secret (e.g. GITHUB_WEBHOOK_SECRET)"),
+  /**
+   * A Mustache template rendering the task's input from {payload, event, delivery_id, hook_id}; values are inserted
+   * as they are (no HTML escaping).
+   */
+  input: z.string().min(1).max(20_000),
+  /** GitHub: the X-GitHub-Event values that start a run; others are acknowledged and ignored. All if absent. */
+  events: z.array(z.string().min(1).max(64)).min(1).optional(),
+  /** Whose tasks the deliveries start. */
+  tenant: z.string().regex(TENANT_PATTERN).default(DEFAULT_TENANT),
+  /** Fixed metadata for the tasks it starts (each task also records the delivery as its trigger). */
+  metadata: z.record(z.string().min(1).max(64), z.union([z.string().max(2_000), z.number(), z.boolean()])).optional(),
+});
+export type HookDefinition = z.input<typeof HookDefinitionSchema>;
+export type HookSpec = z.output<typeof HookDefinitionSchema> & { id: string };
+
+/** Outpost's own secrets can never verify a hook: a hook would then prove knowledge of them. */
+const RESERVED_SECRET = /^(ANTHROPIC_|OUTPOST_)/;
+
+export function parseHooks(agent: string, hooks: Record<string, HookDefinition> | undefined): HookSpec[] {
+  const specs: HookSpec[] = [];
+  for (const [id, definition] of Object.entries(hooks ?? {})) {
+    if (!HOOK_ID_PATTERN.test(id)) {
+      throw new ConfigError(`Agent "${agent}": hook id "${id}" must match ${HOOK_ID_PATTERN} (it is part of a URL).`);
+    }
+    const result = HookDefinitionSchema.safeParse(definition);
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      const where = issue?.path.length ? `.${issue.path.join(".")}` : "";
+      throw new ConfigError(`Agent "${agent}": hooks.${id}${where}: ${issue?.message ?? "invalid"}`);
+    }
+    if (RESERVED_SECRET.test(result.data.secret)) {
+      throw new ConfigError(`Agent "${agent}": hooks.${id}.secret cannot be one of Outpost's own secrets.`);
+    }
+    try {
+      Mustache.parse(result.data.input);
+    } catch (error) {
+      throw new ConfigError(
+        `Agent "${agent}": hooks.${id}.input is not a valid template: ${error instanceof Error ? error.message : error}`,
+      );
+    }
+    specs.push({ ...result.data, id });
+  }
+  return specs;
+}
+
+export type VerifyFailure = "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance";
+
+export interface VerifiedDelivery {
+  deliveryId: string;
+  event: string | null;
+}
+
+/** Checks a delivery's signature by the hook's scheme; returns its delivery id and event, or why it is refused. */
+export async function verifyDelivery(
+  hook: HookSpec,
+  secret: string,
+  body: string,
+  headers: Headers,
+): Promise<VerifiedDelivery | { failure: VerifyFailure; message: string }> {
+  if (hook.scheme === "standard") {
+    const id = headers.get("webhook-id");
+    const timestamp = headers.get("webhook-timestamp");
+    const signature = headers.get("webhook-signature");
+    if (!id || !timestamp || !signature) {
+      return {
+        failure: "signature_missing",
+        message: "Standard Webhooks deliveries carry webhook-id, webhook-timestamp and webhook-signature headers.",
+      };
+    }
+    try {
+      // ±5 minutes around now (the library's tolerance), and only a signature by this hook's secret.
+      new Webhook(secret).verify(
+        body,
+        {
+          "webhook-id": id,
+          "webhook-timestamp": timestamp,
+          "webhook-signature": signature,
+        },
+        // The payload is parsed later, by its content type; a parse error is not a signature failure.
+        { jsonParse: false },
+      );
+    } catch (error) {
+      const text = error instanceof WebhookVerificationError ? error.message : "";
+      if (/timestamp/i.test(text)) {
+        return {
+          failure: "timestamp_out_of_tolerance",
+          message: "webhook-timestamp is more than 5 minutes from now; the delivery may be a replay.",
+        };
+      }
+      return { failure: "signature_invalid", message: "webhook-signature does not match this hook's secret." };
+    }
+    return { deliveryId: id, event: null };
+  }
+  const signature = headers.get("x-hub-signature-256");
+  const delivery = headers.get("x-github-delivery");
+  if (!signature || !delivery) {
+    return {
+      failure: "signature_missing",
+      message: "GitHub deliveries carry X-Hub-Signature-256 and X-GitHub-Delivery headers; set the hook's secret.",
+    };
+  }
+  let ok = false;
+  try {
+    ok = await verifyGithub(secret, body, signature);
+  } catch {
+    ok = false;
+  }
+  if (!ok) return { failure: "signature_invalid", message: "X-Hub-Signature-256 does not match this hook's secret." };
+  return { deliveryId: delivery, event: headers.get("x-github-event") };
+}
+
+/** The task input for a delivery: the hook's template over {payload, event, delivery_id, hook_id}. */
+export function renderInput(hook: HookSpec, view: Record<string, unknown>): string {
+  // Prompts are not HTML: values go in as they are.
+  return Mustache.render(hook.input, view, undefined, { escape: (value: unknown) => String(value) });
+}
