@@ -8,6 +8,7 @@ import { retentionPolicyOrDefault } from "../src/config/retention.ts";
 import type { Env } from "../src/env.ts";
 import { EventLog } from "../src/events/event-log.ts";
 import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
+import { Redactor } from "../src/events/redaction.ts";
 import { openEventStream } from "../src/events/sse.ts";
 import { AnthropicProvider } from "../src/llm/anthropic.ts";
 import { outboundPolicy } from "../src/net/outbound.ts";
@@ -64,15 +65,20 @@ export class TaskObject extends DurableObject<Env> {
     if (this.ready) migrate(this.sql);
     this.store = new TaskStore(this.sql, () => retentionPolicyOrDefault(env.OUTPOST_RETENTION));
     const taskId = () => this.requireTask().id;
-    this.events = new EventLog(this.sql, () => {
-      const task = this.requireTask();
-      return { runId: task.id, traceId: task.traceId, rootSpanId: task.rootSpanId };
-    });
+    const redactor = Redactor.fromEnv(env);
+    this.events = new EventLog(
+      this.sql,
+      () => {
+        const task = this.requireTask();
+        return { runId: task.id, traceId: task.traceId, rootSpanId: task.rootSpanId };
+      },
+      () => ({ redactor, mode: this.task()?.redaction_mode ?? "full" }),
+    );
     this.conversation = new MessageLog(this.sql);
     this.state = new TaskState(this.sql);
     this.journal = new StepJournal(this.sql, env.RUNS, () => `${runPrefix(taskId())}.journal/`);
     this.checkpoints = new CheckpointLog(this.sql, this.conversation, taskId);
-    this.bundle = new RunBundle(this.sql, env.RUNS, taskId);
+    this.bundle = new RunBundle(this.sql, env.RUNS, taskId, (text) => redactor.text(text));
     this.workspace = new Workspace(
       this.sql,
       env.RUNS,

@@ -33,6 +33,8 @@ export interface Env {
   OUTPOST_HTTP_CALLBACK_HOSTS?: string;
   /** Seconds between callback attempts, comma-separated (default 10,60,300,900,2400: 6 attempts in about an hour). */
   OUTPOST_CALLBACK_RETRY_SECONDS?: string;
+  /** A JSON list of regular expressions redacted from events and run bundles. */
+  OUTPOST_REDACT_PATTERNS?: string;
   /** JSON retention policy (seed 003): {default_days, by_status, by_task}, merged over the seed's defaults. */
   OUTPOST_RETENTION?: string;
 }

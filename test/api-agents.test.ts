@@ -263,6 +263,7 @@ describe("POST /v1/agents/:name/tasks", () => {
       expires_at: null,
       pending_input: null,
       last_event_seq: 1,
+      redaction_mode: "full",
       webhook: null,
       trigger: null,
       links: {

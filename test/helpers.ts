@@ -175,6 +175,7 @@ export interface EventBody {
   seq: number;
   event_type: string;
   payload: Record<string, unknown>;
+  redaction_mode: "full" | "redacted";
 }
 
 let agentCounter = 0;

@@ -378,11 +378,20 @@ describe("Bash on just-bash", () => {
       toolUse("Bash", { command: `curl -s -L ${headers} ${WEB_URL}/redirect-same-origin` }),
       toolUse("Bash", { command: `curl -s ${headers} ${WEB_URL}/echo-credentials` }),
     ]);
-    const echoed = (await toolResults(id, 2)).map((r) => {
+    // What the model got (the conversation); the run bundle's copy of the request has the credentials redacted.
+    const messages = (await (await api(`/v1/tasks/${id}/messages`)).json()) as {
+      messages: { content: { type: string; content?: unknown; is_error?: boolean }[] | string }[];
+    };
+    const results = (messages.messages[2]?.content as { type: string; content?: unknown; is_error?: boolean }[]).filter(
+      (b) => b.type === "tool_result",
+    );
+    expect(results).toHaveLength(3);
+    const echoed = results.map((r) => {
       expect(r.is_error).toBe(false);
       const match = /^exit code: 0\nstdout:\n(.*)$/s.exec(String(r.content));
       return JSON.parse(match?.[1] ?? "null") as Record<string, unknown>;
     });
+    expect(JSON.stringify(await toolResults(id, 2))).not.toContain("secret-x");
     expect(echoed[0]).toEqual({ origin: "other", authorization: null, cookie: null, "proxy-authorization": null });
     const kept = { authorization: "Bearer secret-x", cookie: "session=abc", "proxy-authorization": null };
     expect(echoed[1]).toEqual({ origin: "main", ...kept });

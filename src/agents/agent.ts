@@ -12,6 +12,7 @@ import type {
 } from "@anthropic-ai/sdk/resources/messages";
 import { DEFAULT_MAX_TOKENS } from "../config/models.ts";
 import { ConfigError, LimitExceededError, MalformedResponseError } from "../errors.ts";
+import type { RedactionMode } from "../events/redaction.ts";
 import { type HookDefinition, type HookSpec, parseHooks } from "../hooks/hook.ts";
 import type { AgentMessage } from "../llm/anthropic.ts";
 import { type McpServerInput, type McpServerSpec, parseMcpServers } from "../mcp/config.ts";
@@ -72,6 +73,11 @@ export interface AgentDefinition {
    * verifies deliveries, and the template that makes the task's input. See src/hooks/hook.ts.
    */
   hooks?: Readonly<Record<string, HookDefinition>>;
+  /**
+   * Seed 002 redaction_mode for this agent's tasks unless a task says: "redacted" keeps prompts and responses out
+   * of the event stream (the run bundle's transcript keeps them). Default "full".
+   */
+  redactionMode?: RedactionMode;
 }
 
 export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
@@ -132,6 +138,7 @@ const DEFINITION_KEYS: ReadonlySet<string> = new Set([
   "approvalTimeoutSeconds",
   "onApprovalTimeout",
   "hooks",
+  "redactionMode",
 ]);
 
 /** The seeds' snake_case names, which a definition spells in camelCase. */
@@ -164,6 +171,7 @@ export abstract class Agent {
   readonly maxBudgetUsd: number | null;
   readonly permissions: ToolPermissions;
   readonly hooks: readonly HookSpec[];
+  readonly redactionMode: RedactionMode;
   private readonly declaredTools: readonly string[] | undefined;
 
   constructor(definition: AgentDefinition) {
@@ -213,6 +221,11 @@ export abstract class Agent {
     }
     this.maxBudgetUsd = budget ?? null;
     this.permissions = parsePermissions(definition, tools);
+    const redaction = definition.redactionMode ?? "full";
+    if (redaction !== "full" && redaction !== "redacted") {
+      throw new ConfigError(`Agent "${definition.name}": redactionMode must be "full" or "redacted".`);
+    }
+    this.redactionMode = redaction;
     this.hooks = Object.freeze(parseHooks(definition.name, definition.hooks as Record<string, HookDefinition>));
   }
 

@@ -1,6 +1,7 @@
 // The task's event log: the single source of truth for what happened. An event is appended to SQLite (getting its
 // sequence number) before any listener sees it, so a reader that reconnects with Last-Event-ID never misses one.
 import type { EventRecord } from "./event-record.ts";
+import { type RedactionMode, type Redactor, redactContent } from "./redaction.ts";
 
 export interface EventIdentity {
   runId: string;
@@ -32,9 +33,17 @@ export class EventLog {
   private readonly sql: SqlStorage;
   private readonly identity: () => EventIdentity;
 
-  constructor(sql: SqlStorage, identity: () => EventIdentity) {
+  /** How the task's events are shown: secrets always removed; prompts and responses too in redacted mode. */
+  private readonly redaction: () => { redactor: Redactor; mode: RedactionMode } | null;
+
+  constructor(
+    sql: SqlStorage,
+    identity: () => EventIdentity,
+    redaction: () => { redactor: Redactor; mode: RedactionMode } | null = () => null,
+  ) {
     this.sql = sql;
     this.identity = identity;
+    this.redaction = redaction;
   }
 
   static migrate(sql: SqlStorage): void {
@@ -49,19 +58,23 @@ export class EventLog {
   }
 
   /** Appends, then notifies listeners. A listener that throws is dropped; it never stops the run. */
-  append(eventType: string, payload: Record<string, unknown>, spanId?: string): EventRecord {
+  append(eventType: string, original: Record<string, unknown>, spanId?: string): EventRecord {
     const id = this.identity();
+    const redaction = this.redaction();
+    const mode: RedactionMode = redaction?.mode ?? "full";
+    const payload = redaction ? redaction.redactor.value(redactContent(eventType, original, redaction.mode)) : original;
     const timestamp = new Date().toISOString();
     const span = spanId ?? id.rootSpanId;
     // The object is the log's only writer, so the next number is known without asking SQLite for it.
     const seq = this.lastSeq() + 1;
     this.sql.exec(
-      "INSERT INTO events_log (seq, timestamp, event_type, span_id, payload) VALUES (?, ?, ?, ?, ?)",
+      "INSERT INTO events_log (seq, timestamp, event_type, span_id, payload, redaction_mode) VALUES (?, ?, ?, ?, ?, ?)",
       seq,
       timestamp,
       eventType,
       span,
       serializePayload(payload),
+      mode,
     );
     this.last = seq;
     const record: EventRecord = {
@@ -72,7 +85,7 @@ export class EventLog {
       timestamp,
       event_type: eventType,
       payload,
-      redaction_mode: "full",
+      redaction_mode: mode,
     };
     for (const listener of this.listeners) {
       try {

@@ -1,6 +1,7 @@
 // The HTTP API's wire schemas: request bodies, parameters and query strings. Types are inferred from them, and the
 // README's API section documents the same limits.
 import { z } from "zod";
+import { REDACTION_MODES } from "../events/redaction.ts";
 import { CALLBACK_EVENTS } from "../tasks/task.ts";
 import { toStorePath, WorkspacePathError } from "../workspace/paths.ts";
 
@@ -60,6 +61,8 @@ export const CreateTaskBody = z.strictObject({
   /** Days to keep the task after it ends (seed 003 Task.retention_days); otherwise the retention policy decides. */
   retention_days: z.number().int().min(1).max(3650).optional(),
   /** Files to seed the workspace with: path → UTF-8 text. */
+  /** Seed 002 redaction_mode: "redacted" keeps prompts and responses out of the event stream (default: the agent's). */
+  redaction_mode: z.enum(REDACTION_MODES).optional(),
   /** Signed callbacks to this URL when the task reaches these statuses (all four unless named). */
   webhook: z
     .strictObject({

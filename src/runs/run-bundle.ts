@@ -35,11 +35,14 @@ export class RunBundle {
   private readonly sql: SqlStorage;
   private readonly bucket: R2Bucket;
   private readonly taskId: () => string;
+  /** Removes secrets from everything written (src/events/redaction.ts). */
+  private readonly scrub: (text: string) => string;
 
-  constructor(sql: SqlStorage, bucket: R2Bucket, taskId: () => string) {
+  constructor(sql: SqlStorage, bucket: R2Bucket, taskId: () => string, scrub: (text: string) => string = (t) => t) {
     this.sql = sql;
     this.bucket = bucket;
     this.taskId = taskId;
+    this.scrub = scrub;
   }
 
   static migrate(sql: SqlStorage): void {
@@ -54,7 +57,8 @@ export class RunBundle {
   }
 
   /** Adds or replaces a file of the bundle. */
-  async write(path: string, content: string): Promise<void> {
+  async write(path: string, raw: string): Promise<void> {
+    const content = this.scrub(raw);
     const size = new TextEncoder().encode(content).byteLength;
     const type = contentTypeFor(path);
     const now = new Date().toISOString();
@@ -112,8 +116,16 @@ export class RunBundle {
     // hold at most 6 connections open.
     const files = [
       { path: "events.jsonl", content: eventsJsonl(final.events), content_type: contentTypeFor("events.jsonl") },
-      { path: "llm_transcript.log", content: final.transcript, content_type: contentTypeFor("llm_transcript.log") },
-      { path: "final_summary.md", content: final.summary, content_type: contentTypeFor("final_summary.md") },
+      {
+        path: "llm_transcript.log",
+        content: this.scrub(final.transcript),
+        content_type: contentTypeFor("llm_transcript.log"),
+      },
+      {
+        path: "final_summary.md",
+        content: this.scrub(final.summary),
+        content_type: contentTypeFor("final_summary.md"),
+      },
       ...staged,
     ];
     for (let i = 0; i < files.length; i += UPLOAD_CONCURRENCY) {

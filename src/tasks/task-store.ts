@@ -30,6 +30,7 @@ interface TaskRow extends Record<string, SqlStorageValue> {
   tenant: string;
   webhook: string | null;
   trigger: string | null;
+  redaction_mode: string;
 }
 
 export interface TaskRecord extends Omit<TaskView, "last_event_seq" | "pending_input"> {
@@ -78,7 +79,8 @@ export class TaskStore {
       retention_explicit INTEGER NOT NULL DEFAULT 0,
       tenant TEXT NOT NULL DEFAULT 'default',
       webhook TEXT,
-      trigger TEXT
+      trigger TEXT,
+      redaction_mode TEXT NOT NULL DEFAULT 'full'
     )`);
     // Schema versions 3 and 4 added these columns; an older object's table gets them here.
     const columns = new Set(
@@ -94,6 +96,7 @@ export class TaskStore {
       ["tenant", "TEXT NOT NULL DEFAULT 'default'"],
       ["webhook", "TEXT"],
       ["trigger", "TEXT"],
+      ["redaction_mode", "TEXT NOT NULL DEFAULT 'full'"],
     ];
     for (const [name, type] of added) {
       if (!columns.has(name)) sql.exec(`ALTER TABLE task ADD COLUMN ${name} ${type}`);
@@ -119,8 +122,8 @@ export class TaskStore {
     if (this.get()) return false;
     this.sql.exec(
       `INSERT INTO task (id, agent, input, metadata, status, model, usage, created_at, retention_days, parent_task_id,
-        trace_id, root_span_id, limits, tags, retention_explicit, tenant, webhook, trigger) VALUES (?, ?, ?, ?,
-        'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        trace_id, root_span_id, limits, tags, retention_explicit, tenant, webhook, trigger, redaction_mode) VALUES
+        (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       init.id,
       init.agent,
       init.input,
@@ -138,6 +141,7 @@ export class TaskStore {
       init.tenant,
       init.webhook ? JSON.stringify(init.webhook) : null,
       init.trigger ? JSON.stringify(init.trigger) : null,
+      init.redactionMode ?? "full",
     );
     this.cache = undefined;
     return true;
@@ -250,6 +254,7 @@ function fromRow(row: TaskRow): TaskRecord {
     tenant: row.tenant,
     webhook: row.webhook ? (JSON.parse(row.webhook) as TaskWebhook) : null,
     trigger: row.trigger ? (JSON.parse(row.trigger) as TaskTrigger) : null,
+    redaction_mode: row.redaction_mode === "redacted" ? "redacted" : "full",
     traceId: row.trace_id,
     rootSpanId: row.root_span_id,
     bundleFlushed: row.bundle_flushed === 1,

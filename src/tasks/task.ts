@@ -1,8 +1,10 @@
 // The task (seed 003 Task) as stored and as the API returns it, and the values Durable Object RPC methods return
 // for expected failures (RPC drops stack traces, so those travel as data, not exceptions).
+
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { AgentUsage } from "../agents/result.ts";
 import type { ErrorInfo } from "../errors.ts";
+import type { RedactionMode } from "../events/redaction.ts";
 
 export const TASK_STATUSES = ["pending", "running", "input_required", "completed", "failed", "canceled"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -45,6 +47,8 @@ export interface TaskView {
   pending_input: PendingInput | null;
   /** Sequence number of the newest event. */
   last_event_seq: number;
+  /** Seed 002 redaction_mode: "redacted" keeps prompts and responses out of the task's event stream. */
+  redaction_mode: RedactionMode;
   /** Where the task reports its outcome (signed callbacks), or null. */
   webhook: TaskWebhook | null;
   /** The inbound webhook delivery that started the task, or null for one started through the API. */
@@ -73,6 +77,7 @@ export interface TaskInit {
   tenant: string;
   webhook?: TaskWebhook | null;
   trigger?: TaskTrigger | null;
+  redactionMode?: RedactionMode;
   /**
    * For a task created under an Idempotency-Key: the request's fingerprint. A repeat with the same fingerprint
    * replays the original response; another fingerprint is a mismatch.

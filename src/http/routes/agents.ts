@@ -135,6 +135,7 @@ export const agentRoutes = new Hono<AppEnv>()
       tenant: c.get("tenant"),
       ...(fingerprint ? { fingerprint } : {}),
       webhook,
+      redactionMode: body.redaction_mode ?? agent.redactionMode,
       agent: agent.name,
       input: body.input,
       metadata: body.metadata ?? {},

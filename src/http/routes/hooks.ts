@@ -61,6 +61,7 @@ export const hookRoutes = new Hono<AppEnv>().post("/:hook_id", async (c) => {
     tenant,
     trigger: { hook_id: hookId, delivery_id: verified.deliveryId, event: verified.event },
     agent: agent.name,
+    redactionMode: agent.redactionMode,
     input,
     metadata: hook.metadata ?? {},
     model: resolveModel(agent.model, c.env.OUTPOST_DEFAULT_MODEL),

@@ -187,6 +187,7 @@ export const taskRoutes = new Hono<AppEnv>()
       tenant: c.get("tenant"),
       ...(fingerprint ? { fingerprint } : {}),
       webhook: original.webhook,
+      redactionMode: original.redaction_mode,
       agent: agent.name,
       input: original.input,
       metadata: updates.metadata ?? original.metadata,
