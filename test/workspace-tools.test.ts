@@ -382,9 +382,9 @@ describe("Bash on just-bash", () => {
     const messages = (await (await api(`/v1/tasks/${id}/messages`)).json()) as {
       messages: { content: { type: string; content?: unknown; is_error?: boolean }[] | string }[];
     };
-    const results = (messages.messages[2]?.content as { type: string; content?: unknown; is_error?: boolean }[]).filter(
-      (b) => b.type === "tool_result",
-    );
+    type Block = { type: string; content?: unknown; is_error?: boolean };
+    const turn = messages.messages[2]?.content ?? [];
+    const results = (typeof turn === "string" ? [] : (turn as Block[])).filter((b) => b.type === "tool_result");
     expect(results).toHaveLength(3);
     const echoed = results.map((r) => {
       expect(r.is_error).toBe(false);

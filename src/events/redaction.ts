@@ -26,7 +26,8 @@ const BUILT_IN_PATTERNS: readonly RegExp[] = [
  * included: JSON inside JSON). The value stops at a backslash, so an escaped quote after it stays whole and the
  * file stays valid JSON.
  */
-const AUTH_HEADER = /((?:proxy-)?authorization(?:\\*["'])?\s*[:=]\s*(?:\\*["'])?)(?:(?:bearer|basic|token)\s+)?[^\s"',;\\]+/gi;
+const AUTH_HEADER =
+  /((?:proxy-)?authorization(?:\\*["'])?\s*[:=]\s*(?:\\*["'])?)(?:(?:bearer|basic|token)\s+)?[^\s"',;\\]+/gi;
 
 /** Worker variables that are configuration, not secrets (see wrangler.toml [vars]). */
 const NOT_SECRET = new Set([
