@@ -144,6 +144,16 @@ export class TaskObject extends DurableObject<Env> {
       if (init.fingerprint !== undefined && original?.fingerprint !== init.fingerprint) return { outcome: "mismatch" };
       return { outcome: "replayed", task: original?.response ?? this.view(existing) };
     }
+    // Inherited results over the row limit go to R2 first (under this task's id), so the transaction stays synchronous.
+    const fork = init.fork;
+    const settled = fork
+      ? await Promise.all(
+          Object.entries(fork.settled).map(async ([id, result]) => {
+            const name = `turn_${fork.turn}_tool_${id}`;
+            return [name, await this.journalFor(init.id).store(name, result)] as const;
+          }),
+        )
+      : [];
     // The task, its seeded files and its first event commit together, or not at all.
     const created = this.supervisor.transaction(() => {
       if (!this.store.create(init)) return false;
@@ -152,9 +162,7 @@ export class TaskObject extends DurableObject<Env> {
       if (init.fork) {
         for (const [index, message] of init.fork.messages.entries()) this.conversation.record(index, message);
         // The ledger of settled tool calls carries over: the fork replays these results instead of running the calls.
-        for (const [id, result] of Object.entries(init.fork.settled)) {
-          this.journal.seedCompleted(`turn_${init.fork.turn}_tool_${id}`, result);
-        }
+        for (const [name, stored] of settled) this.journal.seedCompleted(name, stored);
         this.state.put(FORK_STATE_KEY, {
           task_id: init.fork.task_id,
           checkpoint_id: init.fork.checkpoint_id,
@@ -292,7 +300,19 @@ export class TaskObject extends DurableObject<Env> {
 
   /** The settled results of these tool calls (see StepJournal.settledToolCalls); null for an unknown task. */
   async settledToolCalls(toolUseIds: string[]): Promise<Record<string, unknown> | null> {
-    return this.task() ? this.journal.settledToolCalls(toolUseIds) : null;
+    if (!this.task()) return null;
+    try {
+      return await this.journal.settledToolCalls(toolUseIds);
+    } catch (error) {
+      // A spilled result gone from R2 means the task is being deleted (retention): never guess it did not run.
+      console.error("settled tool calls unreadable:", error instanceof Error ? error.message : error);
+      return null;
+    }
+  }
+
+  /** The journal of the task this object is about to hold (its id is not stored yet). */
+  private journalFor(taskId: string): StepJournal {
+    return new StepJournal(this.sql, this.env.RUNS, () => `${runPrefix(taskId)}.journal/`);
   }
 
   /** The task's checkpoints, oldest first, or null for an unknown task. */
@@ -375,12 +395,21 @@ export class TaskObject extends DurableObject<Env> {
         cursor = page.truncated ? page.cursor : undefined;
       } while (cursor);
     }
-    // deleteAll clears the alarm with the data; until it has run, the alarm stays to finish the job.
-    await this.ctx.storage.deleteAll();
-    await this.ctx.storage.deleteAlarm();
-    this.sql.exec("CREATE TABLE tombstone (task_id TEXT NOT NULL, expired_at TEXT NOT NULL)");
-    this.sql.exec("INSERT INTO tombstone (task_id, expired_at) VALUES (?, ?)", task.id, new Date().toISOString());
+    // The tombstone and the removal of every table commit together: no moment leaves an empty object, which would
+    // answer 404 instead of 410 and could let a reused idempotency key or delivery id start a task here again.
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec("CREATE TABLE IF NOT EXISTS tombstone (task_id TEXT NOT NULL, expired_at TEXT NOT NULL)");
+      this.sql.exec("INSERT INTO tombstone (task_id, expired_at) VALUES (?, ?)", task.id, new Date().toISOString());
+      const tables = this.sql
+        .exec<{ name: string }>(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'tombstone' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+        )
+        .toArray()
+        .map((t) => t.name);
+      for (const name of tables) this.sql.exec(`DROP TABLE "${name.replaceAll('"', '""')}"`);
+    });
     this.ready = false;
+    await this.ctx.storage.deleteAlarm();
     this.store.invalidate();
     this.events.invalidate();
   }

@@ -235,6 +235,24 @@ describe("forks", () => {
       "state_updates.current_agent",
     );
     await expectError(await fork(crypto.randomUUID(), { checkpoint_id: id }), 404, "task_not_found", "id");
+    // A finish checkpoint holds the final answer: there is nothing to continue without a new user message.
+    const finish = list.find((c) => c.next_action === "finish")?.checkpoint_id;
+    expect(finish).toBeDefined();
+    await expectError(
+      await fork(task.id, { checkpoint_id: finish }),
+      400,
+      "validation_failed",
+      "state_updates.messages",
+    );
+    await expectError(
+      await fork(task.id, {
+        checkpoint_id: finish,
+        state_updates: { messages: [{ role: "assistant", content: "More." }] },
+      }),
+      400,
+      "validation_failed",
+      "state_updates.messages",
+    );
 
     // A task with a cost budget cannot be handed to an agent whose model has no price: the budget would not hold.
     const marker = uniqueMarker("fork-budget");

@@ -108,6 +108,13 @@ describe("permission modes", () => {
     const agent = defineAgent({ allowedTools: ["TodoWrite"], permissionMode: "manual" });
     const task = await waitingTask(agent, "hitl-modify");
     await expectError(await resume(task.id, { action: "modify" }), 400, "validation_failed", "tool_input");
+    // Arguments go with modify only: an approval does not silently drop them.
+    await expectError(
+      await resume(task.id, { action: "approve", tool_input: { todos: [] } }),
+      400,
+      "validation_failed",
+      "tool_input",
+    );
     const changed = { todos: [{ content: "Book the park", status: "in_progress" }] };
     expect((await resume(task.id, { action: "modify", tool_input: changed })).status).toBe(200);
     expect((await waitForTask(task.id)).status).toBe("completed");
@@ -279,6 +286,10 @@ describe("questions, cancels, evictions and timeouts", () => {
     const failed = await waitForTask(other.id);
     expect(failed.status).toBe("failed");
     expect(failed.error).toMatchObject({ code: "approval_timeout" });
+    // The timeout's decision is on record too, before the run's end.
+    const log = await events(other.id);
+    expect(ofType(log, "human_decision")[0]?.payload).toMatchObject({ action: "fail", decided_by: "timeout" });
+    expect(log.findIndex((e) => e.event_type === "human_decision")).toBe(log.length - 2);
   });
 
   it("refuses bad permission settings when the agent is defined", () => {

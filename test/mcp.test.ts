@@ -570,6 +570,29 @@ describe("MCP results and failures", () => {
     });
   });
 
+  it("never stands in a fallback that would need a person's approval for a call that did not", async () => {
+    const op = "trigger-long-running-operation";
+    const agent = defineAgent({
+      mcpServers: {
+        first: { url: MCP_URL, tools: { [op]: { timeout_seconds: 1, fallback_tools: [`mcp__second__${op}`] } } },
+        second: { url: MCP_URL },
+      },
+      toolPermissions: { "mcp__second__*": "ask" },
+    });
+    const marker = uniqueMarker("mcp-fallback-approval");
+    await script(marker, [
+      { content: [toolUse(`mcp__first__${op}`, { duration: 2, steps: 1 })], stop_reason: "tool_use" },
+      done,
+    ]);
+    const task = await startTask(agent, `fallback approval ${marker}`);
+    expect((await waitForTask(task.id)).status).toBe("completed");
+    const log = await events(task.id);
+    expect(ofType(log, "input_requested")).toHaveLength(0);
+    expect(ofType(log, "mcp_tool_call_started").map((e) => e.payload.tool_name)).toEqual([`mcp__first__${op}`]);
+    const [result] = await toolResults(task.id, 2);
+    expect(result?.is_error).toBe(true);
+  });
+
   it("cuts a long result for the model at 30,000 characters and keeps the whole of it as the step's artifact", async () => {
     const agent = defineAgent({ mcpServers: everything() });
     // 42,000 characters, each 6-character cell naming its position, so any cut or shift shows.

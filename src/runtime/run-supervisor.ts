@@ -320,6 +320,18 @@ export class RunSupervisor {
     };
     const failed = this.transaction(() => {
       if (!store.finish("failed", { error })) return false;
+      // The timeout decided: on record like any decision, then the run's end.
+      events.append("human_decision", {
+        tool_use_id: pending.tool_use_id,
+        tool_name: pending.tool_name,
+        kind: pending.kind,
+        action: "fail",
+        message: error.message,
+        tool_input: null,
+        state_updates: null,
+        decided_by: "timeout",
+        decided_at: new Date().toISOString(),
+      });
       events.append("run_failed", { reason: error.message, error, errors: [error], usage: store.get()?.usage });
       return true;
     });

@@ -13,6 +13,11 @@ interface StepRow extends Record<string, SqlStorageValue> {
   result_key: string | null;
 }
 
+export interface StoredResult {
+  inline: string | null;
+  key: string | null;
+}
+
 export type StepLookup =
   | { state: "completed"; result: unknown }
   | { state: "started"; attempt: number; spanId: string; interrupted: boolean };
@@ -83,15 +88,7 @@ export class StepJournal {
   }
 
   async complete(name: string, result: unknown): Promise<void> {
-    const json = JSON.stringify(result ?? null);
-    let inline: string | null = json;
-    let key: string | null = null;
-    // A UTF-16 length can undercount UTF-8 bytes up to 3×; measure exactly only when that could matter.
-    if (json.length * 3 > INLINE_RESULT_LIMIT && new TextEncoder().encode(json).byteLength > INLINE_RESULT_LIMIT) {
-      key = `${this.spillPrefix()}steps/${encodeURIComponent(name)}.json`;
-      await this.bucket.put(key, json);
-      inline = null;
-    }
+    const { inline, key } = await this.store(name, result);
     this.sql.exec(
       "UPDATE steps_journal SET status = 'completed', result = ?, result_key = ?, completed_at = ? WHERE name = ?",
       inline,
@@ -129,15 +126,34 @@ export class StepJournal {
     this.sql.exec("DELETE FROM steps_journal WHERE name = ? AND status = 'started'", name);
   }
 
-  /** Records a step as completed with `result` without running it (a fork inherits its origin's settled calls). */
-  seedCompleted(name: string, result: unknown): void {
+  /**
+   * A result as a step row holds it: inline, or (over the row limit) in R2 with its key. Large results are put in
+   * R2 here, before any row names them.
+   */
+  async store(name: string, result: unknown): Promise<StoredResult> {
+    const json = JSON.stringify(result ?? null);
+    // A UTF-16 length can undercount UTF-8 bytes up to 3×; measure exactly only when that could matter.
+    if (json.length * 3 > INLINE_RESULT_LIMIT && new TextEncoder().encode(json).byteLength > INLINE_RESULT_LIMIT) {
+      const key = `${this.spillPrefix()}steps/${encodeURIComponent(name)}.json`;
+      await this.bucket.put(key, json);
+      return { inline: null, key };
+    }
+    return { inline: json, key: null };
+  }
+
+  /**
+   * Records a step as completed without running it (a fork inherits its origin's settled calls), with a result
+   * prepared by store(). Synchronous, so it can join the transaction that creates the task.
+   */
+  seedCompleted(name: string, stored: StoredResult): void {
     const now = new Date().toISOString();
     this.sql.exec(
-      `INSERT OR IGNORE INTO steps_journal (name, status, attempts, span_id, result, started_at, completed_at)
-       VALUES (?, 'completed', 0, ?, ?, ?, ?)`,
+      `INSERT OR IGNORE INTO steps_journal (name, status, attempts, span_id, result, result_key, started_at,
+        completed_at) VALUES (?, 'completed', 0, ?, ?, ?, ?, ?)`,
       name,
       randomHex(8),
-      JSON.stringify(result ?? null),
+      stored.inline,
+      stored.key,
       now,
       now,
     );

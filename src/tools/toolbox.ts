@@ -290,7 +290,11 @@ export class Toolbox {
     const primary = parseMcpToolName(use.name);
     const spec = this.declaration.mcpServers.find((s) => s.name === primary?.server);
     const fallbacks = spec && primary ? toolSettings(spec, primary.tool).fallbackTools : [];
-    const attempts = [use.name, ...fallbacks.filter((name) => this.allowed.has(name))];
+    // A fallback that would need a person's approval is not used in place of an approved (or allowed) call.
+    const attempts = [
+      use.name,
+      ...fallbacks.filter((name) => this.allowed.has(name) && !needsApproval(name, this.declaration.permissions)),
+    ];
     const args = isRecord(use.input) ? use.input : {};
     const failures: string[] = [];
     for (const [index, name] of attempts.entries()) {
@@ -316,42 +320,12 @@ export class Toolbox {
         info.spanId,
       );
       const started = Date.now();
+      let raw: Awaited<ReturnType<McpSession["callTool"]>>;
       try {
-        const raw = await session.callTool(target.tool, args, {
+        raw = await session.callTool(target.tool, args, {
           timeoutMs: timeoutSeconds * 1000,
           signal: runtime.signal,
         });
-        const schema = this.catalog.servers[target.server]?.tools.find((t) => t.name === target.tool)?.output_schema;
-        this.mcp?.checkStructuredOutput(schema, raw);
-        const call = toMcpCallResult(target.server, target.tool, raw);
-        // Seed 002: an MCP call maps to a StepExecutionResult, its text saved as turn_<n>_step-<k>_mcp_stdout.txt.
-        const stepLabel = `step-${position}`;
-        const artifact = call.raw_text ? `artifacts/turn_${turnIndex}_${stepLabel}_mcp_stdout.txt` : null;
-        if (artifact) await runtime.artifact(artifact, call.raw_text);
-        const stepResult = {
-          step_id: stepLabel,
-          exit_code: call.is_error ? 1 : 0,
-          stdout_summary: call.raw_text.slice(0, PREVIEW_CHARS),
-          stderr_summary: "",
-          retry_count: index,
-          status: call.is_error ? "failed" : "success",
-          stdout_artifact: artifact,
-          stderr_artifact: null,
-        };
-        runtime.emit(
-          "mcp_tool_call_completed",
-          {
-            ...event,
-            status: call.is_error ? "error" : "success",
-            is_error: call.is_error,
-            output_preview: call.raw_text.slice(0, PREVIEW_CHARS),
-            structured_content: raw.structuredContent ?? null,
-            step_result: stepResult,
-            duration_ms: Date.now() - started,
-          },
-          info.spanId,
-        );
-        return capResult(toToolResult(raw), artifact);
       } catch (error) {
         if (runtime.signal.aborted) throw error;
         const failure = this.mcp?.describeCallFailure(error, timeoutSeconds) ?? toErrorInfo(error);
@@ -361,7 +335,10 @@ export class Toolbox {
           info.spanId,
         );
         failures.push(`${name}: ${failure.message}`);
+        continue;
       }
+      // The call ran on the server: from here on no fallback runs in its place, whatever goes wrong.
+      return this.mcpOutcome({ raw, event, target, use, turnIndex, position, index, started, spanId: info.spanId });
     }
     return {
       content:
@@ -369,6 +346,76 @@ export class Toolbox {
         "You can retry later, use another tool, or continue without it.",
       is_error: true,
     };
+  }
+
+  /** A completed MCP call as the log, the run bundle and the model see it (seed 002 StepExecutionResult). */
+  private async mcpOutcome(call: {
+    raw: Awaited<ReturnType<McpSession["callTool"]>>;
+    event: Record<string, unknown>;
+    target: { server: string; tool: string };
+    use: ToolUseBlock;
+    turnIndex: number;
+    position: number;
+    index: number;
+    started: number;
+    spanId: string;
+  }): Promise<ToolResult> {
+    const { runtime } = this.deps;
+    const { raw, event, target, turnIndex, index, started, spanId } = call;
+    const schema = this.catalog.servers[target.server]?.tools.find((t) => t.name === target.tool)?.output_schema;
+    try {
+      this.mcp?.checkStructuredOutput(schema, raw);
+    } catch (error) {
+      // A result that breaks the tool's own output schema is an error result, not a reason to call another tool.
+      const failure = this.mcp?.describeCallFailure(error, 0) ?? toErrorInfo(error);
+      runtime.emit("mcp_tool_call_failed", { ...event, error: failure, duration_ms: Date.now() - started }, spanId);
+      return { content: `Tool "${call.use.name}" returned an invalid result: ${failure.message}`, is_error: true };
+    }
+    const result = toMcpCallResult(target.server, target.tool, raw);
+    // Seed 002: an MCP call maps to a StepExecutionResult, its text saved as turn_<n>_step-<k>_mcp_stdout.txt.
+    const stepLabel = `step-${call.position}`;
+    let artifact = result.raw_text ? `artifacts/turn_${turnIndex}_${stepLabel}_mcp_stdout.txt` : null;
+    const structured = raw.structuredContent === undefined ? null : raw.structuredContent;
+    const structuredJson = structured === null ? "" : JSON.stringify(structured);
+    const structuredArtifact =
+      structuredJson.length > MAX_EVENT_STRUCTURED_CHARS
+        ? `artifacts/turn_${turnIndex}_${stepLabel}_mcp_structured.json`
+        : null;
+    try {
+      if (artifact) await runtime.artifact(artifact, result.raw_text);
+      if (structuredArtifact) await runtime.artifact(structuredArtifact, structuredJson);
+    } catch (error) {
+      // The bundle is a record; failing to write it must not make a call that ran look like one that did not.
+      console.error("MCP result artifact not written:", error instanceof Error ? error.message : error);
+      artifact = null;
+    }
+    const stepResult = {
+      step_id: stepLabel,
+      exit_code: result.is_error ? 1 : 0,
+      stdout_summary: result.raw_text.slice(0, PREVIEW_CHARS),
+      stderr_summary: "",
+      retry_count: index,
+      status: result.is_error ? "failed" : "success",
+      stdout_artifact: artifact,
+      stderr_artifact: null,
+    };
+    runtime.emit(
+      "mcp_tool_call_completed",
+      {
+        ...event,
+        status: result.is_error ? "error" : "success",
+        is_error: result.is_error,
+        output_preview: result.raw_text.slice(0, PREVIEW_CHARS),
+        // Large structured content is kept in the bundle; the event stays well inside a storage row.
+        structured_content: structuredArtifact
+          ? { truncated: true, preview: structuredJson.slice(0, PREVIEW_CHARS), artifact: structuredArtifact }
+          : structured,
+        step_result: stepResult,
+        duration_ms: Date.now() - started,
+      },
+      spanId,
+    );
+    return capResult(toToolResult(raw), artifact);
   }
 
   private async discover(): Promise<McpCatalog> {
@@ -499,6 +546,11 @@ function toCatalogTool(tool: McpTool): CatalogTool {
 }
 
 /** A result within MAX_RESULT_CHARS of text for the model; the full text is in the bundle's artifact. */
+/** Structured content larger than this goes to the run bundle; its event carries a preview. */
+const MAX_EVENT_STRUCTURED_CHARS = 64 * 1024;
+/** Images larger than this (base64 characters) are not kept in the conversation, whose rows must stay small. */
+const MAX_IMAGE_CHARS = 1024 * 1024;
+
 function capResult(result: ToolResult, artifact: string | null): ToolResult {
   const note = `\n… [cut at ${MAX_RESULT_CHARS} characters; the full result is ${artifact} in the run bundle]`;
   if (typeof result.content === "string") {
@@ -509,6 +561,13 @@ function capResult(result: ToolResult, artifact: string | null): ToolResult {
   let budget = MAX_RESULT_CHARS;
   let cut = false;
   const blocks = result.content.flatMap((block): ToolResultBlock[] => {
+    if (block.type === "image" && block.source.type === "base64" && block.source.data.length > MAX_IMAGE_CHARS) {
+      cut = true;
+      const bytes = Math.floor((block.source.data.length * 3) / 4);
+      return [
+        { type: "text", text: `[an image of about ${bytes} bytes was left out: images over 768 KiB are not kept]` },
+      ];
+    }
     if (block.type !== "text") return [block];
     if (block.text.length <= budget) {
       budget -= block.text.length;

@@ -173,6 +173,14 @@ export const taskRoutes = new Hono<AppEnv>()
         "state_updates.messages",
       );
     }
+    if (checkpoint.state.next_action === "finish" && !updates.messages?.some((m) => m.role === "user")) {
+      throw new ApiError(
+        400,
+        "validation_failed",
+        "This checkpoint holds the model's final answer: add a user message (state_updates.messages) to continue from it.",
+        "state_updates.messages",
+      );
+    }
     let settled: Record<string, unknown> = {};
     if (pendingIds.length > 0) {
       const found = await stub.settledToolCalls(pendingIds);
@@ -214,6 +222,9 @@ export const taskRoutes = new Hono<AppEnv>()
     const { id, stub } = taskStub(c);
     const body = await jsonBody(c, ResumeBody);
     const { current_agent, ...updates } = body.state_updates ?? {};
+    if (body.tool_input !== undefined && body.action !== "modify") {
+      throw new ApiError(400, "validation_failed", "tool_input goes with action modify.", "tool_input");
+    }
     if (current_agent !== undefined) {
       throw new ApiError(
         400,
