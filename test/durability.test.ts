@@ -5,6 +5,8 @@ import { abortAllDurableObjects, evictDurableObject, runDurableObjectAlarm } fro
 import { describe, expect, it } from "vitest";
 import {
   api,
+  defineAgent,
+  done,
   emulatorRequests,
   readSse,
   type ScriptTurn,
@@ -12,6 +14,7 @@ import {
   script,
   startTask,
   stubFor,
+  toolUse,
   uniqueMarker,
   waitForTask,
 } from "./helpers.ts";
@@ -249,4 +252,38 @@ describe("a run survives eviction of its Durable Object", () => {
       expect(events.at(-1)?.event_type).toBe("run_finished");
     }
   });
+
+  it("evicted inside each step after a boundary, re-runs that step alone, and a command's writes land once", async () => {
+    // Every step lasts long enough to be evicted in: model turns wait 300 ms for their first token, commands sleep.
+    const agent = defineAgent({ bash: { enabled: true }, fileSystem: { read: true, write: true } });
+    const command = (word: string) => ({
+      content: [toolUse("Bash", { command: `sleep 0.6; echo ${word} >> log.txt` })],
+      stop_reason: "tool_use",
+    });
+    const expectedSteps = ["turn_1_model", "turn_1_tool_", "turn_2_model", "turn_2_tool_", "turn_3_model"];
+    for (let boundary = 1; boundary <= expectedSteps.length; boundary++) {
+      const marker = uniqueMarker(`evict-inside-${boundary}`);
+      await script(marker, [command("one"), command("two"), done], { ttft_ms: 300 });
+      const task = await startTask(agent, `work ${marker}`);
+      await waitForEvent(
+        task.id,
+        (f) =>
+          f.event === "checkpoint_saved" &&
+          (JSON.parse(f.data) as { payload: { sequence: number } }).payload.sequence === boundary,
+      );
+      await abortAllDurableObjects();
+      await runDurableObjectAlarm(stubFor(task.id));
+      expect((await waitForTask(task.id, 30)).status, `boundary ${boundary}`).toBe("completed");
+      const events = parsed(await allEvents(task.id));
+      const resumed = events.filter((e) => e.event_type === "step_resumed").map((e) => String(e.payload.step));
+      // Exactly the step after the boundary was interrupted and ran again; every other step ran once.
+      expect(resumed, `boundary ${boundary}`).toHaveLength(1);
+      expect(resumed[0]?.startsWith(expectedSteps[boundary - 1] ?? "?"), `boundary ${boundary}: ${resumed[0]}`).toBe(
+        true,
+      );
+      const log = await (await api(`/v1/tasks/${task.id}/workspace/log.txt`)).text();
+      expect(log, `boundary ${boundary}`).toBe("one\ntwo\n");
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    }
+  }, 90_000);
 });

@@ -6,12 +6,16 @@
 import type { Bash, CommandName, SecureFetch } from "just-bash";
 import { z } from "zod";
 import { guardedFetch } from "../net/guarded-fetch.ts";
+import { lazyModule } from "../runtime/lazy-module.ts";
 import { WORKSPACE_ROOT } from "../workspace/root.ts";
 import { WorkspaceConflictError, WorkspaceFullError } from "../workspace/workspace.ts";
 import { WorkspaceFs } from "../workspace/workspace-fs.ts";
 import { defineTool } from "./define-tool.ts";
 import { MAX_RESULT_CHARS } from "./file-tools.ts";
 import type { BuiltinTool, ToolContext, ToolResult } from "./tool.ts";
+
+/** just-bash, loaded on first use (a Worker whose agents never run a shell never evaluates it). */
+const loadJustBash = lazyModule(() => import("just-bash"));
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 const MAX_TIMEOUT_MS = 600_000;
@@ -105,9 +109,8 @@ export const bashTool: BuiltinTool = defineTool({
 
 async function createShell(ctx: ToolContext, workspaceFs: WorkspaceFs, timeoutMs: number): Promise<Bash> {
   // Loaded on first use: a Worker whose agents never run a shell never evaluates just-bash.
-  const { Bash, defineCommand, getCommandNames, getNetworkCommandNames, InMemoryFs, MountableFs } = await import(
-    "just-bash"
-  );
+  const { Bash, defineCommand, getCommandNames, getNetworkCommandNames, InMemoryFs, MountableFs } =
+    await loadJustBash();
   const { bash } = ctx.settings;
   const excluded = new Set(bash.excluded_commands);
   const available = [...getCommandNames(), ...(bash.allow_unsafe ? getNetworkCommandNames() : [])] as CommandName[];

@@ -4,12 +4,16 @@
 import { minimatch } from "minimatch";
 import type { RE2JS } from "re2js";
 import { z } from "zod";
+import { lazyModule } from "../runtime/lazy-module.ts";
 import { toAgentPath, toStorePath, WorkspacePathError } from "../workspace/paths.ts";
 import { WORKSPACE_ROOT } from "../workspace/root.ts";
 import { WorkspaceConflictError, WorkspaceFullError } from "../workspace/workspace.ts";
 import { WorkspaceFs } from "../workspace/workspace-fs.ts";
 import { defineTool } from "./define-tool.ts";
 import { type BuiltinTool, type ToolContext, type ToolResult, toolError } from "./tool.ts";
+
+/** RE2 for Grep, loaded on first use. */
+const loadRe2 = lazyModule(() => import("re2js"));
 
 const DEFAULT_READ_LINES = 2000;
 const MAX_LINE_CHARS = 2000;
@@ -222,7 +226,7 @@ export const grepTool: BuiltinTool = defineTool({
   run: (args, ctx) =>
     guarded(async () => {
       // RE2 semantics (linear time): a model-written pattern cannot backtrack catastrophically and stall the object.
-      const { RE2JS: RE2 } = await import("re2js");
+      const { RE2JS: RE2 } = await loadRe2();
       let regex: RE2JS;
       try {
         regex = RE2.compile(args.pattern, args.case_insensitive ? RE2.CASE_INSENSITIVE : 0);

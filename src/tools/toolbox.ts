@@ -13,6 +13,7 @@ import { type McpServerSpec, toolSettings } from "../mcp/config.ts";
 import { toMcpCallResult, toToolResult } from "../mcp/content.ts";
 import type { McpSession } from "../mcp/session.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
+import { lazyModule } from "../runtime/lazy-module.ts";
 import type { HumanDecision, PendingInput } from "../tasks/task.ts";
 import { decisionKey } from "../tasks/task-state.ts";
 import type { Workspace } from "../workspace/workspace.ts";
@@ -21,6 +22,9 @@ import { BUILTIN_TOOL_IMPLEMENTATIONS } from "./builtin.ts";
 import { MAX_RESULT_CHARS } from "./file-tools.ts";
 import { capabilityOn, enabledBuiltins, type ToolSettings } from "./settings.ts";
 import { resultText, type ToolResult, type ToolResultBlock } from "./tool.ts";
+
+/** The MCP client, loaded when an agent with MCP servers first runs. */
+const loadMcp = lazyModule(() => import("../mcp/session.ts"));
 
 /** What an agent declares about its tools (the Agent class holds it). */
 export interface ToolDeclaration {
@@ -85,7 +89,7 @@ export class Toolbox {
    */
   async open(): Promise<void> {
     if (this.pendingSessions.length === 0) return;
-    this.mcp = await import("../mcp/session.ts");
+    this.mcp = await loadMcp();
     for (const spec of this.pendingSessions) {
       this.sessions.set(
         spec.name,
