@@ -92,6 +92,7 @@ describe("Redactor", () => {
       d: "authorization: Basic dXNlcjpwYXNz",
       e: "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----",
       f: "short stays: secrets under 8 characters are not replaced",
+      k: `key op_${"ab12".repeat(12)}`,
       n: 42,
     });
     expect(out).toEqual({
@@ -101,6 +102,7 @@ describe("Redactor", () => {
       d: `authorization: ${REDACTED}`,
       e: REDACTED,
       f: "short stays: secrets under 8 characters are not replaced",
+      k: `key ${REDACTED}`,
       n: 42,
     });
   });
