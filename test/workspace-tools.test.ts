@@ -511,6 +511,26 @@ describe("the workspace survives an eviction", () => {
 });
 
 describe("workspace routes", () => {
+  it("serves every file by the URL its listing gives, whatever characters its name has", async () => {
+    const marker = uniqueMarker("ws-names");
+    await script(marker, [{ content: [{ type: "text", text: "ok" }] }]);
+    const names = ["a\nb.txt", "c\u2029d.txt", "sp ace #1?.txt", "per%cent.txt", "dir/ü.txt"];
+    const task = await startTask("assistant", `names ${marker}`, {
+      files: Object.fromEntries(names.map((n, i) => [n, `content ${i}`])),
+    });
+    await waitForTask(task.id);
+    const listing = (await (await api(`/v1/tasks/${task.id}/workspace`)).json()) as {
+      files: { path: string; type: string; url?: string }[];
+    };
+    for (const [i, name] of names.entries()) {
+      const entry = listing.files.find((f) => f.path === name);
+      if (!entry?.url) throw new Error(`no listing entry for ${JSON.stringify(name)}`);
+      const res = await api(new URL(entry.url).pathname);
+      expect(res.status, JSON.stringify(name)).toBe(200);
+      expect(await res.text()).toBe(`content ${i}`);
+    }
+  });
+
   it("validates seeded file paths, naming the offending entry", async () => {
     const outside = await api("/v1/agents/assistant/tasks", {
       method: "POST",

@@ -54,6 +54,11 @@ function checkpointNotFound(id: string, checkpointId: string, field = "checkpoin
   return new ApiError(404, "checkpoint_not_found", `Task ${id} has no checkpoint "${checkpointId}".`, field);
 }
 
+/** A relative file path as URL path segments: each segment percent-encoded, the slashes kept. */
+function encodePath(path: string): string {
+  return path.split("/").map(encodeURIComponent).join("/");
+}
+
 function taskNotFound(id: string): ApiError {
   return new ApiError(404, "task_not_found", `No task with id "${id}".`, "id");
 }
@@ -267,7 +272,7 @@ export const taskRoutes = new Hono<AppEnv>()
     const artifacts = await stub.artifacts();
     if (!artifacts) throw await missingTask(stub, id);
     const base = `${new URL(c.req.url).origin}/v1/tasks/${id}/artifacts/`;
-    return c.json({ task_id: id, artifacts: artifacts.map((a) => ({ ...a, url: base + a.path })) });
+    return c.json({ task_id: id, artifacts: artifacts.map((a) => ({ ...a, url: base + encodePath(a.path) })) });
   })
   .get("/:id/workspace", async (c) => {
     const { id, stub } = taskStub(c);
@@ -276,10 +281,10 @@ export const taskRoutes = new Hono<AppEnv>()
     const base = `${new URL(c.req.url).origin}/v1/tasks/${id}/workspace/`;
     return c.json({
       task_id: id,
-      files: files.map((f) => (f.type === "file" ? { ...f, url: base + f.path } : f)),
+      files: files.map((f) => (f.type === "file" ? { ...f, url: base + encodePath(f.path) } : f)),
     });
   })
-  .get("/:id/workspace/:path{.+}", async (c) => {
+  .get("/:id/workspace/:path{[\\s\\S]+}", async (c) => {
     const { id, stub } = taskStub(c);
     const path = parseWith(WorkspacePath, c.req.param("path"), "path");
     const found = await stub.workspaceFile(path);
@@ -305,7 +310,7 @@ export const taskRoutes = new Hono<AppEnv>()
       },
     });
   })
-  .get("/:id/artifacts/:path{.+}", async (c) => {
+  .get("/:id/artifacts/:path{[\\s\\S]+}", async (c) => {
     const { id, stub } = taskStub(c);
     const path = parseWith(ArtifactPath, c.req.param("path"), "path");
     const found = await stub.artifact(path);
