@@ -19,6 +19,8 @@ import { MessageLog, type StoredMessage } from "../src/runtime/conversation.ts";
 import { PendingCalls } from "../src/runtime/pending-calls.ts";
 import { MODEL_MAX_RETRIES, RunSupervisor } from "../src/runtime/run-supervisor.ts";
 import { StepJournal } from "../src/runtime/step-journal.ts";
+import { BUNDLED_SKILL_FILES } from "../src/skills/bundled.generated.ts";
+import { SkillCatalog } from "../src/skills/catalog.ts";
 import {
   type HumanDecision,
   isTerminal,
@@ -121,6 +123,7 @@ export class TaskObject extends DurableObject<Env> {
         return typeof value === "string" ? value : undefined;
       },
       outbound: () => outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),
+      skills: () => SkillCatalog.load(BUNDLED_SKILL_FILES, env.RUNS),
       expire: () => this.expire(),
     });
   }

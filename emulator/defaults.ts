@@ -1,5 +1,7 @@
 // The unscripted reply policy: lets demo agents run end to end offline (call the first tool once with a
 // schema-valid input, then summarise its result) while staying a pure function of the request.
+
+import type { ReplyBlock } from "./reply.ts";
 import {
   contentText,
   hasAnyToolResult,
@@ -8,7 +10,6 @@ import {
   type MessagesRequest,
   toolResultBlocks,
 } from "./request.ts";
-import type { ReplyBlock } from "./wire.ts";
 
 /** Blocks of the default reply; tool_use ids are left empty for the caller to derive from its seed. */
 export function defaultReplyBlocks(request: MessagesRequest): ReplyBlock[] {

@@ -1,20 +1,29 @@
-// Reading a Messages API request body: the minimal validation the real API would reject on, and the
-// text views (first user text, last user text, tool results) that script matching and default replies key on.
+// The emulator's common view of a model call, in the Anthropic Messages shape that scripts and default replies are
+// written against (other dialects convert their requests into it): parsing a Messages API body with the minimal
+// validation the real API would reject on, and the text views (first user text, last user text, tool results) that
+// script matching and default replies key on.
 
 export interface RequestMessage {
   role: "user" | "assistant";
+  /** A string, or Anthropic content blocks (text, tool_use, tool_result, ...). */
   content: string | Record<string, unknown>[];
 }
 
 export interface MessagesRequest {
   model: string;
-  maxTokens: number;
+  /** The reply's token cap as sent, null where the provider lets it be left out; replies do not depend on it. */
+  maxTokens: number | null;
   messages: RequestMessage[];
   system: unknown;
   tools: Record<string, unknown>[];
   stream: boolean;
-  /** The body as sent: token estimates are taken over it, not over the normalised fields. */
-  raw: Record<string, unknown>;
+  /** Whether a stream reports usage at its end: always, except OpenAI without `stream_options.include_usage`. */
+  streamUsage: boolean;
+  /**
+   * The parts of the request the model reads, as sent in the provider's own shape: token estimates and the seeds of
+   * default replies are taken over them, not over the normalised fields.
+   */
+  prompt: { system: unknown; messages: unknown; tools: unknown };
 }
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -62,12 +71,13 @@ export function parseMessagesRequest(body: unknown): Parsed<MessagesRequest> {
       system,
       tools: tools ?? [],
       stream: stream === true,
-      raw: body,
+      streamUsage: true,
+      prompt: { system, messages, tools },
     },
   };
 }
 
-function fail(message: string): { ok: false; message: string } {
+export function fail(message: string): { ok: false; message: string } {
   return { ok: false, message };
 }
 
@@ -118,6 +128,6 @@ export function hasAnyToolResult(messages: readonly RequestMessage[]): boolean {
 
 /** Rough but stable token estimate: the spec'd chars/4 over the parts of the request the model reads. */
 export function estimateInputTokens(request: MessagesRequest): number {
-  const { system, messages, tools } = request.raw;
+  const { system, messages, tools } = request.prompt;
   return Math.ceil(JSON.stringify({ system, messages, tools }).length / 4);
 }

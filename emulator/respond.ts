@@ -1,8 +1,9 @@
-// Delivering one rendered reply over an HTTP response: pacing (time to first token, per-token delay)
+// Delivering one rendered reply over an HTTP response, in any dialect: pacing (time to first token, per-token delay)
 // and the injected faults. Every wait is abortable so a disconnected client never leaves a timer behind.
 import type { ServerResponse } from "node:http";
+import type { Dialect, ErrorSpec, RenderedReply } from "./reply.ts";
 import type { Fault } from "./script.ts";
-import { errorBody, MALFORMED_SSE_FRAME, type RenderedReply, sseFrame, statusForErrorType } from "./wire.ts";
+import { statusForErrorType } from "./wire.ts";
 
 /** One in-flight exchange; `finish` stamps the stats record right before the last byte is handed over. */
 export interface Exchange {
@@ -63,25 +64,36 @@ export function sendJson(
   res.end(text);
 }
 
-export function sendError(
-  exchange: Exchange,
-  status: number,
-  type: string,
-  message?: string,
-  extra: Record<string, string> = {},
-): void {
-  sendJson(exchange, status, errorBody(type, message), extra);
+/** An error in the dialect's shape, with `retry-after` when the spec has one. */
+export function sendError(exchange: Exchange, dialect: Dialect, spec: ErrorSpec): void {
+  const { status, body } = dialect.error(spec);
+  const extra: Record<string, string> = {};
+  if (spec.retryAfter !== undefined) extra["retry-after"] = String(spec.retryAfter);
+  sendJson(exchange, status, body, extra);
 }
 
 /** A status fault short-circuits before any model time, as the real API's admission errors do. */
-export function sendHttpFault(exchange: Exchange, fault: Extract<Fault, { kind: "http" }>, errorType: string): void {
-  const extra: Record<string, string> = {};
-  if (fault.retry_after !== undefined) extra["retry-after"] = String(fault.retry_after);
-  sendError(exchange, fault.status, fault.error_type ?? errorType, fault.message, extra);
+export function sendHttpFault(exchange: Exchange, dialect: Dialect, fault: Extract<Fault, { kind: "http" }>): void {
+  sendError(exchange, dialect, {
+    status: fault.status,
+    type: fault.error_type,
+    message: fault.message,
+    retryAfter: fault.retry_after,
+  });
+}
+
+/** The error a `stream_error` fault names: overloaded unless the script says otherwise. */
+function streamErrorSpec(fault: Extract<Fault, { kind: "stream_error" }>): ErrorSpec {
+  return {
+    status: statusForErrorType(fault.error_type ?? "overloaded_error"),
+    type: fault.error_type,
+    message: fault.message,
+  };
 }
 
 export async function sendMessage(
   exchange: Exchange,
+  dialect: Dialect,
   rendered: RenderedReply,
   fault: Fault | null,
   pacing: Pacing,
@@ -95,15 +107,14 @@ export async function sendMessage(
     return;
   }
   if (fault?.kind === "stream_error") {
-    const type = fault.error_type ?? "overloaded_error";
     await sleep(pacing.ttftMs, signal);
-    sendError(exchange, statusForErrorType(type), type, fault.message);
+    sendError(exchange, dialect, streamErrorSpec(fault));
     return;
   }
   await sleep(pacing.ttftMs + pacing.tokenDelayMs * rendered.chunkCount, signal);
   if (signal.aborted) return;
   if (fault?.kind === "malformed") {
-    const text = JSON.stringify(rendered.message);
+    const text = JSON.stringify(rendered.body);
     const truncated = text.slice(0, Math.floor(text.length / 2));
     exchange.finish(200);
     res.writeHead(200, {
@@ -114,11 +125,12 @@ export async function sendMessage(
     res.end(truncated);
     return;
   }
-  sendJson(exchange, 200, rendered.message);
+  sendJson(exchange, 200, rendered.body);
 }
 
 export async function streamMessage(
   exchange: Exchange,
+  dialect: Dialect,
   rendered: RenderedReply,
   fault: Fault | null,
   pacing: Pacing,
@@ -135,36 +147,35 @@ export async function streamMessage(
 
   const faultAt = fault && fault.kind !== "http" ? (fault.after_deltas ?? 0) : Number.POSITIVE_INFINITY;
   let deltas = 0;
-  for (const event of rendered.events) {
+  const last = rendered.frames.length - 1;
+  for (const [index, frame] of rendered.frames.entries()) {
     if (signal.aborted) return;
-    // Fault points sit before a delta (or before message_delta once the deltas run out), never mid-frame.
-    if ((event.isDelta || event.event === "message_delta") && deltas >= faultAt && fault) {
-      await injectStreamFault(exchange, fault);
+    // Fault points sit before a delta (or before the finish frame once the deltas run out), never mid-frame.
+    if ((frame.isDelta || frame.isFinish) && deltas >= faultAt && fault) {
+      await injectStreamFault(exchange, dialect, fault);
       return;
     }
-    if (event.isDelta) {
+    if (frame.isDelta) {
       if (deltas > 0) await sleep(pacing.tokenDelayMs, signal);
       if (signal.aborted) return;
       deltas++;
     }
-    if (event.event === "message_stop") exchange.finish(200);
-    res.write(sseFrame(event.event, event.data));
+    if (index === last) exchange.finish(200);
+    res.write(frame.text);
   }
   res.end();
 }
 
-async function injectStreamFault(exchange: Exchange, fault: Fault): Promise<void> {
+async function injectStreamFault(exchange: Exchange, dialect: Dialect, fault: Fault): Promise<void> {
   const { res, signal } = exchange;
   switch (fault.kind) {
-    case "stream_error": {
-      const type = fault.error_type ?? "overloaded_error";
+    case "stream_error":
       exchange.finish(200);
-      res.end(sseFrame("error", errorBody(type, fault.message)));
+      res.end(dialect.streamError(streamErrorSpec(fault)));
       return;
-    }
     case "malformed":
       exchange.finish(200);
-      res.end(MALFORMED_SSE_FRAME);
+      res.end(dialect.malformedFrame);
       return;
     case "stall":
       await sleep(fault.ms ?? Number.POSITIVE_INFINITY, signal);

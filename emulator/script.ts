@@ -2,8 +2,8 @@
 // and per-turn fault injection consumed in attempt order (so "fail twice, then succeed" is expressible).
 import { createHash } from "node:crypto";
 import { defaultReplyBlocks } from "./defaults.ts";
+import type { ReplyBlock, ReplyUsage } from "./reply.ts";
 import { firstUserText, isRecord, type MessagesRequest, type Parsed, systemText, turnIndex } from "./request.ts";
-import type { ReplyBlock, ReplyUsage } from "./wire.ts";
 
 export type ScriptBlock =
   | { type: "text"; text: string }
@@ -48,6 +48,12 @@ export interface Selection {
   tokenDelayMs: number | undefined;
 }
 
+/** Prefixes of made-up ids; every dialect has its own, the seeded part after them is the same. */
+export interface IdPrefixes {
+  message: string;
+  tool: string;
+}
+
 export type SelectResult =
   | { ok: true; selection: Selection }
   | { ok: false; script: Script; turn: number; message: string };
@@ -86,10 +92,10 @@ export class ScriptStore {
     return null;
   }
 
-  select(request: MessagesRequest): SelectResult {
+  select(request: MessagesRequest, ids: IdPrefixes): SelectResult {
     const turn = turnIndex(request.messages);
     const script = this.find(request);
-    if (!script) return { ok: true, selection: defaultSelection(request, turn) };
+    if (!script) return { ok: true, selection: defaultSelection(request, turn, ids) };
     const scripted = script.turns[turn];
     if (!scripted) {
       const message = `emulator script "${script.match}" has no turn ${turn} (it has ${script.turns.length})`;
@@ -106,12 +112,12 @@ export class ScriptStore {
       selection: {
         script,
         turn,
-        blocks: scripted.content.map((block, index) => resolveBlock(block, seed, index)),
+        blocks: scripted.content.map((block, index) => resolveBlock(block, seed, index, ids)),
         stopReason: scripted.stop_reason ?? (hasToolUse ? "tool_use" : "end_turn"),
         stopSequence: scripted.stop_sequence ?? null,
         usage: scripted.usage ?? {},
         fault: scripted.faults?.[attempt - 1] ?? null,
-        messageId: `msg_emu_${seed}`,
+        messageId: `${ids.message}${seed}`,
         ttftMs: scripted.ttft_ms ?? script.ttft_ms,
         tokenDelayMs: scripted.token_delay_ms ?? script.token_delay_ms,
       },
@@ -119,14 +125,14 @@ export class ScriptStore {
   }
 }
 
-function resolveBlock(block: ScriptBlock, seed: string, index: number): ReplyBlock {
+function resolveBlock(block: ScriptBlock, seed: string, index: number, ids: IdPrefixes): ReplyBlock {
   switch (block.type) {
     case "text":
       return { type: "text", text: block.text };
     case "tool_use":
       return {
         type: "tool_use",
-        id: block.id ?? `toolu_emu_${hash(seed, index)}`,
+        id: block.id ?? `${ids.tool}${hash(seed, index)}`,
         name: block.name,
         input: block.input,
       };
@@ -139,14 +145,11 @@ function resolveBlock(block: ScriptBlock, seed: string, index: number): ReplyBlo
   }
 }
 
-function defaultSelection(request: MessagesRequest, turn: number): Selection {
-  const seed = hash(
-    "default",
-    request.model,
-    JSON.stringify([request.raw.system, request.raw.messages, request.raw.tools]),
-  );
+function defaultSelection(request: MessagesRequest, turn: number, ids: IdPrefixes): Selection {
+  const { system, messages, tools } = request.prompt;
+  const seed = hash("default", request.model, JSON.stringify([system, messages, tools]));
   const blocks = defaultReplyBlocks(request).map((block, index) =>
-    block.type === "tool_use" ? { ...block, id: `toolu_emu_${hash(seed, index)}` } : block,
+    block.type === "tool_use" ? { ...block, id: `${ids.tool}${hash(seed, index)}` } : block,
   );
   return {
     script: null,
@@ -156,7 +159,7 @@ function defaultSelection(request: MessagesRequest, turn: number): Selection {
     stopSequence: null,
     usage: {},
     fault: null,
-    messageId: `msg_emu_${seed}`,
+    messageId: `${ids.message}${seed}`,
     ttftMs: undefined,
     tokenDelayMs: undefined,
   };

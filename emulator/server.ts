@@ -1,12 +1,18 @@
-// The model emulator's HTTP server: the Anthropic Messages endpoint plus the /_emulator control plane
-// (scripts, reset, stats). Deterministic on purpose: tests, benchmarks and offline dev all rely on it.
+// The model emulator's HTTP server: the model endpoints of three wire formats (Anthropic Messages, OpenAI Chat
+// Completions, Gemini generateContent) over one script, fault, latency and stats machinery, plus the /_emulator
+// control plane (scripts, reset, stats). Deterministic on purpose: tests, benchmarks and offline dev all rely on it.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
+import { gemini } from "./gemini.ts";
+import { openai } from "./openai.ts";
+import type { Dialect, Provider, RequestContext } from "./reply.ts";
 import { estimateInputTokens, isRecord, parseMessagesRequest, turnIndex } from "./request.ts";
 import { type Exchange, sendError, sendHttpFault, sendJson, sendMessage, streamMessage } from "./respond.ts";
 import { parseScript, ScriptStore } from "./script.ts";
-import { errorTypeForStatus, renderReply } from "./wire.ts";
+import { anthropic } from "./wire.ts";
+
+const DIALECTS: readonly Dialect[] = [anthropic, openai, gemini];
 
 export interface EmulatorOptions {
   host?: string;
@@ -18,6 +24,8 @@ export interface EmulatorOptions {
 
 export interface RequestRecord {
   request_id: string;
+  /** The wire format the request came in. */
+  provider: Provider;
   task_id: string | null;
   model: string | null;
   stream: boolean;
@@ -73,7 +81,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         record.service_ms = exchange.serviceMs();
         records.push(record);
         log(
-          `${record.request_id} ${record.status} turn=${record.turn} script=${record.script_match ?? "-"} fault=${record.fault ?? "-"} ${record.service_ms}ms`,
+          `${record.request_id} ${record.provider} ${record.status} turn=${record.turn} script=${record.script_match ?? "-"} fault=${record.fault ?? "-"} ${record.service_ms}ms`,
         );
       },
     };
@@ -84,77 +92,81 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       exchange.finish(res.headersSent ? res.statusCode : 499);
     });
 
-    const path = new URL(req.url ?? "/", "http://emulator").pathname.replace(/\/+$/, "") || "/";
+    const url = new URL(req.url ?? "/", "http://emulator");
+    const path = url.pathname.replace(/\/+$/, "") || "/";
     const route = `${req.method ?? "GET"} ${path}`;
+    // Errors on a provider's path come in that provider's shape; everything else answers like the Messages API.
+    const dialect = DIALECTS.find((candidate) => candidate.matches(path)) ?? null;
+    if (dialect) Object.assign(exchange.headers, dialect.headers(requestId));
     let body: unknown;
     try {
       body = await readJsonBody(req);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      sendError(
-        exchange,
-        message.includes("too large") ? 413 : 400,
-        message.includes("too large") ? "request_too_large" : "invalid_request_error",
-        message,
-      );
+      sendError(exchange, dialect ?? anthropic, { status: message.includes("too large") ? 413 : 400, message });
       return;
     }
     bodyDoneAt = performance.now();
 
-    switch (route) {
-      case "POST /v1/messages": {
-        const parsed = parseMessagesRequest(body);
-        const taskId = req.headers["x-outpost-task-id"];
-        record = {
-          request_id: requestId,
-          task_id: typeof taskId === "string" ? taskId : null,
-          model: isRecord(body) && typeof body.model === "string" ? body.model : null,
-          stream: isRecord(body) && body.stream === true,
-          turn: parsed.ok ? turnIndex(parsed.value.messages) : 0,
-          script_match: null,
-          status: 0,
-          fault: null,
-          started_at_ms: startedAt,
-          ended_at_ms: -1,
-          service_ms: 0,
-        };
-        if (!parsed.ok) return sendError(exchange, 400, "invalid_request_error", parsed.message);
-        const request = parsed.value;
-        const selected = scripts.select(request);
-        if (!selected.ok) {
-          record.script_match = selected.script.match;
-          return sendError(exchange, 400, "invalid_request_error", selected.message);
-        }
-        const { selection } = selected;
-        record.script_match = selection.script?.match ?? null;
-        record.fault = selection.fault?.kind ?? null;
-        if (selection.fault?.kind === "http") {
-          return sendHttpFault(exchange, selection.fault, errorTypeForStatus(selection.fault.status));
-        }
-        const rendered = renderReply({
-          id: selection.messageId,
-          model: request.model,
-          blocks: selection.blocks,
-          stopReason: selection.stopReason,
-          stopSequence: selection.stopSequence,
-          usage: selection.usage,
-          inputTokensEstimate: estimateInputTokens(request),
-        });
-        const pacing = {
-          ttftMs: selection.ttftMs ?? defaults.ttftMs,
-          tokenDelayMs: selection.tokenDelayMs ?? defaults.tokenDelayMs,
-        };
-        if (request.stream) return streamMessage(exchange, rendered, selection.fault, pacing);
-        return sendMessage(exchange, rendered, selection.fault, pacing);
+    if (dialect && req.method === "POST") {
+      const context: RequestContext = { url, headers: req.headers };
+      const parsed = dialect.parse(body, context);
+      const taskId = req.headers["x-outpost-task-id"];
+      const sent = isRecord(body) ? body : {};
+      record = {
+        request_id: requestId,
+        provider: dialect.provider,
+        task_id: typeof taskId === "string" ? taskId : null,
+        model: parsed.ok ? parsed.value.model : typeof sent.model === "string" ? sent.model : null,
+        stream: parsed.ok ? parsed.value.stream : sent.stream === true,
+        turn: parsed.ok ? turnIndex(parsed.value.messages) : 0,
+        script_match: null,
+        status: 0,
+        fault: null,
+        started_at_ms: startedAt,
+        ended_at_ms: -1,
+        service_ms: 0,
+      };
+      const missingKey = dialect.missingKey(context);
+      if (missingKey !== null) return sendError(exchange, dialect, { status: 401, message: missingKey });
+      if (!parsed.ok) return sendError(exchange, dialect, { status: 400, message: parsed.message });
+      const request = parsed.value;
+      const selected = scripts.select(request, dialect.ids);
+      if (!selected.ok) {
+        record.script_match = selected.script.match;
+        return sendError(exchange, dialect, { status: 400, message: selected.message });
       }
+      const { selection } = selected;
+      record.script_match = selection.script?.match ?? null;
+      record.fault = selection.fault?.kind ?? null;
+      if (selection.fault?.kind === "http") return sendHttpFault(exchange, dialect, selection.fault);
+      const reply = {
+        id: selection.messageId,
+        model: request.model,
+        blocks: selection.blocks,
+        stopReason: selection.stopReason,
+        stopSequence: selection.stopSequence,
+        usage: selection.usage,
+        inputTokensEstimate: estimateInputTokens(request),
+      };
+      const rendered = dialect.render(reply, request);
+      const pacing = {
+        ttftMs: selection.ttftMs ?? defaults.ttftMs,
+        tokenDelayMs: selection.tokenDelayMs ?? defaults.tokenDelayMs,
+      };
+      if (request.stream) return streamMessage(exchange, dialect, rendered, selection.fault, pacing);
+      return sendMessage(exchange, dialect, rendered, selection.fault, pacing);
+    }
+
+    switch (route) {
       case "POST /v1/messages/count_tokens": {
         const parsed = parseMessagesRequest(isRecord(body) ? { max_tokens: 1, ...body } : body);
-        if (!parsed.ok) return sendError(exchange, 400, "invalid_request_error", parsed.message);
+        if (!parsed.ok) return sendError(exchange, anthropic, { status: 400, message: parsed.message });
         return sendJson(exchange, 200, { input_tokens: estimateInputTokens(parsed.value) });
       }
       case "POST /_emulator/scripts": {
         const parsed = parseScript(body);
-        if (!parsed.ok) return sendError(exchange, 400, "invalid_request_error", parsed.message);
+        if (!parsed.ok) return sendError(exchange, anthropic, { status: 400, message: parsed.message });
         return sendJson(exchange, 201, { id: scripts.register(parsed.value).id });
       }
       case "GET /_emulator/scripts":
@@ -171,7 +183,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       case "GET /_emulator/health":
         return sendJson(exchange, 200, { ok: true });
       default:
-        return sendError(exchange, 404, "not_found_error", `Not found: ${req.method} ${path}`);
+        return sendError(exchange, dialect ?? anthropic, { status: 404, message: `Not found: ${req.method} ${path}` });
     }
   }
 

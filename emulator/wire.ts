@@ -1,61 +1,21 @@
 // The Anthropic Messages API wire format: Message bodies, the SSE event sequence of a streamed reply,
 // and error bodies. Everything here is pure so that a re-issued request produces byte-identical output.
 
-export type ReplyBlock =
-  | { type: "text"; text: string }
-  | { type: "tool_use"; id: string; name: string; input: unknown }
-  | { type: "thinking"; thinking: string; signature: string };
+import {
+  chunkJson,
+  chunkText,
+  type Dialect,
+  type ErrorSpec,
+  fullUsage,
+  type RenderedReply,
+  type Reply,
+  type ReplyBlock,
+  type StreamFrame,
+} from "./reply.ts";
+import { parseMessagesRequest } from "./request.ts";
 
-export interface ReplyUsage {
-  input_tokens: number;
-  output_tokens: number;
-  cache_creation_input_tokens: number;
-  cache_read_input_tokens: number;
-}
-
-/** What the model "says": everything needed to render either a Message body or its SSE stream. */
-export interface Reply {
-  id: string;
-  model: string;
-  blocks: ReplyBlock[];
-  stopReason: string;
-  stopSequence: string | null;
-  /** Partial usage; unset counts are computed from the request and the emitted chunks. */
-  usage: Partial<ReplyUsage>;
-  inputTokensEstimate: number;
-}
-
-export interface SseEvent {
-  event: string;
-  data: unknown;
-  /** Deltas are where token latency is paid and where mid-stream faults are injected. */
-  isDelta: boolean;
-}
-
-export interface RenderedReply {
-  message: Record<string, unknown>;
-  events: SseEvent[];
-  /** Text, thinking and JSON chunks: the emulator's notion of generated tokens. */
-  chunkCount: number;
-}
-
-/** Splits text into word-sized tokens (each word with its surrounding whitespace); concatenation is lossless. */
-export function chunkText(text: string): string[] {
-  if (text.length === 0) return [];
-  const pieces = text.match(/\s*\S+\s*/g);
-  return pieces ?? [text];
-}
-
-/** Splits serialized tool input into a few pieces, as the real API streams partial JSON (never inside a code point). */
-export function chunkJson(json: string): string[] {
-  const codePoints = Array.from(json);
-  const size = Math.max(8, Math.ceil(codePoints.length / 4));
-  const pieces: string[] = [];
-  for (let start = 0; start < codePoints.length; start += size) {
-    pieces.push(codePoints.slice(start, start + size).join(""));
-  }
-  return pieces;
-}
+// Re-exported for the modules that have long imported them from here (test/events-sse.test.ts).
+export { chunkJson, chunkText };
 
 interface BlockRendering {
   start: Record<string, unknown>;
@@ -99,14 +59,9 @@ function renderBlock(block: ReplyBlock): BlockRendering {
 export function renderReply(reply: Reply): RenderedReply {
   const renderings = reply.blocks.map(renderBlock);
   const chunkCount = renderings.reduce((sum, rendering) => sum + rendering.chunks, 0);
-  const usage: ReplyUsage = {
-    input_tokens: reply.usage.input_tokens ?? reply.inputTokensEstimate,
-    output_tokens: reply.usage.output_tokens ?? chunkCount,
-    cache_creation_input_tokens: reply.usage.cache_creation_input_tokens ?? 0,
-    cache_read_input_tokens: reply.usage.cache_read_input_tokens ?? 0,
-  };
+  const usage = fullUsage(reply, chunkCount);
   const envelope = { id: reply.id, type: "message", role: "assistant", model: reply.model };
-  const message = {
+  const body = {
     ...envelope,
     content: reply.blocks.map((block) => ({ ...block })),
     stop_reason: reply.stopReason,
@@ -114,9 +69,9 @@ export function renderReply(reply: Reply): RenderedReply {
     usage,
   };
 
-  const events: SseEvent[] = [];
+  const frames: StreamFrame[] = [];
   const push = (event: string, data: unknown, isDelta = false): void => {
-    events.push({ event, data, isDelta });
+    frames.push({ text: sseFrame(event, data), isDelta, isFinish: event === "message_delta" });
   };
   push("message_start", {
     type: "message_start",
@@ -142,7 +97,7 @@ export function renderReply(reply: Reply): RenderedReply {
     usage: { output_tokens: usage.output_tokens },
   });
   push("message_stop", { type: "message_stop" });
-  return { message, events, chunkCount };
+  return { body, frames, chunkCount };
 }
 
 export function sseFrame(event: string, data: unknown): string {
@@ -188,6 +143,29 @@ export function statusForErrorType(type: string): number {
   return 500;
 }
 
+/** Whether a fault's error_type is in Anthropic's vocabulary (which the other dialects translate by status). */
+export function isAnthropicErrorType(type: string): boolean {
+  return Object.values(ERROR_TYPES).includes(type);
+}
+
 export function errorBody(type: string, message?: string): Record<string, unknown> {
   return { type: "error", error: { type, message: message ?? ERROR_MESSAGES[type] ?? type } };
 }
+
+function specBody(spec: ErrorSpec): Record<string, unknown> {
+  return errorBody(spec.type ?? errorTypeForStatus(spec.status), spec.message);
+}
+
+/** The Messages API: `POST /v1/messages`. Keys are not checked, as the emulator always did for this dialect. */
+export const anthropic: Dialect = {
+  provider: "anthropic",
+  matches: (path) => path === "/v1/messages",
+  missingKey: () => null,
+  parse: (body) => parseMessagesRequest(body),
+  ids: { message: "msg_emu_", tool: "toolu_emu_" },
+  headers: () => ({}),
+  render: (reply) => renderReply(reply),
+  error: (spec) => ({ status: spec.status, body: specBody(spec) }),
+  streamError: (spec) => sseFrame("error", specBody(spec)),
+  malformedFrame: MALFORMED_SSE_FRAME,
+};

@@ -108,6 +108,7 @@ describe("GET /v1/agents", () => {
       agents: [
         {
           name: "assistant",
+          kind: "tool_loop",
           description: "A concise general-purpose assistant that answers in one turn.",
           model: "claude-sonnet-5-5",
           allowed_tools: [],
@@ -121,10 +122,12 @@ describe("GET /v1/agents", () => {
           permission_mode: "acceptAll",
           tool_permissions: {},
           hooks: [],
+          skills: null,
           system_prompt: ASSISTANT_PROMPT,
         },
         {
           name: "coder",
+          kind: "tool_loop",
           description: "Works on the files of its task's workspace with a shell and file tools.",
           model: "claude-sonnet-5-5",
           allowed_tools: ["Bash", "Read", "Write", "Edit", "Glob", "Grep"],
@@ -138,10 +141,32 @@ describe("GET /v1/agents", () => {
           permission_mode: "acceptAll",
           tool_permissions: {},
           hooks: [],
+          skills: null,
           system_prompt: CODER_PROMPT,
         },
         {
+          name: "operator",
+          kind: "skills",
+          description:
+            "Works through the project's skills (SKILL.md): release notes, incident triage, and any you add.",
+          model: "claude-sonnet-5-5",
+          allowed_tools: ["Bash", "AskUser"],
+          capabilities: {
+            bash: { enabled: true, excluded_commands: [], allow_unsafe: false },
+            file_system: { read: true, write: true, edit: false },
+            web_fetch: { enabled: false, max_bytes: 1048576, timeout_seconds: 30 },
+          },
+          mcp_servers: [],
+          max_turns: 8,
+          permission_mode: "acceptAll",
+          tool_permissions: {},
+          hooks: [],
+          skills: "all",
+          system_prompt: expect.stringContaining("You are an operations assistant."),
+        },
+        {
           name: "planner",
+          kind: "tool_loop",
           description: "Breaks a request into a task list (TodoWrite), then answers with the plan.",
           model: "claude-sonnet-5-5",
           allowed_tools: ["TodoWrite"],
@@ -155,10 +180,12 @@ describe("GET /v1/agents", () => {
           permission_mode: "acceptAll",
           tool_permissions: {},
           hooks: [],
+          skills: null,
           system_prompt: PLANNER_PROMPT,
         },
         {
           name: "triage",
+          kind: "tool_loop",
           description: "Triages a GitHub issue into a task list, which a person approves.",
           model: "claude-sonnet-5-5",
           allowed_tools: ["TodoWrite", "AskUser"],
@@ -180,6 +207,7 @@ describe("GET /v1/agents", () => {
               events: ["issues"],
             },
           ],
+          skills: null,
           system_prompt: expect.stringContaining("You triage software issues."),
         },
       ],
@@ -193,6 +221,7 @@ describe("GET /v1/agents/:name", () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toStrictEqual({
       name: "planner",
+      kind: "tool_loop",
       description: "Breaks a request into a task list (TodoWrite), then answers with the plan.",
       model: "claude-sonnet-5-5",
       allowed_tools: ["TodoWrite"],
@@ -206,13 +235,16 @@ describe("GET /v1/agents/:name", () => {
       permission_mode: "acceptAll",
       tool_permissions: {},
       hooks: [],
+      skills: null,
       system_prompt: PLANNER_PROMPT,
     });
   });
 
   it("answers an unregistered name with 404 agent_not_found naming the field", async () => {
     const body = await expectError(await api("/v1/agents/nobody"), 404, "agent_not_found", "name");
-    expect(body.error.message).toBe('No agent named "nobody". Registered agents: assistant, coder, planner, triage.');
+    expect(body.error.message).toBe(
+      'No agent named "nobody". Registered agents: assistant, coder, operator, planner, triage.',
+    );
   });
 
   it("answers a name no agent could have like an unregistered one", async () => {

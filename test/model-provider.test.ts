@@ -522,6 +522,7 @@ describe("Agent.query (FR-005)", () => {
       branch: undefined,
       config: { model, prices: DEFAULT_PRICES, limits: { maxTurns: 10, maxBudgetUsd: null, maxTokens: null } },
       extra: {},
+      skills: unused("skills"),
       runtime,
       tools: new Toolbox(declaration, {
         taskId: "task_query_test",

@@ -4,6 +4,7 @@ import type { MessageCreateParamsBase, MessageParam } from "@anthropic-ai/sdk/re
 import type { PriceTable } from "../config/prices.ts";
 import type { AgentMessage } from "../llm/anthropic.ts";
 import type { NextAction } from "../runtime/checkpoints.ts";
+import type { SkillCatalog } from "../skills/catalog.ts";
 import type { Toolbox } from "../tools/toolbox.ts";
 import type { AgentUsage } from "./result.ts";
 
@@ -43,6 +44,8 @@ export interface AgentContext {
    * as this task's messages) and the number of model turns it had taken.
    */
   startFrom?: { messages: MessageParam[]; turn: number } | undefined;
+  /** The skill catalog (seed 002): the skills compiled into the Worker and those uploaded to R2. Loaded on call. */
+  skills: () => Promise<SkillCatalog>;
 }
 
 export interface StepInfo {

@@ -51,6 +51,24 @@ export const EVENT_TYPES = [
   "checkpoint_saved",
   "input_requested",
   "human_decision",
+  // The skill agent's decision loop (seed 002)
+  "skill_catalog_loaded",
+  "skill_prefilter_completed",
+  "skill_disclosure_loaded",
+  "prompt_budget_computed",
+  "prompt_composed",
+  "native_tool_fallback",
+  "llm_decision_decoded",
+  "self_handoff_detected",
+  "self_handoff_constraint_applied",
+  "self_handoff_recovery_applied",
+  "skill_invocation_started",
+  "skill_step_executed",
+  "step_retry_scheduled",
+  "skill_invocation_finished",
+  "final_answer_synthesis_started",
+  "final_answer_synthesis_completed",
+  "final_answer_synthesis_failed",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

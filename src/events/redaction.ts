@@ -61,6 +61,10 @@ const CONTENT_FIELDS: Readonly<Record<string, readonly string[]>> = {
   run_finished: ["final_summary"],
   input_requested: ["input", "question"],
   human_decision: ["message", "tool_input", "state_updates"],
+  llm_decision_decoded: ["reasoning_summary", "planned_actions"],
+  skill_step_executed: ["command", "output_preview"],
+  skill_invocation_finished: ["step_results"],
+  final_answer_synthesis_completed: ["summary_preview"],
 };
 
 export class Redactor {

@@ -9,6 +9,7 @@ import { toErrorInfo } from "../errors.ts";
 import type { AnthropicProvider } from "../llm/anthropic.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import { finalSummary } from "../runs/final-summary.ts";
+import type { SkillCatalog } from "../skills/catalog.ts";
 import { type HumanDecision, isTerminal, type PendingInput, type RpcFailure } from "../tasks/task.ts";
 import { decisionKey, FORK_STATE_KEY, PENDING_INPUT_KEY } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
@@ -42,6 +43,7 @@ export interface SupervisorDeps extends TaskStorage {
   expire: () => Promise<void>;
   secret: (name: string) => string | undefined;
   outbound: () => OutboundPolicy;
+  skills: () => Promise<SkillCatalog>;
 }
 
 export class RunSupervisor {
@@ -189,6 +191,7 @@ export class RunSupervisor {
       outbound: deps.outbound(),
       workspace: deps.workspace,
       pendingInput: (pending) => deps.state.put(PENDING_INPUT_KEY, pending),
+      skills: deps.skills,
       startFrom: () => {
         const origin = deps.state.get<{ turn: number; message_count: number }>(FORK_STATE_KEY);
         if (!origin) return undefined;

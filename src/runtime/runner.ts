@@ -33,6 +33,8 @@ export interface RunnerDeps {
   pendingInput: (pending: Record<string, unknown>) => void;
   /** For a forked task: the conversation it continues and the turns taken before it. */
   startFrom: () => AgentContext["startFrom"];
+  /** The skill catalog (bundled skills and R2 uploads). */
+  skills: AgentContext["skills"];
 }
 
 /** Longest final_summary carried by a run_finished event. */
@@ -87,6 +89,7 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
       runtime,
       tools,
       startFrom: deps.startFrom(),
+      skills: deps.skills,
     };
     result = await agent.execute(context);
   } catch (error) {

@@ -51,7 +51,7 @@ export interface DisclosedContext {
  * quarter of it fits (and says so); otherwise it is refused as over budget. Paths already disclosed are skipped.
  */
 export function disclose(
-  catalog: SkillCatalog,
+  catalog: Pick<SkillCatalog, "file">,
   paths: readonly string[],
   budgetTokens: number,
   stage: DisclosedContext["stage"],

@@ -8,6 +8,7 @@ import { retentionDays, retentionPolicyOrDefault } from "../../config/retention.
 import type { Env } from "../../env.ts";
 import { ApiError } from "../../errors.ts";
 import { outboundPolicy } from "../../net/outbound.ts";
+import { SkillAgent } from "../../skills/skill-agent.ts";
 import type { TaskLimits, TaskWebhook } from "../../tasks/task.ts";
 import { callbackWebhook, checkCallbackUrl } from "../../webhooks/callbacks.ts";
 import type { AppEnv } from "../app-env.ts";
@@ -18,6 +19,8 @@ import { jsonBody, parseWith } from "../validation.ts";
 function describe(agent: Agent, configuredModel: string | undefined) {
   return {
     name: agent.name,
+    // "tool_loop" (the default loop) or "skills" (seed 002's decision loop over the skill catalog).
+    kind: agent instanceof SkillAgent ? "skills" : "tool_loop",
     description: agent.description,
     model: resolveModel(agent.model, configuredModel),
     allowed_tools: [...agent.allowedTools],
@@ -46,6 +49,7 @@ function describe(agent: Agent, configuredModel: string | undefined) {
       secret: h.secret,
       events: h.events ?? null,
     })),
+    skills: agent instanceof SkillAgent ? agent.skillNames : null,
     system_prompt: agent.systemPrompt,
   };
 }
