@@ -39,6 +39,9 @@ export default defineConfig({
           TEST_GITHUB_HOOK_SECRET: "test-github-hook-secret",
           // The example triage agent's hook (src/agents/examples/triage.ts).
           GITHUB_WEBHOOK_SECRET: "test-github-webhook-secret",
+          // Keys of the agents that use the emulator's OpenAI-compatible and Gemini endpoints.
+          TEST_OPENAI_KEY: "test-openai-key",
+          TEST_GEMINI_KEY: "test-gemini-key",
           // Standard Webhooks secrets are base64 after whsec_.
           TEST_STANDARD_HOOK_SECRET: `whsec_${Buffer.from("test-standard-hook-secret").toString("base64")}`,
           OUTPOST_PRICES: "",

@@ -46,6 +46,7 @@ function bareRuntime(signal: AbortSignal): AgentRuntime {
       throw new Error("the floor calls the SDK itself");
     },
     recordMessage: () => {},
+    annotateTranscript: () => {},
     artifact: async () => {},
     checkpoint: () => {},
     emit: () => {},

@@ -10,7 +10,7 @@ import { EventLog } from "../src/events/event-log.ts";
 import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
 import { Redactor } from "../src/events/redaction.ts";
 import { openEventStream } from "../src/events/sse.ts";
-import { AnthropicProvider } from "../src/llm/anthropic.ts";
+import { createProvider } from "../src/llm/providers.ts";
 import { outboundPolicy } from "../src/net/outbound.ts";
 import { type ArtifactEntry, RunBundle, runPrefix } from "../src/runs/run-bundle.ts";
 import { Transcript } from "../src/runs/transcript.ts";
@@ -111,10 +111,14 @@ export class TaskObject extends DurableObject<Env> {
       pendingCalls: new PendingCalls(this.sql),
       registry,
       storage: ctx.storage,
-      provider: () =>
-        new AnthropicProvider({
-          apiKey: env.ANTHROPIC_API_KEY || undefined,
-          baseURL: env.ANTHROPIC_BASE_URL || undefined,
+      provider: (llm) =>
+        createProvider(llm, {
+          secret: (name) => {
+            const value = (env as unknown as Record<string, unknown>)[name];
+            return typeof value === "string" ? value : undefined;
+          },
+          anthropic: { apiKey: env.ANTHROPIC_API_KEY || undefined, baseURL: env.ANTHROPIC_BASE_URL || undefined },
+          outbound: outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),
           maxRetries: MODEL_MAX_RETRIES,
         }),
       prices: () => loadPriceTable(env.OUTPOST_PRICES),

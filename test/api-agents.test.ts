@@ -296,6 +296,7 @@ describe("POST /v1/agents/:name/tasks", () => {
       pending_input: null,
       last_event_seq: 1,
       redaction_mode: "full",
+      dry_run: false,
       webhook: null,
       trigger: null,
       links: {

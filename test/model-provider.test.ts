@@ -506,6 +506,7 @@ describe("Agent.query (FR-005)", () => {
       signal: new AbortController().signal,
       step: unused("step"),
       recordMessage: unused("recordMessage"),
+      annotateTranscript: unused("annotateTranscript"),
       emit: unused("emit"),
       usage: unused("usage"),
       artifact: unused("artifact"),
@@ -523,6 +524,7 @@ describe("Agent.query (FR-005)", () => {
       config: { model, prices: DEFAULT_PRICES, limits: { maxTurns: 10, maxBudgetUsd: null, maxTokens: null } },
       extra: {},
       skills: unused("skills"),
+      dryRun: false,
       runtime,
       tools: new Toolbox(declaration, {
         taskId: "task_query_test",

@@ -153,6 +153,13 @@ describe("the skill agent", () => {
     expect(ofType(once.log, "llm_decision_decoded")[0]?.payload.error).toBe("the answer holds no JSON object");
     const retry = JSON.stringify((await modelRequest(once.task.id, 2)).messages);
     expect(retry).toContain("could not be decoded");
+    // Seed 002 LlmTranscriptRecord: the failed decode is on record as such, with the skill runtime's fields.
+    const transcript = await (await api(`/v1/tasks/${once.task.id}/artifacts/llm_transcript.log`)).text();
+    expect(transcript).toContain("=== decision_loop turn 1 attempt 1 · anthropic/claude-sonnet-5-5 · decode_failed");
+    expect(transcript).toContain('"decode_success":false');
+    expect(transcript).toContain('"response_kind":"response","response_kind_reason":"plans no skill or tool call"');
+    expect(transcript).toContain('"finish_summary":"Done."');
+    expect(transcript).toContain('"allocated_disclosure_tokens":');
 
     const twice = await run("operator", "skill-decode-twice", [
       answer("Plain words."),
@@ -268,6 +275,34 @@ describe("the skill agent", () => {
     const log = await events(task.id);
     expect(ofType(log, "skill_step_executed")).toHaveLength(2);
     expect(ofType(log, "llm_decision_decoded")).toHaveLength(3);
+  });
+
+  it("composes the prompt in a dry run and calls no model, for a skill agent and a tool-loop agent alike", async () => {
+    for (const agent of ["operator", "planner"]) {
+      const marker = uniqueMarker(`dry-run-${agent}`);
+      const started = await api(`/v1/agents/${agent}/tasks`, {
+        method: "POST",
+        body: JSON.stringify({ input: `Write the release notes ${marker}`, dry_run: true }),
+      });
+      expect(started.status).toBe(202);
+      const task = await waitForTask(((await started.json()) as { id: string }).id);
+      expect(task.status, agent).toBe("completed");
+      expect((task as typeof task & { dry_run: boolean }).dry_run).toBe(true);
+      expect(task.result).toMatch(/^Dry run: the prompt was composed \(about \d+ tokens\)/);
+      expect(task.usage).toMatchObject({ model_calls: 0, input_tokens: 0 });
+      const log = await events(task.id);
+      expect(ofType(log, "llm_request_sent")).toHaveLength(0);
+      expect(ofType(log, "run_started")[0]?.payload.dry_run).toBe(true);
+      const prompt = await (await api(`/v1/tasks/${task.id}/artifacts/dry_run_prompt.txt`)).text();
+      expect(prompt).toContain(marker);
+      if (agent === "operator") {
+        expect(prompt).toContain("Answer every turn with one JSON object");
+        expect(prompt).toContain("release-notes");
+        expect(ofType(log, "skill_prefilter_completed")).toHaveLength(1);
+      } else {
+        expect(prompt).toContain('"name": "TodoWrite"');
+      }
+    }
   });
 
   it("is refused when it names a skill the catalog does not have", async () => {

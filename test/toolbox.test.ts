@@ -61,6 +61,7 @@ function withToolbox<T>(settings: ToolSettingsInput, fn: (h: Harness) => Promise
       step: unused,
       streamModel: unused,
       recordMessage: unused,
+      annotateTranscript: unused,
       checkpoint: unused,
       usage: unused,
       artifact: async (path) => {

@@ -5,16 +5,19 @@ import type {
   ContentBlock,
   ContentBlockParam,
   Message,
+  MessageCreateParamsBase,
   MessageParam,
   ToolResultBlockParam,
   ToolUseBlock,
   ToolUseBlockParam,
 } from "@anthropic-ai/sdk/resources/messages";
+import { z } from "zod";
 import { DEFAULT_MAX_TOKENS } from "../config/models.ts";
 import { ConfigError, LimitExceededError, MalformedResponseError } from "../errors.ts";
 import type { RedactionMode } from "../events/redaction.ts";
 import { type HookDefinition, type HookSpec, parseHooks } from "../hooks/hook.ts";
 import type { AgentMessage } from "../llm/anthropic.ts";
+import { type LlmConfig, PROVIDER_NAMES } from "../llm/provider.ts";
 import { type McpServerInput, type McpServerSpec, parseMcpServers } from "../mcp/config.ts";
 import { RUNNABLE_BUILTIN_TOOLS } from "../tools/builtin.ts";
 import {
@@ -78,6 +81,11 @@ export interface AgentDefinition {
    * of the event stream (the run bundle's transcript keeps them). Default "full".
    */
   redactionMode?: RedactionMode;
+  /**
+   * Seed 003 LLMConfig: the model provider (seed 002 ProviderName anthropic or gemini, or any openai_compatible
+   * endpoint), its endpoint, and the NAME of the Worker secret holding its API key. Absent: Anthropic.
+   */
+  llmConfig?: LlmConfig;
 }
 
 export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
@@ -120,6 +128,30 @@ function parsePermissions(definition: AgentDefinition, tools: readonly string[])
   return { mode, rules: Object.freeze({ ...rules }), timeoutSeconds: timeout ?? null, onTimeout };
 }
 
+const LlmConfigSchema = z.strictObject({
+  provider: z.enum(PROVIDER_NAMES),
+  endpoint: z.url({ protocol: /^https?$/ }).optional(),
+  api_key: z
+    .string()
+    .regex(/^[A-Z][A-Z0-9_]*$/, "must be the NAME of a Worker secret (e.g. OPENAI_API_KEY)")
+    .refine((name) => !name.startsWith("OUTPOST_"), "cannot be one of Outpost's own secrets")
+    .optional(),
+});
+
+function parseLlmConfig(agent: string, config: LlmConfig | undefined): LlmConfig | null {
+  if (config === undefined) return null;
+  const result = LlmConfigSchema.safeParse(config);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const where = issue?.path.length ? `.${issue.path.join(".")}` : "";
+    throw new ConfigError(`Agent "${agent}": llmConfig${where}: ${issue?.message ?? "invalid"}`);
+  }
+  if (result.data.provider === "openai_compatible" && !result.data.endpoint) {
+    throw new ConfigError(`Agent "${agent}": llmConfig.endpoint is required for openai_compatible (its base URL).`);
+  }
+  return Object.freeze({ ...result.data });
+}
+
 const DEFINITION_KEYS: ReadonlySet<string> = new Set([
   "name",
   "description",
@@ -139,6 +171,7 @@ const DEFINITION_KEYS: ReadonlySet<string> = new Set([
   "onApprovalTimeout",
   "hooks",
   "redactionMode",
+  "llmConfig",
 ]);
 
 /** The seeds' snake_case names, which a definition spells in camelCase. */
@@ -172,6 +205,7 @@ export abstract class Agent {
   readonly permissions: ToolPermissions;
   readonly hooks: readonly HookSpec[];
   readonly redactionMode: RedactionMode;
+  readonly llmConfig: LlmConfig | null;
   private readonly declaredTools: readonly string[] | undefined;
 
   constructor(definition: AgentDefinition) {
@@ -226,6 +260,7 @@ export abstract class Agent {
       throw new ConfigError(`Agent "${definition.name}": redactionMode must be "full" or "redacted".`);
     }
     this.redactionMode = redaction;
+    this.llmConfig = parseLlmConfig(definition.name, definition.llmConfig);
     this.hooks = Object.freeze(parseHooks(definition.name, definition.hooks as Record<string, HookDefinition>));
   }
 
@@ -239,6 +274,7 @@ export abstract class Agent {
     const messages: MessageParam[] = start ? [...start.messages] : [{ role: "user", content: context.input }];
     if (!start) runtime.recordMessage(0, messages[0] as MessageParam);
     let turn = start?.turn ?? 0;
+    if (context.dryRun) return dryRunResult(context, this.requestFor(context, messages));
     runtime.checkpoint("start", messages.at(-1)?.role === "assistant" ? "tool_calls" : "model_turn", { turn });
     // A fork of a checkpoint taken between a model turn and its tool calls runs those calls first.
     const pending = messages.at(-1);
@@ -323,6 +359,18 @@ export abstract class Agent {
     );
   }
 
+  /** The Messages API request of a model turn over `messages`, with this agent's prompt, model and tools. */
+  protected requestFor(context: AgentContext, messages: MessageParam[]): MessageCreateParamsBase {
+    const tools = context.tools.definitions();
+    return {
+      model: context.config.model,
+      max_tokens: this.maxTokens,
+      system: this.systemPrompt,
+      messages,
+      ...(tools.length > 0 ? { tools } : {}),
+    };
+  }
+
   /** What this agent declares about its tools; the run's Toolbox resolves it against the servers. */
   toolDeclaration(): ToolDeclaration {
     return {
@@ -357,6 +405,23 @@ export abstract class Agent {
   ): Promise<ToolResult> {
     return context.tools.call(use, turnIndex, info, position);
   }
+}
+
+/**
+ * Seed 002 dry run: the prompt the first model call would send, saved as dry_run_prompt.txt in the run bundle; no
+ * model is called, and the result says what was composed.
+ */
+export async function dryRunResult(context: AgentContext, request: MessageCreateParamsBase): Promise<AgentResult> {
+  const text = JSON.stringify(request, null, 2);
+  await context.runtime.step("dry_run_prompt", async () => {
+    await context.runtime.artifact("dry_run_prompt.txt", text);
+  });
+  const tokens = Math.ceil(new TextEncoder().encode(text).byteLength / 4);
+  return successResult(
+    `Dry run: the prompt was composed (about ${tokens} tokens) and saved as dry_run_prompt.txt; no model was called.`,
+    context.runtime.usage(),
+    { dry_run: true, estimated_input_tokens: tokens },
+  );
 }
 
 /** Response blocks as request blocks, so the assistant turn can be sent back to the model unchanged. */

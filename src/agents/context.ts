@@ -3,6 +3,7 @@
 import type { MessageCreateParamsBase, MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { PriceTable } from "../config/prices.ts";
 import type { AgentMessage } from "../llm/anthropic.ts";
+import type { SkillTranscriptFields } from "../runs/transcript.ts";
 import type { NextAction } from "../runtime/checkpoints.ts";
 import type { SkillCatalog } from "../skills/catalog.ts";
 import type { Toolbox } from "../tools/toolbox.ts";
@@ -44,6 +45,8 @@ export interface AgentContext {
    * as this task's messages) and the number of model turns it had taken.
    */
   startFrom?: { messages: MessageParam[]; turn: number } | undefined;
+  /** Seed 002 dry run: compose the first prompt, save it as dry_run_prompt.txt, and call no model. */
+  dryRun: boolean;
   /** The skill catalog (seed 002): the skills compiled into the Worker and those uploaded to R2. Loaded on call. */
   skills: () => Promise<SkillCatalog>;
 }
@@ -86,6 +89,12 @@ export interface AgentRuntime {
     nextAction: NextAction,
     metadata?: Record<string, unknown>,
     awaitingHuman?: boolean,
+  ): void;
+  /** Adds the skill runtime's fields to a model call's transcript record (seed 002 LlmTranscriptRecord). */
+  annotateTranscript(
+    turnIndex: number,
+    callSite: NonNullable<ModelCallOptions["callSite"]>,
+    fields: SkillTranscriptFields,
   ): void;
   /** Appends an event to the task's log. */
   emit(eventType: string, payload: Record<string, unknown>, spanId?: string): void;

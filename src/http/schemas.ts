@@ -63,6 +63,8 @@ export const CreateTaskBody = z.strictObject({
   /** Files to seed the workspace with: path → UTF-8 text. */
   /** Seed 002 redaction_mode: "redacted" keeps prompts and responses out of the event stream (default: the agent's). */
   redaction_mode: z.enum(REDACTION_MODES).optional(),
+  /** Seed 002 dry run: compose the prompt (dry_run_prompt.txt in the run bundle) and call no model. */
+  dry_run: z.boolean().optional(),
   /** Signed callbacks to this URL when the task reaches these statuses (all four unless named). */
   webhook: z
     .strictObject({

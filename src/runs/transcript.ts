@@ -17,6 +17,27 @@ export interface LlmTranscriptRecord {
   stop_reason: string | null;
   error: string | null;
   retryable: boolean | null;
+  /** Seed 002's skill-runtime fields, set by the skill agent's decision loop (absent for the tool loop). */
+  skill?: SkillTranscriptFields;
+}
+
+export interface SkillTranscriptFields {
+  budget: {
+    max_context_tokens: number;
+    response_headroom_tokens: number;
+    allocated_prompt_tokens: number;
+    allocated_disclosure_tokens: number;
+  } | null;
+  disclosed_paths: string[];
+  decode_success: boolean;
+  selected_skill: string | null;
+  raw_action_types: string[];
+  planned_action_types: string[];
+  required_disclosure_paths: string[];
+  response_kind: "skill_call" | "tool_call" | "response" | null;
+  response_kind_reason: string | null;
+  finish_summary: string | null;
+  decode_error: string | null;
 }
 
 export class Transcript {
@@ -35,6 +56,28 @@ export class Transcript {
 
   append(record: LlmTranscriptRecord): void {
     this.sql.exec("INSERT INTO llm_transcript (record) VALUES (?)", JSON.stringify(record));
+  }
+
+  /**
+   * Adds the skill runtime's fields to the newest record of a call (turn and call site); a decision that did not
+   * decode makes its status decode_failed. Idempotent.
+   */
+  annotate(turnIndex: number, callSite: string, fields: SkillTranscriptFields): void {
+    const row = this.sql
+      .exec<{ id: number; record: string }>("SELECT id, record FROM llm_transcript ORDER BY id DESC")
+      .toArray()
+      .find((r) => {
+        const record = JSON.parse(r.record) as LlmTranscriptRecord;
+        return record.turn_index === turnIndex && record.call_site === callSite && record.status !== "request_failed";
+      });
+    if (!row) return;
+    const record = JSON.parse(row.record) as LlmTranscriptRecord;
+    const updated: LlmTranscriptRecord = {
+      ...record,
+      skill: fields,
+      status: fields.decode_success ? record.status : "decode_failed",
+    };
+    this.sql.exec("UPDATE llm_transcript SET record = ? WHERE id = ?", JSON.stringify(updated), row.id);
   }
 
   records(): LlmTranscriptRecord[] {

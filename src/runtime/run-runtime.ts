@@ -1,13 +1,16 @@
 // The durable runtime an agent runs on (implements AgentRuntime): journaled steps, model calls whose every delta,
 // artifact, transcript record and token is recorded, the conversation, and cancellation.
+
 import type { MessageCreateParamsBase, MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { AgentRuntime, ModelCallOptions, RunLimits, StepInfo } from "../agents/context.ts";
 import type { AgentUsage, CallUsage } from "../agents/result.ts";
 import { costOf, type PriceTable } from "../config/prices.ts";
 import { AwaitingInputError, CanceledError, LimitExceededError, toErrorInfo } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
-import type { AgentMessage, AnthropicProvider } from "../llm/anthropic.ts";
+import type { AgentMessage } from "../llm/anthropic.ts";
+import type { ModelProvider } from "../llm/provider.ts";
 import type { RunBundle } from "../runs/run-bundle.ts";
+import type { SkillTranscriptFields } from "../runs/transcript.ts";
 import { estimateTokens, type Transcript } from "../runs/transcript.ts";
 import { isTerminal } from "../tasks/task.ts";
 import type { TaskState } from "../tasks/task-state.ts";
@@ -35,7 +38,7 @@ export interface TaskStorage {
 
 export interface RunRuntimeDeps extends TaskStorage {
   taskId: string;
-  provider: AnthropicProvider;
+  provider: ModelProvider;
   prices: PriceTable;
   /** The budgets are checked before and after every model call. */
   limits: Pick<RunLimits, "maxBudgetUsd" | "maxTokens">;
@@ -81,6 +84,10 @@ export class RunRuntime implements AgentRuntime {
   }
 
   /** Appends unless the task has ended: nothing follows the terminal event (a canceled run may still be unwinding). */
+  annotateTranscript(turnIndex: number, callSite: string, fields: SkillTranscriptFields): void {
+    this.deps.transcript.annotate(turnIndex, callSite, fields);
+  }
+
   emit(eventType: string, payload: Record<string, unknown>, spanId?: string): void {
     const task = this.deps.store.get();
     if (task && isTerminal(task.status)) return;

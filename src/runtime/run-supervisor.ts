@@ -6,7 +6,7 @@ import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { AgentRegistry } from "../agents/registry.ts";
 import type { PriceTable } from "../config/prices.ts";
 import { toErrorInfo } from "../errors.ts";
-import type { AnthropicProvider } from "../llm/anthropic.ts";
+import type { LlmConfig, ModelProvider } from "../llm/provider.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import { finalSummary } from "../runs/final-summary.ts";
 import type { SkillCatalog } from "../skills/catalog.ts";
@@ -36,8 +36,8 @@ export interface SupervisorDeps extends TaskStorage {
   callbacks: Pick<CallbackOutbox, "sync" | "nextDueAt" | "deliverDue">;
   registry: AgentRegistry;
   storage: Pick<DurableObjectStorage, "setAlarm" | "getAlarm" | "deleteAlarm" | "transactionSync">;
-  /** A provider for one run (its configuration comes from the Worker's env). */
-  provider: () => AnthropicProvider;
+  /** The provider for one run: the agent's llmConfig, or Anthropic (its configuration comes from the Worker's env). */
+  provider: (llm: LlmConfig | null) => Promise<ModelProvider>;
   prices: () => PriceTable;
   /** Deletes everything the task has (storage and R2), leaving a tombstone. */
   expire: () => Promise<void>;
@@ -185,7 +185,7 @@ export class RunSupervisor {
       events: deps.events,
       registry: deps.registry,
       prices: deps.prices,
-      providerName: "anthropic",
+      provider: (llm) => deps.provider(llm),
       transaction: (fn) => this.transaction(fn),
       secret: deps.secret,
       outbound: deps.outbound(),
@@ -202,11 +202,11 @@ export class RunSupervisor {
           .map((m): MessageParam => ({ role: m.role, content: m.content }));
         return { messages, turn: origin.turn };
       },
-      runtime: (prices, limits) =>
+      runtime: (prices, limits, provider) =>
         new RunRuntime({
           ...deps,
           taskId: this.task().id,
-          provider: deps.provider(),
+          provider,
           prices,
           limits,
           signal: abort.signal,

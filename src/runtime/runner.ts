@@ -6,6 +6,7 @@ import { type AgentResult, failureResult } from "../agents/result.ts";
 import type { PriceTable } from "../config/prices.ts";
 import { AwaitingInputError, toErrorInfo, WorkflowError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
+import type { LlmConfig, ModelProvider } from "../llm/provider.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import { isTerminal } from "../tasks/task.ts";
 import type { TaskStore } from "../tasks/task-store.ts";
@@ -20,9 +21,10 @@ export interface RunnerDeps {
   registry: AgentRegistry;
   /** Read inside the run so a bad OUTPOST_PRICES fails the run with config_error rather than the request. */
   prices: () => PriceTable;
-  /** Built lazily so a provider that is not configured fails the run with a clear error instead of the object. */
-  runtime: (prices: PriceTable, limits: RunLimits) => RunRuntime;
-  providerName: string;
+  /** Built inside the run so a provider that is not configured fails the run with a clear error, not the object. */
+  runtime: (prices: PriceTable, limits: RunLimits, provider: ModelProvider) => RunRuntime;
+  /** The model provider of the agent's llmConfig (Anthropic by default). */
+  provider: (llm: LlmConfig | null) => Promise<ModelProvider>;
   /** Runs writes atomically (the object's transactionSync). */
   transaction: <T>(fn: () => T) => T;
   /** Reads a Worker secret by name (MCP server headers). */
@@ -59,9 +61,9 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
       events.append("run_started", {
         task: task.input,
         agent: agent.name,
-        provider: deps.providerName,
+        provider: agent.llmConfig?.provider ?? "anthropic",
         model: task.model,
-        dry_run: false,
+        dry_run: task.dry_run,
         max_turns: limits.maxTurns,
         max_budget_usd: limits.maxBudgetUsd,
         max_tokens: limits.maxTokens,
@@ -70,7 +72,7 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
       events.append("run_resumed", { agent: agent.name });
     }
     const prices = deps.prices();
-    const runtime = deps.runtime(prices, limits);
+    const runtime = deps.runtime(prices, limits, await deps.provider(agent.llmConfig));
     tools = new Toolbox(agent.toolDeclaration(), {
       taskId: task.id,
       runtime,
@@ -90,6 +92,7 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
       tools,
       startFrom: deps.startFrom(),
       skills: deps.skills,
+      dryRun: task.dry_run,
     };
     result = await agent.execute(context);
   } catch (error) {

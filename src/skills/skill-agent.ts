@@ -4,11 +4,12 @@
 // Every model turn, decode, disclosure and action is a journaled step, so a replay after an eviction repeats none
 // of them, and every phase is on record with seed 002's events.
 import type { MessageParam, ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
-import { Agent, type AgentDefinition } from "../agents/agent.ts";
+import { Agent, type AgentDefinition, dryRunResult } from "../agents/agent.ts";
 import type { AgentContext, StepInfo } from "../agents/context.ts";
 import { type AgentResult, failureResult, successResult } from "../agents/result.ts";
 import { extractText } from "../agents/text.ts";
 import { ConfigError, LimitExceededError } from "../errors.ts";
+import type { SkillTranscriptFields } from "../runs/transcript.ts";
 import type { ToolResult } from "../tools/tool.ts";
 import type { SkillCatalog } from "./catalog.ts";
 import {
@@ -19,7 +20,7 @@ import {
   decodeModelDecision,
   type ModelDecision,
 } from "./decision.ts";
-import { computeBudget, type DisclosedContext, disclose } from "./disclosure.ts";
+import { computeBudget, type DisclosedContext, disclose, type TokenBudget } from "./disclosure.ts";
 import { DEFAULT_CANDIDATE_LIMIT, prefilterSkills, type SkillCandidate } from "./prefilter.ts";
 import type { SkillMetadata } from "./skill.ts";
 import { estimateTokens } from "./tokens.ts";
@@ -90,19 +91,25 @@ export class SkillAgent extends Agent {
     const system = `${this.systemPrompt}\n\n${DECISION_PROTOCOL}`;
     const messages: MessageParam[] = [{ role: "user", content: firstPrompt(context.input, candidates) }];
     runtime.recordMessage(0, messages[0] as MessageParam);
+    if (context.dryRun) return dryRunResult(context, { ...this.requestFor(context, messages), system });
     const disclosed = new Map<string, string>();
     const handoffs = new Map<string, number>();
     const blocked = new Set<string>();
     let decodeFailures = 0;
     const maxTurns = context.config.limits.maxTurns;
     for (let turn = 1; turn <= maxTurns; turn++) {
-      const reply = await runtime.step(`turn_${turn}_model`, (info) =>
+      const { message: reply, budget } = await runtime.step(`turn_${turn}_model`, (info) =>
         this.decisionTurn(context, system, messages, turn, info),
       );
       const text = extractText(reply.content);
       messages.push({ role: "assistant", content: text || "(no text)" });
       runtime.recordMessage(messages.length - 1, messages.at(-1) as MessageParam);
-      const decoded = await runtime.step(`turn_${turn}_decode`, async () => decodeTurn(context, turn, reply.content));
+      const shownPaths = [...disclosed.keys()];
+      const decoded = await runtime.step(`turn_${turn}_decode`, async () => {
+        const result = decodeTurn(context, turn, reply.content);
+        runtime.annotateTranscript(turn, "decision_loop", transcriptFields(result, budget, shownPaths));
+        return result;
+      });
       const notes: string[] = [];
       let decision: ModelDecision;
       if (!decoded.ok) {
@@ -255,7 +262,7 @@ export class SkillAgent extends Agent {
       if (item.type === "assistant") message = item.message;
     }
     if (!message) throw new Error("The model stream ended without a message.");
-    return message;
+    return { message, budget };
   }
 
   /** Loads skill files into the conversation within the tokens left for disclosure (seed 002 progressive disclosure). */
@@ -473,6 +480,44 @@ function decodeTurn(context: AgentContext, turn: number, content: readonly { typ
   }
   emitDecoded(context, turn, decoded);
   return decoded;
+}
+
+/** Seed 002 LlmTranscriptRecord's skill fields for a decision turn. */
+function transcriptFields(decoded: DecodeResult, budget: TokenBudget, disclosedPaths: string[]): SkillTranscriptFields {
+  if (!decoded.ok) {
+    return {
+      budget,
+      disclosed_paths: disclosedPaths,
+      decode_success: false,
+      selected_skill: null,
+      raw_action_types: decoded.raw_action_types,
+      planned_action_types: [],
+      required_disclosure_paths: [],
+      response_kind: null,
+      response_kind_reason: null,
+      finish_summary: null,
+      decode_error: decoded.error,
+    };
+  }
+  const types = decoded.decision.planned_actions.map((a) => a.type);
+  const kind = classifyResponse(types);
+  const finish = decoded.decision.planned_actions.find((a) => a.type === "finish");
+  const summary = finish
+    ? [finish.params.summary, finish.params.result, finish.params.message].find((v) => typeof v === "string")
+    : undefined;
+  return {
+    budget,
+    disclosed_paths: disclosedPaths,
+    decode_success: true,
+    selected_skill: decoded.decision.selected_skill,
+    raw_action_types: decoded.raw_action_types,
+    planned_action_types: types,
+    required_disclosure_paths: decoded.decision.required_disclosure_paths,
+    response_kind: kind.kind,
+    response_kind_reason: kind.reason,
+    finish_summary: typeof summary === "string" ? summary : null,
+    decode_error: null,
+  };
 }
 
 function emitDecoded(context: AgentContext, turn: number, decoded: DecodeResult): void {

@@ -31,6 +31,7 @@ interface TaskRow extends Record<string, SqlStorageValue> {
   webhook: string | null;
   trigger: string | null;
   redaction_mode: string;
+  dry_run: number;
 }
 
 export interface TaskRecord extends Omit<TaskView, "last_event_seq" | "pending_input"> {
@@ -80,7 +81,8 @@ export class TaskStore {
       tenant TEXT NOT NULL DEFAULT 'default',
       webhook TEXT,
       trigger TEXT,
-      redaction_mode TEXT NOT NULL DEFAULT 'full'
+      redaction_mode TEXT NOT NULL DEFAULT 'full',
+      dry_run INTEGER NOT NULL DEFAULT 0
     )`);
     // Schema versions 3 and 4 added these columns; an older object's table gets them here.
     const columns = new Set(
@@ -97,6 +99,7 @@ export class TaskStore {
       ["webhook", "TEXT"],
       ["trigger", "TEXT"],
       ["redaction_mode", "TEXT NOT NULL DEFAULT 'full'"],
+      ["dry_run", "INTEGER NOT NULL DEFAULT 0"],
     ];
     for (const [name, type] of added) {
       if (!columns.has(name)) sql.exec(`ALTER TABLE task ADD COLUMN ${name} ${type}`);
@@ -122,8 +125,8 @@ export class TaskStore {
     if (this.get()) return false;
     this.sql.exec(
       `INSERT INTO task (id, agent, input, metadata, status, model, usage, created_at, retention_days, parent_task_id,
-        trace_id, root_span_id, limits, tags, retention_explicit, tenant, webhook, trigger, redaction_mode) VALUES
-        (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        trace_id, root_span_id, limits, tags, retention_explicit, tenant, webhook, trigger, redaction_mode,
+        dry_run) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       init.id,
       init.agent,
       init.input,
@@ -142,6 +145,7 @@ export class TaskStore {
       init.webhook ? JSON.stringify(init.webhook) : null,
       init.trigger ? JSON.stringify(init.trigger) : null,
       init.redactionMode ?? "full",
+      init.dryRun ? 1 : 0,
     );
     this.cache = undefined;
     return true;
@@ -255,6 +259,7 @@ function fromRow(row: TaskRow): TaskRecord {
     webhook: row.webhook ? (JSON.parse(row.webhook) as TaskWebhook) : null,
     trigger: row.trigger ? (JSON.parse(row.trigger) as TaskTrigger) : null,
     redaction_mode: row.redaction_mode === "redacted" ? "redacted" : "full",
+    dry_run: row.dry_run === 1,
     traceId: row.trace_id,
     rootSpanId: row.root_span_id,
     bundleFlushed: row.bundle_flushed === 1,

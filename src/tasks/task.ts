@@ -49,6 +49,8 @@ export interface TaskView {
   last_event_seq: number;
   /** Seed 002 redaction_mode: "redacted" keeps prompts and responses out of the task's event stream. */
   redaction_mode: RedactionMode;
+  /** Seed 002 dry run: the prompt is composed and saved as dry_run_prompt.txt; no model is called. */
+  dry_run: boolean;
   /** Where the task reports its outcome (signed callbacks), or null. */
   webhook: TaskWebhook | null;
   /** The inbound webhook delivery that started the task, or null for one started through the API. */
@@ -78,6 +80,7 @@ export interface TaskInit {
   webhook?: TaskWebhook | null;
   trigger?: TaskTrigger | null;
   redactionMode?: RedactionMode;
+  dryRun?: boolean;
   /**
    * For a task created under an Idempotency-Key: the request's fingerprint. A repeat with the same fingerprint
    * replays the original response; another fingerprint is a mismatch.

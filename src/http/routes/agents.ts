@@ -140,6 +140,7 @@ export const agentRoutes = new Hono<AppEnv>()
       ...(fingerprint ? { fingerprint } : {}),
       webhook,
       redactionMode: body.redaction_mode ?? agent.redactionMode,
+      dryRun: body.dry_run === true,
       agent: agent.name,
       input: body.input,
       metadata: body.metadata ?? {},

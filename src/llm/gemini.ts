@@ -1,0 +1,446 @@
+// Google's Gemini API through the official @google/genai client: the Messages API request is translated into
+// generateContent `contents`, a system instruction and function declarations; the streamed chunks are fed to a
+// MessageBuilder so the runtime sees Messages API events and a final Message; the client's ApiError is mapped by HTTP
+// status onto Outpost's errors; and a fetch wrapper reports every HTTP attempt and bounds silences, as for Anthropic.
+import type {
+  ContentBlockParam,
+  Message,
+  MessageCreateParamsBase,
+  RawMessageStreamEvent,
+  StopReason,
+} from "@anthropic-ai/sdk/resources/messages";
+import {
+  ApiError,
+  type Content,
+  FunctionCallingConfigMode,
+  type FunctionDeclaration,
+  type GenerateContentConfig,
+  type GenerateContentParameters,
+  type GenerateContentResponseUsageMetadata,
+  GoogleGenAI,
+  type Part,
+  type ToolConfig,
+} from "@google/genai";
+import {
+  type AgentError,
+  CanceledError,
+  MalformedResponseError,
+  NetworkError,
+  ProviderError,
+  StreamingError,
+  TimeoutError,
+} from "../errors.ts";
+import type { AgentMessage, StreamOptions } from "./anthropic.ts";
+import { contentText, MessageBuilder } from "./message-builder.ts";
+import type { ModelProvider } from "./provider.ts";
+
+export interface GeminiConfig {
+  apiKey: string;
+  /** Base URL without the API version (the client adds /v1beta); Google's own endpoint when absent. */
+  endpoint?: string;
+  /** The client's transport retries (408, 429, 5xx and, through the fetch wrapper, connection failures). */
+  maxRetries?: number;
+  /** Until the response headers arrive, per attempt. */
+  timeoutMs?: number;
+  /** Longest silence allowed inside a streamed response (see ProviderConfig.idleTimeoutMs in anthropic.ts). */
+  idleTimeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 10 * 60_000;
+const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
+/** Bytes kept from the end of a response so a MalformedResponseError can show what arrived. */
+const RAW_TAIL_BYTES = 8192;
+/**
+ * Google's documented stand-in for a thought signature (ai.google.dev/gemini-api/docs/thought-signatures). Gemini 3
+ * rejects a replayed functionCall without one, and a Messages API tool_use block has no field to carry the real one.
+ */
+const SKIP_SIGNATURE = "skip_thought_signature_validator";
+
+// Failures raised by the fetch wrapper. Plain Errors on purpose: the client's retry loop (p-retry) gives up at once on
+// a TypeError, which is what fetch throws for a refused connection, so these make connection failures retryable too.
+class HeadersTimeout extends Error {}
+class IdleTimeout extends Error {}
+class ConnectionFailed extends Error {}
+
+interface Call {
+  options: StreamOptions;
+  attempts: number;
+  requestId: string | null;
+  raw: Uint8Array[];
+  rawBytes: number;
+  stopIdle?: () => void;
+}
+
+export class GeminiProvider implements ModelProvider {
+  readonly name = "gemini";
+  private readonly client: GoogleGenAI;
+  private readonly timeoutMs: number;
+  private readonly idleTimeoutMs: number;
+  /** The call in progress; a provider instance serves one run, whose model calls are sequential. */
+  private current: Call | null = null;
+
+  constructor(config: GeminiConfig) {
+    this.timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.idleTimeoutMs = config.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    const retries = Math.max(0, config.maxRetries ?? 2);
+    this.client = new GoogleGenAI({
+      apiKey: config.apiKey,
+      httpOptions: {
+        ...(config.endpoint ? { baseUrl: config.endpoint } : {}),
+        // The client retries only when given retry options; one attempt is its "no retries". Backoff as the
+        // Anthropic SDK's (0.5 s doubling to 8 s); unlike it, this client ignores retry-after and RetryInfo.
+        retryOptions: { attempts: retries + 1, initialDelay: 0.5, maxDelay: 8 },
+        // The client's own `timeout` would stay armed for the whole streamed body; the wrapper bounds the wait for
+        // headers instead, and silences inside the body, like the Anthropic provider. Workers also need fetch
+        // passed as a wrapper rather than the bare global.
+        fetch: (input, init) => this.observedFetch(input, init),
+      },
+    });
+  }
+
+  /** Streams one generateContent call; yields Messages API events, then the final message. Errors are Outpost's. */
+  async *stream(params: MessageCreateParamsBase, options: StreamOptions): AsyncGenerator<AgentMessage, Message> {
+    if (this.current) throw new Error("GeminiProvider serves one call at a time");
+    const call: Call = { options, attempts: 0, requestId: null, raw: [], rawBytes: 0 };
+    this.current = call;
+    const yielded: AgentMessage[] = [];
+    let builder: MessageBuilder | null = null;
+    let finishReason: string | undefined;
+    let blocked = false;
+    let usage: GenerateContentResponseUsageMetadata | undefined;
+    let generatedIds = 0;
+    try {
+      if (options.signal.aborted) throw new CanceledError();
+      const stream = await this.client.models.generateContentStream(toGeminiRequest(params, options));
+      for await (const chunk of stream) {
+        // The response id arrives with the first chunk; it names the message, as Anthropic's id does.
+        builder ??= new MessageBuilder(params.model, chunk.responseId || newId("msg_gemini_"));
+        const events = builder.start(chunk.usageMetadata?.promptTokenCount ?? 0);
+        if (chunk.usageMetadata) usage = chunk.usageMetadata;
+        if (chunk.promptFeedback?.blockReason) blocked = true;
+        const candidate = chunk.candidates?.[0];
+        for (const part of candidate?.content?.parts ?? []) {
+          if (part.functionCall) {
+            // The Gemini Developer API may leave ids out; the runtime keys tool calls by id, so make one that is
+            // unique across the run (a bare counter would repeat in every turn).
+            const id = part.functionCall.id || newId(`toolu_gemini_${++generatedIds}_`);
+            events.push(...builder.toolStart(id, part.functionCall.name ?? "", part.functionCall.args ?? {}));
+          } else if (typeof part.text === "string") {
+            events.push(...(part.thought ? builder.thinking(part.text) : builder.text(part.text)));
+          }
+        }
+        if (candidate?.finishReason) finishReason = candidate.finishReason;
+        for (const event of events) yield record(yielded, event);
+      }
+      builder ??= new MessageBuilder(params.model, newId("msg_gemini_"));
+      const tokens = {
+        input: usage?.promptTokenCount ?? 0,
+        output: (usage?.candidatesTokenCount ?? 0) + (usage?.thoughtsTokenCount ?? 0),
+      };
+      const stop = blocked ? "refusal" : stopReason(finishReason, builder.hasToolUse);
+      for (const event of builder.finish(stop, tokens)) yield record(yielded, event);
+      const message = builder.message();
+      yield { type: "assistant", message, request_id: call.requestId };
+      return message;
+    } catch (error) {
+      const mapped = mapGeminiError(error, rawTail(call), options.signal, call.requestId);
+      // FR-005: what arrived has been yielded; the error carries it too.
+      if (yielded.length > 0 && !(mapped instanceof CanceledError)) {
+        throw new StreamingError(`The model stream broke after ${yielded.length} events: ${mapped.message}`, yielded, {
+          cause: mapped,
+        });
+      }
+      throw mapped;
+    } finally {
+      call.stopIdle?.();
+      this.current = null;
+    }
+  }
+
+  private async observedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+    const call = this.current;
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), this.timeoutMs);
+    const signal = init?.signal ? AbortSignal.any([init.signal, deadline.signal]) : deadline.signal;
+    let response: Response;
+    try {
+      response = await fetch(input, { ...init, signal });
+    } catch (error) {
+      // The client's signal aborts only when the caller's does: that is a cancellation, not an attempt.
+      if (init?.signal?.aborted) throw error;
+      if (call) {
+        call.attempts += 1;
+        call.options.onAttempt?.({ attempt: call.attempts, status: null, request_id: null, retry_after_seconds: null });
+      }
+      if (deadline.signal.aborted) {
+        throw new HeadersTimeout(`The model provider sent no response headers within ${this.timeoutMs} ms.`);
+      }
+      throw new ConnectionFailed(error instanceof Error ? error.message : String(error), { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!call) return response;
+    call.attempts += 1;
+    // Google sends no request id header; a gateway in front of it (or the emulator) may.
+    call.requestId = response.headers.get("request-id") ?? response.headers.get("x-request-id");
+    call.options.onAttempt?.({
+      attempt: call.attempts,
+      status: response.status,
+      request_id: call.requestId,
+      retry_after_seconds: await retryAfterSeconds(response),
+    });
+    if (!response.body || !response.ok) return response;
+    // Keep the tail of the body and end a silent stream, as AnthropicProvider.observedFetch does: one timer per idle
+    // period, each chunk only notes the time.
+    const idleMs = this.idleTimeoutMs;
+    let idle: ReturnType<typeof setTimeout> | undefined;
+    let lastChunkAt = Date.now();
+    const keep = new TransformStream<Uint8Array, Uint8Array>({
+      start(controller) {
+        const check = () => {
+          const silentFor = Date.now() - lastChunkAt;
+          if (silentFor < idleMs) {
+            idle = setTimeout(check, idleMs - silentFor);
+            return;
+          }
+          controller.error(new IdleTimeout(`No data from the model provider for ${idleMs} ms.`));
+        };
+        call.stopIdle = () => clearTimeout(idle);
+        idle = setTimeout(check, idleMs);
+      },
+      flush() {
+        clearTimeout(idle);
+      },
+      transform(chunk, controller) {
+        lastChunkAt = Date.now();
+        call.raw.push(chunk);
+        call.rawBytes += chunk.byteLength;
+        while (call.rawBytes - (call.raw[0]?.byteLength ?? 0) > RAW_TAIL_BYTES && call.raw.length > 1) {
+          call.rawBytes -= call.raw.shift()?.byteLength ?? 0;
+        }
+        controller.enqueue(chunk);
+      },
+    });
+    return new Response(response.body.pipeThrough(keep), response);
+  }
+}
+
+function record(yielded: AgentMessage[], event: RawMessageStreamEvent): AgentMessage {
+  const item: AgentMessage = { type: "stream_event", event };
+  yielded.push(item);
+  return item;
+}
+
+function newId(prefix: string): string {
+  return `${prefix}${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
+}
+
+function rawTail(call: Call): string {
+  const decoder = new TextDecoder();
+  return call.raw.map((c) => decoder.decode(c, { stream: true })).join("") + decoder.decode();
+}
+
+/** The retry-after header, else the delay of Google's RetryInfo detail in an error body (e.g. "37s"). */
+async function retryAfterSeconds(response: Response): Promise<number | null> {
+  const header = Number(response.headers.get("retry-after")?.trim() || Number.NaN);
+  if (Number.isFinite(header) && header >= 0) return header;
+  if (response.ok || !response.headers.get("content-type")?.includes("application/json")) return null;
+  try {
+    const body = (await response.clone().json()) as {
+      error?: { details?: { "@type"?: string; retryDelay?: string }[] };
+    };
+    const info = body.error?.details?.find((d) => d["@type"]?.endsWith("google.rpc.RetryInfo"));
+    const seconds = Number.parseFloat(info?.retryDelay ?? "");
+    return Number.isFinite(seconds) && seconds >= 0 ? seconds : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Content-policy finish reasons: the model declined or was stopped, which the Messages API calls a refusal. */
+function stopReason(finish: string | undefined, toolUse: boolean): StopReason {
+  switch (finish) {
+    case undefined:
+    case "STOP":
+    case "FINISH_REASON_UNSPECIFIED":
+      return toolUse ? "tool_use" : "end_turn";
+    case "MAX_TOKENS":
+    // Output cut short and not continued (automatic continuation off or given up): incomplete, like max_tokens.
+    case "CONTINUATION":
+      return "max_tokens";
+    default:
+      // SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII, MALFORMED_FUNCTION_CALL, OTHER, …
+      return "refusal";
+  }
+}
+
+/** The Messages API request as a streamed generateContent call. */
+export function toGeminiRequest(
+  params: MessageCreateParamsBase,
+  options: Pick<StreamOptions, "signal" | "headers">,
+): GenerateContentParameters {
+  const config: GenerateContentConfig = { maxOutputTokens: params.max_tokens, abortSignal: options.signal };
+  if (options.headers) config.httpOptions = { headers: options.headers };
+  const system = contentText(params.system);
+  if (system) config.systemInstruction = { parts: [{ text: system }] };
+  if (params.stop_sequences?.length) config.stopSequences = params.stop_sequences;
+  if (params.thinking?.type === "enabled") {
+    config.thinkingConfig = { includeThoughts: true, thinkingBudget: params.thinking.budget_tokens };
+  } else if (params.thinking?.type === "adaptive") {
+    config.thinkingConfig = { includeThoughts: true };
+  }
+  const declarations: FunctionDeclaration[] = (params.tools ?? []).flatMap((tool) =>
+    "input_schema" in tool
+      ? [
+          {
+            name: tool.name,
+            ...(tool.description ? { description: tool.description } : {}),
+            // JSON Schema as it is; `parameters` would want Google's OpenAPI subset (upper-case type names).
+            parametersJsonSchema: tool.input_schema,
+          },
+        ]
+      : [],
+  );
+  if (declarations.length > 0) {
+    config.tools = [{ functionDeclarations: declarations }];
+    const toolConfig = toToolConfig(params.tool_choice);
+    if (toolConfig) config.toolConfig = toolConfig;
+  }
+  return { model: params.model, contents: toContents(params.messages), config };
+}
+
+function toToolConfig(choice: MessageCreateParamsBase["tool_choice"]): ToolConfig | null {
+  switch (choice?.type) {
+    case "any":
+      return { functionCallingConfig: { mode: FunctionCallingConfigMode.ANY } };
+    case "tool":
+      return { functionCallingConfig: { mode: FunctionCallingConfigMode.ANY, allowedFunctionNames: [choice.name] } };
+    case "none":
+      return { functionCallingConfig: { mode: FunctionCallingConfigMode.NONE } };
+    default:
+      return null;
+  }
+}
+
+/** Messages as Gemini contents; a tool result names its function, looked up from the tool_use it answers. */
+function toContents(messages: MessageCreateParamsBase["messages"]): Content[] {
+  const toolNames = new Map<string, string>();
+  const contents: Content[] = [];
+  for (const message of messages) {
+    const blocks: ContentBlockParam[] =
+      typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
+    const parts: Part[] = [];
+    const results: Part[] = [];
+    for (const block of blocks) {
+      switch (block.type) {
+        case "text":
+          if (block.text) parts.push({ text: block.text });
+          break;
+        case "tool_use": {
+          toolNames.set(block.id, block.name);
+          const args = (block.input ?? {}) as Record<string, unknown>;
+          parts.push({ functionCall: { id: block.id, name: block.name, args } });
+          break;
+        }
+        case "tool_result": {
+          const text = typeof block.content === "string" ? block.content : contentText(block.content ?? []);
+          results.push({
+            functionResponse: {
+              id: block.tool_use_id,
+              name: toolNames.get(block.tool_use_id) ?? "",
+              response: block.is_error ? { error: text } : { output: text },
+            },
+          });
+          break;
+        }
+        case "image":
+          if (block.source.type === "base64") {
+            parts.push({ inlineData: { mimeType: block.source.media_type, data: block.source.data } });
+          }
+          break;
+        default:
+          // Thinking blocks (Gemini reads no thought text back) and block types Gemini has no part for.
+          break;
+      }
+    }
+    const role = message.role === "assistant" ? "model" : "user";
+    // Gemini 3 wants the signature on the first function call of each model turn; the real one is not kept.
+    const firstCall = parts.find((part) => part.functionCall);
+    if (firstCall) firstCall.thoughtSignature = SKIP_SIGNATURE;
+    // Function responses first: they answer the calls of the model turn just before.
+    const all = [...results, ...parts];
+    if (all.length > 0) contents.push({ role, parts: all });
+  }
+  return contents;
+}
+
+/** Maps the client's failures: ApiError by HTTP status, the fetch wrapper's by class, never by message text. */
+export function mapGeminiError(
+  error: unknown,
+  rawTail: string,
+  signal?: AbortSignal,
+  requestId: string | null = null,
+): AgentError | CanceledError {
+  if (error instanceof CanceledError) return error;
+  if (signal?.aborted) return new CanceledError();
+  if (error instanceof HeadersTimeout || error instanceof IdleTimeout) {
+    return new TimeoutError(`The model provider did not answer in time: ${error.message}`, { cause: error });
+  }
+  if (error instanceof ConnectionFailed) {
+    return new NetworkError(`Could not reach the model provider: ${error.message}`, { cause: error });
+  }
+  if (error instanceof ApiError) return providerError(error, requestId);
+  if (error instanceof SyntaxError) {
+    return new MalformedResponseError(
+      `The model provider sent a response that is not valid JSON: ${error.message}`,
+      rawTail,
+      { cause: error },
+    );
+  }
+  return new NetworkError(`Model call failed: ${error instanceof Error ? error.message : String(error)}`, {
+    cause: error,
+  });
+}
+
+interface GoogleErrorBody {
+  error?: { message?: string; status?: string; details?: { reason?: string }[] };
+}
+
+function providerError(error: ApiError, requestId: string | null): ProviderError {
+  // The client puts Google's JSON error body into the message ("got status: X. {…}" when it came inside a stream).
+  let body: GoogleErrorBody = {};
+  try {
+    body = JSON.parse(error.message.slice(error.message.indexOf("{"))) as GoogleErrorBody;
+  } catch {
+    // Not JSON (a proxy's HTML page, say): the message as it is.
+  }
+  const detail = body.error?.message ?? error.message;
+  const base = { status: error.status, requestId, cause: error };
+  const fail = (code: string, message: string, retryable: boolean) =>
+    new ProviderError(code, message, { ...base, retryable });
+  // Google answers a bad API key with 400 INVALID_ARGUMENT and the reason API_KEY_INVALID.
+  const badKey = body.error?.details?.some((d) => d.reason === "API_KEY_INVALID") ?? false;
+  if (error.status === 401 || error.status === 403 || badKey) {
+    return fail(
+      "provider_auth_failed",
+      `The model provider rejected the credentials; check the agent's Gemini API key secret: ${detail}`,
+      false,
+    );
+  }
+  switch (error.status) {
+    case 429:
+      return fail("rate_limited", `The model provider is rate limiting requests: ${detail}`, true);
+    case 503:
+      return fail("provider_overloaded", `The model provider is overloaded: ${detail}`, true);
+    case 500:
+    case 502:
+    case 504:
+      return fail("provider_unavailable", `The model provider failed: ${detail}`, true);
+    case 404:
+      return fail("model_not_found", `The model or endpoint was not found: ${detail}`, false);
+    case 400:
+      return fail("provider_rejected_request", `The model provider rejected the request: ${detail}`, false);
+    default:
+      return fail("provider_error", `The model provider reported an error: ${detail}`, error.status >= 500);
+  }
+}

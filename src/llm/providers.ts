@@ -1,0 +1,55 @@
+// Which provider serves an agent's model calls (seed 002 ProviderName, seed 003 LLMConfig): Anthropic unless the
+// agent's llmConfig says gemini or openai_compatible. Keys come from Worker secrets by name; endpoints pass the
+// outbound guard. Built per run, inside it, so a missing key fails that run with a clear error.
+import { ProviderNotConfiguredError } from "../errors.ts";
+import { checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
+import { lazyModule } from "../runtime/lazy-module.ts";
+import { AnthropicProvider } from "./anthropic.ts";
+import { DEFAULT_KEY_SECRETS, type LlmConfig, type ModelProvider } from "./provider.ts";
+
+/**
+ * The other providers' clients are loaded only when an agent uses them: the Worker never evaluates what it does not
+ * use (and, in the test pool, evaluating the openai client at startup made a later task's shell command resume in
+ * another Durable Object's context; loaded on use, it does not).
+ */
+const loadGemini = lazyModule(() => import("./gemini.ts"));
+const loadOpenAi = lazyModule(() => import("./openai-compatible.ts"));
+
+export interface ProviderEnvironment {
+  /** A Worker secret or variable by name. */
+  secret: (name: string) => string | undefined;
+  anthropic: { apiKey: string | undefined; baseURL: string | undefined };
+  outbound: OutboundPolicy;
+  maxRetries: number;
+}
+
+export async function createProvider(llm: LlmConfig | null, env: ProviderEnvironment): Promise<ModelProvider> {
+  if (!llm || llm.provider === "anthropic") {
+    const apiKey = llm?.api_key ? env.secret(llm.api_key) : env.anthropic.apiKey;
+    const baseURL = llm?.endpoint ?? env.anthropic.baseURL;
+    return new AnthropicProvider({
+      apiKey: apiKey || undefined,
+      baseURL: baseURL || undefined,
+      maxRetries: env.maxRetries,
+    });
+  }
+  const secretName = llm.api_key ?? DEFAULT_KEY_SECRETS[llm.provider];
+  const apiKey = env.secret(secretName);
+  if (!apiKey) {
+    throw new ProviderNotConfiguredError(
+      llm.provider,
+      `The agent's ${llm.provider} provider needs its API key in the Worker secret ${secretName} (wrangler secret put ${secretName}).`,
+    );
+  }
+  if (llm.provider === "openai_compatible") {
+    if (!llm.endpoint) {
+      throw new ProviderNotConfiguredError(llm.provider, "An openai_compatible provider needs llmConfig.endpoint.");
+    }
+    const endpoint = checkOutboundUrl(llm.endpoint, env.outbound).href.replace(/\/$/, "");
+    const { OpenAiCompatibleProvider } = await loadOpenAi();
+    return new OpenAiCompatibleProvider({ apiKey, endpoint, maxRetries: env.maxRetries });
+  }
+  const endpoint = llm.endpoint ? checkOutboundUrl(llm.endpoint, env.outbound).href.replace(/\/$/, "") : undefined;
+  const { GeminiProvider } = await loadGemini();
+  return new GeminiProvider({ apiKey, ...(endpoint ? { endpoint } : {}), maxRetries: env.maxRetries });
+}

@@ -1,0 +1,139 @@
+// Agents on other model providers (seed 002 ProviderName, seed 003 LLMConfig): an OpenAI-compatible endpoint and
+// Gemini, each the emulator speaking that provider's wire format to the official client, through a whole tool-using
+// run over HTTP; and the configuration errors a developer or operator can make.
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { Agent } from "../src/agents/agent.ts";
+import { ConfigError } from "../src/errors.ts";
+import { toChatRequest } from "../src/llm/openai-compatible.ts";
+import { defineAgent, events, ofType, script, startTask, toolUse, uniqueMarker, waitForTask } from "./helpers.ts";
+
+const emulator = env.ANTHROPIC_BASE_URL as string;
+
+const providers = [
+  ["openai_compatible", { provider: "openai_compatible", endpoint: `${emulator}/v1`, api_key: "TEST_OPENAI_KEY" }],
+  ["gemini", { provider: "gemini", endpoint: emulator, api_key: "TEST_GEMINI_KEY" }],
+] as const;
+
+describe.each(providers)("an agent on %s", (name, llmConfig) => {
+  it("runs a tool-using task to the end, with usage and the provider on record", async () => {
+    const agent = defineAgent({ allowedTools: ["TodoWrite"], llmConfig });
+    const marker = uniqueMarker(`provider-${name}`);
+    await script(marker, [
+      {
+        content: [
+          { type: "text", text: "Planning." },
+          toolUse("TodoWrite", { todos: [{ content: "Pack food", status: "pending" }] }),
+        ],
+        stop_reason: "tool_use",
+        usage: { input_tokens: 120, output_tokens: 30 },
+      },
+      { content: [{ type: "text", text: `Packed (${name}).` }], usage: { input_tokens: 200, output_tokens: 10 } },
+    ]);
+    const task = await startTask(agent, `plan ${marker}`);
+    const finished = await waitForTask(task.id);
+    expect(finished.status).toBe("completed");
+    expect(finished.result).toBe(`Packed (${name}).`);
+    expect(finished.usage).toMatchObject({ model_calls: 2, input_tokens: 320, output_tokens: 40 });
+    const log = await events(task.id);
+    expect(ofType(log, "run_started")[0]?.payload.provider).toBe(name);
+    expect(ofType(log, "llm_request_sent").map((e) => e.payload.provider)).toEqual([name, name]);
+    expect(ofType(log, "todo_list_updated")[0]?.payload.todos).toEqual([{ content: "Pack food", status: "pending" }]);
+    // Token deltas reach the event stream in the Messages API shape, whatever the provider.
+    expect(
+      ofType(log, "llm_text_delta")
+        .map((e) => e.payload.text)
+        .join(""),
+    ).toContain("Packed");
+  });
+
+  it("fails the run with the provider's error mapped onto the hierarchy", async () => {
+    const agent = defineAgent({ llmConfig });
+    const marker = uniqueMarker(`provider-fault-${name}`);
+    await script(marker, [{ content: [{ type: "text", text: "x" }], faults: [{ kind: "http", status: 400 }] }]);
+    const finished = await waitForTask((await startTask(agent, `fail ${marker}`)).id);
+    expect(finished.status).toBe("failed");
+    expect(finished.error).toMatchObject({ code: "provider_rejected_request", retryable: false });
+  });
+});
+
+describe("provider configuration", () => {
+  it("fails a run whose provider key secret is not set, naming the secret", async () => {
+    const agent = defineAgent({
+      llmConfig: { provider: "openai_compatible", endpoint: `${emulator}/v1`, api_key: "NO_SUCH_KEY" },
+    });
+    const finished = await waitForTask((await startTask(agent, "hello")).id);
+    expect(finished.status).toBe("failed");
+    expect(finished.error).toMatchObject({ code: "provider_not_configured" });
+    expect(finished.error?.message).toContain("NO_SUCH_KEY");
+  });
+
+  it("refuses a private endpoint the operator has not allowed", async () => {
+    const agent = defineAgent({
+      llmConfig: { provider: "openai_compatible", endpoint: "http://10.1.2.3/v1", api_key: "TEST_OPENAI_KEY" },
+    });
+    const finished = await waitForTask((await startTask(agent, "hello")).id);
+    expect(finished.status).toBe("failed");
+    expect(finished.error?.code).toBe("url_not_allowed");
+  });
+
+  it("refuses bad llmConfig when the agent is defined", () => {
+    class Bad extends Agent {}
+    const make = (llmConfig: unknown) => () =>
+      new Bad({ name: "bad_llm", systemPrompt: "x", llmConfig: llmConfig as never });
+    expect(make({ provider: "mistral" })).toThrow(/llmConfig\.provider/);
+    expect(make({ provider: "openai_compatible" })).toThrow(/endpoint is required/);
+    expect(make({ provider: "gemini", api_key: "sk-live-123" })).toThrow(/NAME of a Worker secret/);
+    expect(make({ provider: "gemini", api_key: "OUTPOST_API_KEYS" })).toThrow(/Outpost's own secrets/);
+    expect(make({ provider: "gemini", extra: 1 })).toThrow(ConfigError);
+  });
+
+  it("translates a Messages API request into Chat Completions", () => {
+    const request = toChatRequest({
+      model: "gpt-x",
+      max_tokens: 100,
+      system: "Be brief.",
+      messages: [
+        { role: "user", content: "hi" },
+        {
+          role: "assistant",
+          content: [
+            { type: "text", text: "Calling." },
+            { type: "tool_use", id: "call_1", name: "TodoWrite", input: { todos: [] } },
+          ],
+        },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "call_1", content: "ok", is_error: false },
+            { type: "text", text: "And now?" },
+          ],
+        },
+      ],
+      tools: [{ name: "TodoWrite", description: "todo", input_schema: { type: "object", properties: {} } }],
+    });
+    expect(request).toEqual({
+      model: "gpt-x",
+      max_completion_tokens: 100,
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "hi" },
+        {
+          role: "assistant",
+          content: "Calling.",
+          tool_calls: [{ id: "call_1", type: "function", function: { name: "TodoWrite", arguments: '{"todos":[]}' } }],
+        },
+        { role: "tool", tool_call_id: "call_1", content: "ok" },
+        { role: "user", content: "And now?" },
+      ],
+      tools: [
+        {
+          type: "function",
+          function: { name: "TodoWrite", description: "todo", parameters: { type: "object", properties: {} } },
+        },
+      ],
+    });
+  });
+});
