@@ -4,8 +4,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../src/agents/agent.ts";
+import { registry } from "../src/agents/catalog.ts";
 import { ConfigError } from "../src/errors.ts";
 import { toChatRequest } from "../src/llm/openai-compatible.ts";
+import { SkillAgent } from "../src/skills/skill-agent.ts";
 import { defineAgent, events, ofType, script, startTask, toolUse, uniqueMarker, waitForTask } from "./helpers.ts";
 
 const emulator = env.ANTHROPIC_BASE_URL as string;
@@ -54,6 +56,40 @@ describe.each(providers)("an agent on %s", (name, llmConfig) => {
     const finished = await waitForTask((await startTask(agent, `fail ${marker}`)).id);
     expect(finished.status).toBe("failed");
     expect(finished.error).toMatchObject({ code: "provider_rejected_request", retryable: false });
+  });
+});
+
+describe.each(providers)("a skill agent on %s", (name, llmConfig) => {
+  it("decides, reads a skill, and synthesizes its answer through the provider", async () => {
+    const agent = `skills_on_${name}_${crypto.randomUUID().slice(0, 6)}`;
+    registry.register(
+      agent,
+      class extends SkillAgent {
+        constructor() {
+          super({ name: agent, systemPrompt: "You help.", llmConfig, skills: ["incident-triage"] });
+        }
+      },
+    );
+    const marker = uniqueMarker(`skills-${name}`);
+    const decision = (value: unknown) => ({ content: [{ type: "text" as const, text: JSON.stringify(value) }] });
+    await script(marker, [
+      decision({
+        selected_skill: "incident-triage",
+        planned_actions: [{ type: "call_skill", params: { skill_name: "incident-triage" } }],
+      }),
+      decision({ planned_actions: [{ type: "finish", params: { result: "SEV2" } }] }),
+      { content: [{ type: "text", text: `SEV2 via ${name}: page the on-call engineer.` }] },
+    ]);
+    const task = await waitForTask((await startTask(agent, `Checkout is down ${marker}`)).id);
+    expect(task.status).toBe("completed");
+    expect(task.result).toBe(`SEV2 via ${name}: page the on-call engineer.`);
+    const log = await events(task.id);
+    expect(ofType(log, "skill_disclosure_loaded")[0]?.payload.paths).toEqual(["incident-triage/SKILL.md"]);
+    expect(ofType(log, "llm_request_sent").map((e) => [e.payload.provider, e.payload.call_site])).toEqual([
+      [name, "decision_loop"],
+      [name, "decision_loop"],
+      [name, "final_answer_synthesis"],
+    ]);
   });
 });
 
