@@ -7,6 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import {
   closeSync,
   copyFileSync,
+  mkdirSync,
   cpSync,
   existsSync,
   mkdtempSync,
@@ -38,12 +39,16 @@ export interface WranglerDev {
   kill(): Promise<void>;
 }
 
-/** What the Worker's build reads: its config and sources. node_modules is linked, not copied. */
-const SNAPSHOT_DIRS = ["src", "durable-objects"];
-const SNAPSHOT_FILES = ["wrangler.toml", "package.json", "tsconfig.json"];
+/**
+ * What the Worker's build reads: its config, sources, and the skills its [build] step compiles (with that step's
+ * script). node_modules is linked, not copied.
+ */
+const SNAPSHOT_DIRS = ["src", "durable-objects", "skills"];
+const SNAPSHOT_FILES = ["wrangler.toml", "package.json", "tsconfig.json", "scripts/build-skills.ts"];
 
 function snapshotTree(root: string, into: string): void {
   for (const dir of SNAPSHOT_DIRS) cpSync(join(root, dir), join(into, dir), { recursive: true });
+  mkdirSync(join(into, "scripts"), { recursive: true });
   for (const file of SNAPSHOT_FILES) copyFileSync(join(root, file), join(into, file));
   symlinkSync(join(root, "node_modules"), join(into, "node_modules"), "dir");
 }

@@ -2,7 +2,9 @@
 // with its full event sequence and run directory, decode failures, native tool calls, step retries, self-handoff,
 // a failed synthesis, and an eviction in the middle.
 import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
+import { registry } from "../src/agents/catalog.ts";
+import { SkillAgent } from "../src/skills/skill-agent.ts";
 import {
   api,
   type EventBody,
@@ -217,6 +219,45 @@ describe("the skill agent", () => {
     expect(JSON.stringify((await modelRequest(task.id, 3)).messages)).toContain("Do not call_skill incident-triage");
   });
 
+  it("calls MCP tools through mcp_call (the real server-everything), with the call's result on the next turn", async () => {
+    const agent = `skills_mcp_${crypto.randomUUID().slice(0, 6)}`;
+    registry.register(
+      agent,
+      class extends SkillAgent {
+        constructor() {
+          super({
+            name: agent,
+            systemPrompt: "You help.",
+            mcpServers: { everything: { url: inject("mcpUrl") } },
+            allowedTools: ["mcp__everything__get-sum"],
+          });
+        }
+      },
+    );
+    const { task, log } = await run(agent, "skill-mcp", [
+      decision({
+        planned_actions: [
+          { type: "mcp_call", params: { tool_name: "mcp__everything__get-sum", arguments: { a: 2, b: 40 } } },
+        ],
+      }),
+      finish("42"),
+      answer("The sum is 42."),
+    ]);
+    expect(task.status).toBe("completed");
+    expect(ofType(log, "mcp_tool_call_completed")[0]?.payload).toMatchObject({
+      tool_name: "mcp__everything__get-sum",
+      status: "success",
+      step_result: expect.objectContaining({ exit_code: 0, status: "success" }),
+    });
+    expect(ofType(log, "skill_step_executed")[0]?.payload).toMatchObject({
+      type: "mcp_call",
+      tool_name: "mcp__everything__get-sum",
+      status: "success",
+    });
+    expect(ofType(log, "llm_decision_decoded")[0]?.payload.response_kind).toBe("tool_call");
+    expect(JSON.stringify((await modelRequest(task.id, 2)).messages)).toContain("42");
+  });
+
   it("answers with the finish action's text when the synthesis call fails", async () => {
     const { task, log } = await run("operator", "skill-synth-fail", [
       finish("The draft answer."),
@@ -306,8 +347,6 @@ describe("the skill agent", () => {
   });
 
   it("is refused when it names a skill the catalog does not have", async () => {
-    const { SkillAgent } = await import("../src/skills/skill-agent.ts");
-    const { registry } = await import("../src/agents/catalog.ts");
     const name = `skills_missing_${crypto.randomUUID().slice(0, 6).replaceAll("-", "")}`;
     registry.register(
       name,
