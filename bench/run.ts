@@ -352,7 +352,7 @@ async function main(): Promise<void> {
   const emulator = await startEmulator({ ttftMs: LATENCY.ttftMs, tokenDelayMs: LATENCY.tokenDelayMs, quiet: true });
   const session = new DevSession({
     root,
-    vars: { ANTHROPIC_BASE_URL: emulator.url, OUTPOST_API_KEYS: API_KEY },
+    vars: { ANTHROPIC_BASE_URL: emulator.url, OUTPOST_API_KEYS: API_KEY, OUTPOST_RATE_LIMIT_PER_MINUTE: "1000000" },
     log,
     warmup: async (dev, directUrl) => {
       log(`warm-up: ${WARMUP_TASKS} Outpost tasks (not counted)`);

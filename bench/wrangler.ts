@@ -7,9 +7,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import {
   closeSync,
   copyFileSync,
-  mkdirSync,
   cpSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   openSync,
   readdirSync,
