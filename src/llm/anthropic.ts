@@ -1,5 +1,6 @@
 // The Anthropic Messages API through the official SDK: streaming calls, SDK errors mapped by class onto Outpost's
 // error hierarchy, and a record of every HTTP attempt (the SDK's own transport retries become visible as events).
+
 import Anthropic, {
   AnthropicError,
   APIConnectionError,
@@ -20,11 +21,11 @@ import {
   CanceledError,
   MalformedResponseError,
   NetworkError,
-  ProviderError,
   ProviderNotConfiguredError,
   StreamingError,
   TimeoutError,
 } from "../errors.ts";
+import { providerFailure } from "./provider.ts";
 
 /** What `query()` yields (FR-005): each raw stream event as it arrives, then the assembled assistant message. */
 export type AgentMessage =
@@ -222,48 +223,18 @@ export function mapProviderError(error: unknown, rawTail: string, signal?: Abort
   if (error instanceof APIError) {
     const base = { status: error.status ?? null, requestId: error.requestID ?? null, cause: error };
     const detail = error.apiMessage ?? error.message;
-    if (error instanceof RateLimitError) {
-      return new ProviderError("rate_limited", `The model provider is rate limiting requests: ${detail}`, {
-        ...base,
-        retryable: true,
-      });
-    }
+    if (error instanceof RateLimitError) return providerFailure("rate_limited", detail, base);
     if (error instanceof OverloadedError || error.type === "overloaded_error") {
-      return new ProviderError("provider_overloaded", `The model provider is overloaded: ${detail}`, {
-        ...base,
-        retryable: true,
-      });
+      return providerFailure("provider_overloaded", detail, base);
     }
     if (error instanceof AuthenticationError || error instanceof PermissionDeniedError) {
-      return new ProviderError(
-        "provider_auth_failed",
-        `The model provider rejected the credentials; check the ANTHROPIC_API_KEY secret: ${detail}`,
-        { ...base, retryable: false },
-      );
+      return providerFailure("provider_auth_failed", detail, base, { hint: "check the ANTHROPIC_API_KEY secret" });
     }
-    if (error instanceof NotFoundError) {
-      return new ProviderError("model_not_found", `The model or endpoint was not found: ${detail}`, {
-        ...base,
-        retryable: false,
-      });
-    }
-    if (error instanceof BadRequestError) {
-      return new ProviderError("provider_rejected_request", `The model provider rejected the request: ${detail}`, {
-        ...base,
-        retryable: false,
-      });
-    }
-    if (error instanceof InternalServerError) {
-      return new ProviderError("provider_unavailable", `The model provider failed: ${detail}`, {
-        ...base,
-        retryable: true,
-      });
-    }
+    if (error instanceof NotFoundError) return providerFailure("model_not_found", detail, base);
+    if (error instanceof BadRequestError) return providerFailure("provider_rejected_request", detail, base);
+    if (error instanceof InternalServerError) return providerFailure("provider_unavailable", detail, base);
     // An `error` event inside a 200 stream has no status: it is the provider's error type that tells.
-    return new ProviderError("provider_error", `The model provider reported an error: ${detail}`, {
-      ...base,
-      retryable: error.type === "api_error",
-    });
+    return providerFailure("provider_error", detail, base, { retryable: error.type === "api_error" });
   }
   // The SDK's stream wraps errors that are not its own (a JSON parse failure, say) in a bare AnthropicError.
   if (error instanceof AnthropicError && !(error instanceof APIError) && error.cause !== undefined) {

@@ -26,13 +26,13 @@ import {
   CanceledError,
   MalformedResponseError,
   NetworkError,
-  ProviderError,
+  type ProviderError,
   StreamingError,
   TimeoutError,
 } from "../errors.ts";
 import type { AgentMessage, StreamOptions } from "./anthropic.ts";
 import { contentText, MessageBuilder } from "./message-builder.ts";
-import type { ModelProvider } from "./provider.ts";
+import { type ModelProvider, providerFailure } from "./provider.ts";
 
 export interface GeminiConfig {
   apiKey: string;
@@ -416,31 +416,25 @@ function providerError(error: ApiError, requestId: string | null): ProviderError
   }
   const detail = body.error?.message ?? error.message;
   const base = { status: error.status, requestId, cause: error };
-  const fail = (code: string, message: string, retryable: boolean) =>
-    new ProviderError(code, message, { ...base, retryable });
   // Google answers a bad API key with 400 INVALID_ARGUMENT and the reason API_KEY_INVALID.
   const badKey = body.error?.details?.some((d) => d.reason === "API_KEY_INVALID") ?? false;
   if (error.status === 401 || error.status === 403 || badKey) {
-    return fail(
-      "provider_auth_failed",
-      `The model provider rejected the credentials; check the agent's Gemini API key secret: ${detail}`,
-      false,
-    );
+    return providerFailure("provider_auth_failed", detail, base, { hint: "check the agent's Gemini API key secret" });
   }
   switch (error.status) {
     case 429:
-      return fail("rate_limited", `The model provider is rate limiting requests: ${detail}`, true);
+      return providerFailure("rate_limited", detail, base);
     case 503:
-      return fail("provider_overloaded", `The model provider is overloaded: ${detail}`, true);
+      return providerFailure("provider_overloaded", detail, base);
     case 500:
     case 502:
     case 504:
-      return fail("provider_unavailable", `The model provider failed: ${detail}`, true);
+      return providerFailure("provider_unavailable", detail, base);
     case 404:
-      return fail("model_not_found", `The model or endpoint was not found: ${detail}`, false);
+      return providerFailure("model_not_found", detail, base);
     case 400:
-      return fail("provider_rejected_request", `The model provider rejected the request: ${detail}`, false);
+      return providerFailure("provider_rejected_request", detail, base);
     default:
-      return fail("provider_error", `The model provider reported an error: ${detail}`, error.status >= 500);
+      return providerFailure("provider_error", detail, base, { retryable: error.status >= 500 });
   }
 }

@@ -27,13 +27,12 @@ import {
   CanceledError,
   MalformedResponseError,
   NetworkError,
-  ProviderError,
   StreamingError,
   TimeoutError,
 } from "../errors.ts";
 import type { AgentMessage, StreamOptions } from "./anthropic.ts";
 import { contentText, MessageBuilder } from "./message-builder.ts";
-import type { ModelProvider } from "./provider.ts";
+import { type ModelProvider, providerFailure } from "./provider.ts";
 
 export interface OpenAiCompatibleConfig {
   apiKey: string;
@@ -228,48 +227,16 @@ export function mapOpenAiError(error: unknown, signal?: AbortSignal): AgentError
   if (error instanceof APIError) {
     const base = { status: error.status ?? null, requestId: error.requestID ?? null, cause: error };
     const detail = error.message;
-    if (error instanceof RateLimitError) {
-      return new ProviderError("rate_limited", `The model provider is rate limiting requests: ${detail}`, {
-        ...base,
-        retryable: true,
-      });
-    }
-    if (error.status === 503 || error.status === 529) {
-      return new ProviderError("provider_overloaded", `The model provider is overloaded: ${detail}`, {
-        ...base,
-        retryable: true,
-      });
-    }
+    if (error instanceof RateLimitError) return providerFailure("rate_limited", detail, base);
+    if (error.status === 503 || error.status === 529) return providerFailure("provider_overloaded", detail, base);
     if (error instanceof AuthenticationError || error instanceof PermissionDeniedError) {
-      return new ProviderError(
-        "provider_auth_failed",
-        `The model provider rejected the credentials; check the agent's API key secret: ${detail}`,
-        { ...base, retryable: false },
-      );
+      return providerFailure("provider_auth_failed", detail, base, { hint: "check the agent's API key secret" });
     }
-    if (error instanceof NotFoundError) {
-      return new ProviderError("model_not_found", `The model or endpoint was not found: ${detail}`, {
-        ...base,
-        retryable: false,
-      });
-    }
-    if (error instanceof BadRequestError) {
-      return new ProviderError("provider_rejected_request", `The model provider rejected the request: ${detail}`, {
-        ...base,
-        retryable: false,
-      });
-    }
-    if (error instanceof InternalServerError) {
-      return new ProviderError("provider_unavailable", `The model provider failed: ${detail}`, {
-        ...base,
-        retryable: true,
-      });
-    }
+    if (error instanceof NotFoundError) return providerFailure("model_not_found", detail, base);
+    if (error instanceof BadRequestError) return providerFailure("provider_rejected_request", detail, base);
+    if (error instanceof InternalServerError) return providerFailure("provider_unavailable", detail, base);
     // An error sent inside a 200 stream has no status.
-    return new ProviderError("provider_error", `The model provider reported an error: ${detail}`, {
-      ...base,
-      retryable: error.status === undefined,
-    });
+    return providerFailure("provider_error", detail, base, { retryable: error.status === undefined });
   }
   if (error instanceof SyntaxError) {
     return new MalformedResponseError(
