@@ -107,6 +107,21 @@ describe("Redactor", () => {
     });
   });
 
+  it("tells from an event's JSON whether it may need redaction, without missing a secret JSON escapes", () => {
+    const redactor = new Redactor(['pa"ss\\word-123']);
+    const clean = JSON.stringify({ text: "hello", n: 1 });
+    expect(redactor.mightNeedRedaction(clean)).toBe(false);
+    expect(redactor.mightNeedRedaction(JSON.stringify({ text: 'x pa"ss\\word-123 y' }))).toBe(true);
+    expect(redactor.mightNeedRedaction(JSON.stringify({ h: "Authorization: Bearer abc" }))).toBe(true);
+    expect(
+      redactor.mightNeedRedaction(
+        JSON.stringify({ k: "-----BEGIN RSA PRIVATE KEY-----\nx\n-----END RSA PRIVATE KEY-----" }),
+      ),
+    ).toBe(true);
+    // An operator's pattern may depend on characters JSON escapes: then every event is checked string by string.
+    expect(new Redactor([], parsePatterns('["pw=\\"[^\\"]+\\""]')).mightNeedRedaction(clean)).toBe(true);
+  });
+
   it("keeps JSON valid when it redacts a header inside JSON inside JSON", () => {
     const nested = JSON.stringify({ log: JSON.stringify({ authorization: "Bearer tok-1234567", ok: 1 }) });
     const out = new Redactor([]).text(nested);

@@ -62,7 +62,13 @@ export class EventLog {
     const id = this.identity();
     const redaction = this.redaction();
     const mode: RedactionMode = redaction?.mode ?? "full";
-    const payload = redaction ? redaction.redactor.value(redactContent(eventType, original, redaction.mode)) : original;
+    let payload = redaction ? redactContent(eventType, original, redaction.mode) : original;
+    let json = serializePayload(payload);
+    // One scan of the serialized event; only an event that may hold a secret is walked and rewritten.
+    if (redaction?.redactor.mightNeedRedaction(json)) {
+      payload = redaction.redactor.value(payload);
+      json = serializePayload(payload);
+    }
     const timestamp = new Date().toISOString();
     const span = spanId ?? id.rootSpanId;
     // The object is the log's only writer, so the next number is known without asking SQLite for it.
@@ -73,7 +79,7 @@ export class EventLog {
       timestamp,
       eventType,
       span,
-      serializePayload(payload),
+      json,
       mode,
     );
     this.last = seq;

@@ -73,6 +73,10 @@ export class Redactor {
 
   /** One case-insensitive test for every shape at once: most strings (token deltas, ids) match none. */
   private readonly anyShape: RegExp;
+  /** The secrets as they appear inside JSON text (quotes and backslashes escaped). */
+  private readonly jsonSecrets: readonly string[];
+  /** The operator's patterns may match raw text that JSON escapes (a quote, a newline): those are always walked. */
+  private readonly hasOperatorPatterns: boolean;
 
   constructor(secrets: Iterable<string>, patterns: readonly RegExp[] = []) {
     // Longest first, so a secret that contains another is replaced whole.
@@ -81,6 +85,19 @@ export class Redactor {
     );
     this.patterns = [...BUILT_IN_PATTERNS, ...patterns];
     this.anyShape = new RegExp([AUTH_HEADER, ...this.patterns].map((p) => `(?:${p.source})`).join("|"), "i");
+    this.jsonSecrets = this.secrets.map((s) => JSON.stringify(s).slice(1, -1));
+    this.hasOperatorPatterns = patterns.length > 0;
+  }
+
+  /**
+   * Whether serialized JSON might hold something to redact: false means value() would change nothing, so the hot
+   * path (every event) skips walking the payload.
+   */
+  mightNeedRedaction(json: string): boolean {
+    // The built-in shapes match the same way in a string and in its JSON form (or, for headers and keys, in the part
+    // before anything JSON escapes); the operator's own patterns make no such promise.
+    if (this.hasOperatorPatterns) return true;
+    return this.jsonSecrets.some((s) => json.includes(s)) || this.anyShape.test(json);
   }
 
   /** The deployment's redactor: its secret values (every env string that is not configuration) and patterns. */
