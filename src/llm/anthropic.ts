@@ -25,6 +25,7 @@ import {
   StreamingError,
   TimeoutError,
 } from "../errors.ts";
+import { BodyWatch } from "./body-watch.ts";
 import { providerFailure } from "./provider.ts";
 
 /** What `query()` yields (FR-005): each raw stream event as it arrives, then the assembled assistant message. */
@@ -65,9 +66,6 @@ export interface ProviderConfig {
 /** Default for ProviderConfig.idleTimeoutMs. */
 const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 
-/** Bytes kept from the end of a response so a MalformedResponseError can show what arrived. */
-const RAW_TAIL_BYTES = 8192;
-
 export class AnthropicProvider {
   readonly name = "anthropic";
   private readonly client: Anthropic;
@@ -75,9 +73,7 @@ export class AnthropicProvider {
   private current: {
     options: StreamOptions;
     attempts: number;
-    raw: Uint8Array[];
-    rawBytes: number;
-    stopIdle?: () => void;
+    watch: BodyWatch;
   } | null = null;
   private readonly idleTimeoutMs: number;
 
@@ -104,7 +100,7 @@ export class AnthropicProvider {
   /** Streams one Messages API call; yields every event, then the final message. Errors are Outpost errors. */
   async *stream(params: MessageCreateParamsBase, options: StreamOptions): AsyncGenerator<AgentMessage, Message> {
     if (this.current) throw new Error("AnthropicProvider serves one call at a time");
-    this.current = { options, attempts: 0, raw: [], rawBytes: 0 };
+    this.current = { options, attempts: 0, watch: new BodyWatch() };
     const yielded: AgentMessage[] = [];
     const stream = this.client.messages.stream(params, {
       signal: options.signal,
@@ -138,7 +134,7 @@ export class AnthropicProvider {
       }
       throw mapped;
     } finally {
-      this.current?.stopIdle?.();
+      this.current?.watch.stop();
       this.current = null;
     }
   }
@@ -167,46 +163,16 @@ export class AnthropicProvider {
       retry_after_seconds: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : null,
     });
     if (!response.body) return response;
-    // Keep the tail of the body (references only; decoded only if parsing fails), and end a silent stream. One
-    // timer per idle period, not per chunk: each chunk only notes the time, and the timer re-arms for what is left.
-    const idleMs = this.idleTimeoutMs;
-    let idle: ReturnType<typeof setTimeout> | undefined;
-    let lastChunkAt = Date.now();
-    const keep = new TransformStream<Uint8Array, Uint8Array>({
-      start(controller) {
-        const check = () => {
-          const silentFor = Date.now() - lastChunkAt;
-          if (silentFor < idleMs) {
-            idle = setTimeout(check, idleMs - silentFor);
-            return;
-          }
-          controller.error(
-            new APIConnectionTimeoutError({ message: `No data from the model provider for ${idleMs} ms.` }),
-          );
-        };
-        call.stopIdle = () => clearTimeout(idle);
-        idle = setTimeout(check, idleMs);
-      },
-      flush() {
-        clearTimeout(idle);
-      },
-      transform(chunk, controller) {
-        lastChunkAt = Date.now();
-        call.raw.push(chunk);
-        call.rawBytes += chunk.byteLength;
-        while (call.rawBytes - (call.raw[0]?.byteLength ?? 0) > RAW_TAIL_BYTES && call.raw.length > 1) {
-          call.rawBytes -= call.raw.shift()?.byteLength ?? 0;
-        }
-        controller.enqueue(chunk);
-      },
-    });
-    return new Response(response.body.pipeThrough(keep), response);
+    const body = call.watch.watch(
+      response.body,
+      this.idleTimeoutMs,
+      () => new APIConnectionTimeoutError({ message: `No data from the model provider for ${this.idleTimeoutMs} ms.` }),
+    );
+    return new Response(body, response);
   }
 
   private rawTail(): string {
-    const chunks = this.current?.raw ?? [];
-    const decoder = new TextDecoder();
-    return chunks.map((c) => decoder.decode(c, { stream: true })).join("") + decoder.decode();
+    return this.current?.watch.tail() ?? "";
   }
 }
 

@@ -2,6 +2,7 @@
 // generateContent `contents`, a system instruction and function declarations; the streamed chunks are fed to a
 // MessageBuilder so the runtime sees Messages API events and a final Message; the client's ApiError is mapped by HTTP
 // status onto Outpost's errors; and a fetch wrapper reports every HTTP attempt and bounds silences, as for Anthropic.
+
 import type {
   ContentBlockParam,
   Message,
@@ -31,6 +32,7 @@ import {
   TimeoutError,
 } from "../errors.ts";
 import type { AgentMessage, StreamOptions } from "./anthropic.ts";
+import { BodyWatch } from "./body-watch.ts";
 import { contentText, MessageBuilder } from "./message-builder.ts";
 import { type ModelProvider, providerFailure } from "./provider.ts";
 
@@ -48,8 +50,6 @@ export interface GeminiConfig {
 
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
-/** Bytes kept from the end of a response so a MalformedResponseError can show what arrived. */
-const RAW_TAIL_BYTES = 8192;
 /**
  * Google's documented stand-in for a thought signature (ai.google.dev/gemini-api/docs/thought-signatures). Gemini 3
  * rejects a replayed functionCall without one, and a Messages API tool_use block has no field to carry the real one.
@@ -66,9 +66,7 @@ interface Call {
   options: StreamOptions;
   attempts: number;
   requestId: string | null;
-  raw: Uint8Array[];
-  rawBytes: number;
-  stopIdle?: () => void;
+  watch: BodyWatch;
 }
 
 export class GeminiProvider implements ModelProvider {
@@ -101,7 +99,7 @@ export class GeminiProvider implements ModelProvider {
   /** Streams one generateContent call; yields Messages API events, then the final message. Errors are Outpost's. */
   async *stream(params: MessageCreateParamsBase, options: StreamOptions): AsyncGenerator<AgentMessage, Message> {
     if (this.current) throw new Error("GeminiProvider serves one call at a time");
-    const call: Call = { options, attempts: 0, requestId: null, raw: [], rawBytes: 0 };
+    const call: Call = { options, attempts: 0, requestId: null, watch: new BodyWatch() };
     this.current = call;
     const yielded: AgentMessage[] = [];
     let builder: MessageBuilder | null = null;
@@ -143,7 +141,7 @@ export class GeminiProvider implements ModelProvider {
       yield { type: "assistant", message, request_id: call.requestId };
       return message;
     } catch (error) {
-      const mapped = mapGeminiError(error, rawTail(call), options.signal, call.requestId);
+      const mapped = mapGeminiError(error, call.watch.tail(), options.signal, call.requestId);
       // FR-005: what arrived has been yielded; the error carries it too.
       if (yielded.length > 0 && !(mapped instanceof CanceledError)) {
         throw new StreamingError(`The model stream broke after ${yielded.length} events: ${mapped.message}`, yielded, {
@@ -152,7 +150,7 @@ export class GeminiProvider implements ModelProvider {
       }
       throw mapped;
     } finally {
-      call.stopIdle?.();
+      call.watch.stop();
       this.current = null;
     }
   }
@@ -190,38 +188,12 @@ export class GeminiProvider implements ModelProvider {
       retry_after_seconds: await retryAfterSeconds(response),
     });
     if (!response.body || !response.ok) return response;
-    // Keep the tail of the body and end a silent stream, as AnthropicProvider.observedFetch does: one timer per idle
-    // period, each chunk only notes the time.
-    const idleMs = this.idleTimeoutMs;
-    let idle: ReturnType<typeof setTimeout> | undefined;
-    let lastChunkAt = Date.now();
-    const keep = new TransformStream<Uint8Array, Uint8Array>({
-      start(controller) {
-        const check = () => {
-          const silentFor = Date.now() - lastChunkAt;
-          if (silentFor < idleMs) {
-            idle = setTimeout(check, idleMs - silentFor);
-            return;
-          }
-          controller.error(new IdleTimeout(`No data from the model provider for ${idleMs} ms.`));
-        };
-        call.stopIdle = () => clearTimeout(idle);
-        idle = setTimeout(check, idleMs);
-      },
-      flush() {
-        clearTimeout(idle);
-      },
-      transform(chunk, controller) {
-        lastChunkAt = Date.now();
-        call.raw.push(chunk);
-        call.rawBytes += chunk.byteLength;
-        while (call.rawBytes - (call.raw[0]?.byteLength ?? 0) > RAW_TAIL_BYTES && call.raw.length > 1) {
-          call.rawBytes -= call.raw.shift()?.byteLength ?? 0;
-        }
-        controller.enqueue(chunk);
-      },
-    });
-    return new Response(response.body.pipeThrough(keep), response);
+    const body = call.watch.watch(
+      response.body,
+      this.idleTimeoutMs,
+      () => new IdleTimeout(`No data from the model provider for ${this.idleTimeoutMs} ms.`),
+    );
+    return new Response(body, response);
   }
 }
 
@@ -233,11 +205,6 @@ function record(yielded: AgentMessage[], event: RawMessageStreamEvent): AgentMes
 
 function newId(prefix: string): string {
   return `${prefix}${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
-}
-
-function rawTail(call: Call): string {
-  const decoder = new TextDecoder();
-  return call.raw.map((c) => decoder.decode(c, { stream: true })).join("") + decoder.decode();
 }
 
 /** The retry-after header, else the delay of Google's RetryInfo detail in an error body (e.g. "37s"). */
