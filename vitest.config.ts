@@ -11,6 +11,8 @@ const API_KEYS = [
   { tenant: "default", scopes: ["admin"], sha256: sha256("test-key-1") },
   { tenant: "default", scopes: ["admin"], sha256: sha256("test-key-2") },
   { id: "reader", tenant: "default", scopes: ["read"], sha256: sha256("test-read-key") },
+  // May act but not read: POSTs answer it with ids, status and links only (src/http/task-resource.ts).
+  { id: "runner", tenant: "default", scopes: ["run"], sha256: sha256("test-run-key") },
   { id: "beta-runner", tenant: "beta", scopes: ["run", "read"], sha256: sha256("test-beta-key") },
   { id: "beta-admin", tenant: "beta", scopes: ["admin"], sha256: sha256("test-beta-admin") },
   {
@@ -33,8 +35,11 @@ export default defineConfig({
           OUTPOST_API_KEYS: JSON.stringify(API_KEYS),
           OUTPOST_RATE_LIMIT_PER_MINUTE: "100000",
           OUTPOST_WEBHOOK_SECRET: "test-webhook-root-secret",
-          // Callback receivers in the tests listen on loopback over plain http, and retry quickly.
-          OUTPOST_HTTP_CALLBACK_HOSTS: "127.0.0.1",
+          // Callback receivers in the tests listen on loopback over plain http, and retry quickly. The receiver is also
+          // reachable as [::ffff:7f00:1] (127.0.0.1 IPv4-mapped), which only the tools' list below allows: callbacks
+          // must not inherit it (test/callback-policy.test.ts).
+          OUTPOST_HTTP_CALLBACK_HOSTS: "127.0.0.1,[::ffff:7f00:1]",
+          OUTPOST_CALLBACK_ALLOW_PRIVATE_HOSTS: "127.0.0.1",
           OUTPOST_CALLBACK_RETRY_SECONDS: "0.2,0.2,0.2,0.2,0.2",
           TEST_GITHUB_HOOK_SECRET: "test-github-hook-secret",
           // The example triage agent's hook (src/agents/examples/triage.ts).
@@ -46,8 +51,9 @@ export default defineConfig({
           TEST_STANDARD_HOOK_SECRET: `whsec_${Buffer.from("test-standard-hook-secret").toString("base64")}`,
           OUTPOST_PRICES: "",
           OUTPOST_DEFAULT_MODEL: "",
-          // The real MCP servers of test/mcp-servers.ts listen on loopback.
-          OUTPOST_ALLOW_PRIVATE_HOSTS: "127.0.0.1",
+          // The real MCP servers of test/mcp-servers.ts listen on loopback. [::ffff:7f00:1] is for the callback policy
+          // test only: a host the tools may reach that callbacks may not.
+          OUTPOST_ALLOW_PRIVATE_HOSTS: "127.0.0.1,[::ffff:7f00:1]",
           MCP_TEST_TOKEN: "test-mcp-token",
         },
       },

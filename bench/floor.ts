@@ -70,6 +70,8 @@ export async function runFloorTask(client: Anthropic, runId: string): Promise<Fl
         throw new Error("the floor has no workspace");
       },
     }),
+    // The floor is a bare loop: nothing of it is stored, so there is nothing to redact.
+    redactor: { text: (text) => text },
   });
   const tools = toolbox.definitions();
   const messages: MessageParam[] = [{ role: "user", content: `${MARKER} floor ${runId}: plan a small project.` }];

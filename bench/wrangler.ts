@@ -2,7 +2,9 @@
 // read the resident memory and CPU time of its processes from /proc, find the Worker's own port behind wrangler's
 // dev proxy, and kill the whole group (wrangler leaves its workerd children running otherwise). It serves a
 // snapshot of the Worker's sources taken at start, so edits made to the tree during a run cannot make wrangler
-// rebuild and restart workerd halfway through a measurement.
+// rebuild and restart workerd halfway through a measurement. A caller may add files to the snapshot and serve one of
+// them as the entry (the crash test wraps the Worker in an entry that registers an agent of its own), so nothing a
+// test needs has to live in src/.
 import { type ChildProcess, spawn } from "node:child_process";
 import {
   closeSync,
@@ -17,10 +19,11 @@ import {
   readlinkSync,
   rmSync,
   symlinkSync,
+  writeFileSync,
 } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { httpJson } from "./http.ts";
 import { sleep } from "./util.ts";
 
@@ -46,11 +49,18 @@ export interface WranglerDev {
 const SNAPSHOT_DIRS = ["src", "durable-objects", "skills"];
 const SNAPSHOT_FILES = ["wrangler.toml", "package.json", "tsconfig.json", "scripts/build-skills.ts"];
 
-function snapshotTree(root: string, into: string): void {
+function snapshotTree(root: string, into: string, extraFiles: Readonly<Record<string, string>>): void {
   for (const dir of SNAPSHOT_DIRS) cpSync(join(root, dir), join(into, dir), { recursive: true });
   mkdirSync(join(into, "scripts"), { recursive: true });
   for (const file of SNAPSHOT_FILES) copyFileSync(join(root, file), join(into, file));
   symlinkSync(join(root, "node_modules"), join(into, "node_modules"), "dir");
+  for (const [file, contents] of Object.entries(extraFiles)) {
+    const path = resolve(into, file);
+    // Added, never replaced: what wrangler serves is the Worker's own code plus what the caller adds around it.
+    if (!path.startsWith(`${into}/`) || existsSync(path)) throw new Error(`cannot add ${file} to the snapshot`);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, contents);
+  }
 }
 
 export function freePort(): Promise<number> {
@@ -70,16 +80,29 @@ export async function startWrangler(options: {
   vars: Record<string, string>;
   /** Durable Object and R2 state; kept across restarts when given (otherwise a fresh folder, deleted on stop). */
   persistDir?: string;
+  /** Files added to the snapshot: path relative to its root → contents. Files of the Worker cannot be replaced. */
+  extraFiles?: Readonly<Record<string, string>>;
+  /** The entry module to serve instead of wrangler.toml's `main` (a path in the snapshot, e.g. one of extraFiles). */
+  main?: string;
 }): Promise<WranglerDev> {
   const port = await freePort();
   const workDir = mkdtempSync(join(tmpdir(), "outpost-bench-"));
   const tree = join(workDir, "tree");
-  snapshotTree(options.root, tree);
+  snapshotTree(options.root, tree, options.extraFiles ?? {});
   const persistDir = options.persistDir ?? join(workDir, "state");
   const logFile = join(workDir, "wrangler.log");
   const log = openSync(logFile, "a");
   const bin = resolve(options.root, "node_modules/.bin");
-  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persistDir];
+  const args = [
+    "dev",
+    ...(options.main ? [options.main] : []),
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--persist-to",
+    persistDir,
+  ];
   for (const [name, value] of Object.entries(options.vars)) args.push("--var", `${name}:${value}`);
   args.push("--show-interactive-dev-session=false");
   const child: ChildProcess = spawn(join(bin, "wrangler"), args, {

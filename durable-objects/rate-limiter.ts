@@ -1,5 +1,6 @@
-// One Durable Object per API key: a token bucket for the tasks the key may create (OUTPOST_RATE_LIMIT_PER_MINUTE,
-// or the key's own rate_limit_per_minute). An object serializes its callers, so the count is exact across every
+// One Durable Object per API key (`key:<id>`) and per inbound hook (`hook:<id>`): a token bucket for the tasks it may
+// create (a key: OUTPOST_RATE_LIMIT_PER_MINUTE or its own rate_limit_per_minute; a hook: its rate_limit_per_minute
+// or DEFAULT_HOOK_RATE_LIMIT_PER_MINUTE). An object serializes its callers, so the count is exact across every
 // Worker instance, and the bucket is stored so an eviction does not hand out a fresh one.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../src/env.ts";

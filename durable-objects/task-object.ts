@@ -25,21 +25,37 @@ import {
   type HumanDecision,
   isTerminal,
   type PendingInput,
+  type ResumeOutcome,
   type RpcResult,
+  requestIdOf,
   type StartOutcome,
   type TaskInit,
   type TaskView,
+  type ToolCallLedger,
 } from "../src/tasks/task.ts";
-import { FORK_STATE_KEY, IDEMPOTENCY_KEY, PENDING_INPUT_KEY, TaskState } from "../src/tasks/task-state.ts";
+import {
+  FORK_STATE_KEY,
+  type ForkState,
+  IDEMPOTENCY_KEY,
+  PENDING_INPUT_KEY,
+  TaskState,
+} from "../src/tasks/task-state.ts";
 import { type TaskRecord, TaskStore } from "../src/tasks/task-store.ts";
-import { CallbackOutbox, type Delivery, retrySchedule, tenantSigningSecret } from "../src/webhooks/callbacks.ts";
-import { Workspace, type WorkspaceEntry, workspacePrefix } from "../src/workspace/workspace.ts";
+import type { ToolResult } from "../src/tools/tool.ts";
+import {
+  CallbackOutbox,
+  callbackPolicy,
+  type Delivery,
+  retrySchedule,
+  tenantSigningSecret,
+} from "../src/webhooks/callbacks.ts";
+import { Workspace, type WorkspaceEntry, WorkspaceFullError, workspacePrefix } from "../src/workspace/workspace.ts";
 
 /**
  * The storage schema. Raise it with every change to a table and add the step that brings older objects up to date:
  * objects keep their storage across deploys, and runs in flight resume on the new code.
  */
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 
 export type Subscription = { id: string; stream: ReadableStream<Uint8Array> } | { finished: true };
 
@@ -55,6 +71,8 @@ export class TaskObject extends DurableObject<Env> {
   private readonly journal: StepJournal;
   private readonly supervisor: RunSupervisor;
   private readonly callbacks: CallbackOutbox;
+  /** The deployment's secrets and credential shapes: nothing leaves this object without passing it. */
+  private readonly redactor: Redactor;
   /** False until a task is created: an object asked about an unknown id writes nothing, not even its schema. */
   private ready: boolean;
   /** Open SSE subscriptions by id, so the Worker can end one when its client disconnects. */
@@ -65,9 +83,10 @@ export class TaskObject extends DurableObject<Env> {
     this.sql = ctx.storage.sql;
     this.ready = hasSchema(this.sql);
     if (this.ready) migrate(this.sql);
-    this.store = new TaskStore(this.sql, () => retentionPolicyOrDefault(env.OUTPOST_RETENTION));
-    const taskId = () => this.requireTask().id;
     const redactor = Redactor.fromEnv(env);
+    this.redactor = redactor;
+    this.store = new TaskStore(this.sql, () => retentionPolicyOrDefault(env.OUTPOST_RETENTION), redactor);
+    const taskId = () => this.requireTask().id;
     this.events = new EventLog(
       this.sql,
       () => {
@@ -92,12 +111,15 @@ export class TaskObject extends DurableObject<Env> {
       events: this.events,
       state: this.state,
       task: () => this.task(),
-      policy: () => outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),
+      // The callbacks' own policy, never the tools' OUTPOST_ALLOW_PRIVATE_HOSTS, at every attempt.
+      policy: () => callbackPolicy(env),
+      redact: (value) => redactor.value(value),
       signingSecret: async (tenant) =>
         env.OUTPOST_WEBHOOK_SECRET ? tenantSigningSecret(env.OUTPOST_WEBHOOK_SECRET, tenant) : undefined,
       retrySeconds: () => retrySchedule(env.OUTPOST_CALLBACK_RETRY_SECONDS),
     });
     this.supervisor = new RunSupervisor({
+      redactor,
       callbacks: this.callbacks,
       store: this.store,
       events: this.events,
@@ -134,10 +156,21 @@ export class TaskObject extends DurableObject<Env> {
 
   /** Creates the task and starts its run. Idempotent: a second call returns the task as it is. */
   /**
-   * Creates the task, once: a repeat of the request that created it (the same idempotency key or webhook delivery,
-   * hence the same id) gets the original response back, and a different request under that id a mismatch.
+   * Creates the task, once, and starts its run: a repeat of the request that created it (the same idempotency key or
+   * webhook delivery, hence the same id) gets the original response back, and a different request under that id a
+   * mismatch.
    */
   async start(init: TaskInit): Promise<StartOutcome> {
+    const outcome = await this.create(init);
+    if (outcome.outcome === "created") this.supervisor.launch();
+    return outcome;
+  }
+
+  /**
+   * The durable half of start(): the task, its seeded files, its first event and its heartbeat alarm. The run is
+   * launched by start(), or, when the object is reset before that, by the heartbeat.
+   */
+  private async create(init: TaskInit): Promise<StartOutcome> {
     if (!this.ready) {
       // An id derived from a key or delivery whose task has expired cannot be given to a new task.
       if (hasTable(this.sql, "tombstone")) return { outcome: "expired" };
@@ -162,48 +195,62 @@ export class TaskObject extends DurableObject<Env> {
         )
       : [];
     // The task, its seeded files and its first event commit together, or not at all.
-    const created = this.supervisor.transaction(() => {
-      if (!this.store.create(init)) return false;
-      const task = this.requireTask();
-      this.workspace.seed(files);
-      if (init.fork) {
-        for (const [index, message] of init.fork.messages.entries()) this.conversation.record(index, message);
-        // The ledger of settled tool calls carries over: the fork replays these results instead of running the calls.
-        for (const [name, stored] of settled) this.journal.seedCompleted(name, stored);
-        this.state.put(FORK_STATE_KEY, {
-          task_id: init.fork.task_id,
-          checkpoint_id: init.fork.checkpoint_id,
-          turn: init.fork.turn,
-          // The fork point: a resumed fork replays its own steps on top of these messages, never past them.
-          message_count: init.fork.messages.length,
+    // The heartbeat comes first: from the commit on, the task is never without one (an alarm that finds no task,
+    // because the commit did not happen, does nothing).
+    await this.supervisor.armHeartbeat();
+    // Seed files that do not fit the workspace (the Worker checks them first) are refused as a value: an exception
+    // would reach the client as a 500.
+    let created: boolean;
+    try {
+      created = this.supervisor.transaction(() => {
+        if (!this.store.create(init)) return false;
+        const task = this.requireTask();
+        this.workspace.seed(files);
+        if (init.fork) {
+          for (const [index, message] of init.fork.messages.entries()) this.conversation.record(index, message);
+          // The ledger of settled tool calls carries over: the fork replays these results instead of running the calls.
+          for (const [name, stored] of settled) this.journal.seedCompleted(name, stored);
+          const origin: ForkState = {
+            task_id: init.fork.task_id,
+            checkpoint_id: init.fork.checkpoint_id,
+            turn: init.fork.turn,
+            // The fork point: a resumed fork replays its own steps on top of these messages, never past them.
+            message_count: init.fork.messages.length,
+            ...(init.fork.uncertain && Object.keys(init.fork.uncertain).length > 0
+              ? { uncertain: init.fork.uncertain }
+              : {}),
+          };
+          this.state.put(FORK_STATE_KEY, origin);
+        }
+        this.events.append("task_created", {
+          task_id: task.id,
+          agent: task.assigned_agent,
+          input: task.input,
+          metadata: task.metadata,
+          model: task.model,
+          parent_task_id: task.parent_task_id,
+          files: files.map(([path]) => path.slice(1)),
+          ...(init.trigger ? { trigger: init.trigger } : {}),
+          ...(init.fork
+            ? {
+                forked_from: { task_id: init.fork.task_id, checkpoint_id: init.fork.checkpoint_id },
+                settled_tool_calls: Object.keys(init.fork.settled),
+                uncertain_tool_calls: Object.keys(init.fork.uncertain ?? {}),
+              }
+            : {}),
         });
-      }
-      this.events.append("task_created", {
-        task_id: task.id,
-        agent: task.assigned_agent,
-        input: task.input,
-        metadata: task.metadata,
-        model: task.model,
-        parent_task_id: task.parent_task_id,
-        files: files.map(([path]) => path.slice(1)),
-        ...(init.trigger ? { trigger: init.trigger } : {}),
-        ...(init.fork
-          ? {
-              forked_from: { task_id: init.fork.task_id, checkpoint_id: init.fork.checkpoint_id },
-              settled_tool_calls: Object.keys(init.fork.settled),
-            }
-          : {}),
+        if (init.fingerprint !== undefined) {
+          this.state.put(IDEMPOTENCY_KEY, { fingerprint: init.fingerprint, response: this.view(this.requireTask()) });
+        }
+        return true;
       });
-      if (init.fingerprint !== undefined) {
-        this.state.put(IDEMPOTENCY_KEY, { fingerprint: init.fingerprint, response: this.view(this.requireTask()) });
-      }
-      return true;
-    });
+    } catch (error) {
+      if (error instanceof WorkspaceFullError) return { outcome: "workspace_full", message: error.message };
+      throw error;
+    }
     const task = this.requireTask();
     if (!created) return { outcome: "replayed", task: this.view(task) };
-    const accepted = this.view(task);
-    await this.supervisor.begin();
-    return { outcome: "created", task: accepted };
+    return { outcome: "created", task: this.view(task) };
   }
 
   async get(): Promise<TaskView | null> {
@@ -234,8 +281,12 @@ export class TaskObject extends DurableObject<Env> {
     return this.view(this.requireTask());
   }
 
+  /**
+   * The conversation as a client may see it: redacted, since tool results hold what tools read (the model's own
+   * context keeps them as they were).
+   */
   async messages(): Promise<StoredMessage[] | null> {
-    return this.task() ? this.conversation.list() : null;
+    return this.task() ? this.redactor.value(this.conversation.list()) : null;
   }
 
   /**
@@ -277,12 +328,17 @@ export class TaskObject extends DurableObject<Env> {
     return { ok: true, value: this.view(this.requireTask()) };
   }
 
-  /** A person's answer to what the task waits for (POST /v1/tasks/:id/resume). */
-  async resume(decision: Omit<HumanDecision, "decided_at">): Promise<RpcResult<TaskView>> {
+  /** A person's answer to the request named by its request_id (POST /v1/tasks/:id/resume). */
+  async resume(
+    decision: Omit<HumanDecision, "decided_at" | "request_id"> & { request_id: string },
+  ): Promise<RpcResult<ResumeOutcome>> {
     if (!this.task()) return { ok: false, error: { code: "task_not_found", message: "No such task." } };
-    const refused = await this.supervisor.resume(decision);
-    if (refused) return { ok: false, error: refused };
-    return { ok: true, value: this.view(this.requireTask()) };
+    const outcome = await this.supervisor.resume(decision);
+    if (!outcome.ok) return { ok: false, error: outcome.error };
+    return {
+      ok: true,
+      value: { task: this.view(this.requireTask()), decision: outcome.decision, replayed: outcome.replayed },
+    };
   }
 
   async artifacts(): Promise<ArtifactEntry[] | null> {
@@ -305,16 +361,40 @@ export class TaskObject extends DurableObject<Env> {
     return { kind: "r2", key: runPrefix(task.id) + path };
   }
 
-  /** The settled results of these tool calls (see StepJournal.settledToolCalls); null for an unknown task. */
-  async settledToolCalls(toolUseIds: string[]): Promise<Record<string, unknown> | null> {
-    if (!this.task()) return null;
+  /**
+   * What this task knows of these tool calls, for a fork of one of its checkpoints (ToolCallLedger); null for an
+   * unknown task. A call is settled when its step completed, or when its workspace changes and result committed
+   * before an eviction cut the step short. While the task runs, an unsettled call is in flight: it runs now or will
+   * (the heartbeat resumes it), and a fork must not run it too. Once the task has stopped, a call that started and
+   * never finished has an unknown outcome.
+   */
+  async toolCallLedger(toolUseIds: string[]): Promise<ToolCallLedger | null> {
+    const task = this.task();
+    if (!task) return null;
+    let journal: Awaited<ReturnType<StepJournal["settledToolCalls"]>>;
     try {
-      return await this.journal.settledToolCalls(toolUseIds);
+      journal = await this.journal.settledToolCalls(toolUseIds);
     } catch (error) {
       // A spilled result gone from R2 means the task is being deleted (retention): never guess it did not run.
       console.error("settled tool calls unreadable:", error instanceof Error ? error.message : error);
       return null;
     }
+    const settled: Record<string, unknown> = { ...journal.settled };
+    for (const id of toolUseIds) {
+      const committed = id in settled ? undefined : this.workspace.settled<ToolResult>(id);
+      if (committed) settled[id] = { content: committed.content, is_error: committed.is_error };
+    }
+    const running = task.status === "pending" || task.status === "running";
+    const inherited = this.state.get<ForkState>(FORK_STATE_KEY)?.uncertain ?? {};
+    const ledger: ToolCallLedger = { settled, in_flight: [], uncertain: {} };
+    for (const id of toolUseIds) {
+      if (id in settled) continue;
+      if (running) ledger.in_flight.push(id);
+      else if (journal.started.includes(id)) ledger.uncertain[id] = inherited[id] ?? task.id;
+      // Inherited as uncertain and not run here either (this task stopped before it, or waits for its approval).
+      else if (inherited[id]) ledger.uncertain[id] = inherited[id];
+    }
+    return ledger;
   }
 
   /** The journal of the task this object is about to hold (its id is not stored yet). */
@@ -329,6 +409,21 @@ export class TaskObject extends DurableObject<Env> {
 
   /** One checkpoint with its state (messages included); null if the task or the checkpoint is unknown. */
   async checkpoint(checkpointId: string): Promise<Checkpoint | null> {
+    if (!this.task()) return null;
+    // As a client reads it: the conversation redacted (a fork takes the state as it is, through forkPoint).
+    const checkpoint = this.checkpoints.get(checkpointId);
+    return (
+      checkpoint && {
+        ...checkpoint,
+        state: { ...checkpoint.state, messages: this.redactor.value(checkpoint.state.messages) },
+      }
+    );
+  }
+  /**
+   * A checkpoint as a fork continues from it: the conversation as the model had it, unredacted, since it goes from
+   * this object to the fork's and is shown to clients by neither without redaction. Null as for checkpoint().
+   */
+  async forkPoint(checkpointId: string): Promise<Checkpoint | null> {
     return this.task() ? this.checkpoints.get(checkpointId) : null;
   }
 
@@ -438,7 +533,10 @@ export class TaskObject extends DurableObject<Env> {
 
   private view(task: TaskRecord): TaskView {
     const { traceId: _t, rootSpanId: _s, bundleFlushed: _b, retentionExplicit: _r, tenant: _n, ...rest } = task;
-    const pending = rest.status === "input_required" ? (this.state.get<PendingInput>(PENDING_INPUT_KEY) ?? null) : null;
+    const stored = rest.status === "input_required" ? this.state.get<PendingInput>(PENDING_INPUT_KEY) : undefined;
+    // What the model asked for (a command, a tool's arguments) may hold a secret, like any text the runtime did not
+    // write; the input_requested event and callbacks show it redacted too.
+    const pending = stored ? this.redactor.value({ ...stored, request_id: requestIdOf(stored) }) : null;
     return { ...rest, pending_input: pending, last_event_seq: this.events.lastSeq() };
   }
 }
@@ -464,7 +562,8 @@ function migrate(sql: SqlStorage): void {
   Transcript.migrate(sql);
   // Version 2: the task's workspace. Version 3: task limits, tags and retention (TaskStore.migrate adds the
   // columns), checkpoints and pending model calls. Version 4: the task's tenant, webhook and trigger (columns), and
-  // callback deliveries.
+  // callback deliveries. Version 5: delivery attempts keep an error class and no longer any of the receiver's answer
+  // (CallbackOutbox.migrate drops the column that held it).
   Workspace.migrate(sql);
   CheckpointLog.migrate(sql);
   PendingCalls.migrate(sql);

@@ -59,6 +59,7 @@ const DEV_VARS: Record<string, string> = {
   GITHUB_WEBHOOK_SECRET: "dev-github-secret",
   // Callbacks to a receiver on this machine, over plain http.
   OUTPOST_HTTP_CALLBACK_HOSTS: "127.0.0.1,localhost",
+  OUTPOST_CALLBACK_ALLOW_PRIVATE_HOSTS: "127.0.0.1,localhost",
   OUTPOST_ALLOW_PRIVATE_HOSTS: "127.0.0.1,localhost",
 };
 for (const [name, value] of Object.entries(DEV_VARS)) {

@@ -29,6 +29,11 @@ export interface Env {
   OUTPOST_RATE_LIMIT_PER_MINUTE?: string;
   /** Secret: the root of every tenant's callback signing secret (Standard Webhooks). Callbacks need it. */
   OUTPOST_WEBHOOK_SECRET?: string;
+  /**
+   * Private, loopback or link-local hosts that callbacks may reach (same syntax as OUTPOST_ALLOW_PRIVATE_HOSTS, which
+   * callbacks never use). Empty: none (the default).
+   */
+  OUTPOST_CALLBACK_ALLOW_PRIVATE_HOSTS?: string;
   /** Hosts that callbacks may reach over plain http (comma-separated, or "*"); empty means https only. */
   OUTPOST_HTTP_CALLBACK_HOSTS?: string;
   /** Seconds between callback attempts, comma-separated (default 10,60,300,900,2400: 6 attempts in about an hour). */

@@ -149,12 +149,18 @@ export class InvalidToolError extends AgentError {
 /** An outbound URL that points at a private, loopback or link-local address, or uses another scheme than http(s). */
 export class BlockedUrlError extends AgentError {
   readonly url: string;
-  constructor(url: string, reason: string) {
+  /** Why, without the URL: callbacks word their own message (their policy has its own variable). */
+  readonly reason: string;
+  /** True when the host is private, loopback or link-local (an allow-list could admit it), not a bad URL. */
+  readonly privateHost: boolean;
+  constructor(url: string, reason: string, options: { privateHost?: boolean } = {}) {
     super(
       "url_not_allowed",
       `${url} is not allowed: ${reason}. Private, loopback and link-local hosts need OUTPOST_ALLOW_PRIVATE_HOSTS.`,
     );
     this.url = url;
+    this.reason = reason;
+    this.privateHost = options.privateHost ?? false;
   }
   override toJSON(): ErrorInfo {
     return { ...super.toJSON(), url: this.url };
@@ -226,14 +232,26 @@ export class CanceledError extends OutpostError {
   }
 }
 
-/** A problem with an HTTP request. `status` is the HTTP status; `field` names the offending input. */
+/**
+ * A problem with an HTTP request. `status` is the HTTP status; `field` names the offending input; `details` are
+ * further members of the error body that let a client act without another request (e.g. the input a task now
+ * waits for, with a 409 pending_input_changed).
+ */
 export class ApiError extends OutpostError {
   readonly status: 400 | 401 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 422 | 429 | 503;
   readonly field: string | undefined;
-  constructor(status: ApiError["status"], code: string, message: string, field?: string) {
+  readonly details: Readonly<Record<string, unknown>> | undefined;
+  constructor(
+    status: ApiError["status"],
+    code: string,
+    message: string,
+    field?: string,
+    details?: Record<string, unknown>,
+  ) {
     super(code, message);
     this.status = status;
     this.field = field;
+    this.details = details;
   }
 }
 

@@ -41,6 +41,7 @@ import {
   toErrorInfo,
   WorkflowError,
 } from "../src/errors.ts";
+import { Redactor } from "../src/events/redaction.ts";
 import { outboundPolicy } from "../src/net/outbound.ts";
 import { todoWrite } from "../src/tools/todo-write.ts";
 import { Toolbox } from "../src/tools/toolbox.ts";
@@ -320,6 +321,7 @@ describe("tool names (FR-002)", () => {
       secret: () => undefined,
       outbound: outboundPolicy(""),
       workspace: NO_WORKSPACE,
+      redactor: new Redactor([]),
     });
     expect(tools.definitions()).toEqual([
       { name: "TodoWrite", description: todoWrite.description, input_schema: todoWrite.inputSchema },

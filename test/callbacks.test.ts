@@ -133,15 +133,21 @@ describe("callbacks", () => {
       const task = await startTask(agent, `plan [${name}]`, {
         webhook: { url: `${receiver}/r/${name}`, ...(events ? { events } : {}) },
       });
-      expect((await waitForTask(task.id)).status).toBe("input_required");
+      const waiting = await waitForTask(task.id);
+      expect(waiting.status).toBe("input_required");
+      const request_id = (waiting.pending_input as { request_id: string }).request_id;
       if (!events) {
         const waiting = await deliveriesUntil(task.id, (l) => l[0]?.status === "delivered");
         expect(waiting[0]?.payload.data).toMatchObject({
           status: "input_required",
-          pending_input: expect.objectContaining({ kind: "approval", tool_name: "TodoWrite" }),
+          pending_input: expect.objectContaining({ kind: "approval", tool_name: "TodoWrite", request_id }),
         });
       }
-      await api(`/v1/tasks/${task.id}/resume`, { method: "POST", body: '{"action": "approve"}' });
+      const resumed = await api(`/v1/tasks/${task.id}/resume`, {
+        method: "POST",
+        body: JSON.stringify({ request_id, action: "approve" }),
+      });
+      expect(resumed.status).toBe(200);
       expect((await waitForTask(task.id)).status).toBe("completed");
       const list = await deliveriesUntil(
         task.id,

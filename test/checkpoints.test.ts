@@ -166,7 +166,40 @@ describe("forks", () => {
     expect(copy.messages[2]?.content).toEqual(original.messages[2]?.content);
   });
 
-  it("runs the pending tool calls first when its origin never finished them", async () => {
+  it("refuses 409 tool_call_in_flight while the origin runs the checkpoint's call, and inherits it once settled", async () => {
+    const agent = defineAgent({ bash: { enabled: true } });
+    const marker = uniqueMarker("fork-in-flight");
+    await script(marker, [
+      { content: [toolUse("Bash", { command: "sleep 1.5; echo ran" })], stop_reason: "tool_use" },
+      { content: [{ type: "text", text: "Finished." }] },
+    ]);
+    const task = await startTask(agent, `work ${marker}`);
+    await waitForEvent(task.id, (e) => e.event_type === "tool_call_started");
+    const at = (await checkpoints(task.id)).find((c) => c.position === "turn_1_model");
+    const body = JSON.stringify({ checkpoint_id: at?.checkpoint_id });
+    const messages = (await (await api(`/v1/tasks/${task.id}/messages`)).json()) as {
+      messages: { content: { type: string; id?: string }[] }[];
+    };
+    const callId = messages.messages[1]?.content.find((b) => b.type === "tool_use")?.id;
+    await expectError(
+      await api(`/v1/tasks/${task.id}/fork`, { method: "POST", body }),
+      409,
+      "tool_call_in_flight",
+      "checkpoint_id",
+      { tool_use_ids: [callId] },
+    );
+    expect((await waitForTask(task.id)).status).toBe("completed");
+    const forked = (await (await fork(task.id, { checkpoint_id: at?.checkpoint_id })).json()) as TaskBody;
+    expect((await waitForTask(forked.id)).status).toBe("completed");
+    const log = await events(forked.id);
+    expect(ofType(log, "task_created")[0]?.payload).toMatchObject({
+      settled_tool_calls: [callId],
+      uncertain_tool_calls: [],
+    });
+    expect(ofType(log, "tool_call_started")).toHaveLength(0);
+  });
+
+  it("asks a person before running again a call its origin was cut short in, and runs it once approved", async () => {
     const agent = defineAgent({ bash: { enabled: true }, fileSystem: { read: true, write: true } });
     const marker = uniqueMarker("fork-unsettled");
     await script(marker, [
@@ -178,15 +211,38 @@ describe("forks", () => {
     expect((await api(`/v1/tasks/${task.id}/cancel`, { method: "POST" })).status).toBe(200);
     expect((await waitForTask(task.id)).status).toBe("canceled");
     const at = (await checkpoints(task.id)).find((c) => c.position === "turn_1_model");
-    const forked = (await (await fork(task.id, { checkpoint_id: at?.checkpoint_id })).json()) as TaskBody;
-    const done = await waitForTask(forked.id, 30);
-    expect(done.status).toBe("completed");
-    const types = (await events(forked.id))
-      .map((e) => e.event_type)
-      .filter((t) => t.startsWith("tool_") || t === "llm_request_sent");
+
+    // The agent asks for no approvals; the unknown outcome does.
+    const approved = (await (await fork(task.id, { checkpoint_id: at?.checkpoint_id })).json()) as TaskBody;
+    const waiting = await waitForTask(approved.id);
+    expect(waiting.status).toBe("input_required");
+    expect(waiting.pending_input).toMatchObject({
+      kind: "approval",
+      tool_name: "Bash",
+      reason: expect.stringContaining("may or may not have taken effect"),
+    });
+    const request_id = (waiting.pending_input as { request_id: string }).request_id;
+    const decision = JSON.stringify({ request_id, action: "approve" });
+    expect((await api(`/v1/tasks/${approved.id}/resume`, { method: "POST", body: decision })).status).toBe(200);
+    expect((await waitForTask(approved.id, 30)).status).toBe("completed");
+    const log = await events(approved.id);
+    expect(ofType(log, "task_created")[0]?.payload.uncertain_tool_calls).toEqual([request_id]);
+    const types = log.map((e) => e.event_type).filter((t) => t.startsWith("tool_") || t === "llm_request_sent");
     expect(types).toEqual(["tool_call_started", "tool_call_completed", "llm_request_sent"]);
-    expect(await (await api(`/v1/tasks/${forked.id}/workspace/ran.txt`)).text()).toBe("ran\n");
-  });
+    expect(await (await api(`/v1/tasks/${approved.id}/workspace/ran.txt`)).text()).toBe("ran\n");
+
+    // Rejected: the call does not run, and the model learns that it may have taken effect in the origin.
+    const rejected = (await (await fork(task.id, { checkpoint_id: at?.checkpoint_id })).json()) as TaskBody;
+    expect((await waitForTask(rejected.id)).status).toBe("input_required");
+    const no = JSON.stringify({ request_id, action: "reject" });
+    expect((await api(`/v1/tasks/${rejected.id}/resume`, { method: "POST", body: no })).status).toBe(200);
+    expect((await waitForTask(rejected.id, 30)).status).toBe("completed");
+    expect(ofType(await events(rejected.id), "tool_call_started")).toHaveLength(0);
+    const request = (await (
+      await api(`/v1/tasks/${rejected.id}/artifacts/artifacts/llm/decision_loop_turn_2_attempt_1_request.txt`)
+    ).json()) as { messages: { content: unknown }[] };
+    expect(JSON.stringify(request.messages.at(-1)?.content)).toContain("may or may not have taken effect there");
+  }, 60_000);
 
   it("appends state_updates.messages and can hand the conversation to another agent", async () => {
     const { task, list } = await plannerRun("fork-update");
@@ -281,10 +337,11 @@ describe("forks", () => {
     const start = (await checkpoints(origin.id)).find((c) => c.position === "start");
     const forked = (await (await fork(origin.id, { checkpoint_id: start?.checkpoint_id })).json()) as TaskBody;
     // The fork's own first turn asks for approval; the resume relaunches the fork from its fork point.
-    expect((await waitForTask(forked.id)).status).toBe("input_required");
-    expect((await api(`/v1/tasks/${forked.id}/resume`, { method: "POST", body: '{"action": "approve"}' })).status).toBe(
-      200,
-    );
+    const waiting = await waitForTask(forked.id);
+    expect(waiting.status).toBe("input_required");
+    const request_id = (waiting.pending_input as { request_id: string }).request_id;
+    const body = JSON.stringify({ request_id, action: "approve" });
+    expect((await api(`/v1/tasks/${forked.id}/resume`, { method: "POST", body })).status).toBe(200);
     expect((await waitForTask(forked.id)).status).toBe("completed");
     const log = await events(forked.id);
     expect(ofType(log, "todo_list_updated")).toHaveLength(1);

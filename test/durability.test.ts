@@ -1,8 +1,9 @@
 // Durability: a task's object can be evicted at any moment. These tests evict it in the middle of a multi-turn,
 // tool-using run and prove the run resumes from its journal: same transcript, no step run twice, gapless log.
 
-import { abortAllDurableObjects, evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
+import { abortAllDurableObjects, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { StartOutcome, TaskInit } from "../src/tasks/task.ts";
 import {
   api,
   defineAgent,
@@ -165,6 +166,50 @@ describe("a run survives eviction of its Durable Object", () => {
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(events.filter((e) => e.event_type === "todo_list_updated")).toHaveLength(2);
     expect(events.filter((e) => e.event_type === "run_finished")).toHaveLength(1);
+  });
+
+  it("a task whose object is reset between its creation and its first launch is launched by its heartbeat", async () => {
+    const marker = uniqueMarker("strand");
+    await script(marker, [{ content: [{ type: "text", text: "Launched after all." }] }]);
+    const id = crypto.randomUUID();
+    const stub = stubFor(id);
+    const init: TaskInit = {
+      id,
+      tenant: "default",
+      agent: "assistant",
+      input: `hello ${marker}`,
+      metadata: {},
+      model: "claude-sonnet-5-5",
+      retentionDays: 30,
+      retentionExplicit: false,
+      tags: [],
+      parentTaskId: null,
+    };
+    // The durable half of a creation alone (start() launches the run right after it), then a reset: the state an
+    // eviction or a deploy leaves when it comes between the two.
+    await runInDurableObject(stub, async (instance) => {
+      const created = await (instance as unknown as { create(i: TaskInit): Promise<StartOutcome> }).create(init);
+      expect(created.outcome).toBe("created");
+    });
+    await evictDurableObject(stub);
+    // Read storage directly: an API read would launch the run itself, and no webhook-driven client ever reads.
+    const stored = () =>
+      runInDurableObject(stub, async (_instance, state) => ({
+        status: state.storage.sql.exec<{ status: string }>("SELECT status FROM task").one().status,
+        alarm: await state.storage.getAlarm(),
+      }));
+    const before = await stored();
+    expect(before.status).toBe("pending");
+    expect(before.alarm).toEqual(expect.any(Number));
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    let status = before.status;
+    for (let i = 0; i < 100 && status === "pending"; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      status = (await stored()).status;
+    }
+    expect(status).not.toBe("pending");
+    const done = await waitForTask(id);
+    expect(done).toMatchObject({ status: "completed", result: "Launched after all." });
   });
 
   it("an alarm for a finished task changes nothing", async () => {

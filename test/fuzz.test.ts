@@ -4,8 +4,9 @@
 // No task is created, a finished task and a waiting one read back exactly as before, and an unknown id's object
 // stays empty.
 import { runInDurableObject } from "cloudflare:test";
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import fc, { type Arbitrary } from "fast-check";
+import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { registry } from "../src/agents/catalog.ts";
@@ -164,7 +165,33 @@ function headerValue(headers: readonly Header[], name: string): string | undefin
 
 type BodyOutcome = { error: Expected } | { value: unknown };
 
-/** A JSON body's fate: 415 unless JSON, 413 over 256 KiB, 400 invalid_json, 400 validation_failed, or its value. */
+/** Deepest nesting of arrays and objects in a JSON body, the body itself being level 1 (README, API limits). */
+const MAX_JSON_DEPTH = 32;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * The path of the first value (in document order) that any JSON body is refused for before its schema is read, or
+ * null: an array or object past level 32, a string or key with a lone surrogate, a "__proto__" key. Recursion
+ * stops at level 33, so a deep body cannot overflow the test's stack.
+ */
+function refusedField(value: unknown, path: readonly string[] = [], level = 1): string | null {
+  const field = () => (path.length === 0 ? "(body)" : path.join("."));
+  if (typeof value === "string") return LONE_SURROGATE.test(value) ? field() : null;
+  if (typeof value !== "object" || value === null) return null;
+  if (level > MAX_JSON_DEPTH) return field();
+  const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
+  for (const [key, child] of entries) {
+    if (LONE_SURROGATE.test(key) || key === "__proto__") return [...path, key].join(".");
+    const found = refusedField(child, [...path, key], level + 1);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+/**
+ * A JSON body's fate: 415 unless JSON, 413 over 256 KiB, 400 invalid_json, 400 validation_failed (naming the field
+ * for what every body is refused for, see refusedField), or its value.
+ */
 function jsonOutcome(headers: readonly Header[], body: Uint8Array | undefined, schema: z.ZodType): BodyOutcome {
   const type = headerValue(headers, "content-type") ?? "";
   if (!/^application\/json\b/i.test(type)) {
@@ -181,6 +208,8 @@ function jsonOutcome(headers: readonly Header[], body: Uint8Array | undefined, s
   } catch {
     return { error: { status: [400], codes: ["invalid_json"] } };
   }
+  const refused = refusedField(value);
+  if (refused !== null) return { error: VALIDATION_FAILED(refused) };
   return schema.safeParse(value).success ? { value } : { error: { status: [400], codes: ["validation_failed"] } };
 }
 
@@ -343,6 +372,7 @@ const KNOWN_KEYS = [
   "test-beta-key",
   "test-beta-admin",
   "test-limited-key",
+  "test-run-key",
 ];
 
 /** Whether a header would pass as some configured key (the generator of bad ones must never produce one). */
@@ -744,6 +774,149 @@ const cursorHeaderText = fc.oneof(
 );
 
 const WRONG_METHODS = ["PUT", "PATCH", "DELETE", "OPTIONS", "PROPFIND", "patch", "MKCOL"];
+
+// ---- Bodies refused whatever the route: too deep, lone surrogates, "__proto__" keys, seed files past the limit ----
+
+type Key = string | number;
+
+/** Sets an own property, "__proto__" included (an assignment to "__proto__" would set the prototype instead). */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** A copy of `body` with `value` at `path`, making the objects and arrays on the way (a number is an index). */
+function placed(body: unknown, path: readonly Key[], value: unknown): unknown {
+  const [key, ...rest] = path;
+  if (key === undefined) return value;
+  if (typeof key === "number") {
+    const list: unknown[] = Array.isArray(body) ? [...body] : [];
+    while (list.length < key) list.push(0);
+    list[key] = placed(list[key], rest, value);
+    return list;
+  }
+  const object: Record<string, unknown> =
+    typeof body === "object" && body !== null && !Array.isArray(body) ? { ...body } : {};
+  setOwn(object, key, placed(object[key], rest, value));
+  return object;
+}
+
+/** The value at `path`, or undefined. */
+function valueAt(body: unknown, path: readonly Key[]): unknown {
+  let at: unknown = body;
+  for (const key of path) at = typeof at === "object" && at !== null ? (at as Record<Key, unknown>)[key] : undefined;
+  return at;
+}
+
+/** A body that is fine as it is, and the places in it where a defect goes. */
+interface Target {
+  base: unknown;
+  slots: Key[][];
+}
+
+/** One level of a deeply nested value: an object's only key, or an array's last index (after clean items). */
+type DeepStep = { key: string } | { index: number };
+
+/** What is wrong with a body, put at one place in it. */
+type Defect =
+  | { kind: "deep"; steps: DeepStep[]; tail: number }
+  | { kind: "surrogate"; text: string }
+  | { kind: "surrogate_key"; key: string; value: unknown }
+  | { kind: "proto"; value: unknown; before: boolean };
+
+const DEEP_PLACEHOLDER = "\u0001deep\u0001";
+
+/** JSON text of the nested value, built without recursion: `steps` levels, then `tail` levels of arrays. */
+function deepText(steps: readonly DeepStep[], tail: number): string {
+  const open: string[] = [];
+  const close: string[] = [];
+  for (const step of steps) {
+    open.push("key" in step ? `{${JSON.stringify(step.key)}:` : `[${"0,".repeat(step.index)}`);
+    close.push("key" in step ? "}" : "]");
+  }
+  return `${open.join("")}${"[".repeat(tail)}1${"]".repeat(tail)}${close.reverse().join("")}`;
+}
+
+/**
+ * `base` with the defect at `slot`, as JSON bytes, and the field the API must name: the path of the value (deep:
+ * of the first array or object past level 32; a key defect: of the key, added to the object at `slot`).
+ */
+function withDefect(base: unknown, slot: readonly Key[], defect: Defect): { body: Uint8Array; field: string } {
+  const name = (path: readonly Key[]) => (path.length === 0 ? "(body)" : path.join("."));
+  switch (defect.kind) {
+    case "deep": {
+      // The value at the slot is at level slot.length + 1; the level-33 one is reached through 32 - slot.length steps.
+      const inner = defect.steps.slice(0, MAX_JSON_DEPTH - slot.length).map((s) => ("key" in s ? s.key : s.index));
+      const text = JSON.stringify(placed(base, slot, DEEP_PLACEHOLDER)).replace(JSON.stringify(DEEP_PLACEHOLDER), () =>
+        deepText(defect.steps, defect.tail),
+      );
+      return { body: utf8.encode(text), field: name([...slot, ...inner]) };
+    }
+    case "surrogate":
+      return { body: utf8.encode(JSON.stringify(placed(base, slot, defect.text))), field: name(slot) };
+    case "surrogate_key":
+    case "proto": {
+      const key = defect.kind === "proto" ? "__proto__" : defect.key;
+      const existing = valueAt(base, slot);
+      const object: Record<string, unknown> =
+        typeof existing === "object" && existing !== null && !Array.isArray(existing) ? { ...existing } : {};
+      if (defect.kind === "proto" && defect.before) setOwn(object, "note", "kept");
+      setOwn(object, key, defect.value);
+      return { body: utf8.encode(JSON.stringify(placed(base, slot, object))), field: name([...slot, key]) };
+    }
+  }
+}
+
+const cleanText = fc.string({ maxLength: 8 });
+const cleanValue = fc.oneof(
+  cleanText,
+  fc.integer(),
+  fc.constant(null),
+  fc.dictionary(cleanText, cleanText, { maxKeys: 2 }),
+);
+const deepStep: Arbitrary<DeepStep> = fc.oneof(
+  fc.string({ maxLength: 5 }).map((key) => ({ key })),
+  fc.nat({ max: 3 }).map((index) => ({ index })),
+);
+/** A text with one half of a surrogate pair, alone, anywhere in it. */
+const surrogateText = fc
+  .tuple(cleanText, lonelySurrogate, cleanText)
+  .map(([before, half, after]) => `${before}${half}${after}`);
+const defect: Arbitrary<Defect> = fc.oneof(
+  fc.record({
+    kind: fc.constant("deep" as const),
+    // At least 33 levels below any slot; sometimes thousands more, as a stack-overflow attempt would send.
+    steps: fc.array(deepStep, { minLength: 33, maxLength: 60 }),
+    tail: fc.oneof({ weight: 4, arbitrary: fc.nat({ max: 200 }) }, { weight: 1, arbitrary: fc.constant(60_000) }),
+  }),
+  fc.record({ kind: fc.constant("surrogate" as const), text: surrogateText }),
+  fc.record({ kind: fc.constant("surrogate_key" as const), key: surrogateText, value: cleanValue }),
+  fc.record({ kind: fc.constant("proto" as const), value: cleanValue, before: fc.boolean() }),
+);
+
+/**
+ * Seed files whose folders take the workspace past its 10,000 files and folders (MAX_WORKSPACE_ENTRIES): each file
+ * has its own top folder and `depth` folders in all, so file k (from 1) brings the count to k × (depth + 1); the
+ * field names the first file past the limit.
+ */
+const overflowingFiles = fc
+  .record({
+    count: fc.integer({ min: 400, max: 500 }),
+    depth: fc.integer({ min: 25, max: 40 }),
+    salt: fc.nat({ max: 96 }),
+    prefix: fc.constantFrom("", "/workspace/"),
+  })
+  .map(({ count, depth, salt, prefix }) => {
+    const files: Record<string, string> = {};
+    const names: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const folders = Array.from({ length: depth - 1 }, (_, j) => `s${(i * 31 + j * 7 + salt) % 97}`);
+      const name = `${prefix}t${i}/${folders.join("/")}/f.txt`;
+      files[name] = "x";
+      names.push(name);
+    }
+    const first = names[Math.floor(10_000 / (depth + 1))] ?? "";
+    return { files, field: `files.${first}` };
+  });
 
 // ---- The tasks under test ---------------------------------------------------------------------------------------
 
@@ -1481,5 +1654,122 @@ describe("fuzzing the API with malformed requests", () => {
     await fuzz(cases, 600);
     expect(await tablesOf(GHOST)).toEqual([]);
     await expectUnchanged(finished);
+  }, 60_000);
+
+  it("refuses bodies nested too deep, with lone surrogates or __proto__ keys, or seed files past the workspace's entries, naming the field and changing nothing", async () => {
+    // A few keys and delivery ids, each used many times: a task created under any of them would be found at the end.
+    const idempotencyKeys = Array.from({ length: 6 }, () => `fuzz-guard-${crypto.randomUUID()}`);
+    const deliveries = Array.from({ length: 4 }, () => `msg_${crypto.randomUUID()}`);
+    const admin: Header[] = [["authorization", `Bearer ${API_KEY}`]];
+    const json: Header[] = [["content-type", "application/json"]];
+    const firstCheckpoint = finished.checkpointIds[0] ?? crypto.randomUUID();
+    const create: Target = {
+      base: { input: "Never run: fuzz", metadata: { suite: "fuzz" } },
+      slots: [
+        [],
+        ["input"],
+        ["metadata"],
+        ["metadata", "m"],
+        ["files"],
+        ["files", "src/a.ts"],
+        ["tags", 0],
+        ["webhook"],
+      ],
+    };
+    create.slots.push(["webhook", "url"], ["webhook", "events", 1], ["unknown"], ["max_turns"]);
+    const resume: Target = {
+      base: { request_id: "r", action: "modify", tool_input: { todos: [{ content: "x", status: "pending" }] } },
+      slots: [[], ["tool_input"], ["tool_input", "path"], ["tool_input", "todos", 0, "content"], ["message"]],
+    };
+    resume.slots.push(["state_updates", "metadata"], ["state_updates", "messages", 0, "content"], ["request_id"]);
+    const fork: Target = {
+      base: { checkpoint_id: firstCheckpoint, state_updates: { messages: [{ role: "user", content: "Go on." }] } },
+      slots: [[], ["checkpoint_id"], ["state_updates"], ["state_updates", "metadata"], ["state_updates", "messages"]],
+    };
+    fork.slots.push(["state_updates", "messages", 0, "content", 0, "text"], ["state_updates", "current_agent"]);
+    const hook: Target = {
+      base: { ticket: { title: "Refund", tags: ["a"] } },
+      slots: [[], ["ticket"], ["ticket", "title"], ["ticket", "tags", 1], ["commits", 0, "message"]],
+    };
+    const signer = new Webhook((env as unknown as Record<string, string>).TEST_STANDARD_HOOK_SECRET as string);
+    const defective = (target: Target) =>
+      fc.tuple(fc.constantFrom(...target.slots), defect).map(([slot, d]) => withDefect(target.base, slot, d));
+    const refused = (field: string): Expected => ({ status: [400], codes: ["validation_failed"], field });
+    const cases: Arbitrary<Case> = fc.oneof(
+      {
+        weight: 3,
+        arbitrary: fc
+          .tuple(
+            fc.constantFrom("assistant", "coder", reviewed),
+            defective(create),
+            fc.constantFrom(...idempotencyKeys),
+          )
+          .map(([agent, { body, field }, key]) => ({
+            probe: {
+              method: "POST",
+              path: `/v1/agents/${agent}/tasks`,
+              headers: [...admin, ...json, ["idempotency-key", key] as Header],
+              body,
+            },
+            expected: refused(field),
+          })),
+      },
+      {
+        weight: 1,
+        arbitrary: fc.tuple(overflowingFiles, fc.constantFrom(...idempotencyKeys)).map(([{ files, field }, key]) => ({
+          probe: {
+            method: "POST",
+            path: "/v1/agents/coder/tasks",
+            headers: [...admin, ...json, ["idempotency-key", key] as Header],
+            body: utf8.encode(JSON.stringify({ input: "Never run: fuzz", files })),
+          },
+          expected: { status: [400], codes: ["workspace_full"], field },
+        })),
+      },
+      {
+        weight: 3,
+        arbitrary: fc.tuple(fc.constantFrom(finished, waiting), defective(resume)).map(([task, { body, field }]) => ({
+          probe: { method: "POST", path: `/v1/tasks/${task.id}/resume`, headers: [...admin, ...json], body },
+          expected: refused(field),
+        })),
+      },
+      {
+        weight: 2,
+        arbitrary: defective(fork).map(({ body, field }) => ({
+          probe: { method: "POST", path: `/v1/tasks/${finished.id}/fork`, headers: [...admin, ...json], body },
+          expected: refused(field),
+        })),
+      },
+      {
+        weight: 1,
+        arbitrary: fc.tuple(defective(hook), fc.constantFrom(...deliveries)).map(([{ body, field }, delivery]) => {
+          const signature = signer.sign(delivery, new Date(), new TextDecoder().decode(body));
+          const headers: Header[] = [
+            ...json,
+            ["webhook-id", delivery],
+            ["webhook-timestamp", String(Math.floor(Date.now() / 1000))],
+            ["webhook-signature", signature],
+          ];
+          return {
+            probe: { method: "POST", path: `/v1/hooks/${STANDARD_HOOK}`, headers, body },
+            expected: refused(field),
+          };
+        }),
+      },
+    );
+    await fuzz(cases, 250);
+    await expectUnchanged(finished);
+    await expectUnchanged(waiting);
+    // Had any of them created a task, its Idempotency-Key or delivery id would now name it.
+    for (const [name, id] of [
+      ...idempotencyKeys.map(
+        (key) => [`Idempotency-Key ${key}`, derivedTaskId("idempotency", "default", key)] as const,
+      ),
+      ...deliveries.map((d) => [`delivery ${d}`, derivedTaskId("hook", "default", STANDARD_HOOK, d)] as const),
+    ]) {
+      const res = await api(`/v1/tasks/${await id}`);
+      expect(res.status, name).toBe(404);
+      await res.body?.cancel();
+    }
   }, 60_000);
 });

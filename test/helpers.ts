@@ -153,17 +153,26 @@ export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-
 export const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export interface ErrorBody {
-  error: { code: string; message: string; request_id: string; field?: string };
+  error: { code: string; message: string; request_id: string; field?: string; [detail: string]: unknown };
 }
 
-/** Asserts the JSON error shape exactly: status, code, field (or its absence), and request_id = x-request-id. */
-export async function expectError(res: Response, status: number, code: string, field?: string): Promise<ErrorBody> {
+/**
+ * Asserts the JSON error shape exactly: status, code, field (or its absence), request_id = x-request-id, and the
+ * error's further members (`details`, matchers allowed) or their absence.
+ */
+export async function expectError(
+  res: Response,
+  status: number,
+  code: string,
+  field?: string,
+  details: Record<string, unknown> = {},
+): Promise<ErrorBody> {
   expect(res.status).toBe(status);
   expect(res.headers.get("content-type")).toBe("application/json");
   const requestId = res.headers.get("x-request-id");
   expect(requestId).toMatch(UUID_V4);
   const body = (await res.json()) as ErrorBody;
-  const expected: ErrorBody["error"] = { code, message: expect.any(String), request_id: requestId ?? "" };
+  const expected: ErrorBody["error"] = { ...details, code, message: expect.any(String), request_id: requestId ?? "" };
   if (field !== undefined) expected.field = field;
   expect(body).toStrictEqual({ error: expected });
   return body;

@@ -1,14 +1,27 @@
 // Inbound webhooks: POST /v1/hooks/:hook_id, signed with Standard Webhooks or GitHub's X-Hub-Signature-256 (signed
 // here with the reference libraries), starts a run of the agent that declares the hook, once per delivery id.
 
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { sign as githubSign } from "@octokit/webhooks-methods";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
+import type { TaskObject } from "../durable-objects/task-object.ts";
 import { Agent } from "../src/agents/agent.ts";
 import { ConfigError } from "../src/errors.ts";
-import { derivedTaskId } from "../src/tasks/task-ids.ts";
-import { api, defineAgent, expectError, script, type TaskBody, toolUse, waitForTask } from "./helpers.ts";
+import { derivedTaskId, taskStubFor } from "../src/tasks/task-ids.ts";
+import {
+  api,
+  defineAgent,
+  emulatorRequests,
+  errorOf,
+  expectError,
+  script,
+  stubFor,
+  type TaskBody,
+  toolUse,
+  waitForTask,
+} from "./helpers.ts";
 
 // Worker secrets the test deployment sets (vitest.config.ts); hooks name them.
 const secrets = env as unknown as Record<string, string>;
@@ -176,6 +189,179 @@ describe("GitHub hooks", () => {
   });
 });
 
+describe("GitHub replays, events and rate limits", () => {
+  async function githubHeaders(body: string, event: string | null, delivery = crypto.randomUUID()) {
+    return {
+      "content-type": "application/json",
+      ...(event === null ? {} : { "x-github-event": event }),
+      "x-github-delivery": delivery,
+      "x-hub-signature-256": await githubSign(GITHUB_SECRET, body),
+    };
+  }
+
+  it("answers a replay of a signed body under a new delivery id with the original task, and starts nothing", async () => {
+    const marker = `[hook-replay-${crypto.randomUUID()}]`;
+    await script(marker, [{ content: [{ type: "text", text: "Once." }] }]);
+    const hookId = hookAgent({
+      scheme: "github",
+      secret: "TEST_GITHUB_HOOK_SECRET",
+      events: ["push", "issues"],
+      input: "{{payload.note}}",
+    });
+    const body = JSON.stringify({ note: `push ${marker}` });
+    const delivery = crypto.randomUUID();
+    const first = await deliver(hookId, body, await githubHeaders(body, "push", delivery));
+    expect(first.status).toBe(202);
+    const original = (await first.json()) as Receipt;
+    expect((await waitForTask(original.task_id)).status).toBe("completed");
+
+    // GitHub's redeliver (same id, same body), a replay under a new id, and one that also names another event.
+    for (const [id, event] of [
+      [delivery, "push"],
+      [crypto.randomUUID(), "push"],
+      [crypto.randomUUID(), "issues"],
+    ] as const) {
+      const again = await deliver(hookId, body, await githubHeaders(body, event, id));
+      expect(again.status).toBe(200);
+      expect(await again.json()).toEqual({
+        hook_id: hookId,
+        delivery_id: id,
+        task_id: original.task_id,
+        status: "completed",
+        duplicate: true,
+      });
+    }
+    // The task is still the first delivery's, and its run happened once.
+    const task = await waitForTask(original.task_id);
+    expect((task as TaskBody & { trigger: unknown }).trigger).toEqual({
+      hook_id: hookId,
+      delivery_id: delivery,
+      event: "push",
+    });
+    expect(await emulatorRequests(original.task_id)).toHaveLength(1);
+
+    // A different delivery is a different body: its own task.
+    const other = JSON.stringify({ note: `second push ${marker}` });
+    const second = await deliver(hookId, other, await githubHeaders(other, "push"));
+    expect(second.status).toBe(202);
+    expect(((await second.json()) as Receipt).task_id).not.toBe(original.task_id);
+  });
+
+  it("answers GitHub's redelivery of a task named by its delivery id (before bodies named tasks) with that task", async () => {
+    const hookId = hookAgent({ scheme: "github", secret: "TEST_GITHUB_HOOK_SECRET", input: "{{payload.note}}" });
+    const body = JSON.stringify({ note: `older ${crypto.randomUUID()}` });
+    const delivery = crypto.randomUUID();
+    // The task as the previous version created it: its object named by the delivery id.
+    const id = await derivedTaskId("hook", "default", hookId, delivery);
+    const started = await taskStubFor(env, "default", id).start({
+      id,
+      tenant: "default",
+      trigger: { hook_id: hookId, delivery_id: delivery, event: "push" },
+      agent: "assistant",
+      input: "older delivery",
+      metadata: {},
+      model: "claude-sonnet-5-5",
+      retentionDays: 7,
+      retentionExplicit: false,
+      tags: [],
+      parentTaskId: null,
+    });
+    expect(started.outcome).toBe("created");
+    const again = await deliver(hookId, body, await githubHeaders(body, "push", delivery));
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ delivery_id: delivery, task_id: id, duplicate: true });
+  });
+
+  it("answers a replay of an expired delivery's body with 410 task_expired, and spends no token on it", async () => {
+    const marker = `[hook-expired-${crypto.randomUUID()}]`;
+    await script(marker, [{ content: [{ type: "text", text: "ok" }] }]);
+    const hookId = hookAgent({
+      scheme: "github",
+      secret: "TEST_GITHUB_HOOK_SECRET",
+      input: "{{payload.note}}",
+      rate_limit_per_minute: 1,
+    });
+    const body = JSON.stringify({ note: `expiring ${marker}` });
+    const first = await deliver(hookId, body, await githubHeaders(body, "push"));
+    expect(first.status).toBe(202);
+    const { task_id } = (await first.json()) as Receipt;
+    const done = await waitForTask(task_id);
+    expect(done.status).toBe("completed");
+    // Retention runs out: the task's object keeps only its tombstone. Once the bundle is uploaded, the object's alarm
+    // waits for the expiry; the completion is moved into the past and the alarm fired, as in retention.test.ts.
+    const expiresAt = Date.parse(String(done.expires_at));
+    const alarm = () => runInDurableObject(stubFor(task_id), (_i, state) => state.storage.getAlarm());
+    for (let i = 0; i < 50 && (await alarm()) !== expiresAt; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await alarm()).toBe(expiresAt);
+    await runInDurableObject(stubFor(task_id), async (instance: TaskObject, state) => {
+      state.storage.sql.exec("UPDATE task SET completed_at = ?", new Date(Date.now() - 8 * 86_400_000).toISOString());
+      (instance as unknown as { store: { invalidate(): void } }).store.invalidate();
+    });
+    expect(await runDurableObjectAlarm(stubFor(task_id))).toBe(true);
+    await expectError(await api(`/v1/tasks/${task_id}`), 410, "task_expired", "id");
+
+    // The hook's one token is spent; the replay is refused for being expired, not for the limit.
+    const replay = await deliver(hookId, body, await githubHeaders(body, "push"));
+    await expectError(replay, 410, "task_expired");
+  });
+
+  it("ignores a delivery without X-GitHub-Event when the hook runs only on the events it lists", async () => {
+    const filtered = hookAgent({
+      scheme: "github",
+      secret: "TEST_GITHUB_HOOK_SECRET",
+      events: ["push"],
+      input: "{{payload.note}}",
+    });
+    const body = JSON.stringify({ note: `no event ${crypto.randomUUID()}` });
+    const res = await deliver(filtered, body, await githubHeaders(body, null));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      hook_id: filtered,
+      status: "ignored",
+      reason: "the delivery names no event (X-GitHub-Event), and the hook runs only on the events it lists",
+    });
+    // Nothing started: the same body with its event starts the first run of it.
+    const started = await deliver(filtered, body, await githubHeaders(body, "push"));
+    expect(started.status).toBe(202);
+    expect(((await started.json()) as Receipt).duplicate).toBe(false);
+  });
+
+  it("answers 429 rate_limited with Retry-After past a hook's own per-minute limit, after the signature and the replay checks", async () => {
+    const marker = `[hook-rate-${crypto.randomUUID()}]`;
+    await script(marker, [{ content: [{ type: "text", text: "ok" }] }]);
+    const hookId = hookAgent({
+      scheme: "github",
+      secret: "TEST_GITHUB_HOOK_SECRET",
+      input: "{{payload.note}}",
+      rate_limit_per_minute: 2,
+    });
+    const bodies = [1, 2, 3].map((n) => JSON.stringify({ note: `delivery ${n} ${marker}` }));
+    const [one, two, three] = bodies as [string, string, string];
+    // An unsigned or forged flood is refused before the bucket: it takes none of the hook's tokens.
+    for (let i = 0; i < 3; i++) {
+      const forged = { ...(await githubHeaders(one, "push")), "x-hub-signature-256": `sha256=${"0".repeat(64)}` };
+      await expectError(await deliver(hookId, one, forged), 401, "signature_invalid", "signature");
+    }
+    const first = await deliver(hookId, one, await githubHeaders(one, "push"));
+    expect(first.status).toBe(202);
+    expect((await deliver(hookId, two, await githubHeaders(two, "push"))).status).toBe(202);
+    // A replay starts nothing, so it costs nothing: it is still answered with its task.
+    const replay = await deliver(hookId, one, await githubHeaders(one, "push"));
+    expect(replay.status).toBe(200);
+    expect(((await replay.json()) as Receipt).task_id).toBe(((await first.json()) as Receipt).task_id);
+
+    const limited = await deliver(hookId, three, await githubHeaders(three, "push"));
+    expect(limited.headers.get("ratelimit-limit")).toBe("2");
+    const retryAfter = Number(limited.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(30);
+    const error = await expectError(limited, 429, "rate_limited");
+    expect(error.error.message).toMatch(
+      new RegExp(`^The hook "${hookId}" may start 2 runs a minute; try again in \\d+ s\\.$`),
+    );
+  });
+});
+
 describe("the example triage agent", () => {
   it("triages a GitHub issue from its webhook, waits for approval of the list, and finishes", async () => {
     const marker = `[hook-triage-${crypto.randomUUID()}]`;
@@ -208,9 +394,9 @@ describe("the example triage agent", () => {
       `GitHub issue #42 in acme/site was opened.\nTitle: Crash on start ${marker}\n\nIt crashes.`,
     );
     expect(waiting.pending_input).toMatchObject({ kind: "approval", tool_name: "TodoWrite", input: { todos } });
-    expect((await api(`/v1/tasks/${task_id}/resume`, { method: "POST", body: '{"action": "approve"}' })).status).toBe(
-      200,
-    );
+    const request_id = (waiting.pending_input as { request_id: string }).request_id;
+    const decision = JSON.stringify({ request_id, action: "approve" });
+    expect((await api(`/v1/tasks/${task_id}/resume`, { method: "POST", body: decision })).status).toBe(200);
     const finished = await waitForTask(task_id);
     expect(finished).toMatchObject({ status: "completed", result: "A null config. Reproduce it first." });
   });
@@ -225,6 +411,9 @@ describe("hook definitions", () => {
       [{ scheme: "github", secret: "S", input: "{{#open}}" }, /not a valid template/],
       [{ scheme: "github", secret: "S", input: "x", tenant: "Not OK" }, /hooks\.h1\.tenant/],
       [{ scheme: "github", secret: "S", input: "x", extra: 1 }, /hooks\.h1/],
+      [{ scheme: "github", secret: "S", input: "x", rate_limit_per_minute: 0 }, /hooks\.h1\.rate_limit_per_minute/],
+      [{ scheme: "github", secret: "S", input: "x", rate_limit_per_minute: 1.5 }, /hooks\.h1\.rate_limit_per_minute/],
+      [{ scheme: "github", secret: "S", input: "x", rate_limit_per_minute: "10" }, /hooks\.h1\.rate_limit_per_minute/],
     ];
     for (const [hook, message] of bad) {
       let error: unknown;
@@ -236,5 +425,23 @@ describe("hook definitions", () => {
       expect(error, JSON.stringify(hook)).toBeInstanceOf(ConfigError);
       expect((error as Error).message).toMatch(message);
     }
+  });
+
+  it("refuses a hook whose tenant the agent does not allow", () => {
+    const define = (hook: Record<string, unknown>) => () =>
+      new (class extends Agent {})({
+        name: "scoped",
+        systemPrompt: "x",
+        tenants: ["acme"],
+        hooks: { h1: { scheme: "github", secret: "S", input: "x", ...hook } as never },
+      });
+    for (const hook of [{ tenant: "beta" }, {}]) {
+      const error = errorOf(define(hook));
+      expect(error, JSON.stringify(hook)).toBeInstanceOf(ConfigError);
+      expect(error.message).toBe(
+        `Agent "scoped": hooks.h1.tenant "${(hook as { tenant?: string }).tenant ?? "default"}" is not one of the agent's tenants (acme); a hook without a tenant starts tasks of "default".`,
+      );
+    }
+    expect(define({ tenant: "acme" })().hooks[0]?.tenant).toBe("acme");
   });
 });

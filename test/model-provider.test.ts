@@ -18,6 +18,7 @@ import {
   StreamingError,
   TimeoutError,
 } from "../src/errors.ts";
+import { Redactor } from "../src/events/redaction.ts";
 import { type AgentMessage, AnthropicProvider, type HttpAttempt, mapProviderError } from "../src/llm/anthropic.ts";
 import { outboundPolicy } from "../src/net/outbound.ts";
 import { Toolbox, type ToolDeclaration } from "../src/tools/toolbox.ts";
@@ -532,6 +533,7 @@ describe("Agent.query (FR-005)", () => {
         secret: () => undefined,
         outbound: outboundPolicy(""),
         workspace: NO_WORKSPACE,
+        redactor: new Redactor([]),
       }),
     };
   }

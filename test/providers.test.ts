@@ -8,7 +8,7 @@ import { registry } from "../src/agents/catalog.ts";
 import { ConfigError } from "../src/errors.ts";
 import { toChatRequest } from "../src/llm/openai-compatible.ts";
 import { SkillAgent } from "../src/skills/skill-agent.ts";
-import { defineAgent, events, ofType, script, startTask, toolUse, uniqueMarker, waitForTask } from "./helpers.ts";
+import { api, defineAgent, events, ofType, script, startTask, toolUse, uniqueMarker, waitForTask } from "./helpers.ts";
 
 const emulator = env.ANTHROPIC_BASE_URL as string;
 
@@ -47,6 +47,42 @@ describe.each(providers)("an agent on %s", (name, llmConfig) => {
         .map((e) => e.payload.text)
         .join(""),
     ).toContain("Packed");
+  });
+
+  it("gives a call whose id the provider repeats an id of its own, so a decision on one never answers the other", async () => {
+    const agent = defineAgent({ allowedTools: ["TodoWrite"], permissionMode: "manual", llmConfig });
+    const marker = uniqueMarker(`provider-ids-${name}`);
+    const todo = (content: string) => ({
+      ...toolUse("TodoWrite", { todos: [{ content, status: "pending" }] }),
+      id: "call_0",
+    });
+    await script(marker, [
+      { content: [todo("Read the logs")], stop_reason: "tool_use" },
+      { content: [todo("Delete the database")], stop_reason: "tool_use" },
+      { content: [{ type: "text", text: "Done." }] },
+    ]);
+    const task = await startTask(agent, `ops ${marker}`);
+    const first = await waitForTask(task.id);
+    const firstId = (first.pending_input as { request_id: string }).request_id;
+    expect(firstId).toBe("call_0");
+    const approve = JSON.stringify({ request_id: firstId, action: "approve" });
+    expect((await api(`/v1/tasks/${task.id}/resume`, { method: "POST", body: approve })).status).toBe(200);
+    // The second call, sent with the same id, waits for a decision of its own.
+    let second = await waitForTask(task.id);
+    for (let i = 0; i < 100 && second.status === "running"; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      second = await waitForTask(task.id);
+    }
+    expect(second.status).toBe("input_required");
+    expect(second.pending_input).toMatchObject({ input: { todos: [{ content: "Delete the database" }] } });
+    const secondId = (second.pending_input as { request_id: string }).request_id;
+    expect(secondId).not.toBe(firstId);
+    const reject = JSON.stringify({ request_id: secondId, action: "reject" });
+    expect((await api(`/v1/tasks/${task.id}/resume`, { method: "POST", body: reject })).status).toBe(200);
+    expect((await waitForTask(task.id)).status).toBe("completed");
+    expect(ofType(await events(task.id), "todo_list_updated").map((e) => e.payload.todos)).toEqual([
+      [{ content: "Read the logs", status: "pending" }],
+    ]);
   });
 
   it("fails the run with the provider's error mapped onto the hierarchy", async () => {

@@ -279,9 +279,12 @@ describe("the skill agent", () => {
     const waiting = await waitForTask(started.id);
     expect(waiting.status).toBe("input_required");
     expect(waiting.pending_input).toMatchObject({ kind: "question", question: "Which version?" });
+    const request_id = (waiting.pending_input as { request_id: string }).request_id;
+    // The skill agent's ask_user action is a call of its own: its id names the request.
+    expect(request_id).toMatch(/^toolu_skill_1_1_0$/);
     const res = await api(`/v1/tasks/${started.id}/resume`, {
       method: "POST",
-      body: JSON.stringify({ action: "approve", message: "2.4, please" }),
+      body: JSON.stringify({ request_id, action: "approve", message: "2.4, please" }),
     });
     expect(res.status).toBe(200);
     const done = await waitForTask(started.id);

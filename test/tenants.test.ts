@@ -2,15 +2,21 @@
 // digests), a task is visible only to its tenant, a read-only key cannot act, a key's task creations are rate
 // limited, and Idempotency-Key follows Stripe's semantics.
 import { describe, expect, it } from "vitest";
+import { Agent } from "../src/agents/agent.ts";
+import { ConfigError } from "../src/errors.ts";
 import { loadKeyRing } from "../src/tenants/api-keys.ts";
 import {
   api,
+  defineAgent,
   type EventBody,
+  emulatorRequests,
+  errorOf,
   events,
   expectError,
   script,
   startTask,
   type TaskBody,
+  toolUse,
   uniqueMarker,
   waitForTask,
 } from "./helpers.ts";
@@ -44,7 +50,11 @@ describe("tenants", () => {
       await expectError(res, 404, "task_not_found", "id");
     }
     await expectError(
-      await api(`/v1/tasks/${mine.id}/resume`, { method: "POST", body: '{"action":"approve"}', key: "test-beta-key" }),
+      await api(`/v1/tasks/${mine.id}/resume`, {
+        method: "POST",
+        body: '{"request_id":"toolu_x","action":"approve"}',
+        key: "test-beta-key",
+      }),
       404,
       "task_not_found",
       "id",
@@ -203,5 +213,126 @@ describe("Idempotency-Key", () => {
     expect(new Set(bodies.map((b) => b.status))).toEqual(new Set([202]));
     expect(new Set(bodies.map((b) => b.body.id)).size).toBe(1);
     expect(responses.filter((r) => r.headers.get("idempotent-replayed") === null)).toHaveLength(1);
+  });
+});
+
+describe("agents belong to tenants", () => {
+  async function waitForTaskAs(id: string, key: string): Promise<TaskBody> {
+    const res = await api(`/v1/tasks/${id}?wait=20`, { key });
+    expect(res.status).toBe(200);
+    return (await res.json()) as TaskBody;
+  }
+
+  /** The names GET /v1/agents lists to `key`. */
+  async function listed(key: string): Promise<string[]> {
+    const res = await api("/v1/agents", { key });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { agents: { name: string }[] }).agents.map((a) => a.name);
+  }
+
+  /** An error message with the agent's name taken out, to compare the answers for two names. */
+  function withoutName(message: string, name: string): string {
+    return message.replaceAll(`"${name}"`, '"?"');
+  }
+
+  it("shows an agent only to the tenants it names: to any other, every agent route answers as for an unknown agent", async () => {
+    const betaOnly = defineAgent({ tenants: ["beta"] });
+    const everyone = defineAgent({});
+    expect(await listed("test-key-1")).not.toContain(betaOnly);
+    expect(await listed("test-key-1")).toEqual(expect.arrayContaining(["assistant", everyone]));
+    expect(await listed("test-beta-key")).toEqual(expect.arrayContaining(["assistant", everyone, betaOnly]));
+
+    const unknown = await expectError(await api("/v1/agents/nobody"), 404, "agent_not_found", "name");
+    const hidden = await expectError(await api(`/v1/agents/${betaOnly}`), 404, "agent_not_found", "name");
+    // The same body but for the name: the list of agents in the message is the tenant's own, without this one.
+    expect(withoutName(hidden.error.message, betaOnly)).toBe(withoutName(unknown.error.message, "nobody"));
+    expect(hidden.error.message).toBe(
+      `No agent named "${betaOnly}". Registered agents: ${(await listed("test-key-1")).join(", ")}.`,
+    );
+    const marker = await scripted("agent-tenant");
+    const post = (key: string) =>
+      api(`/v1/agents/${betaOnly}/tasks`, { method: "POST", body: JSON.stringify({ input: `hi ${marker}` }), key });
+    const refused = await expectError(await post("test-key-1"), 404, "agent_not_found", "name");
+    expect(refused.error.message).toBe(hidden.error.message);
+
+    // The tenant it names sees and runs it.
+    expect((await api(`/v1/agents/${betaOnly}`, { key: "test-beta-key" })).status).toBe(200);
+    const started = await post("test-beta-key");
+    expect(started.status).toBe(202);
+    expect((await waitForTaskAs(((await started.json()) as TaskBody).id, "test-beta-key")).status).toBe("completed");
+  });
+
+  it("refuses a fork onto another tenant's agent, and from a checkpoint whose agent the tenant may no longer run", async () => {
+    const tenants = ["default"];
+    const mine = defineAgent({ tenants });
+    const betaOnly = defineAgent({ tenants: ["beta"] });
+    const marker = await scripted("fork-tenant");
+    const task = await startTask(mine, `hi ${marker}`);
+    expect((await waitForTask(task.id)).status).toBe("completed");
+    const list = (await (await api(`/v1/tasks/${task.id}/checkpoints`)).json()) as {
+      checkpoints: { checkpoint_id: string; next_action: string }[];
+    };
+    const start = list.checkpoints.find((c) => c.next_action === "model_turn")?.checkpoint_id;
+    const fork = (body: Record<string, unknown>) =>
+      api(`/v1/tasks/${task.id}/fork`, { method: "POST", body: JSON.stringify({ checkpoint_id: start, ...body }) });
+
+    const unknown = await expectError(
+      await fork({ state_updates: { current_agent: "nobody" } }),
+      404,
+      "agent_not_found",
+      "state_updates.current_agent",
+    );
+    const hidden = await expectError(
+      await fork({ state_updates: { current_agent: betaOnly } }),
+      404,
+      "agent_not_found",
+      "state_updates.current_agent",
+    );
+    expect(withoutName(hidden.error.message, betaOnly)).toBe(withoutName(unknown.error.message, "nobody"));
+    expect((await fork({})).status).toBe(202);
+
+    // A deploy takes the agent from this tenant: its own checkpoints can no longer start a run of it.
+    tenants.splice(0, tenants.length, "beta");
+    await expectError(await fork({}), 404, "agent_not_found", "checkpoint_id");
+  });
+
+  it("fails a task whose agent a deploy has taken from its tenant when its run resumes, without another model call", async () => {
+    const tenants = ["default"];
+    const name = defineAgent({ tenants, allowedTools: ["TodoWrite"], toolPermissions: { TodoWrite: "ask" } });
+    const marker = uniqueMarker("run-tenant");
+    await script(marker, [
+      { content: [toolUse("TodoWrite", { todos: [{ content: "Step", status: "pending" }] })], stop_reason: "tool_use" },
+      { content: [{ type: "text", text: "Done." }] },
+    ]);
+    const task = await startTask(name, `hi ${marker}`);
+    const waiting = await waitForTask(task.id);
+    expect(waiting.status).toBe("input_required");
+
+    tenants.splice(0, tenants.length, "beta");
+    const request_id = (waiting.pending_input as { request_id: string }).request_id;
+    const resumed = await api(`/v1/tasks/${task.id}/resume`, {
+      method: "POST",
+      body: JSON.stringify({ request_id, action: "approve" }),
+    });
+    expect(resumed.status).toBe(200);
+    const failed = await waitForTask(task.id);
+    expect(failed.status).toBe("failed");
+    expect(failed.error?.code).toBe("agent_not_found");
+    expect(failed.error?.message).toMatch(new RegExp(`^No agent named "${name}"\\. Registered agents: `));
+    expect(failed.error?.message).not.toContain(`, ${name}`);
+    // The model was asked once (the turn that asked for approval), never after the agent was taken away.
+    expect(await emulatorRequests(task.id)).toHaveLength(1);
+  });
+
+  it("refuses an agent definition whose tenants list is empty or names an invalid tenant", () => {
+    for (const [tenants, message] of [
+      [[], /tenants must list at least one tenant/],
+      [["Not OK"], /tenants\.0 must match/],
+      [["acme", ""], /tenants\.1 must match/],
+    ] as const) {
+      const error = errorOf(() => new (class extends Agent {})({ name: "scoped", systemPrompt: "x", tenants }));
+      expect(error, JSON.stringify(tenants)).toBeInstanceOf(ConfigError);
+      expect(error.message).toMatch(message);
+    }
   });
 });

@@ -3,11 +3,13 @@
 // and the step's journal entry) returns the recorded result instead of running the call again on changed files.
 // Each test drives a real Toolbox over a fresh Durable Object's SQLite and the real R2 binding; the runtime is a
 // small recorder of the events the toolbox emits.
+
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../src/agents/agent.ts";
 import type { AgentRuntime } from "../src/agents/context.ts";
+import { Redactor } from "../src/events/redaction.ts";
 import { outboundPolicy } from "../src/net/outbound.ts";
 import type { ToolSettingsInput } from "../src/tools/settings.ts";
 import type { ToolResult } from "../src/tools/tool.ts";
@@ -79,6 +81,7 @@ function withToolbox<T>(settings: ToolSettingsInput, fn: (h: Harness) => Promise
       secret: () => undefined,
       outbound: outboundPolicy(""),
       workspace: ws,
+      redactor: new Redactor([]),
     });
     return fn({
       ws,

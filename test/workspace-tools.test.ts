@@ -14,6 +14,7 @@ import {
   type ScriptTurn,
   script,
   startTask,
+  stubFor,
   toolResults,
   toolUse,
   uniqueMarker,
@@ -378,12 +379,12 @@ describe("Bash on just-bash", () => {
       toolUse("Bash", { command: `curl -s -L ${headers} ${WEB_URL}/redirect-same-origin` }),
       toolUse("Bash", { command: `curl -s ${headers} ${WEB_URL}/echo-credentials` }),
     ]);
-    // What the model got (the conversation); the run bundle's copy of the request has the credentials redacted.
-    const messages = (await (await api(`/v1/tasks/${id}/messages`)).json()) as {
-      messages: { content: { type: string; content?: unknown; is_error?: boolean }[] | string }[];
-    };
+    // What the model got: the conversation as stored (the API's copy, and the run bundle's, are redacted).
     type Block = { type: string; content?: unknown; is_error?: boolean };
-    const turn = messages.messages[2]?.content ?? [];
+    const stored = await runInDurableObject(stubFor(id), (_instance, state) =>
+      state.storage.sql.exec<{ content: string }>("SELECT content FROM conversation_messages WHERE idx = 2").one(),
+    );
+    const turn = JSON.parse(stored.content) as Block[] | string;
     const results = (typeof turn === "string" ? [] : (turn as Block[])).filter((b) => b.type === "tool_result");
     expect(results).toHaveLength(3);
     const echoed = results.map((r) => {

@@ -19,6 +19,7 @@ import { type HookDefinition, type HookSpec, parseHooks } from "../hooks/hook.ts
 import type { AgentMessage } from "../llm/anthropic.ts";
 import { type LlmConfig, PROVIDER_NAMES } from "../llm/provider.ts";
 import { type McpServerInput, type McpServerSpec, parseMcpServers } from "../mcp/config.ts";
+import { DEFAULT_TENANT, TENANT_PATTERN } from "../tenants/api-keys.ts";
 import { RUNNABLE_BUILTIN_TOOLS } from "../tools/builtin.ts";
 import {
   enabledBuiltins,
@@ -86,6 +87,11 @@ export interface AgentDefinition {
    * endpoint), its endpoint, and the NAME of the Worker secret holding its API key. Absent: Anthropic.
    */
   llmConfig?: LlmConfig;
+  /**
+   * The tenants that may see and run this agent (each matching TENANT_PATTERN). Another tenant is told the agent
+   * does not exist, on every route. Absent: every tenant (a single-tenant deployment needs nothing here).
+   */
+  tenants?: readonly string[];
 }
 
 export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
@@ -152,6 +158,19 @@ function parseLlmConfig(agent: string, config: LlmConfig | undefined): LlmConfig
   return Object.freeze({ ...result.data });
 }
 
+function parseTenants(agent: string, tenants: readonly string[] | undefined): readonly string[] | null {
+  if (tenants === undefined) return null;
+  if (!Array.isArray(tenants) || tenants.length === 0) {
+    throw new ConfigError(`Agent "${agent}": tenants must list at least one tenant (omit it for every tenant).`);
+  }
+  for (const [index, tenant] of tenants.entries()) {
+    if (typeof tenant !== "string" || !TENANT_PATTERN.test(tenant)) {
+      throw new ConfigError(`Agent "${agent}": tenants.${index} must match ${TENANT_PATTERN}.`);
+    }
+  }
+  return Object.freeze([...new Set(tenants)]);
+}
+
 const DEFINITION_KEYS: ReadonlySet<string> = new Set([
   "name",
   "description",
@@ -172,6 +191,7 @@ const DEFINITION_KEYS: ReadonlySet<string> = new Set([
   "hooks",
   "redactionMode",
   "llmConfig",
+  "tenants",
 ]);
 
 /** The seeds' snake_case names, which a definition spells in camelCase. */
@@ -206,6 +226,8 @@ export abstract class Agent {
   readonly hooks: readonly HookSpec[];
   readonly redactionMode: RedactionMode;
   readonly llmConfig: LlmConfig | null;
+  /** The tenants that may see and run the agent, or null for every tenant. Ask visibleTo(), not this list. */
+  readonly tenants: readonly string[] | null;
   private readonly declaredTools: readonly string[] | undefined;
 
   constructor(definition: AgentDefinition) {
@@ -261,7 +283,26 @@ export abstract class Agent {
     }
     this.redactionMode = redaction;
     this.llmConfig = parseLlmConfig(definition.name, definition.llmConfig);
+    this.tenants = parseTenants(definition.name, definition.tenants);
     this.hooks = Object.freeze(parseHooks(definition.name, definition.hooks as Record<string, HookDefinition>));
+    for (const hook of this.hooks) {
+      // A hook starts tasks of its tenant; one the agent refuses would fail every run it starts.
+      if (!this.visibleTo(hook.tenant)) {
+        throw new ConfigError(
+          `Agent "${definition.name}": hooks.${hook.id}.tenant "${hook.tenant}" is not one of the agent's tenants ` +
+            `(${this.tenants?.join(", ")}); a hook without a tenant starts tasks of "${DEFAULT_TENANT}".`,
+        );
+      }
+    }
+  }
+
+  /**
+   * Whether `tenant` may see and run this agent. Every route that names an agent asks this (through the
+   * registry's visible()), and so does the runner before each run, so a deploy that narrows the list takes effect
+   * for tasks already started.
+   */
+  visibleTo(tenant: string): boolean {
+    return this.tenants === null || this.tenants.includes(tenant);
   }
 
   /**

@@ -57,6 +57,42 @@ export class AgentRegistry {
     return agent;
   }
 
+  /**
+   * The agent registered as `name` if `tenant` may see it, else undefined: an unknown name and another tenant's
+   * agent are the same answer, so no response can tell that an agent exists. Every route that names an agent (and
+   * the runner) goes through here or createFor().
+   */
+  visible(name: string, tenant: string): Agent | undefined {
+    if (!this.has(name)) return undefined;
+    const agent = this.create(name);
+    return agent.visibleTo(tenant) ? agent : undefined;
+  }
+
+  /** Like visible(), but a miss is AgentNotFoundError (404 agent_not_found) listing only what `tenant` can see. */
+  createFor(name: string, tenant: string): Agent {
+    const agent = this.visible(name, tenant);
+    if (!agent) throw new AgentNotFoundError(name, this.namesFor(tenant));
+    return agent;
+  }
+
+  /** The agents `tenant` may see, sorted by name. */
+  listFor(tenant: string): Agent[] {
+    return this.list()
+      .map((name) => this.create(name))
+      .filter((agent) => agent.visibleTo(tenant));
+  }
+
+  /** The names `tenant` may see, for an error message; a broken definition is left out rather than thrown here. */
+  private namesFor(tenant: string): string[] {
+    return this.list().filter((name) => {
+      try {
+        return this.create(name).visibleTo(tenant);
+      } catch {
+        return false;
+      }
+    });
+  }
+
   /** The agent that declares hook `id`, with the hook; undefined if none does. Two agents declaring one id is a ConfigError. */
   findHook(id: string): { agent: Agent; hook: HookSpec } | undefined {
     let found: { agent: Agent; hook: HookSpec } | undefined;

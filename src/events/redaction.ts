@@ -22,14 +22,17 @@ const BUILT_IN_PATTERNS: readonly RegExp[] = [
   // Outpost API keys as the README makes them (op_ and 48 hex digits): the key list holds only their digests.
   /\bop_[0-9a-f]{48}\b/g,
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
+  // A private key cut short (a preview, a truncated output): everything from its header on.
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----(?![\s\S]*-----END [A-Z ]*PRIVATE KEY-----)[\s\S]*/g,
 ];
 /**
  * An Authorization header's value, as written in a log line, a curl command or a JSON dump (escaped quotes
  * included: JSON inside JSON). The value stops at a backslash, so an escaped quote after it stays whole and the
- * file stays valid JSON.
+ * file stays valid JSON. A JSON literal (`"authorization": null`) is no credential, and replacing it would not be valid
+ * JSON.
  */
 const AUTH_HEADER =
-  /((?:proxy-)?authorization(?:\\*["'])?\s*[:=]\s*(?:\\*["'])?)(?:(?:bearer|basic|token)\s+)?[^\s"',;\\]+/gi;
+  /((?:proxy-)?authorization(?:\\*["'])?\s*[:=]\s*(?:\\*["'])?)(?!(?:null|true|false)\b)(?:(?:bearer|basic|token)\s+)?[^\s"',;\\]+/gi;
 
 /** Worker variables that are configuration, not secrets (see wrangler.toml [vars]). */
 const NOT_SECRET = new Set([
@@ -40,11 +43,42 @@ const NOT_SECRET = new Set([
   "OUTPOST_RETENTION",
   "OUTPOST_RATE_LIMIT_PER_MINUTE",
   "OUTPOST_HTTP_CALLBACK_HOSTS",
+  "OUTPOST_CALLBACK_ALLOW_PRIVATE_HOSTS",
   "OUTPOST_CALLBACK_RETRY_SECONDS",
   "OUTPOST_REDACT_PATTERNS",
 ]);
 /** Shorter values are not treated as secrets: replacing "true" or "60" everywhere would wreck the record. */
 const MIN_SECRET_LENGTH = 8;
+/**
+ * How deep value() walks. Deeper values are not kept as they are (they could hide anything): the whole subtree is
+ * replaced by NESTED_TOO_DEEP. Request bodies are capped well below this, so only runtime data can reach it.
+ */
+const MAX_WALK_DEPTH = 64;
+export const NESTED_TOO_DEEP = "[REDACTED: nested too deep to check]";
+
+/**
+ * Streamed text: a run of characters that credentials are made of, still growing at the end of what has arrived,
+ * is held back until it ends. No credential shape is longer than this; a longer run (minified code, base64) is
+ * released up to this many characters from its end, so a watcher is never kept waiting for it.
+ */
+const MAX_TOKEN_HOLD = 1024;
+/**
+ * The longest secret held back whole: a private key block waits for its end line, a growing match for its end, for
+ * at most this much text. Real keys are a few KiB; a longer match is released (each event is still redacted on its
+ * own, an open private key from its header to the event's end), so a stream is never held back without bound, nor
+ * rescanned forever.
+ */
+const MAX_SECRET_HOLD = 16 * 1024;
+/** Streamed text with the operator's own patterns, whose shapes are unknown: this much is always held back. */
+const OPERATOR_PATTERN_HOLD = 256;
+/** The characters of credentials and tokens (keys, base64, URL-safe base64, JWT parts, PEM dashes). */
+const TRAILING_TOKEN = /[A-Za-z0-9_\-+/=.~]*$/;
+/** An Authorization header whose value has not arrived yet, at the very end of the text. */
+const AUTH_HEADER_OPEN =
+  /(?:proxy-)?authorization(?:\\*["'])?\s*(?:[:=]\s*(?:\\*["'])?\s*(?:(?:bearer|basic|token)\s*)?)?$/i;
+/** A private key's header, complete or not, with no end line after it. */
+const PEM_OPEN =
+  /-----BEGIN(?: [A-Z ]*(?:-{1,5})?)?$|-----BEGIN [A-Z ]*PRIVATE KEY-----(?![\s\S]*-----END [A-Z ]*PRIVATE KEY-----)/;
 
 /** Which fields of which events are prompts and responses (replaced in redacted mode). */
 const CONTENT_FIELDS: Readonly<Record<string, readonly string[]>> = {
@@ -134,9 +168,74 @@ export class Redactor {
     return this.walk(value, 0) as T;
   }
 
+  /**
+   * How many leading characters of streamed text can be released now (llm_text_delta events), so that no secret is
+   * ever split between two events, where the per-event redaction could not see it whole. Held back, with everything
+   * after it: a token that may still grow, an Authorization header without its value, a private key without its
+   * end line, the start of a deployment secret, and any match that reaches past the cut. The caller releases the
+   * rest when the block ends.
+   */
+  releasable(text: string): number {
+    let cut = text.length;
+    const token = TRAILING_TOKEN.exec(text);
+    if (token && text.length - token.index <= MAX_TOKEN_HOLD) cut = token.index;
+    else cut = text.length - MAX_TOKEN_HOLD;
+    if (this.hasOperatorPatterns) cut = Math.min(cut, text.length - OPERATOR_PATTERN_HOLD);
+    // Until nothing moves the cut: each rule can expose a new end for the others.
+    for (let previous = -1; previous !== cut && cut > 0; ) {
+      previous = cut;
+      const head = text.slice(0, cut);
+      const pem = PEM_OPEN.exec(head);
+      if (pem && text.length - pem.index <= MAX_SECRET_HOLD) cut = Math.min(cut, pem.index);
+      const auth = AUTH_HEADER_OPEN.exec(head);
+      if (auth) cut = Math.min(cut, auth.index);
+      for (const secret of this.secrets) {
+        // The longest end of the head that begins this secret (a secret may hold characters no token has).
+        const first = secret.charAt(0);
+        for (let at = head.indexOf(first, Math.max(0, head.length - secret.length + 1)); at !== -1; ) {
+          if (secret.startsWith(head.slice(at))) {
+            cut = Math.min(cut, at);
+            break;
+          }
+          at = head.indexOf(first, at + 1);
+        }
+      }
+      cut = Math.max(0, Math.min(cut, this.firstStraddle(text, cut)));
+    }
+    return Math.max(0, cut);
+  }
+
+  /**
+   * The start of the earliest match in `text` that begins before `cut` and ends after it, or at the very end of what
+   * has arrived (a match there may still grow: an Authorization value takes characters no token has); or `cut`.
+   */
+  private firstStraddle(text: string, cut: number): number {
+    let earliest = cut;
+    const consider = (start: number, end: number) => {
+      if (end - start > MAX_SECRET_HOLD) return;
+      if (start < cut && (end > cut || end === text.length)) earliest = Math.min(earliest, start);
+    };
+    for (const secret of this.secrets) {
+      for (let at = text.indexOf(secret); at !== -1 && at < cut; at = text.indexOf(secret, at + 1)) {
+        consider(at, at + secret.length);
+      }
+    }
+    if (!this.anyShape.test(text)) return earliest;
+    for (const pattern of [AUTH_HEADER, ...this.patterns]) {
+      const global = new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : `${pattern.flags}g`);
+      for (const match of text.matchAll(global)) {
+        if (match.index >= cut) break;
+        consider(match.index, match.index + match[0].length);
+      }
+    }
+    return earliest;
+  }
+
   private walk(value: unknown, depth: number): unknown {
     if (typeof value === "string") return this.text(value);
-    if (value === null || typeof value !== "object" || depth > 64) return value;
+    if (value === null || typeof value !== "object") return value;
+    // Fail closed: what is too deep to check is not kept.
+    if (depth > MAX_WALK_DEPTH) return NESTED_TOO_DEEP;
     if (Array.isArray(value)) return value.map((item) => this.walk(item, depth + 1));
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) out[this.text(key)] = this.walk(item, depth + 1);

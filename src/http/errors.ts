@@ -5,13 +5,16 @@ import { AgentNotFoundError, ApiError } from "../errors.ts";
 import type { AppEnv } from "./app-env.ts";
 
 export interface ErrorBody {
-  error: { code: string; message: string; request_id: string; field?: string };
+  error: { code: string; message: string; request_id: string; field?: string; [detail: string]: unknown };
 }
 
 export function errorResponse(c: Context<AppEnv>, error: unknown): Response {
   const requestId = c.get("requestId") ?? "unknown";
   if (error instanceof ApiError) {
-    const body: ErrorBody = { error: { code: error.code, message: error.message, request_id: requestId } };
+    // Details first, so they can never replace the members every error body has.
+    const body: ErrorBody = {
+      error: { ...error.details, code: error.code, message: error.message, request_id: requestId },
+    };
     if (error.field !== undefined) body.error.field = error.field;
     return c.json(body, error.status);
   }

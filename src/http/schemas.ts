@@ -123,6 +123,8 @@ export type ForkBody = z.infer<typeof ForkBody>;
 
 /** Seed 003 human feedback: approve, reject or modify what the task waits for. */
 export const ResumeBody = z.strictObject({
+  /** The request this decision answers: pending_input.request_id as the reviewer saw it. */
+  request_id: z.string().min(1).max(256),
   action: z.enum(["approve", "reject", "modify"]),
   /** The answer to a question, or the reason given to the model with a rejection. */
   message: z.string().min(1).max(MAX_INPUT_CHARS).optional(),

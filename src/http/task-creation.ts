@@ -25,17 +25,21 @@ export function rateLimitPerMinute(
 /** 429 rate_limited with Retry-After when the request's key has used up its task creations for now. */
 export async function takeRateToken(c: Context<AppEnv>): Promise<void> {
   const limit = rateLimitPerMinute(c);
-  const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(`key:${c.get("apiKey").id}`));
-  const decision = await limiter.take(limit);
-  c.header("RateLimit-Limit", String(limit));
+  await takeToken(c, `key:${c.get("apiKey").id}`, limit, `This API key may create ${limit} tasks a minute`);
+}
+
+/**
+ * Takes a token from the RateLimiter object named `bucket` (`key:<key id>`, `hook:<hook id>`), holding `perMinute`;
+ * when it is empty, 429 rate_limited with Retry-After, the message being `what` and when to try again.
+ */
+export async function takeToken(c: Context<AppEnv>, bucket: string, perMinute: number, what: string): Promise<void> {
+  const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(bucket));
+  const decision = await limiter.take(perMinute);
+  c.header("RateLimit-Limit", String(perMinute));
   c.header("RateLimit-Remaining", String(decision.remaining));
   if (!decision.allowed) {
     c.header("Retry-After", String(decision.retryAfterSeconds));
-    throw new ApiError(
-      429,
-      "rate_limited",
-      `This API key may create ${limit} tasks a minute; try again in ${decision.retryAfterSeconds} s.`,
-    );
+    throw new ApiError(429, "rate_limited", `${what}; try again in ${decision.retryAfterSeconds} s.`);
   }
 }
 
@@ -83,6 +87,9 @@ export async function launch(
       "The task this request created has expired under the retention policy; use a new Idempotency-Key.",
       "idempotency-key",
     );
+  }
+  if (started.outcome === "workspace_full") {
+    throw new ApiError(400, "workspace_full", `The seed files do not fit the workspace: ${started.message}.`, "files");
   }
   // RPC result types collapse free-form JSON (unknown) to never; the view is plain JSON.
   return { task: started.task as unknown as TaskView, replayed: started.outcome === "replayed" };

@@ -1,36 +1,101 @@
-// The task as the API returns it: the stored view plus links to everything about it.
+// The task as the API returns it: the stored view plus links to everything about it, cut to what the request's key
+// may read. Every response that carries a task, a callback delivery or a human decision is shaped here, so a key
+// that may act but not read (scope `run` without `read` or `admin`) never gets from a POST what a GET would refuse
+// it: it gets ids, status and links, never the task's input, result, error, pending input or a callback's payload.
 import type { Context } from "hono";
-import type { TaskView } from "../tasks/task.ts";
+import type { HumanDecision, TaskView } from "../tasks/task.ts";
+import { hasScope } from "../tenants/api-keys.ts";
+import type { Delivery } from "../webhooks/callbacks.ts";
 import type { AppEnv } from "./app-env.ts";
 
-export interface TaskResource extends TaskView {
-  links: {
-    self: string;
-    events: string;
-    messages: string;
-    artifacts: string;
-    workspace: string;
-    checkpoints: string;
-    resume: string;
-    cancel: string;
-    deliveries: string;
-  };
+export interface TaskLinks {
+  self: string;
+  events: string;
+  messages: string;
+  artifacts: string;
+  workspace: string;
+  checkpoints: string;
+  resume: string;
+  cancel: string;
+  deliveries: string;
 }
 
-export function taskResource(c: Context<AppEnv>, task: TaskView): TaskResource {
+export interface TaskResource extends TaskView {
+  links: TaskLinks;
+}
+
+/**
+ * What a key without `read` gets back about a task: enough to follow it (its id, its origin's id for a fork, its
+ * status, the newest event's sequence number) and the links to act on it. Nothing of what the task holds: not even
+ * what a waiting task asks, because answering it well means reading it (the tool call's input, the question), and
+ * reading is what `read` is for; a reviewer's key has it.
+ */
+export interface TaskReceipt {
+  id: string;
+  status: TaskView["status"];
+  parent_task_id: string | null;
+  last_event_seq: number;
+  links: TaskLinks;
+}
+
+/** A delivery as a key without `read` sees it: which delivery, for which event, and where it stands. */
+export type DeliveryReceipt = Pick<
+  Delivery,
+  "id" | "event_type" | "event_seq" | "status" | "next_attempt_at" | "created_at"
+>;
+
+/** A human decision as a key without `read` sees it: which request it answered, how, by whom and when. */
+export type DecisionReceipt = Pick<HumanDecision, "request_id" | "action" | "decided_by" | "decided_at">;
+
+/** Whether the request's key may read what it acts on (`read`, or `admin`, which may do everything). */
+export function mayRead(c: Context<AppEnv>): boolean {
+  return hasScope(c.get("apiKey").scopes, "read");
+}
+
+export function taskResource(c: Context<AppEnv>, task: TaskView): TaskResource | TaskReceipt {
   const self = `${new URL(c.req.url).origin}/v1/tasks/${task.id}`;
-  return {
-    ...task,
-    links: {
-      self,
-      events: `${self}/events`,
-      messages: `${self}/messages`,
-      artifacts: `${self}/artifacts`,
-      workspace: `${self}/workspace`,
-      checkpoints: `${self}/checkpoints`,
-      resume: `${self}/resume`,
-      cancel: `${self}/cancel`,
-      deliveries: `${self}/deliveries`,
-    },
+  const links: TaskLinks = {
+    self,
+    events: `${self}/events`,
+    messages: `${self}/messages`,
+    artifacts: `${self}/artifacts`,
+    workspace: `${self}/workspace`,
+    checkpoints: `${self}/checkpoints`,
+    resume: `${self}/resume`,
+    cancel: `${self}/cancel`,
+    deliveries: `${self}/deliveries`,
   };
+  if (!mayRead(c)) {
+    return {
+      id: task.id,
+      status: task.status,
+      parent_task_id: task.parent_task_id,
+      last_event_seq: task.last_event_seq,
+      links,
+    };
+  }
+  return { ...task, links };
+}
+
+export function deliveryResource(c: Context<AppEnv>, delivery: Delivery): Delivery | DeliveryReceipt {
+  if (mayRead(c)) return delivery;
+  const { id, event_type, event_seq, status, next_attempt_at, created_at } = delivery;
+  return { id, event_type, event_seq, status, next_attempt_at, created_at };
+}
+
+export function decisionResource(c: Context<AppEnv>, decision: HumanDecision): HumanDecision | DecisionReceipt {
+  if (mayRead(c)) return decision;
+  const { request_id, action, decided_by, decided_at } = decision;
+  return { ...(request_id !== undefined ? { request_id } : {}), action, decided_by, decided_at };
+}
+
+/**
+ * An error's details (e.g. the input a task now waits for, or the decision already on record) are the task's
+ * content: only for a key that may read. The error's code and message still tell the others what happened.
+ */
+export function readableDetails(
+  c: Context<AppEnv>,
+  details: Readonly<Record<string, unknown>> | undefined,
+): Readonly<Record<string, unknown>> | undefined {
+  return mayRead(c) ? details : undefined;
 }

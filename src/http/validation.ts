@@ -7,6 +7,69 @@ import type { AppEnv } from "./app-env.ts";
 /** Largest request body accepted (bytes). */
 export const MAX_BODY_BYTES = 256 * 1024;
 
+/**
+ * Deepest nesting of arrays and objects in a JSON body, the body itself being level 1. zod and Durable Object RPC
+ * both walk values recursively (RPC's serialiser failed with a 500 on a deeply nested tool_input); no body here
+ * needs more than a few levels (a resume's message text is at level 6), so 32 leaves room for tool arguments.
+ */
+export const MAX_JSON_DEPTH = 32;
+
+/** A value still to be checked, with the way back to the body's root (the path is built only for an error). */
+interface JsonNode {
+  value: unknown;
+  key: string | null;
+  parent: JsonNode | null;
+  depth: number;
+}
+
+function pathOf(node: JsonNode, root: string): string {
+  const keys: string[] = [];
+  for (let at: JsonNode | null = node; at !== null && at.key !== null; at = at.parent) keys.push(at.key);
+  return keys.length === 0 ? root : keys.reverse().join(".");
+}
+
+/**
+ * The first thing in a parsed JSON body (in document order) that no route accepts, or null:
+ * - arrays or objects nested deeper than MAX_JSON_DEPTH;
+ * - a string or key with a lone UTF-16 surrogate: JSON.parse turns a "\ud800" escape into one, and storage turns it
+ *   into U+FFFD, so two seeded file names collapsed into one whose URL then 404s;
+ * - a "__proto__" key: JSON.parse keeps it as an own key, but zod's record and object spreads drop it (or make its
+ *   value a prototype), so it would be lost with a 202. Refused rather than kept, the same in every body.
+ * `field` names the value by its path, joined with "." as zod's issues are. Iterative: no body can overflow the stack.
+ */
+export function jsonBodyProblem(body: unknown, root = "(body)"): { field: string; message: string } | null {
+  const stack: JsonNode[] = [{ value: body, key: null, parent: null, depth: 1 }];
+  for (let node = stack.pop(); node; node = stack.pop()) {
+    const { value, key } = node;
+    if (key !== null && !key.isWellFormed()) {
+      return { field: pathOf(node, root), message: "the key contains a lone UTF-16 surrogate (half a character)" };
+    }
+    if (key === "__proto__") return { field: pathOf(node, root), message: '"__proto__" is not accepted as a key' };
+    if (typeof value === "string") {
+      if (!value.isWellFormed()) {
+        return { field: pathOf(node, root), message: "contains a lone UTF-16 surrogate (half a character)" };
+      }
+      continue;
+    }
+    if (typeof value !== "object" || value === null) continue;
+    if (node.depth > MAX_JSON_DEPTH) {
+      return {
+        field: pathOf(node, root),
+        message: `nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`,
+      };
+    }
+    // Pushed last to first, so that the first child is checked first.
+    const entries: [string, unknown][] = Array.isArray(value)
+      ? value.map((item, index) => [String(index), item])
+      : Object.entries(value);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [childKey, child] = entries[i] as [string, unknown];
+      stack.push({ value: child, key: childKey, parent: node, depth: node.depth + 1 });
+    }
+  }
+  return null;
+}
+
 /** The first problem, with `root` naming the value itself (a body, a header, a query parameter). */
 export function firstIssue(error: z.ZodError, root = "(body)"): { field: string; message: string } {
   const issue = error.issues[0];
@@ -27,7 +90,7 @@ export function parseWith<T>(schema: z.ZodType<T>, value: unknown, field = "(bod
   throw new ApiError(400, "validation_failed", `Invalid ${issue.field}: ${issue.message}`, issue.field);
 }
 
-/** Reads a JSON body (size-limited, content-type checked) and validates it. */
+/** Reads a JSON body (size-limited, content-type checked), refuses what jsonBodyProblem finds, and validates it. */
 export async function jsonBody<T>(c: Context<AppEnv>, schema: z.ZodType<T>): Promise<T> {
   const type = c.req.header("content-type") ?? "";
   if (!/^application\/json\b/i.test(type)) {
@@ -54,6 +117,10 @@ export async function jsonBody<T>(c: Context<AppEnv>, schema: z.ZodType<T>): Pro
     value = JSON.parse(text);
   } catch {
     throw new ApiError(400, "invalid_json", "The body is not valid JSON.");
+  }
+  const problem = jsonBodyProblem(value);
+  if (problem) {
+    throw new ApiError(400, "validation_failed", `Invalid ${problem.field}: ${problem.message}.`, problem.field);
   }
   return parseWith(schema, value);
 }

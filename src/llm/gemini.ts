@@ -33,7 +33,7 @@ import {
 } from "../errors.ts";
 import type { AgentMessage, StreamOptions } from "./anthropic.ts";
 import { BodyWatch } from "./body-watch.ts";
-import { contentText, MessageBuilder } from "./message-builder.ts";
+import { contentText, MessageBuilder, ToolUseIds } from "./message-builder.ts";
 import { type ModelProvider, providerFailure } from "./provider.ts";
 
 export interface GeminiConfig {
@@ -107,6 +107,7 @@ export class GeminiProvider implements ModelProvider {
     let blocked = false;
     let usage: GenerateContentResponseUsageMetadata | undefined;
     let generatedIds = 0;
+    const uniqueIds = new ToolUseIds(params.messages);
     try {
       if (options.signal.aborted) throw new CanceledError();
       const stream = await this.client.models.generateContentStream(toGeminiRequest(params, options));
@@ -119,9 +120,9 @@ export class GeminiProvider implements ModelProvider {
         const candidate = chunk.candidates?.[0];
         for (const part of candidate?.content?.parts ?? []) {
           if (part.functionCall) {
-            // The Gemini Developer API may leave ids out; the runtime keys tool calls by id, so make one that is
-            // unique across the run (a bare counter would repeat in every turn).
-            const id = part.functionCall.id || newId(`toolu_gemini_${++generatedIds}_`);
+            // The Gemini Developer API may leave ids out (or repeat them); the runtime keys tool calls by id, so make
+            // one that is unique across the run (a bare counter would repeat in every turn).
+            const id = uniqueIds.claim(part.functionCall.id, `toolu_gemini_${++generatedIds}_`);
             events.push(...builder.toolStart(id, part.functionCall.name ?? "", part.functionCall.args ?? {}));
           } else if (typeof part.text === "string") {
             events.push(...(part.thought ? builder.thinking(part.text) : builder.text(part.text)));

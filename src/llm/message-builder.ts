@@ -4,6 +4,7 @@
 import type {
   ContentBlock,
   Message,
+  MessageParam,
   RawMessageStreamEvent,
   StopReason,
   ToolUseBlock,
@@ -13,6 +14,34 @@ type OpenBlock =
   | { kind: "text"; index: number; text: string }
   | { kind: "thinking"; index: number; thinking: string }
   | { kind: "tool_use"; index: number; id: string; name: string; json: string; input?: unknown };
+
+/**
+ * Tool use ids that are unique within a conversation. A call's id names the person's decision on it (its request_id),
+ * its settled result and its MCP idempotency key, so an id a provider repeats (some OpenAI-compatible servers number
+ * the calls of each response, "call_0") or leaves out must not name a second call: it is replaced by a fresh one.
+ * The model turn is journaled with the ids it got, so a replay sees the same ones.
+ */
+export class ToolUseIds {
+  private readonly used = new Set<string>();
+
+  /** The ids the conversation so far has used. */
+  constructor(messages: readonly MessageParam[]) {
+    for (const message of messages) {
+      if (message.role !== "assistant" || typeof message.content === "string") continue;
+      for (const block of message.content) if (block.type === "tool_use") this.used.add(block.id);
+    }
+  }
+
+  /** `candidate` if no call of the conversation has it yet, else a new id starting with `prefix`. */
+  claim(candidate: string | null | undefined, prefix: string): string {
+    const id =
+      candidate && !this.used.has(candidate)
+        ? candidate
+        : `${prefix}${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
+    this.used.add(id);
+    return id;
+  }
+}
 
 export class MessageBuilder {
   private readonly id: string;

@@ -31,7 +31,7 @@ import {
   TimeoutError,
 } from "../errors.ts";
 import type { AgentMessage, StreamOptions } from "./anthropic.ts";
-import { contentText, MessageBuilder } from "./message-builder.ts";
+import { contentText, MessageBuilder, ToolUseIds } from "./message-builder.ts";
 import { type ModelProvider, providerFailure } from "./provider.ts";
 
 export interface OpenAiCompatibleConfig {
@@ -65,6 +65,7 @@ export class OpenAiCompatibleProvider implements ModelProvider {
     const yielded: AgentMessage[] = [];
     const builder = new MessageBuilder(params.model, `msg_oai_${crypto.randomUUID().replaceAll("-", "")}`);
     const toolIds = new Map<number, string>();
+    const uniqueIds = new ToolUseIds(params.messages);
     let requestId: string | null = null;
     let finishReason: string | null = null;
     let tokens = { input: 0, output: 0 };
@@ -87,8 +88,9 @@ export class OpenAiCompatibleProvider implements ModelProvider {
         if (typeof delta.content === "string") for (const e of builder.text(delta.content)) yield* emit(yielded, e);
         for (const call of delta.tool_calls ?? []) {
           if (call.id && !toolIds.has(call.index)) {
-            toolIds.set(call.index, call.id);
-            for (const e of builder.toolStart(call.id, call.function?.name ?? "")) yield* emit(yielded, e);
+            const id = uniqueIds.claim(call.id, "toolu_oai_");
+            toolIds.set(call.index, id);
+            for (const e of builder.toolStart(id, call.function?.name ?? "")) yield* emit(yielded, e);
           }
           const piece = call.function?.arguments;
           if (piece) for (const e of builder.toolArguments(piece)) yield* emit(yielded, e);

@@ -12,6 +12,7 @@ import type { JsonSchemaType, JsonSchemaValidator } from "@modelcontextprotocol/
 import { ConfigError, McpConnectionError, OutpostError, toErrorInfo } from "../errors.ts";
 import { checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
 import type { McpServerSpec } from "./config.ts";
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_META_KEY, idempotencyKeyOfBody } from "./idempotency.ts";
 
 const CLIENT_INFO = { name: "outpost", version: "0.1.0" };
 /** How long connecting (the initialize handshake) and listing tools may take. */
@@ -24,6 +25,14 @@ export interface McpSessionDeps {
   /** Reads a Worker secret by name (header values). */
   secret: (name: string) => string | undefined;
   outbound: OutboundPolicy;
+}
+
+/** How one tool call is sent. */
+export interface CallOptions {
+  timeoutMs: number;
+  signal: AbortSignal;
+  /** The call's key (src/mcp/idempotency.ts), in params._meta and the Idempotency-Key header of every send of it. */
+  idempotencyKey: string;
 }
 
 /** Transport errors after which an in-flight call can no longer get its answer. */
@@ -72,13 +81,9 @@ export class McpSession {
   /**
    * Calls a tool. Throws on anything that kept the call from producing a result: a timeout (TimeoutError-like
    * McpError), a lost connection (McpConnectionError), cancellation. A session the server no longer knows is
-   * re-established once and the call sent again: the server never ran it.
+   * re-established once and the call sent again, with the same idempotency key.
    */
-  async callTool(
-    tool: string,
-    args: Record<string, unknown>,
-    options: { timeoutMs: number; signal: AbortSignal },
-  ): Promise<CallToolResult> {
+  async callTool(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
     try {
       return await this.callOnce(tool, args, options);
     } catch (error) {
@@ -101,16 +106,13 @@ export class McpSession {
     await client.close().catch(() => undefined);
   }
 
-  private async callOnce(
-    tool: string,
-    args: Record<string, unknown>,
-    options: { timeoutMs: number; signal: AbortSignal },
-  ): Promise<CallToolResult> {
+  private async callOnce(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
     const client = await this.connect(options.signal);
     const lost = new AbortController();
     this.inFlight.add(lost);
     try {
-      const result = await client.callTool({ name: tool, arguments: args }, undefined, {
+      const params = { name: tool, arguments: args, _meta: { [IDEMPOTENCY_META_KEY]: options.idempotencyKey } };
+      const result = await client.callTool(params, undefined, {
         timeout: options.timeoutMs,
         maxTotalTimeout: options.timeoutMs,
         signal: AbortSignal.any([options.signal, lost.signal]),
@@ -218,7 +220,8 @@ export class McpSession {
    * fetch for the SDK: every request URL through the outbound guard (the legacy endpoint event names one). With
    * standaloneStream false, the Streamable HTTP transport's optional GET stream for server-initiated messages is
    * answered 405 here, as the spec allows: Outpost makes no use of it, and it would hold a connection open (Workers
-   * allow six at a time) whose drop looks like a lost call.
+   * allow six at a time) whose drop looks like a lost call. A tools/call POST gets the Idempotency-Key header from
+   * its body's params._meta: the SDK has no per-request headers, and both transports send their POSTs through here.
    */
   private fetcher(options: { standaloneStream: boolean; headers?: Record<string, string> }): typeof fetch {
     const policy = this.deps.outbound;
@@ -227,6 +230,8 @@ export class McpSession {
       checkOutboundUrl(request.url, policy);
       if (!options.standaloneStream && request.method === "GET") return new Response(null, { status: 405 });
       for (const [k, v] of Object.entries(options.headers ?? {})) request.headers.set(k, v);
+      const key = typeof init?.body === "string" ? idempotencyKeyOfBody(init.body) : undefined;
+      if (key !== undefined) request.headers.set(IDEMPOTENCY_HEADER, key);
       return fetch(request);
     };
   }

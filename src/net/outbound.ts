@@ -33,7 +33,7 @@ export function checkOutboundUrl(raw: string | URL, policy: OutboundPolicy): URL
   const host = url.hostname.toLowerCase().replace(/\.+$/, "");
   const reason = privateReason(host);
   if (reason && !policy.allowPrivateHosts.has("*") && !policy.allowPrivateHosts.has(host)) {
-    throw new BlockedUrlError(url.href, reason);
+    throw new BlockedUrlError(url.href, reason, { privateHost: true });
   }
   return url;
 }

@@ -13,37 +13,57 @@ export const DELTA_WINDOW_MS = 15;
 /** A batch this large goes out at once. */
 const MAX_BATCH_CHARS = 2048;
 
+/**
+ * How many leading characters of a block's unsent text may go out now (Redactor.releasable): the rest could be the
+ * start of a secret that the next delta completes, and is kept until it is whole or the block ends.
+ */
+export type HoldBack = (text: string) => number;
+
 export class DeltaBatcher {
   private readonly sink: DeltaSink;
+  private readonly releasable: HoldBack;
   private pending: { kind: DeltaKind; index: number; text: string } | null = null;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private sentAny = false;
 
-  constructor(sink: DeltaSink) {
+  constructor(sink: DeltaSink, releasable: HoldBack = (text) => text.length) {
     this.sink = sink;
+    this.releasable = releasable;
   }
 
   add(kind: DeltaKind, index: number, text: string): void {
+    // Another block begins: the previous one is complete, held tail included.
     if (this.pending && (this.pending.kind !== kind || this.pending.index !== index)) this.flush();
     if (this.pending) this.pending.text += text;
     else this.pending = { kind, index, text };
     if (!this.sentAny || this.pending.text.length >= MAX_BATCH_CHARS) {
-      this.flush();
-      return;
+      this.release();
+      if (!this.pending) return;
     }
-    this.timer ??= setTimeout(() => this.flush(), DELTA_WINDOW_MS);
+    this.timer ??= setTimeout(() => this.release(), DELTA_WINDOW_MS);
   }
 
-  /** Emits what is waiting. Call before any other event of the same call, and when the stream ends. */
+  /** Emits everything that is waiting. Call before any other event of the same call, and when the stream ends. */
   flush(): void {
+    this.emit(Number.POSITIVE_INFINITY);
+  }
+
+  /** Emits what may go now, keeping a tail that could still become a secret. */
+  private release(): void {
+    this.emit(this.pending ? this.releasable(this.pending.text) : 0);
+  }
+
+  private emit(count: number): void {
     if (this.timer !== undefined) {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
     const batch = this.pending;
-    if (!batch) return;
-    this.pending = null;
+    if (!batch || count <= 0) return;
+    const out = batch.text.slice(0, count);
+    const rest = batch.text.slice(out.length);
+    this.pending = rest ? { ...batch, text: rest } : null;
     this.sentAny = true;
-    this.sink(batch.kind, batch.index, batch.text);
+    this.sink(batch.kind, batch.index, out);
   }
 }

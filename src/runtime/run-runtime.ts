@@ -7,6 +7,7 @@ import type { AgentUsage, CallUsage } from "../agents/result.ts";
 import { costOf, type PriceTable } from "../config/prices.ts";
 import { AwaitingInputError, CanceledError, LimitExceededError, toErrorInfo } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
+import type { Redactor } from "../events/redaction.ts";
 import type { AgentMessage } from "../llm/anthropic.ts";
 import type { ModelProvider } from "../llm/provider.ts";
 import type { RunBundle } from "../runs/run-bundle.ts";
@@ -45,6 +46,8 @@ export interface RunRuntimeDeps extends TaskStorage {
   signal: AbortSignal;
   /** The SDK's transport retries; used to tell whether a failed attempt will be retried. */
   maxRetries: number;
+  /** Holds back streamed text that could be the start of a secret (the deployment's Redactor). */
+  redactor: Pick<Redactor, "releasable">;
 }
 
 /** What the SDK retries: connection errors (no status), 408, 409, 429 and 5xx. */
@@ -207,12 +210,17 @@ export class RunRuntime implements AgentRuntime {
     let text = "";
     let outputChars = 0;
     const callKey = artifact;
-    const deltas = new DeltaBatcher((kind, index, chunk) => {
-      if (kind === "text") this.emit("llm_text_delta", { turn_index: turn, index, text: chunk }, span);
-      else this.emit("llm_thinking_delta", { turn_index: turn, index, thinking: chunk }, span);
-      outputChars += chunk.length;
-      deps.pendingCalls.progress(callKey, outputChars);
-    });
+    // Each delta event is redacted on its own, so no secret may be split between two of them: the batcher keeps
+    // back what the redactor cannot yet tell from the start of one.
+    const deltas = new DeltaBatcher(
+      (kind, index, chunk) => {
+        if (kind === "text") this.emit("llm_text_delta", { turn_index: turn, index, text: chunk }, span);
+        else this.emit("llm_thinking_delta", { turn_index: turn, index, thinking: chunk }, span);
+        outputChars += chunk.length;
+        deps.pendingCalls.progress(callKey, outputChars);
+      },
+      (text) => deps.redactor.releasable(text),
+    );
     try {
       const stream = deps.provider.stream(
         { ...params, stream: true },

@@ -6,11 +6,12 @@ import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { AgentRegistry } from "../agents/registry.ts";
 import type { PriceTable } from "../config/prices.ts";
 import { toErrorInfo } from "../errors.ts";
+import type { Redactor } from "../events/redaction.ts";
 import type { LlmConfig, ModelProvider } from "../llm/provider.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import { finalSummary } from "../runs/final-summary.ts";
 import type { SkillCatalog } from "../skills/catalog.ts";
-import { type HumanDecision, isTerminal, type PendingInput, type RpcFailure } from "../tasks/task.ts";
+import { type HumanDecision, isTerminal, type PendingInput, type RpcFailure, requestIdOf } from "../tasks/task.ts";
 import { decisionKey, FORK_STATE_KEY, PENDING_INPUT_KEY } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
 import type { CallbackOutbox } from "../webhooks/callbacks.ts";
@@ -32,6 +33,8 @@ const UPLOAD_RETRY_MS = 60_000;
 const MAX_UPLOAD_RETRY_MS = 60 * 60_000;
 
 export interface SupervisorDeps extends TaskStorage {
+  /** The deployment's redactor: streamed text is held back by it, and tool error text passes through it. */
+  redactor: Redactor;
   /** The task's outbound callbacks: sent from the alarm, armed whenever the run reaches a moment they report. */
   callbacks: Pick<CallbackOutbox, "sync" | "nextDueAt" | "deliverDue">;
   registry: AgentRegistry;
@@ -61,10 +64,19 @@ export class RunSupervisor {
     this.deps = deps;
   }
 
-  /** A new task: arm the heartbeat, then start its run. */
+  /** A run that goes on (a resumed wait): arm the heartbeat, then start it. */
   async begin(): Promise<void> {
-    await this.deps.storage.setAlarm(Date.now() + HEARTBEAT_MS);
+    await this.armHeartbeat();
     this.launch();
+  }
+
+  /**
+   * The heartbeat alone. A new task arms it before it is committed, so that no moment leaves a task without one: an
+   * object reset between the commit and the launch is launched by the alarm (an alarm that finds no task does
+   * nothing).
+   */
+  async armHeartbeat(): Promise<void> {
+    await this.deps.storage.setAlarm(Date.now() + HEARTBEAT_MS);
   }
 
   /**
@@ -122,8 +134,10 @@ export class RunSupervisor {
     }
     if (!isTerminal(task.status)) {
       await this.deps.storage.setAlarm(Date.now() + HEARTBEAT_MS);
-      // Re-read: the run may have stopped to wait for a person while the alarm was being set.
-      if (!this.active && this.task().status === "running") this.launch();
+      // Re-read: the run may have stopped to wait for a person while the alarm was being set. A pending task is one
+      // whose object was reset after its creation and before its first launch: nothing else would ever start it.
+      const status = this.task().status;
+      if (!this.active && (status === "running" || status === "pending")) this.launch();
       return;
     }
     if (this.active) {
@@ -173,7 +187,7 @@ export class RunSupervisor {
   }
 
   /** Starts the run in this instance; if one is still unwinding here, starts it again as soon as that one is done. */
-  private launch(): void {
+  launch(): void {
     if (this.active) {
       this.relaunch = true;
       return;
@@ -183,6 +197,7 @@ export class RunSupervisor {
     const promise = runTask({
       store: deps.store,
       events: deps.events,
+      redactor: deps.redactor,
       registry: deps.registry,
       prices: deps.prices,
       provider: (llm) => deps.provider(llm),
@@ -244,18 +259,43 @@ export class RunSupervisor {
   }
 
   /**
-   * A person's answer to what the run waits for (seed 003 human feedback): recorded with who gave it and when,
-   * then the run goes on from its journal. Fails with task_not_waiting when the task waits for nothing.
+   * A person's answer to one request of the run (seed 003 human feedback), named by its request_id: recorded with
+   * who gave it and when, then the run goes on from its journal. A decision names what it decides: another request
+   * than the one waiting is pending_input_changed (the reviewer saw something else), an answered request replays
+   * the recorded decision when it is the same and is already_decided when it is not, and a task that waits for
+   * nothing is task_not_waiting. Everything is checked and written synchronously, so concurrent answers to one
+   * request cannot both be taken.
    */
-  async resume(decision: Omit<HumanDecision, "decided_at">): Promise<RpcFailure | null> {
+  async resume(
+    decision: Omit<HumanDecision, "decided_at" | "request_id"> & { request_id: string },
+  ): Promise<{ ok: true; decision: HumanDecision; replayed: boolean } | { ok: false; error: RpcFailure }> {
     const { store, events, state } = this.deps;
+    const fail = (code: string, message: string, details?: Record<string, object>) =>
+      ({ ok: false, error: { code, message, ...(details ? { details } : {}) } }) as const;
+    const answered = state.get<HumanDecision>(decisionKey(decision.request_id));
+    if (answered) {
+      if (sameDecision(answered, decision)) return { ok: true, decision: answered, replayed: true };
+      return fail(
+        "already_decided",
+        `Request ${decision.request_id} was already answered: ${answered.action} by ${answered.decided_by} at ${answered.decided_at}.`,
+        { decision: { request_id: decision.request_id, ...answered } },
+      );
+    }
     const task = this.task();
     const pending = state.get<PendingInput>(PENDING_INPUT_KEY);
     if (task.status !== "input_required" || !pending) {
-      return { code: "task_not_waiting", message: `The task is ${task.status}, not waiting for input.` };
+      return fail("task_not_waiting", `The task is ${task.status}, not waiting for input.`);
+    }
+    const current = { ...pending, request_id: requestIdOf(pending) };
+    if (current.request_id !== decision.request_id) {
+      return fail(
+        "pending_input_changed",
+        `The task waits for request ${current.request_id} (${current.tool_name}), not ${decision.request_id}: review what it waits for now.`,
+        { pending_input: this.deps.redactor.value(current) },
+      );
     }
     if (pending.kind === "question" && decision.action !== "reject" && !decision.message) {
-      return { code: "message_required", message: "An answer to the agent's question needs message: the answer." };
+      return fail("message_required", "An answer to the agent's question needs message: the answer.");
     }
     if (
       decision.action === "modify" &&
@@ -263,10 +303,10 @@ export class RunSupervisor {
       !decision.tool_input &&
       !decision.state_updates
     ) {
-      return {
-        code: "tool_input_required",
-        message: "modify needs tool_input (the arguments to run the call with), state_updates, or both.",
-      };
+      return fail(
+        "tool_input_required",
+        "modify needs tool_input (the arguments to run the call with), state_updates, or both.",
+      );
     }
     const recorded: HumanDecision = { ...decision, decided_at: new Date().toISOString() };
     const resumed = this.transaction(() => {
@@ -283,9 +323,9 @@ export class RunSupervisor {
       });
       return true;
     });
-    if (!resumed) return { code: "task_not_waiting", message: "The task is no longer waiting for input." };
+    if (!resumed) return fail("task_not_waiting", "The task is no longer waiting for input.");
     await this.begin();
-    return null;
+    return { ok: true, decision: recorded, replayed: false };
   }
 
   /** The approval wait ran out: the call is rejected and the run goes on, or the run fails (onApprovalTimeout). */
@@ -306,6 +346,7 @@ export class RunSupervisor {
     }
     if (onTimeout === "reject") {
       await this.resume({
+        request_id: requestIdOf(pending),
         action: "reject",
         message: "No one answered before the approval timeout.",
         tool_input: null,
@@ -323,17 +364,23 @@ export class RunSupervisor {
     };
     const failed = this.transaction(() => {
       if (!store.finish("failed", { error })) return false;
-      // The timeout decided: on record like any decision, then the run's end.
-      events.append("human_decision", {
-        tool_use_id: pending.tool_use_id,
-        tool_name: pending.tool_name,
-        kind: pending.kind,
+      // The timeout decided: on record like any decision (a late answer to the request gets already_decided), then
+      // the run's end.
+      const decision: HumanDecision = {
+        request_id: requestIdOf(pending),
         action: "fail",
         message: error.message,
         tool_input: null,
         state_updates: null,
         decided_by: "timeout",
         decided_at: new Date().toISOString(),
+      };
+      this.deps.state.put(decisionKey(pending.tool_use_id), decision);
+      events.append("human_decision", {
+        tool_use_id: pending.tool_use_id,
+        tool_name: pending.tool_name,
+        kind: pending.kind,
+        ...decision,
       });
       events.append("run_failed", { reason: error.message, error, errors: [error], usage: store.get()?.usage });
       return true;
@@ -381,4 +428,23 @@ export class RunSupervisor {
     if (!task) throw new Error("The supervisor's object holds no task.");
     return task;
   }
+}
+
+/** Whether a decision sent again is the recorded one: the same answer, whoever sends it and whenever. */
+function sameDecision(
+  recorded: HumanDecision,
+  sent: Pick<HumanDecision, "action" | "message" | "tool_input" | "state_updates">,
+): boolean {
+  const answer = (d: Pick<HumanDecision, "action" | "message" | "tool_input" | "state_updates">) =>
+    canonicalJson([d.action, d.message ?? null, d.tool_input ?? null, d.state_updates ?? null]);
+  return answer(recorded) === answer(sent);
+}
+
+/** JSON with object keys sorted at every level, so two spellings of one value compare equal. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) =>
+    item !== null && typeof item === "object" && !Array.isArray(item)
+      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : item,
+  );
 }

@@ -6,9 +6,11 @@ import { type AgentResult, failureResult } from "../agents/result.ts";
 import type { PriceTable } from "../config/prices.ts";
 import { AwaitingInputError, toErrorInfo, WorkflowError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
+import type { Redactor } from "../events/redaction.ts";
 import type { LlmConfig, ModelProvider } from "../llm/provider.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import { isTerminal } from "../tasks/task.ts";
+import { runLimits } from "../tasks/task-limits.ts";
 import type { TaskStore } from "../tasks/task-store.ts";
 import { Toolbox } from "../tools/toolbox.ts";
 import { WORKSPACE_ROOT } from "../workspace/root.ts";
@@ -18,6 +20,8 @@ import type { RunRuntime } from "./run-runtime.ts";
 export interface RunnerDeps {
   store: TaskStore;
   events: EventLog;
+  /** Tool error text passes through it (see Toolbox). */
+  redactor: Pick<Redactor, "text">;
   registry: AgentRegistry;
   /** Read inside the run so a bad OUTPOST_PRICES fails the run with config_error rather than the request. */
   prices: () => PriceTable;
@@ -50,13 +54,12 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
   let result: AgentResult;
   let tools: Toolbox | undefined;
   try {
-    const agent = deps.registry.create(task.assigned_agent);
-    const limits: RunLimits = {
-      // Seed 004 max_turns and seed 003 max_iterations are the same limit here: model turns.
-      maxTurns: task.limits.max_turns ?? agent.maxTurns,
-      maxBudgetUsd: task.limits.max_budget_usd ?? agent.maxBudgetUsd,
-      maxTokens: task.limits.max_tokens ?? null,
-    };
+    // The tenant is checked again at every run, not only when the task was created: a deploy that takes the agent
+    // from this tenant (e.g. it now carries another tenant's MCP credentials) stops its queued and waiting tasks too.
+    const agent = deps.registry.createFor(task.assigned_agent, task.tenant);
+    // The stricter of the task's and the agent's: the API refuses a task that would loosen its agent's limits, and a
+    // fork onto another agent inherits its origin's, which may be looser than the new agent's.
+    const limits: RunLimits = runLimits(task.limits, agent);
     if (store.markRunning()) {
       events.append("run_started", {
         task: task.input,
@@ -79,6 +82,7 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
       secret: deps.secret,
       outbound: deps.outbound,
       workspace: deps.workspace,
+      redactor: deps.redactor,
     });
     await tools.open();
     const context: AgentContext = {

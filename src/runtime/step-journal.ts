@@ -99,23 +99,32 @@ export class StepJournal {
   }
 
   /**
-   * The ledger of settled tool calls: for each tool_use id, the result of its completed step, if any (the default
-   * loop names tool steps turn_<n>_tool_<tool_use id>).
+   * The ledger of tool calls: for each tool_use id, the result of its completed step, if any, and the ids whose step
+   * started and never completed (the default loop names tool steps turn_<n>_tool_<tool_use id>).
    */
-  async settledToolCalls(toolUseIds: readonly string[]): Promise<Record<string, unknown>> {
+  async settledToolCalls(
+    toolUseIds: readonly string[],
+  ): Promise<{ settled: Record<string, unknown>; started: string[] }> {
     const wanted = new Set(toolUseIds);
     const settled: Record<string, unknown> = {};
-    const names = this.sql
-      .exec<{ name: string }>("SELECT name FROM steps_journal WHERE status = 'completed'")
-      .toArray()
-      .map((r) => r.name);
-    for (const name of names) {
-      const id = /^turn_\d+_tool_(.+)$/.exec(name)?.[1];
+    const started: string[] = [];
+    const rows = this.sql
+      .exec<{ name: string; status: string }>(
+        "SELECT name, status FROM steps_journal WHERE name LIKE 'turn\\_%' ESCAPE '\\'",
+      )
+      .toArray();
+    for (const row of rows) {
+      const id = /^turn_\d+_tool_(.+)$/.exec(row.name)?.[1];
       if (id === undefined || !wanted.has(id)) continue;
-      const lookup = await this.begin(name);
+      // A call that started and never completed: it runs now, or an eviction, a crash or a cancel cut it short.
+      if (row.status !== "completed") {
+        started.push(id);
+        continue;
+      }
+      const lookup = await this.begin(row.name);
       if (lookup.state === "completed") settled[id] = lookup.result;
     }
-    return settled;
+    return { settled, started };
   }
 
   /**

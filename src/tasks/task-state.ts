@@ -1,7 +1,18 @@
 // Small per-task key/value state that agents and built-in tools keep across evictions (e.g. the TodoWrite list).
 // Exposed to agents as `runtime.state`.
-/** Where a forked task came from: {task_id, checkpoint_id, turn} (its messages are the task's conversation). */
+/** Where a forked task came from: ForkState (its messages are the task's conversation). */
 export const FORK_STATE_KEY = "fork_origin";
+
+/** What a fork keeps of its origin. */
+export interface ForkState {
+  task_id: string;
+  checkpoint_id: string;
+  turn: number;
+  /** The fork point: messages of the conversation that came from the origin. */
+  message_count: number;
+  /** Inherited calls whose outcome is unknown (ForkOrigin.uncertain): run only after a person approves. */
+  uncertain?: Record<string, string>;
+}
 
 /** What a task waiting for a person waits for (PendingInput), while its status is input_required. */
 export const PENDING_INPUT_KEY = "pending_input";

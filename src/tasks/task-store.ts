@@ -1,9 +1,11 @@
 // The task's own row in its Durable Object, and its status transitions. Every transition is a check-and-set in
 // SQLite (UPDATE … WHERE status IN …), so interleaved requests cannot move a task backwards.
+
 import { type AgentUsage, addCallUsage, addRecovery, type CallUsage, emptyUsage } from "../agents/result.ts";
 import { DAY_MS, DEFAULT_RETENTION, type RetentionPolicy, retentionDays } from "../config/retention.ts";
 import type { ErrorInfo } from "../errors.ts";
 import { randomHex } from "../events/event-record.ts";
+import type { Redactor } from "../events/redaction.ts";
 import type { TaskInit, TaskLimits, TaskStatus, TaskTrigger, TaskView, TaskWebhook } from "./task.ts";
 
 interface TaskRow extends Record<string, SqlStorageValue> {
@@ -49,10 +51,21 @@ export class TaskStore {
 
   private readonly retention: () => RetentionPolicy;
 
-  /** `retention` decides retention_days when the task ends (seed 003 by_status), unless the caller chose it. */
-  constructor(sql: SqlStorage, retention: () => RetentionPolicy = () => DEFAULT_RETENTION) {
+  /** Removes secrets from the outcome before it is stored (the result and error texts come from models and tools). */
+  private readonly redactor: Pick<Redactor, "text" | "value">;
+
+  /**
+   * `retention` decides retention_days when the task ends (seed 003 by_status), unless the caller chose it;
+   * `redactor` scrubs what the outcome holds (a provider's error may echo a key).
+   */
+  constructor(
+    sql: SqlStorage,
+    retention: () => RetentionPolicy = () => DEFAULT_RETENTION,
+    redactor: Pick<Redactor, "text" | "value"> = { text: (t) => t, value: (v) => v },
+  ) {
     this.sql = sql;
     this.retention = retention;
+    this.redactor = redactor;
   }
 
   static migrate(sql: SqlStorage): void {
@@ -186,8 +199,10 @@ export class TaskStore {
     return this.transition(["pending", "running", "input_required"], status, {
       completed_at: now.toISOString(),
       retention_days: String(days),
-      result: outcome.result ?? null,
-      error: outcome.error ? JSON.stringify(outcome.error) : null,
+      // Text that the runtime did not write (an answer, a provider's or a tool's message) may hold a secret: it is
+      // stored, shown and sent in callbacks only redacted.
+      result: outcome.result === undefined ? null : this.redactor.text(outcome.result),
+      error: outcome.error ? JSON.stringify(this.redactor.value(outcome.error)) : null,
       usage: JSON.stringify(usage),
     });
   }

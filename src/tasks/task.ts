@@ -105,6 +105,11 @@ export interface TaskInit {
 /** A request for a person (seed 003 human feedback): approve a tool call, or answer the agent's question. */
 export interface PendingInput {
   kind: "approval" | "question";
+  /**
+   * What a decision names to answer this request (POST /v1/tasks/:id/resume request_id): the waiting call's
+   * tool_use id, unique within the task. A decision for another request never applies to this one.
+   */
+  request_id: string;
   tool_use_id: string;
   tool_name: string;
   input: unknown;
@@ -113,11 +118,23 @@ export interface PendingInput {
   requested_at: string;
   /** When the wait ends by itself (the agent's approvalTimeoutSeconds), or null. */
   expires_at: string | null;
+  /** Why a person is asked when it is not the agent's permissions (a call whose earlier outcome is unknown). */
+  reason?: string;
 }
 
-/** A person's answer (POST /v1/tasks/:id/resume), kept per tool_use id. */
+/** The request id of a stored request; requests stored before request ids existed are named by their call. */
+export function requestIdOf(pending: Omit<PendingInput, "request_id"> & { request_id?: string }): string {
+  return pending.request_id ?? pending.tool_use_id;
+}
+
+/**
+ * A person's answer (POST /v1/tasks/:id/resume), kept per request (the tool_use id). "fail" is the approval
+ * timeout's own decision when the agent says a timeout fails the run.
+ */
 export interface HumanDecision {
-  action: "approve" | "reject" | "modify";
+  /** The request it answers (PendingInput.request_id); absent on decisions stored before request ids existed. */
+  request_id?: string;
+  action: "approve" | "reject" | "modify" | "fail";
   message: string | null;
   tool_input: Record<string, unknown> | null;
   /** Seed 003 state_updates: messages appended after the turn's tool results; metadata replaces the task's. */
@@ -139,16 +156,49 @@ export interface ForkOrigin {
   turn: number;
   /** Results of the pending tool calls (a tool_calls checkpoint) that the origin already ran: never run twice. */
   settled: Record<string, unknown>;
+  /**
+   * Pending calls the origin started and never finished (it was canceled, failed or crashed during them): whether
+   * they took effect is unknown, so the fork asks a person before running them again. By tool_use id, the task
+   * whose idempotency keys the call was sent with (the origin, or the task it inherited the call from).
+   */
+  uncertain?: Record<string, string>;
 }
 
-/** What start() did: created the task, found it created by the same request before, or could not. */
+/**
+ * What a task knows of some of its tool calls (for a fork of one of its checkpoints): the results of the settled
+ * ones, the ones it is running or about to run (a fork now could run them a second time), and the ones it started
+ * and never finished, with the task whose keys they were sent under.
+ */
+export interface ToolCallLedger {
+  settled: Record<string, unknown>;
+  in_flight: string[];
+  uncertain: Record<string, string>;
+}
+
+/**
+ * What start() did: created the task, found it created by the same request before, or could not (workspace_full:
+ * its seed files do not fit the workspace, which the Worker checks first; `message` says which limit).
+ */
 export type StartOutcome =
   | { outcome: "created" | "replayed"; task: TaskView }
-  | { outcome: "mismatch" | "expired"; task?: undefined };
+  | { outcome: "mismatch" | "expired"; task?: undefined }
+  | { outcome: "workspace_full"; message: string; task?: undefined };
 
 export interface RpcFailure {
   code: string;
   message: string;
+  /**
+   * Further members of the HTTP error body (e.g. the current pending_input). Typed as objects, not unknown, since
+   * RPC result types collapse unknown to never.
+   */
+  details?: Record<string, object>;
+}
+
+/** What a resume did: recorded the decision now, or found the same decision recorded before (a replay). */
+export interface ResumeOutcome {
+  task: TaskView;
+  decision: HumanDecision;
+  replayed: boolean;
 }
 
 /** Stubs type RPC results as `T & Disposable`, which defeats narrowing on a discriminant; test `error` instead. */

@@ -9,13 +9,15 @@ import type { ToolPermissions } from "../agents/agent.ts";
 import type { AgentRuntime, StepInfo } from "../agents/context.ts";
 import { MCP_WILDCARD_PATTERN, parseMcpToolName } from "../agents/tool-names.ts";
 import { AwaitingInputError, InvalidToolError, McpConnectionError, toErrorInfo } from "../errors.ts";
+import type { Redactor } from "../events/redaction.ts";
 import { type McpServerSpec, toolSettings } from "../mcp/config.ts";
 import { toMcpCallResult, toToolResult } from "../mcp/content.ts";
+import { mcpIdempotencyKey } from "../mcp/idempotency.ts";
 import type { McpSession } from "../mcp/session.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import { lazyModule } from "../runtime/lazy-module.ts";
 import type { HumanDecision, PendingInput } from "../tasks/task.ts";
-import { decisionKey } from "../tasks/task-state.ts";
+import { decisionKey, FORK_STATE_KEY, type ForkState } from "../tasks/task-state.ts";
 import type { Workspace } from "../workspace/workspace.ts";
 import { ASK_USER } from "./ask-user.ts";
 import { BUILTIN_TOOL_IMPLEMENTATIONS } from "./builtin.ts";
@@ -42,6 +44,8 @@ export interface ToolboxDeps {
   secret: (name: string) => string | undefined;
   outbound: OutboundPolicy;
   workspace: Workspace;
+  /** Error text from tools and servers passes through it before the model, the conversation or a client sees it. */
+  redactor: Pick<Redactor, "text">;
 }
 
 /** One discovered MCP tool, as the journal keeps it. */
@@ -72,6 +76,10 @@ export class Toolbox {
   private mcp: typeof import("../mcp/session.ts") | null = null;
   /** Full name → definition, in the order sent to the model. */
   private readonly allowed = new Map<string, Tool>();
+  /** The fork origin's half-done calls, read once (see uncertainCalls). */
+  private inherited: Readonly<Record<string, string>> | undefined;
+  /** Calls a reviewer sent with other arguments (modify with tool_input); decisions are stored, so replays agree. */
+  private readonly rewritten = new Set<string>();
 
   constructor(declaration: ToolDeclaration, deps: ToolboxDeps) {
     this.declaration = declaration;
@@ -122,8 +130,22 @@ export class Toolbox {
     return [...this.allowed.keys()];
   }
 
-  /** Answers one tool_use block. Never throws for a tool's failure; only cancellation propagates. */
-  async call(original: ToolUseBlock, turnIndex: number, info: StepInfo, position = 1): Promise<ToolResult> {
+  /**
+   * Answers one tool_use block. Never throws for a tool's failure; only cancellation (and a wait for a person)
+   * propagates. An error result is text the runtime did not write (a tool's or a server's message, which may echo a
+   * credential): it is redacted before the model, the conversation and the API see it.
+   */
+  async call(use: ToolUseBlock, turnIndex: number, info: StepInfo, position = 1): Promise<ToolResult> {
+    const result = await this.answer(use, turnIndex, info, position);
+    return result.is_error ? redactResult(result, this.deps.redactor) : result;
+  }
+
+  private async answer(
+    original: ToolUseBlock,
+    turnIndex: number,
+    info: StepInfo,
+    position: number,
+  ): Promise<ToolResult> {
     let use = original;
     const { runtime } = this.deps;
     const base = { turn_index: turnIndex, tool_use_id: use.id, tool_name: use.name };
@@ -135,21 +157,38 @@ export class Toolbox {
       };
     }
     if (use.name === ASK_USER) return this.askUser(use, turnIndex);
-    if (needsApproval(use.name, this.declaration.permissions)) {
+    // A call this fork inherited half-done: whatever the agent's permissions, a person decides whether it runs again.
+    const uncertain = this.uncertainCalls()[use.id] !== undefined;
+    if (uncertain || needsApproval(use.name, this.declaration.permissions)) {
       const decision = runtime.state.get<HumanDecision>(decisionKey(use.id));
-      if (!decision) this.waitFor({ kind: "approval", use, turnIndex, question: null });
+      if (!decision) {
+        this.waitFor({
+          kind: "approval",
+          use,
+          turnIndex,
+          question: null,
+          ...(uncertain ? { reason: UNCERTAIN_REASON } : {}),
+        });
+      }
       if (decision.action === "reject") {
         runtime.emit(
           "tool_denied",
           { ...base, reason: "rejected_by_reviewer", decided_by: decision.decided_by },
           info.spanId,
         );
+        const why = decision.message ? `: ${decision.message}` : ".";
         return {
-          content: `A reviewer rejected this call to ${use.name}${decision.message ? `: ${decision.message}` : "."}`,
+          content: uncertain
+            ? `A reviewer chose not to run this call to ${use.name} again${why} It was cut short in the task this one was forked from, so it may or may not have taken effect there.`
+            : `A reviewer rejected this call to ${use.name}${why}`,
           is_error: true,
         };
       }
-      if (decision.action === "modify" && decision.tool_input) use = { ...use, input: decision.tool_input };
+      if (decision.action === "modify" && decision.tool_input) {
+        use = { ...use, input: decision.tool_input };
+        // Other arguments make another call: it must not pass for a repeat of the one first sent (see mcpCallKey).
+        this.rewritten.add(use.id);
+      }
     }
     if (parseMcpToolName(use.name)) return this.callMcp(use, turnIndex, info, position);
     return this.callBuiltin(use, turnIndex, info, position);
@@ -187,24 +226,37 @@ export class Toolbox {
     return { content: decision.message ?? "(no answer)", is_error: false };
   }
 
+  /**
+   * Calls this task inherited from its fork origin half-done (ForkState.uncertain): by tool_use id, the task whose
+   * idempotency keys the call was first sent with.
+   */
+  private uncertainCalls(): Readonly<Record<string, string>> {
+    this.inherited ??= this.deps.runtime.state.get<ForkState>(FORK_STATE_KEY)?.uncertain ?? {};
+    return this.inherited;
+  }
+
   /** Records what the run waits for, says so in the log, and stops the run (status input_required). */
   private waitFor(request: {
     kind: "approval" | "question";
     use: ToolUseBlock;
     turnIndex: number;
     question: string | null;
+    reason?: string;
   }): never {
     const { runtime } = this.deps;
     const timeout = this.declaration.permissions.timeoutSeconds;
     const now = Date.now();
     const pending: PendingInput = {
       kind: request.kind,
+      // The call's id is unique within the task, and the same on every replay of this step.
+      request_id: request.use.id,
       tool_use_id: request.use.id,
       tool_name: request.use.name,
       input: request.use.input,
       question: request.question,
       requested_at: new Date(now).toISOString(),
       expires_at: timeout ? new Date(now + timeout * 1000).toISOString() : null,
+      ...(request.reason ? { reason: request.reason } : {}),
     };
     // Seed 003: the wait is a checkpoint of its own (awaiting_human), which a fork can continue from.
     runtime.checkpoint(
@@ -329,6 +381,7 @@ export class Toolbox {
         raw = await session.callTool(target.tool, args, {
           timeoutMs: timeoutSeconds * 1000,
           signal: runtime.signal,
+          idempotencyKey: await this.mcpCallKey(use.id, name),
         });
       } catch (error) {
         if (runtime.signal.aborted) throw error;
@@ -350,6 +403,19 @@ export class Toolbox {
         "You can retry later, use another tool, or continue without it.",
       is_error: true,
     };
+  }
+
+  /**
+   * The idempotency key of calling `toolName` (a full mcp__ name) for one tool_use: the same when a resumed run sends
+   * the call again, so a server that honours it runs the call once. The only place a key is derived from the task.
+   * A call a fork inherited half-done is sent with the key it was first sent with (its origin's), so a person's
+   * approval to run it again still reaches a cooperating server as a repeat, not as a second call; unless the
+   * person changed its arguments: that is another call, and a server must run it rather than answer the first.
+   */
+  private mcpCallKey(toolUseId: string, toolName: string): Promise<string> {
+    const origin = this.rewritten.has(toolUseId) ? undefined : this.uncertainCalls()[toolUseId];
+    const taskId = origin ?? this.deps.taskId;
+    return mcpIdempotencyKey({ taskId, toolUseId, toolName });
   }
 
   /** A completed MCP call as the log, the run bundle and the model see it (seed 002 StepExecutionResult). */
@@ -586,6 +652,11 @@ function capResult(result: ToolResult, artifact: string | null): ToolResult {
   return cut ? { ...result, content: blocks } : result;
 }
 
+/** What a person is told when a fork would run again a call whose outcome in the origin is unknown. */
+const UNCERTAIN_REASON =
+  "This call was cut short in the task this one was forked from (canceled, failed or crashed during it): it may or " +
+  "may not have taken effect there. Approve to run it again, or reject to tell the model it was not run here.";
+
 /** The tools whose only effect is an edit of the workspace: acceptEdits lets them run without approval. */
 const EDIT_TOOLS: ReadonlySet<string> = new Set(["Write", "Edit"]);
 
@@ -598,6 +669,17 @@ export function needsApproval(name: string, permissions: ToolPermissions): boole
   if (permissions.mode === "acceptAll") return false;
   if (permissions.mode === "acceptEdits") return !EDIT_TOOLS.has(name);
   return true;
+}
+
+/** A result with every text in it redacted. */
+function redactResult(result: ToolResult, redactor: Pick<Redactor, "text">): ToolResult {
+  if (typeof result.content === "string") return { ...result, content: redactor.text(result.content) };
+  return {
+    ...result,
+    content: result.content.map((block) =>
+      block.type === "text" ? { ...block, text: redactor.text(block.text) } : block,
+    ),
+  };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -2,11 +2,15 @@
 // log is the outbox: the object turns each matching event into a delivery (once, by its sequence number), signs it
 // with Standard Webhooks, and retries it with exponential backoff from its alarm. Every attempt is on record
 // (GET /v1/tasks/:id/deliveries), and a delivery can be sent again on request.
+//
+// Callbacks have a network policy of their own (OUTPOST_CALLBACK_ALLOW_PRIVATE_HOSTS), never the tools' one: a
+// caller chooses a callback URL, so a host the operator opened to agents' tools must not become reachable by naming
+// it as a callback. The receiver's answer is never read: the log keeps its status, the timing and an error class.
 import { Webhook } from "standardwebhooks";
-import { ApiError } from "../errors.ts";
+import type { Env } from "../env.ts";
+import { ApiError, BlockedUrlError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
-import { FetchTimeoutError, guardedFetch } from "../net/guarded-fetch.ts";
-import { checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
+import { checkOutboundUrl, type OutboundPolicy, outboundPolicy } from "../net/outbound.ts";
 import { CALLBACK_EVENTS, type CallbackEvent, type TaskWebhook } from "../tasks/task.ts";
 import type { TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
@@ -14,9 +18,24 @@ import type { TaskRecord } from "../tasks/task-store.ts";
 /** Seconds to wait after each failed attempt: 6 attempts over about an hour (0, 10 s, 1 min, 5 min, 15 min, 40 min). */
 export const DEFAULT_RETRY_SECONDS: readonly number[] = [10, 60, 300, 900, 2400];
 const ATTEMPT_TIMEOUT_MS = 10_000;
-/** How much of a receiver's answer is kept in the attempt log. */
-const RESPONSE_EXCERPT_BYTES = 1024;
+/** An attempt's error text is a short explanation next to its class, not a place for whole error dumps. */
+const MAX_ERROR_CHARS = 300;
 const CURSOR_KEY = "callbacks_cursor";
+
+/**
+ * Why an attempt failed, as a stable vocabulary clients may branch on (the `error` text next to it is for people):
+ * timeout (no answer within 10 s), connection_failed (the receiver could not be reached), blocked_url (the URL is
+ * not allowed by the callback policy in force at the attempt), http_status (the receiver answered something other
+ * than 2xx, a redirect included), not_signed (the deployment has no OUTPOST_WEBHOOK_SECRET to sign with).
+ */
+export const DELIVERY_ERROR_CLASSES = [
+  "timeout",
+  "connection_failed",
+  "blocked_url",
+  "http_status",
+  "not_signed",
+] as const;
+export type DeliveryErrorClass = (typeof DELIVERY_ERROR_CLASSES)[number];
 
 /** The event that marks each callback moment. */
 const EVENT_FOR: Readonly<Record<string, CallbackEvent>> = {
@@ -29,11 +48,13 @@ const EVENT_FOR: Readonly<Record<string, CallbackEvent>> = {
 export interface DeliveryAttempt {
   attempt: number;
   started_at: string;
-  /** The receiver's HTTP status, or null when there was no answer (see error). */
+  /** The receiver's HTTP status, or null when there was no answer (see error_class). */
   status_code: number | null;
+  /** Null for a delivered attempt (and for one still under way, or cut short by an eviction). */
+  error_class: DeliveryErrorClass | null;
+  /** A short explanation of error_class, redacted. */
   error: string | null;
   duration_ms: number | null;
-  response_excerpt: string | null;
 }
 
 export interface Delivery {
@@ -66,37 +87,62 @@ interface AttemptRow extends Record<string, SqlStorageValue> {
   attempt: number;
   started_at: string;
   status_code: number | null;
+  error_class: string | null;
   error: string | null;
   duration_ms: number | null;
-  response_excerpt: string | null;
+}
+
+/** Where callbacks may go: the deployment's callback settings, apart from the tools' outbound policy. */
+export interface CallbackPolicy {
+  /** OUTPOST_CALLBACK_ALLOW_PRIVATE_HOSTS: private, loopback or link-local hosts callbacks may reach. */
+  privateHosts: OutboundPolicy;
+  /** OUTPOST_HTTP_CALLBACK_HOSTS: hosts callbacks may reach over plain http ("*": all). */
+  httpHosts: ReadonlySet<string>;
+}
+
+export function callbackPolicy(
+  env: Pick<Env, "OUTPOST_CALLBACK_ALLOW_PRIVATE_HOSTS" | "OUTPOST_HTTP_CALLBACK_HOSTS">,
+): CallbackPolicy {
+  return {
+    // Same syntax as the tools' OUTPOST_ALLOW_PRIVATE_HOSTS, read from the callbacks' own variable only.
+    privateHosts: outboundPolicy(env.OUTPOST_CALLBACK_ALLOW_PRIVATE_HOSTS),
+    httpHosts: outboundPolicy(env.OUTPOST_HTTP_CALLBACK_HOSTS).allowPrivateHosts,
+  };
 }
 
 /**
- * A task's callback target from the request: https only (unless OUTPOST_HTTP_CALLBACK_HOSTS names the host), and
- * never a private, loopback or link-local address unless OUTPOST_ALLOW_PRIVATE_HOSTS allows it.
+ * Whether callbacks may go to `raw`: https only (unless OUTPOST_HTTP_CALLBACK_HOSTS names the host), and never a
+ * private, loopback or link-local address unless OUTPOST_CALLBACK_ALLOW_PRIVATE_HOSTS allows it. `problem` says why
+ * not, without the URL (an attempt's log shows it next to the delivery's URL).
  */
-export function checkCallbackUrl(
+export function judgeCallbackUrl(
   raw: string,
-  policy: OutboundPolicy,
-  httpHosts: string | undefined,
-  field = "webhook.url",
-): URL {
+  policy: CallbackPolicy,
+): { url: URL; problem?: undefined } | { problem: string; url?: undefined } {
   let url: URL;
   try {
-    url = checkOutboundUrl(raw, policy);
+    url = checkOutboundUrl(raw, policy.privateHosts);
   } catch (error) {
-    throw new ApiError(400, "invalid_callback_url", error instanceof Error ? error.message : String(error), field);
+    if (!(error instanceof BlockedUrlError)) throw error;
+    const hint = error.privateHost
+      ? "; callbacks to private, loopback and link-local hosts need OUTPOST_CALLBACK_ALLOW_PRIVATE_HOSTS"
+      : "";
+    return { problem: `${error.reason}${hint}` };
   }
-  const allowed = new Set(
-    (httpHosts ?? "")
-      .split(",")
-      .map((h) => h.trim().toLowerCase())
-      .filter(Boolean),
-  );
-  if (url.protocol !== "https:" && !allowed.has("*") && !allowed.has(url.hostname.toLowerCase())) {
-    throw new ApiError(400, "invalid_callback_url", `${url.href} is not https; callbacks are sent over https.`, field);
+  const http = policy.httpHosts;
+  if (url.protocol !== "https:" && !http.has("*") && !http.has(url.hostname.toLowerCase())) {
+    return { problem: "it is not https; callbacks are sent over https (OUTPOST_HTTP_CALLBACK_HOSTS may allow a host)" };
   }
-  return url;
+  return { url };
+}
+
+/** A task's callback target from the request: 400 invalid_callback_url naming `field` unless judgeCallbackUrl allows it. */
+export function checkCallbackUrl(raw: string, policy: CallbackPolicy, field = "webhook.url"): URL {
+  const judged = judgeCallbackUrl(raw, policy);
+  if (judged.problem !== undefined) {
+    throw new ApiError(400, "invalid_callback_url", `${raw} is not allowed: ${judged.problem}.`, field);
+  }
+  return judged.url;
 }
 
 /** The operator's delays between attempts (OUTPOST_CALLBACK_RETRY_SECONDS, comma-separated), or the default. */
@@ -135,7 +181,14 @@ export interface CallbackDeps {
   events: EventLog;
   state: TaskState;
   task: () => TaskRecord | null;
-  policy: () => OutboundPolicy;
+  /** The callback policy in force now: every attempt is judged by it, not only the task's creation. */
+  policy: () => CallbackPolicy;
+  /**
+   * The deployment's redaction (secret values, credential shapes, operator patterns): applied to a payload when its
+   * delivery is created and when it is sent or listed, and to every error text, so no secret leaves by a callback
+   * or the delivery log whatever the task's own record holds.
+   */
+  redact: <T>(value: T) => T;
   /** The tenant's signing secret, or undefined when OUTPOST_WEBHOOK_SECRET is not set. */
   signingSecret: (tenant: string) => Promise<string | undefined>;
   retrySeconds: () => readonly number[];
@@ -165,11 +218,31 @@ export class CallbackOutbox {
       attempt INTEGER NOT NULL,
       started_at TEXT NOT NULL,
       status_code INTEGER,
+      error_class TEXT,
       error TEXT,
       duration_ms INTEGER,
-      response_excerpt TEXT,
       PRIMARY KEY (delivery_id, attempt)
     )`);
+    const columns = new Set(
+      sql
+        .exec<{ name: string }>("SELECT name FROM pragma_table_info('delivery_attempts')")
+        .toArray()
+        .map((c) => c.name),
+    );
+    // Objects from before error classes: their attempts' classes follow from the texts those versions wrote.
+    if (!columns.has("error_class")) {
+      sql.exec("ALTER TABLE delivery_attempts ADD COLUMN error_class TEXT");
+      sql.exec(`UPDATE delivery_attempts SET error_class = CASE
+          WHEN error LIKE 'the receiver answered %' THEN 'http_status'
+          WHEN error LIKE 'OUTPOST_WEBHOOK_SECRET is not set%' THEN 'not_signed'
+          WHEN error LIKE 'no answer within %' THEN 'timeout'
+          WHEN error LIKE '% is not allowed: %' THEN 'blocked_url'
+          ELSE 'connection_failed' END
+        WHERE error IS NOT NULL AND error_class IS NULL`);
+    }
+    // Older versions kept the first KiB of each receiver's answer, which could be an internal host's reply: the
+    // column goes, and DROP COLUMN rewrites the table, so none of it stays in the object's storage.
+    if (columns.has("response_excerpt")) sql.exec("ALTER TABLE delivery_attempts DROP COLUMN response_excerpt");
   }
 
   /** Turns the log's new callback events into deliveries (each event once, however often this runs). */
@@ -185,11 +258,12 @@ export class CallbackOutbox {
       for (const record of batch) {
         const event = EVENT_FOR[record.event_type];
         if (event && webhook.events.includes(event)) {
-          const payload = {
+          // Stored redacted: the task's result and error come from its row, which this module does not trust to be.
+          const payload = this.deps.redact({
             type: `task.${event}`,
             timestamp: record.timestamp,
             data: callbackData(task, event, record.payload, record.seq),
-          };
+          });
           sql.exec(
             `INSERT OR IGNORE INTO deliveries (id, event_type, event_seq, url, status, payload, attempts_left,
               next_attempt_at, created_at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
@@ -250,54 +324,20 @@ export class CallbackOutbox {
       startedAt.toISOString(),
     );
     sql.exec("UPDATE deliveries SET attempts_left = attempts_left - 1 WHERE id = ?", row.id);
-    let statusCode: number | null = null;
-    let error: string | null = null;
-    let excerpt: string | null = null;
-    if (!secret) {
-      error = "OUTPOST_WEBHOOK_SECRET is not set, so the callback cannot be signed.";
-    } else {
-      try {
-        const signature = new Webhook(secret).sign(row.id, startedAt, row.payload);
-        const response = await guardedFetch(row.url, {
-          policy: this.deps.policy(),
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            "webhook-id": row.id,
-            "webhook-timestamp": String(Math.floor(startedAt.getTime() / 1000)),
-            "webhook-signature": signature,
-          },
-          body: row.payload,
-          maxBytes: RESPONSE_EXCERPT_BYTES,
-          timeoutMs: ATTEMPT_TIMEOUT_MS,
-          // A redirect is an answer, not a delivery: receivers give their final URL.
-          maxRedirects: 0,
-        });
-        statusCode = response.status;
-        excerpt = new TextDecoder().decode(response.body);
-      } catch (caught) {
-        error =
-          caught instanceof FetchTimeoutError
-            ? `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`
-            : caught instanceof Error
-              ? caught.message
-              : String(caught);
-      }
-    }
+    const outcome = await this.send(row, secret, startedAt);
     const duration = Date.now() - startedAt.getTime();
-    const delivered = statusCode !== null && statusCode >= 200 && statusCode < 300;
-    if (!delivered && statusCode !== null) error = `the receiver answered ${statusCode}`;
+    const delivered = outcome.errorClass === null;
     const left = sql
       .exec<{ left: number }>("SELECT attempts_left AS left FROM deliveries WHERE id = ?", row.id)
       .one().left;
     const schedule = this.deps.retrySeconds();
     const delay = schedule[Math.min(Math.max(schedule.length - left, 0), schedule.length - 1)] ?? 60;
     this.deps.sql.exec(
-      "UPDATE delivery_attempts SET status_code = ?, error = ?, duration_ms = ?, response_excerpt = ? WHERE delivery_id = ? AND attempt = ?",
-      statusCode,
-      error,
+      "UPDATE delivery_attempts SET status_code = ?, error_class = ?, error = ?, duration_ms = ? WHERE delivery_id = ? AND attempt = ?",
+      outcome.statusCode,
+      outcome.errorClass,
+      outcome.error === null ? null : this.deps.redact(outcome.error).slice(0, MAX_ERROR_CHARS),
       duration,
-      excerpt,
       row.id,
       attempt,
     );
@@ -309,13 +349,67 @@ export class CallbackOutbox {
     );
   }
 
+  /**
+   * One POST of the delivery, judged by the callback policy in force now. Only the status of the answer counts:
+   * its body is cancelled unread, so nothing a receiver (or an internal host) says can reach the log.
+   */
+  private async send(
+    row: DeliveryRow,
+    secret: string | undefined,
+    startedAt: Date,
+  ): Promise<{ statusCode: number | null; errorClass: DeliveryErrorClass | null; error: string | null }> {
+    const failed = (errorClass: DeliveryErrorClass, error: string) => ({ statusCode: null, errorClass, error });
+    if (!secret) return failed("not_signed", "OUTPOST_WEBHOOK_SECRET is not set, so the callback cannot be signed.");
+    const judged = judgeCallbackUrl(row.url, this.deps.policy());
+    if (judged.problem !== undefined)
+      return failed("blocked_url", `the callback URL is not allowed: ${judged.problem}`);
+    // Redacted again as it leaves: deliveries stored before payloads were redacted are sent clean too.
+    const body = JSON.stringify(this.deps.redact(JSON.parse(row.payload) as unknown));
+    const deadline = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
+    let response: Response;
+    try {
+      response = await fetch(judged.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "user-agent": "Outpost/0.1",
+          "webhook-id": row.id,
+          "webhook-timestamp": String(Math.floor(startedAt.getTime() / 1000)),
+          "webhook-signature": new Webhook(secret).sign(row.id, startedAt, body),
+        },
+        body,
+        // A redirect is an answer, not a delivery: receivers give their final URL.
+        redirect: "manual",
+        signal: deadline,
+      });
+    } catch (caught) {
+      if (deadline.aborted) return failed("timeout", `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`);
+      return failed("connection_failed", caught instanceof Error ? caught.message : String(caught));
+    }
+    await response.body?.cancel().catch(() => undefined);
+    const status = response.status;
+    if (status >= 200 && status < 300) return { statusCode: status, errorClass: null, error: null };
+    const redirect = status >= 300 && status < 400 ? "; redirects are not followed" : "";
+    return { statusCode: status, errorClass: "http_status", error: `the receiver answered ${status}${redirect}` };
+  }
+
   list(): Delivery[] {
     const attempts = new Map<string, DeliveryAttempt[]>();
     for (const row of this.deps.sql
-      .exec<AttemptRow>("SELECT * FROM delivery_attempts ORDER BY delivery_id, attempt")
+      .exec<AttemptRow>(
+        "SELECT delivery_id, attempt, started_at, status_code, error_class, error, duration_ms FROM delivery_attempts ORDER BY delivery_id, attempt",
+      )
       .toArray()) {
-      const { delivery_id, ...attempt } = row;
-      attempts.set(delivery_id, [...(attempts.get(delivery_id) ?? []), attempt]);
+      const attempt: DeliveryAttempt = {
+        attempt: row.attempt,
+        started_at: row.started_at,
+        status_code: row.status_code,
+        error_class: row.error_class as DeliveryErrorClass | null,
+        // Texts stored before they were redacted are redacted on the way out.
+        error: row.error === null ? null : this.deps.redact(row.error),
+        duration_ms: row.duration_ms,
+      };
+      attempts.set(row.delivery_id, [...(attempts.get(row.delivery_id) ?? []), attempt]);
     }
     return this.deps.sql
       .exec<DeliveryRow>("SELECT * FROM deliveries ORDER BY event_seq")
@@ -329,7 +423,7 @@ export class CallbackOutbox {
         attempts: attempts.get(row.id) ?? [],
         next_attempt_at: row.next_attempt_at === null ? null : new Date(row.next_attempt_at).toISOString(),
         created_at: row.created_at,
-        payload: JSON.parse(row.payload),
+        payload: this.deps.redact(JSON.parse(row.payload) as unknown),
       }));
   }
 

@@ -282,6 +282,20 @@ export class Workspace {
   }
 }
 
+/**
+ * The index of the first of these file paths whose file, with the folders it implies, takes an empty workspace past
+ * MAX_WORKSPACE_ENTRIES; -1 if they all fit. Lets the Worker refuse seed files before the task's object sees them.
+ */
+export function firstSeedOverflow(paths: readonly string[]): number {
+  const entries = new Set<string>();
+  for (const [index, path] of paths.entries()) {
+    // A path already counted has had its folders counted with it.
+    for (let at = path; at !== "/" && !entries.has(at); at = parentOf(at)) entries.add(at);
+    if (entries.size > MAX_WORKSPACE_ENTRIES) return index;
+  }
+  return -1;
+}
+
 /** "/a/b/c" → "/a/b"; "/a" → "/". */
 export function parentOf(path: string): string {
   const i = path.lastIndexOf("/");

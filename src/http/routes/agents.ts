@@ -7,13 +7,15 @@ import { budgetCanBeEnforced } from "../../config/prices.ts";
 import { retentionDays, retentionPolicyOrDefault } from "../../config/retention.ts";
 import type { Env } from "../../env.ts";
 import { ApiError } from "../../errors.ts";
-import { outboundPolicy } from "../../net/outbound.ts";
 import { SkillAgent } from "../../skills/skill-agent.ts";
 import type { TaskLimits, TaskWebhook } from "../../tasks/task.ts";
-import { callbackWebhook, checkCallbackUrl } from "../../webhooks/callbacks.ts";
+import { loosenedLimit } from "../../tasks/task-limits.ts";
+import { callbackPolicy, callbackWebhook, checkCallbackUrl } from "../../webhooks/callbacks.ts";
+import { firstSeedOverflow, MAX_WORKSPACE_ENTRIES } from "../../workspace/workspace.ts";
 import type { AppEnv } from "../app-env.ts";
 import { CreateTaskBody, WorkspacePath } from "../schemas.ts";
 import { creationId, startTask, takeRateToken } from "../task-creation.ts";
+import { mayRead } from "../task-resource.ts";
 import { jsonBody, parseWith } from "../validation.ts";
 
 function describe(agent: Agent, configuredModel: string | undefined) {
@@ -67,12 +69,24 @@ function taskLimits(body: CreateTaskBody): TaskLimits {
 /** The request's files keyed by normalized workspace path; each bad path is a 400 naming `files.<path>`. */
 function seedFiles(files: Record<string, string> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
+  const raws: string[] = [];
   for (const [raw, content] of Object.entries(files ?? {})) {
     const field = `files.${raw}`;
     const path = parseWith(WorkspacePath, raw, field);
     if (path in out)
       throw new ApiError(400, "validation_failed", `${raw} names the same file as another entry.`, field);
     out[path] = content;
+    raws.push(raw);
+  }
+  // Checked here so that the client gets a clear 400; the task's object refuses them too (StartOutcome).
+  const overflow = firstSeedOverflow(Object.keys(out));
+  if (overflow !== -1) {
+    throw new ApiError(
+      400,
+      "workspace_full",
+      `A workspace holds at most ${MAX_WORKSPACE_ENTRIES} files and folders, and these files with the folders they imply hold more; ${raws[overflow]} is the first past the limit.`,
+      `files.${raws[overflow]}`,
+    );
   }
   for (const path of Object.keys(out)) {
     for (let dir = path.slice(0, path.lastIndexOf("/")); dir; dir = dir.slice(0, dir.lastIndexOf("/"))) {
@@ -91,11 +105,8 @@ function seedFiles(files: Record<string, string> | undefined): Record<string, st
 
 /** The task's callback target, checked now so that a bad URL is the client's 400, not a failed delivery later. */
 function taskWebhook(env: Env, webhook: NonNullable<CreateTaskBody["webhook"]>): TaskWebhook {
-  const url = checkCallbackUrl(
-    webhook.url,
-    outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),
-    env.OUTPOST_HTTP_CALLBACK_HOSTS,
-  );
+  // The callbacks' own policy: a host the operator opened to agents' tools is not thereby open to callbacks.
+  const url = checkCallbackUrl(webhook.url, callbackPolicy(env));
   if (!env.OUTPOST_WEBHOOK_SECRET) {
     throw new ApiError(
       503,
@@ -109,16 +120,21 @@ function taskWebhook(env: Env, webhook: NonNullable<CreateTaskBody["webhook"]>):
 
 export const agentRoutes = new Hono<AppEnv>()
   .get("/", (c) => {
-    const agents = registry.list().map((name) => describe(registry.create(name), c.env.OUTPOST_DEFAULT_MODEL));
+    // Only the agents the key's tenant may see: another tenant's agents (their MCP URLs, hook secrets' names) stay hidden.
+    const agents = registry.listFor(c.get("tenant")).map((agent) => describe(agent, c.env.OUTPOST_DEFAULT_MODEL));
     return c.json({ agents });
   })
   .get("/:name", (c) => {
-    // A name that cannot be registered is answered like any unknown name: 404 agent_not_found.
-    return c.json(describe(registry.create(c.req.param("name")), c.env.OUTPOST_DEFAULT_MODEL));
+    // A name that cannot be registered, and another tenant's agent, are answered like any unknown name: 404.
+    return c.json(describe(registry.createFor(c.req.param("name"), c.get("tenant")), c.env.OUTPOST_DEFAULT_MODEL));
   })
   .post("/:name/tasks", async (c) => {
-    const agent = registry.create(c.req.param("name"));
+    const agent = registry.createFor(c.req.param("name"), c.get("tenant"));
     const body = await jsonBody(c, CreateTaskBody);
+    // A task may tighten its agent's limits and redaction, never loosen them: refused, not clamped, so that the
+    // client never believes it got what it asked for.
+    const loosened = loosenedLimit(body, agent);
+    if (loosened) throw new ApiError(400, "validation_failed", loosened.message, loosened.field);
     const files = seedFiles(body.files);
     const model = resolveModel(agent.model, c.env.OUTPOST_DEFAULT_MODEL);
     const limits = taskLimits(body);
@@ -129,6 +145,15 @@ export const agentRoutes = new Hono<AppEnv>()
         "validation_failed",
         `A cost budget needs the model's price, and ${model} has none; add it to OUTPOST_PRICES.`,
         "max_budget_usd",
+      );
+    }
+    // Callbacks carry the task's result, error and what it waits for: another way to read it, so they need `read`.
+    if (body.webhook && !mayRead(c)) {
+      throw new ApiError(
+        403,
+        "insufficient_scope",
+        "Callbacks carry the task's result and what it waits for; asking for them needs the read scope.",
+        "webhook",
       );
     }
     const webhook = body.webhook ? taskWebhook(c.env, body.webhook) : null;

@@ -10,12 +10,14 @@ import { budgetCanBeEnforced } from "../../config/prices.ts";
 import { retentionDays, retentionPolicyOrDefault } from "../../config/retention.ts";
 import { ApiError } from "../../errors.ts";
 import type { Checkpoint } from "../../runtime/checkpoints.ts";
-import type { TaskView } from "../../tasks/task.ts";
+import type { ResumeOutcome, TaskView, ToolCallLedger } from "../../tasks/task.ts";
 import { taskStubFor } from "../../tasks/task-ids.ts";
+import { stricterRedaction } from "../../tasks/task-limits.ts";
+import type { Delivery } from "../../webhooks/callbacks.ts";
 import type { AppEnv } from "../app-env.ts";
 import { ArtifactPath, EventCursor, ForkBody, ResumeBody, TaskIdParam, WaitQuery, WorkspacePath } from "../schemas.ts";
-import { creationId, startTask, takeRateToken } from "../task-creation.ts";
-import { taskResource } from "../task-resource.ts";
+import { creationId, rateLimitPerMinute, startTask, takeRateToken, takeToken } from "../task-creation.ts";
+import { decisionResource, deliveryResource, mayRead, readableDetails, taskResource } from "../task-resource.ts";
 import { jsonBody, parseWith } from "../validation.ts";
 
 const TEXT_TYPES: Readonly<Record<string, string>> = {
@@ -142,11 +144,14 @@ export const taskRoutes = new Hono<AppEnv>()
     // RPC result types collapse free-form JSON (unknown) to never; these values are plain JSON.
     const original = (await stub.get()) as TaskView | null;
     if (!original) throw await missingTask(stub, id);
-    const checkpoint = (await stub.checkpoint(body.checkpoint_id)) as unknown as Checkpoint | null;
+    const checkpoint = (await stub.forkPoint(body.checkpoint_id)) as unknown as Checkpoint | null;
     if (!checkpoint) throw checkpointNotFound(id, body.checkpoint_id, "checkpoint_id");
     const updates = body.state_updates ?? {};
     const agentName = updates.current_agent ?? checkpoint.state.current_agent;
-    if (!registry.has(agentName)) {
+    // Another tenant's agent is answered like an unknown one, and so is the checkpoint's own agent once a deploy
+    // has taken it from this tenant.
+    const agent = registry.visible(agentName, c.get("tenant"));
+    if (!agent) {
       throw new ApiError(
         404,
         "agent_not_found",
@@ -154,7 +159,6 @@ export const taskRoutes = new Hono<AppEnv>()
         updates.current_agent ? "state_updates.current_agent" : "checkpoint_id",
       );
     }
-    const agent = registry.create(agentName);
     const model = updates.current_agent ? resolveModel(agent.model, c.env.OUTPOST_DEFAULT_MODEL) : original.model;
     const budget = original.limits.max_budget_usd ?? agent.maxBudgetUsd;
     if (budget !== null && budget !== undefined && !budgetCanBeEnforced(c.env.OUTPOST_PRICES, model)) {
@@ -186,12 +190,23 @@ export const taskRoutes = new Hono<AppEnv>()
         "state_updates.messages",
       );
     }
-    let settled: Record<string, unknown> = {};
+    let ledger: ToolCallLedger = { settled: {}, in_flight: [], uncertain: {} };
     if (pendingIds.length > 0) {
-      const found = await stub.settledToolCalls(pendingIds);
+      // RPC result types collapse free-form JSON (unknown) to never; the ledger is plain JSON.
+      const found = (await stub.toolCallLedger(pendingIds)) as unknown as ToolCallLedger | null;
       // The origin went (expired) between the reads: never guess that its calls did not run.
       if (!found) throw await missingTask(stub, id);
-      settled = found;
+      // A call the origin runs (or is about to) has no known outcome yet: a fork now would be a second run of it.
+      if (found.in_flight.length > 0) {
+        throw new ApiError(
+          409,
+          "tool_call_in_flight",
+          `Task ${id} is still running this checkpoint's tool calls (${found.in_flight.join(", ")}); fork from it once they have settled, or from another checkpoint.`,
+          "checkpoint_id",
+          { tool_use_ids: found.in_flight },
+        );
+      }
+      ledger = found;
     }
     await takeRateToken(c);
     const { id: forkId, fingerprint } = await creationId(c, body);
@@ -200,7 +215,8 @@ export const taskRoutes = new Hono<AppEnv>()
       tenant: c.get("tenant"),
       ...(fingerprint ? { fingerprint } : {}),
       webhook: original.webhook,
-      redactionMode: original.redaction_mode,
+      // Never looser than the agent it moves to (a fork onto a redacting agent is redacted too).
+      redactionMode: stricterRedaction(original.redaction_mode, agent.redactionMode),
       agent: agent.name,
       input: original.input,
       metadata: updates.metadata ?? original.metadata,
@@ -212,6 +228,7 @@ export const taskRoutes = new Hono<AppEnv>()
       retentionExplicit: false,
       tags: original.tags,
       parentTaskId: id,
+      // Inherited as they are; the run takes the smaller of these and the new agent's (runLimits).
       limits: original.limits,
       fork: {
         task_id: id,
@@ -219,7 +236,8 @@ export const taskRoutes = new Hono<AppEnv>()
         // Seed 003 State: messages follow the append reducer.
         messages: [...checkpoint.state.messages, ...((updates.messages ?? []) as MessageParam[])],
         turn: typeof checkpoint.state.metadata.turn === "number" ? checkpoint.state.metadata.turn : 0,
-        settled: settled as Record<string, unknown>,
+        settled: ledger.settled,
+        uncertain: ledger.uncertain,
       },
     });
   })
@@ -239,6 +257,7 @@ export const taskRoutes = new Hono<AppEnv>()
       );
     }
     const outcome = await stub.resume({
+      request_id: body.request_id,
       action: body.action,
       message: body.message ?? null,
       tool_input: (body.tool_input as Record<string, unknown> | undefined) ?? null,
@@ -246,11 +265,28 @@ export const taskRoutes = new Hono<AppEnv>()
       decided_by: c.get("apiKeyId"),
     });
     const { value, error } = outcome;
-    if (value) return c.json(taskResource(c, value));
+    if (value) {
+      // RPC result types collapse free-form JSON (unknown) to never; these values are plain JSON.
+      const { task, decision, replayed } = value as unknown as ResumeOutcome;
+      // A repeat of a recorded decision is answered like the original: the task and the decision, marked replayed.
+      if (replayed) c.header("Idempotent-Replayed", "true");
+      return c.json({ ...taskResource(c, task), decision: decisionResource(c, decision) });
+    }
     if (error?.code === "task_not_found") throw await missingTask(stub, id);
     if (error?.code === "tool_input_required")
       throw new ApiError(400, "validation_failed", error.message, "tool_input");
     if (error?.code === "message_required") throw new ApiError(400, "validation_failed", error.message, "message");
+    if (error?.code === "pending_input_changed") {
+      // The message names the request waiting now: what a key that may not read must not learn (it could then
+      // answer a request it was never shown).
+      const message = mayRead(c)
+        ? error.message
+        : "The task waits for another request than the one named; a key with the read scope can see which.";
+      throw new ApiError(409, "pending_input_changed", message, "request_id", readableDetails(c, error.details));
+    }
+    if (error?.code === "already_decided") {
+      throw new ApiError(409, "already_decided", error.message, "request_id", readableDetails(c, error.details));
+    }
     throw new ApiError(409, "task_not_waiting", error?.message ?? "The task is not waiting for input.");
   })
   .get("/:id/deliveries", async (c) => {
@@ -262,8 +298,18 @@ export const taskRoutes = new Hono<AppEnv>()
   .post("/:id/deliveries/:delivery_id/redeliver", async (c) => {
     const { id, stub } = taskStub(c);
     const deliveryId = c.req.param("delivery_id");
+    // Every redelivery makes the task send again: limited per key (a key's tasks share one budget, so more tasks do
+    // not buy more sends), at the key's per-minute rate, in a bucket apart from its task creations.
+    const limit = rateLimitPerMinute(c);
+    await takeToken(
+      c,
+      `redeliver:${c.get("apiKey").id}`,
+      limit,
+      `This API key may ask for ${limit} redeliveries a minute`,
+    );
     const { value, error } = await stub.redeliver(deliveryId);
-    if (value) return c.json(value, 202);
+    // RPC result types collapse free-form JSON (unknown) to never; the delivery is plain JSON.
+    if (value) return c.json(deliveryResource(c, value as unknown as Delivery), 202);
     if (error?.code === "task_not_found") throw await missingTask(stub, id);
     throw new ApiError(404, "delivery_not_found", `Task ${id} has no delivery "${deliveryId}".`, "delivery_id");
   })
