@@ -3,8 +3,18 @@
 // src/ together. The run's lifecycle (start, heartbeat, cancel, crashes, bundle upload) is src/runtime/run-supervisor.
 import { DurableObject } from "cloudflare:workers";
 import { registry } from "../src/agents/catalog.ts";
+import { type DecisionInput, pendingRequest } from "../src/approvals/requests.ts";
+import {
+  CallbackOutbox,
+  callbackPolicy,
+  type Delivery,
+  retrySchedule,
+  tenantSigningSecret,
+} from "../src/callbacks/callbacks.ts";
 import { loadPriceTable } from "../src/config/prices.ts";
 import { retentionPolicyOrDefault } from "../src/config/retention.ts";
+import type { RpcResult } from "../src/contracts/rpc.ts";
+import type { ToolResult } from "../src/contracts/tool-result.ts";
 import type { Env } from "../src/env.ts";
 import { EventLog } from "../src/events/event-log.ts";
 import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
@@ -12,8 +22,8 @@ import { Redactor } from "../src/events/redaction.ts";
 import { openEventStream } from "../src/events/sse.ts";
 import { createProvider } from "../src/llm/providers.ts";
 import { outboundPolicy } from "../src/net/outbound.ts";
-import { type ArtifactEntry, RunBundle, runPrefix } from "../src/runs/run-bundle.ts";
-import { Transcript } from "../src/runs/transcript.ts";
+import { type ArtifactEntry, RunBundle, runPrefix } from "../src/run-bundle/run-bundle.ts";
+import { Transcript } from "../src/run-bundle/transcript.ts";
 import { type Checkpoint, CheckpointLog, type CheckpointSummary } from "../src/runtime/checkpoints.ts";
 import { MessageLog, type StoredMessage } from "../src/runtime/conversation.ts";
 import { PendingCalls } from "../src/runtime/pending-calls.ts";
@@ -22,33 +32,15 @@ import { StepJournal } from "../src/runtime/step-journal.ts";
 import { BUNDLED_SKILL_FILES } from "../src/skills/bundled.generated.ts";
 import { SkillCatalog } from "../src/skills/catalog.ts";
 import {
-  type HumanDecision,
   isTerminal,
-  type PendingInput,
   type ResumeOutcome,
-  type RpcResult,
-  requestIdOf,
   type StartOutcome,
   type TaskInit,
   type TaskView,
   type ToolCallLedger,
 } from "../src/tasks/task.ts";
-import {
-  FORK_STATE_KEY,
-  type ForkState,
-  IDEMPOTENCY_KEY,
-  PENDING_INPUT_KEY,
-  TaskState,
-} from "../src/tasks/task-state.ts";
+import { FORK_STATE_KEY, type ForkState, IDEMPOTENCY_KEY, TaskState } from "../src/tasks/task-state.ts";
 import { type TaskRecord, TaskStore } from "../src/tasks/task-store.ts";
-import type { ToolResult } from "../src/tools/tool.ts";
-import {
-  CallbackOutbox,
-  callbackPolicy,
-  type Delivery,
-  retrySchedule,
-  tenantSigningSecret,
-} from "../src/webhooks/callbacks.ts";
 import { Workspace, type WorkspaceEntry, WorkspaceFullError, workspacePrefix } from "../src/workspace/workspace.ts";
 
 /**
@@ -329,9 +321,7 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   /** A person's answer to the request named by its request_id (POST /v1/tasks/:id/resume). */
-  async resume(
-    decision: Omit<HumanDecision, "decided_at" | "request_id"> & { request_id: string },
-  ): Promise<RpcResult<ResumeOutcome>> {
+  async resume(decision: DecisionInput): Promise<RpcResult<ResumeOutcome>> {
     if (!this.task()) return { ok: false, error: { code: "task_not_found", message: "No such task." } };
     const outcome = await this.supervisor.resume(decision);
     if (!outcome.ok) return { ok: false, error: outcome.error };
@@ -533,10 +523,10 @@ export class TaskObject extends DurableObject<Env> {
 
   private view(task: TaskRecord): TaskView {
     const { traceId: _t, rootSpanId: _s, bundleFlushed: _b, retentionExplicit: _r, tenant: _n, ...rest } = task;
-    const stored = rest.status === "input_required" ? this.state.get<PendingInput>(PENDING_INPUT_KEY) : undefined;
+    const stored = rest.status === "input_required" ? pendingRequest(this.state) : undefined;
     // What the model asked for (a command, a tool's arguments) may hold a secret, like any text the runtime did not
     // write; the input_requested event and callbacks show it redacted too.
-    const pending = stored ? this.redactor.value({ ...stored, request_id: requestIdOf(stored) }) : null;
+    const pending = stored ? this.redactor.value(stored) : null;
     return { ...rest, pending_input: pending, last_event_seq: this.events.lastSeq() };
   }
 }

@@ -12,7 +12,10 @@ export interface Env {
   ANTHROPIC_API_KEY?: string;
   /** Any Anthropic-compatible endpoint: the local emulator, a gateway. Empty means api.anthropic.com. */
   ANTHROPIC_BASE_URL?: string;
-  /** Secret: comma-separated bearer keys accepted on /v1 routes. */
+  /**
+   * Secret: the API keys accepted on /v1 routes, as a JSON list of {id?, tenant, scopes, sha256, rate_limit_per_minute?}
+   * (keys stored hashed), or a plain comma-separated list of keys for local development.
+   */
   OUTPOST_API_KEYS?: string;
   /** Default model for agents that do not pin one. */
   OUTPOST_DEFAULT_MODEL?: string;

@@ -2,7 +2,7 @@
 // Agent-level classes follow seed 000's hierarchy (adapted to Workers); ApiError covers request problems.
 // HTTP status and the JSON body are decided in one place: src/http/errors.ts.
 
-/** Base of every Outpost error. `code` is stable and documented in the README; messages are for people. */
+/** Base of every Outpost error. `code` is stable and documented in docs/reference/errors.md; messages are for people. */
 export class OutpostError extends Error {
   readonly code: string;
   /** Whether retrying the same operation later could succeed. */

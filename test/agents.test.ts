@@ -5,21 +5,15 @@
 import type { Message } from "@anthropic-ai/sdk/resources/messages";
 import { describe, expect, it } from "vitest";
 import { AGENT_NAME_PATTERN, Agent, type AgentDefinition } from "../src/agents/agent.ts";
-import type { AgentRuntime } from "../src/agents/context.ts";
 import { AgentRegistry } from "../src/agents/registry.ts";
-import {
-  type AgentUsage,
-  AgentUsageSchema,
-  addCallUsage,
-  type CallUsage,
-  emptyUsage,
-  failureResult,
-  successResult,
-} from "../src/agents/result.ts";
+import { failureResult, successResult } from "../src/agents/result.ts";
 import { extractAllText, extractText } from "../src/agents/text.ts";
-import { BUILTIN_TOOLS, MCP_TOOL_PATTERN, parseMcpToolName, validateToolNames } from "../src/agents/tool-names.ts";
+import { validateToolNames } from "../src/agents/tool-names.ts";
 import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL, resolveModel } from "../src/config/models.ts";
 import { costOf, DEFAULT_PRICES, findPrice, loadPriceTable } from "../src/config/prices.ts";
+import type { AgentRuntime } from "../src/contracts/runtime.ts";
+import { BUILTIN_TOOLS, MCP_TOOL_PATTERN, parseMcpToolName } from "../src/contracts/tool-names.ts";
+import { type AgentUsage, AgentUsageSchema, addCallUsage, type CallUsage, emptyUsage } from "../src/contracts/usage.ts";
 import {
   AgentError,
   AgentNotFoundError,

@@ -2,7 +2,7 @@
 // delivery log read through the API until it reaches the state a test waits for.
 
 import { expect, inject } from "vitest";
-import type { DeliveryAttempt } from "../src/webhooks/callbacks.ts";
+import type { DeliveryAttempt } from "../src/callbacks/callbacks.ts";
 import { api } from "./helpers.ts";
 
 export const receiver = inject("receiverUrl");

@@ -6,6 +6,7 @@
 import { env } from "cloudflare:workers";
 import type { Message, MessageCreateParamsBase, MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { describe, expect, it } from "vitest";
+import type { AgentMessage } from "../src/contracts/runtime.ts";
 import {
   CanceledError,
   MalformedResponseError,
@@ -14,8 +15,8 @@ import {
   StreamingError,
   TimeoutError,
 } from "../src/errors.ts";
-import type { AgentMessage, HttpAttempt } from "../src/llm/anthropic.ts";
 import { GeminiProvider, toGeminiRequest } from "../src/llm/gemini.ts";
+import type { HttpAttempt } from "../src/llm/provider.ts";
 import { type ScriptTurn, script, uniqueMarker } from "./helpers.ts";
 
 const MODEL = "gemini-emu";

@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { Agent, type AgentDefinition } from "../src/agents/agent.ts";
 import type { AgentContext } from "../src/agents/context.ts";
 import { DEFAULT_PRICES } from "../src/config/prices.ts";
+import type { AgentMessage } from "../src/contracts/runtime.ts";
 import {
   CanceledError,
   MalformedResponseError,
@@ -19,7 +20,8 @@ import {
   TimeoutError,
 } from "../src/errors.ts";
 import { Redactor } from "../src/events/redaction.ts";
-import { type AgentMessage, AnthropicProvider, type HttpAttempt, mapProviderError } from "../src/llm/anthropic.ts";
+import { AnthropicProvider, mapProviderError } from "../src/llm/anthropic.ts";
+import type { HttpAttempt } from "../src/llm/provider.ts";
 import { outboundPolicy } from "../src/net/outbound.ts";
 import { Toolbox, type ToolDeclaration } from "../src/tools/toolbox.ts";
 import { NO_WORKSPACE, type ScriptTurn, script, uniqueMarker } from "./helpers.ts";

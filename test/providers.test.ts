@@ -5,9 +5,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../src/agents/agent.ts";
 import { registry } from "../src/agents/catalog.ts";
+import { SkillAgent } from "../src/agents/skill-agent.ts";
 import { ConfigError } from "../src/errors.ts";
 import { toChatRequest } from "../src/llm/openai-compatible.ts";
-import { SkillAgent } from "../src/skills/skill-agent.ts";
 import { api, defineAgent, events, ofType, script, startTask, toolUse, uniqueMarker, waitForTask } from "./helpers.ts";
 
 const emulator = env.ANTHROPIC_BASE_URL as string;

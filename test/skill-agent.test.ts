@@ -4,7 +4,7 @@
 import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { registry } from "../src/agents/catalog.ts";
-import { SkillAgent } from "../src/skills/skill-agent.ts";
+import { SkillAgent } from "../src/agents/skill-agent.ts";
 import {
   api,
   type EventBody,

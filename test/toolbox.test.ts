@@ -8,11 +8,11 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../src/agents/agent.ts";
-import type { AgentRuntime } from "../src/agents/context.ts";
+import type { ToolRuntime } from "../src/contracts/runtime.ts";
+import type { ToolResult } from "../src/contracts/tool-result.ts";
 import { Redactor } from "../src/events/redaction.ts";
 import { outboundPolicy } from "../src/net/outbound.ts";
 import type { ToolSettingsInput } from "../src/tools/settings.ts";
-import type { ToolResult } from "../src/tools/tool.ts";
 import { Toolbox } from "../src/tools/toolbox.ts";
 import { Workspace } from "../src/workspace/workspace.ts";
 import { MAX_PENDING_BYTES, WorkspaceFs } from "../src/workspace/workspace-fs.ts";
@@ -58,14 +58,10 @@ function withToolbox<T>(settings: ToolSettingsInput, fn: (h: Harness) => Promise
     const unused = (): never => {
       throw new Error("not used by tool calls");
     };
-    const runtime: AgentRuntime = {
+    const runtime: ToolRuntime = {
       signal: abort.signal,
       step: unused,
-      streamModel: unused,
-      recordMessage: unused,
-      annotateTranscript: unused,
       checkpoint: unused,
-      usage: unused,
       artifact: async (path) => {
         artifacts.push(path);
       },

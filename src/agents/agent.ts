@@ -12,11 +12,13 @@ import type {
   ToolUseBlockParam,
 } from "@anthropic-ai/sdk/resources/messages";
 import { z } from "zod";
+import { type PermissionMode, parsePermissions, type ToolPermissions } from "../approvals/permissions.ts";
 import { DEFAULT_MAX_TOKENS } from "../config/models.ts";
+import type { AgentMessage, ModelCallOptions, StepInfo } from "../contracts/runtime.ts";
+import type { ToolResult } from "../contracts/tool-result.ts";
 import { ConfigError, LimitExceededError, MalformedResponseError } from "../errors.ts";
 import type { RedactionMode } from "../events/redaction.ts";
-import { type HookDefinition, type HookSpec, parseHooks } from "../hooks/hook.ts";
-import type { AgentMessage } from "../llm/anthropic.ts";
+import { type HookDefinition, type HookSpec, parseHooks } from "../inbound-hooks/hook.ts";
 import { type LlmConfig, PROVIDER_NAMES } from "../llm/provider.ts";
 import { type McpServerInput, type McpServerSpec, parseMcpServers } from "../mcp/config.ts";
 import { DEFAULT_TENANT, TENANT_PATTERN } from "../tenants/api-keys.ts";
@@ -28,9 +30,8 @@ import {
   type ToolSettings,
   type ToolSettingsInput,
 } from "../tools/settings.ts";
-import type { ToolResult } from "../tools/tool.ts";
 import type { ToolDeclaration } from "../tools/toolbox.ts";
-import type { AgentContext, ModelCallOptions, StepInfo } from "./context.ts";
+import type { AgentContext } from "./context.ts";
 import { type AgentResult, failureResult, successResult } from "./result.ts";
 import { extractText } from "./text.ts";
 import { validateToolNames } from "./tool-names.ts";
@@ -74,7 +75,7 @@ export interface AgentDefinition {
   onApprovalTimeout?: "reject" | "fail";
   /**
    * Inbound webhooks that start this agent (POST /v1/hooks/<id>): by id, the signing scheme, the Worker secret that
-   * verifies deliveries, and the template that makes the task's input. See src/hooks/hook.ts.
+   * verifies deliveries, and the template that makes the task's input. See src/inbound-hooks/hook.ts.
    */
   hooks?: Readonly<Record<string, HookDefinition>>;
   /**
@@ -95,44 +96,6 @@ export interface AgentDefinition {
 }
 
 export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
-
-export type PermissionMode = "manual" | "acceptEdits" | "acceptAll";
-
-/** Who approves what (seed 004 permission_mode), checked by the run's Toolbox before every tool call. */
-export interface ToolPermissions {
-  mode: PermissionMode;
-  rules: Readonly<Record<string, "allow" | "ask">>;
-  timeoutSeconds: number | null;
-  onTimeout: "reject" | "fail";
-}
-
-function parsePermissions(definition: AgentDefinition, tools: readonly string[]): ToolPermissions {
-  const name = definition.name;
-  const mode = definition.permissionMode ?? "acceptAll";
-  if (!["manual", "acceptEdits", "acceptAll"].includes(mode)) {
-    throw new ConfigError(`Agent "${name}": permissionMode must be "manual", "acceptEdits" or "acceptAll".`);
-  }
-  const rules = definition.toolPermissions ?? {};
-  for (const [tool, rule] of Object.entries(rules)) {
-    if (rule !== "allow" && rule !== "ask") {
-      throw new ConfigError(`Agent "${name}": toolPermissions.${tool} must be "allow" or "ask".`);
-    }
-    const server = /^mcp__(.+)__\*$/.exec(tool)?.[1];
-    const known = tools.includes(tool) || (server !== undefined && tools.some((t) => t.startsWith(`mcp__${server}__`)));
-    if (!known && !tools.some((t) => t.endsWith("__*") && tool.startsWith(t.slice(0, -1)))) {
-      throw new ConfigError(`Agent "${name}": toolPermissions.${tool} names a tool the agent does not have.`);
-    }
-  }
-  const timeout = definition.approvalTimeoutSeconds;
-  if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0)) {
-    throw new ConfigError(`Agent "${name}": approvalTimeoutSeconds must be a positive integer.`);
-  }
-  const onTimeout = definition.onApprovalTimeout ?? "reject";
-  if (onTimeout !== "reject" && onTimeout !== "fail") {
-    throw new ConfigError(`Agent "${name}": onApprovalTimeout must be "reject" or "fail".`);
-  }
-  return { mode, rules: Object.freeze({ ...rules }), timeoutSeconds: timeout ?? null, onTimeout };
-}
 
 const LlmConfigSchema = z.strictObject({
   provider: z.enum(PROVIDER_NAMES),

@@ -1,7 +1,7 @@
 // The agent registry (seed 000 AgentRegistry, FR-010..FR-012): names to agent classes, compiled into the Worker.
 // Register by call or as a class decorator; a duplicate name fails at once.
 import { AgentNotFoundError, ConfigError, DuplicateAgentError } from "../errors.ts";
-import type { HookSpec } from "../hooks/hook.ts";
+import type { HookSpec } from "../inbound-hooks/hook.ts";
 import type { Agent } from "./agent.ts";
 
 /** An agent class: constructed with no arguments, its definition lives in its constructor. */

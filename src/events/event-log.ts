@@ -1,5 +1,6 @@
 // The task's event log: the single source of truth for what happened. An event is appended to SQLite (getting its
 // sequence number) before any listener sees it, so a reader that reconnects with Last-Event-ID never misses one.
+import { serializePayload } from "../lib/safe-json.ts";
 import type { EventRecord } from "./event-record.ts";
 import { type RedactionMode, type Redactor, redactContent } from "./redaction.ts";
 
@@ -135,17 +136,5 @@ export class EventLog {
   listen(listener: Listener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
-  }
-}
-
-/**
- * JSON for a payload that never throws: an event must be recorded whatever an agent put in it. BigInts become
- * strings; a payload that still cannot be serialised (a cycle) is replaced by a note saying so.
- */
-export function serializePayload(payload: Record<string, unknown>): string {
-  try {
-    return JSON.stringify(payload, (_key, value: unknown) => (typeof value === "bigint" ? value.toString() : value));
-  } catch (error) {
-    return JSON.stringify({ unserializable_payload: error instanceof Error ? error.message : String(error) });
   }
 }

@@ -15,7 +15,7 @@ export const EventRecordSchema = z.object({
 });
 export type EventRecord = z.infer<typeof EventRecordSchema>;
 
-/** Event types, grouped by phase. Payload fields are documented in the README's event table. */
+/** Event types, grouped by phase. Payload fields are documented in docs/reference/events.md. */
 export const EVENT_TYPES = [
   // Task lifecycle (Outpost)
   "task_created",

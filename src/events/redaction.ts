@@ -19,7 +19,7 @@ const BUILT_IN_PATTERNS: readonly RegExp[] = [
   /\bwhsec_[A-Za-z0-9+/=]{16,}/g,
   /\bxox[abprs]-[A-Za-z0-9-]{10,}/g,
   /\b[rs]k_live_[A-Za-z0-9]{16,}\b/g,
-  // Outpost API keys as the README makes them (op_ and 48 hex digits): the key list holds only their digests.
+  // Outpost API keys as docs/operations/tenants-and-keys.md makes them (op_ and 48 hex digits): the key list holds only their digests.
   /\bop_[0-9a-f]{48}\b/g,
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
   // A private key cut short (a preview, a truncated output): everything from its header on.

@@ -4,7 +4,8 @@
 // admin routes need `admin` (which may do everything).
 import { createMiddleware } from "hono/factory";
 import { ApiError, ConfigError } from "../errors.ts";
-import { hasScope, loadKeyRing, type Scope, sha256Hex } from "../tenants/api-keys.ts";
+import { sha256Hex } from "../lib/sha256.ts";
+import { hasScope, loadKeyRing, type Scope } from "../tenants/api-keys.ts";
 import type { AppEnv } from "./app-env.ts";
 
 export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {

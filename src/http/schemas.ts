@@ -1,5 +1,5 @@
 // The HTTP API's wire schemas: request bodies, parameters and query strings. Types are inferred from them, and the
-// README's API section documents the same limits.
+// HTTP API reference (docs/reference/http-api.md) documents the same limits.
 import { z } from "zod";
 import { REDACTION_MODES } from "../events/redaction.ts";
 import { CALLBACK_EVENTS } from "../tasks/task.ts";

@@ -2,9 +2,9 @@
 // limit, the Idempotency-Key (Stripe's semantics), and the one call that makes the task durable before the 202.
 import type { Context } from "hono";
 import { ApiError } from "../errors.ts";
+import { sha256Hex } from "../lib/sha256.ts";
 import type { TaskInit, TaskView } from "../tasks/task.ts";
 import { derivedTaskId, taskStubFor } from "../tasks/task-ids.ts";
-import { sha256Hex } from "../tenants/api-keys.ts";
 import type { AppEnv } from "./app-env.ts";
 import { taskResource } from "./task-resource.ts";
 

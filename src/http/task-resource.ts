@@ -3,9 +3,10 @@
 // that may act but not read (scope `run` without `read` or `admin`) never gets from a POST what a GET would refuse
 // it: it gets ids, status and links, never the task's input, result, error, pending input or a callback's payload.
 import type { Context } from "hono";
-import type { HumanDecision, TaskView } from "../tasks/task.ts";
+import type { HumanDecision } from "../approvals/requests.ts";
+import type { Delivery } from "../callbacks/callbacks.ts";
+import type { TaskView } from "../tasks/task.ts";
 import { hasScope } from "../tenants/api-keys.ts";
-import type { Delivery } from "../webhooks/callbacks.ts";
 import type { AppEnv } from "./app-env.ts";
 
 export interface TaskLinks {

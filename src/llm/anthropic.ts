@@ -16,6 +16,7 @@ import Anthropic, {
   RateLimitError,
 } from "@anthropic-ai/sdk";
 import type { Message, MessageCreateParamsBase, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
+import type { AgentMessage } from "../contracts/runtime.ts";
 import {
   type AgentError,
   CanceledError,
@@ -26,28 +27,7 @@ import {
   TimeoutError,
 } from "../errors.ts";
 import { BodyWatch } from "./body-watch.ts";
-import { providerFailure } from "./provider.ts";
-
-/** What `query()` yields (FR-005): each raw stream event as it arrives, then the assembled assistant message. */
-export type AgentMessage =
-  | { type: "stream_event"; event: RawMessageStreamEvent }
-  | { type: "assistant"; message: Message; request_id: string | null };
-
-/** One HTTP attempt made by the SDK, reported as soon as its response headers arrive. */
-export interface HttpAttempt {
-  attempt: number;
-  /** Null when the connection failed before any response. */
-  status: number | null;
-  request_id: string | null;
-  /** Seconds from the retry-after header, when the provider sent one. */
-  retry_after_seconds: number | null;
-}
-
-export interface StreamOptions {
-  signal: AbortSignal;
-  headers?: Record<string, string>;
-  onAttempt?: (attempt: HttpAttempt) => void;
-}
+import { providerFailure, type StreamOptions } from "./provider.ts";
 
 export interface ProviderConfig {
   apiKey: string | undefined;

@@ -22,6 +22,7 @@ import {
   type Part,
   type ToolConfig,
 } from "@google/genai";
+import type { AgentMessage } from "../contracts/runtime.ts";
 import {
   type AgentError,
   CanceledError,
@@ -31,10 +32,9 @@ import {
   StreamingError,
   TimeoutError,
 } from "../errors.ts";
-import type { AgentMessage, StreamOptions } from "./anthropic.ts";
 import { BodyWatch } from "./body-watch.ts";
 import { contentText, MessageBuilder, ToolUseIds } from "./message-builder.ts";
-import { type ModelProvider, providerFailure } from "./provider.ts";
+import { type ModelProvider, providerFailure, type StreamOptions } from "./provider.ts";
 
 export interface GeminiConfig {
   apiKey: string;

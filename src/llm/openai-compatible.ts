@@ -22,6 +22,7 @@ import OpenAI, {
   RateLimitError,
 } from "openai";
 import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
+import type { AgentMessage } from "../contracts/runtime.ts";
 import {
   type AgentError,
   CanceledError,
@@ -30,9 +31,8 @@ import {
   StreamingError,
   TimeoutError,
 } from "../errors.ts";
-import type { AgentMessage, StreamOptions } from "./anthropic.ts";
 import { contentText, MessageBuilder, ToolUseIds } from "./message-builder.ts";
-import { type ModelProvider, providerFailure } from "./provider.ts";
+import { type ModelProvider, providerFailure, type StreamOptions } from "./provider.ts";
 
 export interface OpenAiCompatibleConfig {
   apiKey: string;

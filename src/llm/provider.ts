@@ -3,11 +3,27 @@
 // provider. Each other provider translates at the edge: the request into its own wire format, its stream back into
 // Messages API stream events and a final Message, its usage into input/output tokens, its errors onto the hierarchy.
 import type { Message, MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/messages";
+import type { AgentMessage } from "../contracts/runtime.ts";
 import { ProviderError } from "../errors.ts";
-import type { AgentMessage, StreamOptions } from "./anthropic.ts";
 
 export const PROVIDER_NAMES = ["anthropic", "gemini", "openai_compatible"] as const;
 export type ProviderName = (typeof PROVIDER_NAMES)[number];
+
+/** One HTTP attempt made by the SDK, reported as soon as its response headers arrive. */
+export interface HttpAttempt {
+  attempt: number;
+  /** Null when the connection failed before any response. */
+  status: number | null;
+  request_id: string | null;
+  /** Seconds from the retry-after header, when the provider sent one. */
+  retry_after_seconds: number | null;
+}
+
+export interface StreamOptions {
+  signal: AbortSignal;
+  headers?: Record<string, string>;
+  onAttempt?: (attempt: HttpAttempt) => void;
+}
 
 export interface ModelProvider {
   readonly name: ProviderName;

@@ -2,8 +2,8 @@
 // agent's llmConfig says gemini or openai_compatible. Keys come from Worker secrets by name; endpoints pass the
 // outbound guard. Built per run, inside it, so a missing key fails that run with a clear error.
 import { ProviderNotConfiguredError } from "../errors.ts";
+import { lazyModule } from "../lib/lazy-module.ts";
 import { checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
-import { lazyModule } from "../runtime/lazy-module.ts";
 import { AnthropicProvider } from "./anthropic.ts";
 import { DEFAULT_KEY_SECRETS, type LlmConfig, type ModelProvider } from "./provider.ts";
 

@@ -2,7 +2,7 @@
 // Text and images pass through; other content becomes a line of text saying what it was, so nothing the server
 // sent is silently dropped; structuredContent is sent as JSON when the server gave no text for it.
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { ToolResult, ToolResultBlock } from "../tools/tool.ts";
+import type { ToolResult, ToolResultBlock } from "../contracts/tool-result.ts";
 
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 

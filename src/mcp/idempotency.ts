@@ -4,6 +4,7 @@
 // other call. A server that runs a key once and answers repeats with the stored result gives exactly-once effects.
 // The key travels twice: in params._meta (MCP's place for request metadata, seen by the tool handler on every
 // transport) and in the Idempotency-Key HTTP header (seen by gateways and HTTP middleware that never parse JSON-RPC).
+import { sha256Hex } from "../lib/sha256.ts";
 
 /** The HTTP header of a tools/call POST (the name of the IETF draft and of Stripe-style APIs). */
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
@@ -23,9 +24,7 @@ export async function mcpIdempotencyKey(call: {
   toolUseId: string;
   toolName: string;
 }): Promise<string> {
-  const input = new TextEncoder().encode([call.taskId, call.toolUseId, call.toolName].join("\u0000"));
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", input));
-  return KEY_PREFIX + Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  return KEY_PREFIX + (await sha256Hex([call.taskId, call.toolUseId, call.toolName].join("\u0000")));
 }
 
 /**

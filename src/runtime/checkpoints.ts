@@ -4,10 +4,8 @@
 // next_action, current_agent, routing_key and metadata (replaced, never merged). Positions are unique, so a replayed
 // run records nothing twice, and sequence numbers increase strictly.
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
+import type { NextAction } from "../contracts/runtime.ts";
 import type { MessageLog } from "./conversation.ts";
-
-/** What the run will do next from this point. */
-export type NextAction = "model_turn" | "tool_calls" | "finish";
 
 export interface CheckpointState {
   messages: MessageParam[];

@@ -2,22 +2,28 @@
 // artifact, transcript record and token is recorded, the conversation, and cancellation.
 
 import type { MessageCreateParamsBase, MessageParam } from "@anthropic-ai/sdk/resources/messages";
-import type { AgentRuntime, ModelCallOptions, RunLimits, StepInfo } from "../agents/context.ts";
-import type { AgentUsage, CallUsage } from "../agents/result.ts";
 import { costOf, type PriceTable } from "../config/prices.ts";
+import type {
+  AgentMessage,
+  AgentRuntime,
+  ModelCallOptions,
+  NextAction,
+  RunLimits,
+  SkillTranscriptFields,
+  StepInfo,
+} from "../contracts/runtime.ts";
+import type { AgentUsage, CallUsage } from "../contracts/usage.ts";
 import { AwaitingInputError, CanceledError, LimitExceededError, toErrorInfo } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
 import type { Redactor } from "../events/redaction.ts";
-import type { AgentMessage } from "../llm/anthropic.ts";
 import type { ModelProvider } from "../llm/provider.ts";
-import type { RunBundle } from "../runs/run-bundle.ts";
-import type { SkillTranscriptFields } from "../runs/transcript.ts";
-import { estimateTokens, type Transcript } from "../runs/transcript.ts";
+import type { RunBundle } from "../run-bundle/run-bundle.ts";
+import { estimateTokens, type Transcript } from "../run-bundle/transcript.ts";
 import { isTerminal } from "../tasks/task.ts";
 import type { TaskState } from "../tasks/task-state.ts";
 import type { TaskStore } from "../tasks/task-store.ts";
 import type { Workspace } from "../workspace/workspace.ts";
-import type { CheckpointLog, NextAction } from "./checkpoints.ts";
+import type { CheckpointLog } from "./checkpoints.ts";
 import type { MessageLog } from "./conversation.ts";
 import { DeltaBatcher } from "./delta-batcher.ts";
 import type { PendingCalls } from "./pending-calls.ts";

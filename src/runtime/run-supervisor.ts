@@ -1,20 +1,25 @@
 // The life of a task's run inside its Durable Object: starting it in this instance, the heartbeat that resumes it
-// after an eviction, cancelling it, what happens when it crashes, and uploading its bundle once it has ended. The
-// object delegates to this; it owns no storage of its own, only what this instance is doing right now.
+// after an eviction, cancelling it, what happens when it crashes, and uploading its bundle once it has ended. A
+// person's answers and approval deadlines go on through it, by the rules of src/approvals. The object delegates to
+// this; it owns no storage of its own, only what this instance is doing right now.
 
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { AgentRegistry } from "../agents/registry.ts";
+import { approvalDeadline, approvalDueAt } from "../approvals/deadline.ts";
+import { type DecisionInput, PENDING_INPUT_KEY } from "../approvals/requests.ts";
+import { applyDecision, type ResumeResult } from "../approvals/resume.ts";
+import type { CallbackOutbox } from "../callbacks/callbacks.ts";
 import type { PriceTable } from "../config/prices.ts";
+import type { RpcFailure } from "../contracts/rpc.ts";
 import { toErrorInfo } from "../errors.ts";
 import type { Redactor } from "../events/redaction.ts";
 import type { LlmConfig, ModelProvider } from "../llm/provider.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
-import { finalSummary } from "../runs/final-summary.ts";
+import { finalSummary } from "../run-bundle/final-summary.ts";
 import type { SkillCatalog } from "../skills/catalog.ts";
-import { type HumanDecision, isTerminal, type PendingInput, type RpcFailure, requestIdOf } from "../tasks/task.ts";
-import { decisionKey, FORK_STATE_KEY, PENDING_INPUT_KEY } from "../tasks/task-state.ts";
+import { isTerminal } from "../tasks/task.ts";
+import { FORK_STATE_KEY } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
-import type { CallbackOutbox } from "../webhooks/callbacks.ts";
 import { RunRuntime, type TaskStorage } from "./run-runtime.ts";
 import { runTask } from "./runner.ts";
 
@@ -252,140 +257,40 @@ export class RunSupervisor {
     if (isTerminal(task.status)) await this.scheduleBundleUpload();
     else if (task.status === "input_required") {
       // A waiting task keeps no heartbeat: its object can sleep for days. Only an approval deadline wakes it.
-      const pending = this.deps.state.get<PendingInput>(PENDING_INPUT_KEY);
-      if (pending?.expires_at) await this.deps.storage.setAlarm(Date.parse(pending.expires_at));
+      const due = approvalDueAt(this.deps.state);
+      if (due !== null) await this.deps.storage.setAlarm(due);
       else await this.deps.storage.deleteAlarm();
     }
   }
 
   /**
-   * A person's answer to one request of the run (seed 003 human feedback), named by its request_id: recorded with
-   * who gave it and when, then the run goes on from its journal. A decision names what it decides: another request
-   * than the one waiting is pending_input_changed (the reviewer saw something else), an answered request replays
-   * the recorded decision when it is the same and is already_decided when it is not, and a task that waits for
-   * nothing is task_not_waiting. Everything is checked and written synchronously, so concurrent answers to one
-   * request cannot both be taken.
+   * A person's answer to one request of the run (seed 003 human feedback), named by its request_id: checked and
+   * recorded by the rules in src/approvals/resume.ts, then the run goes on from its journal.
    */
-  async resume(
-    decision: Omit<HumanDecision, "decided_at" | "request_id"> & { request_id: string },
-  ): Promise<{ ok: true; decision: HumanDecision; replayed: boolean } | { ok: false; error: RpcFailure }> {
-    const { store, events, state } = this.deps;
-    const fail = (code: string, message: string, details?: Record<string, object>) =>
-      ({ ok: false, error: { code, message, ...(details ? { details } : {}) } }) as const;
-    const answered = state.get<HumanDecision>(decisionKey(decision.request_id));
-    if (answered) {
-      if (sameDecision(answered, decision)) return { ok: true, decision: answered, replayed: true };
-      return fail(
-        "already_decided",
-        `Request ${decision.request_id} was already answered: ${answered.action} by ${answered.decided_by} at ${answered.decided_at}.`,
-        { decision: { request_id: decision.request_id, ...answered } },
-      );
-    }
-    const task = this.task();
-    const pending = state.get<PendingInput>(PENDING_INPUT_KEY);
-    if (task.status !== "input_required" || !pending) {
-      return fail("task_not_waiting", `The task is ${task.status}, not waiting for input.`);
-    }
-    const current = { ...pending, request_id: requestIdOf(pending) };
-    if (current.request_id !== decision.request_id) {
-      return fail(
-        "pending_input_changed",
-        `The task waits for request ${current.request_id} (${current.tool_name}), not ${decision.request_id}: review what it waits for now.`,
-        { pending_input: this.deps.redactor.value(current) },
-      );
-    }
-    if (pending.kind === "question" && decision.action !== "reject" && !decision.message) {
-      return fail("message_required", "An answer to the agent's question needs message: the answer.");
-    }
-    if (
-      decision.action === "modify" &&
-      pending.kind === "approval" &&
-      !decision.tool_input &&
-      !decision.state_updates
-    ) {
-      return fail(
-        "tool_input_required",
-        "modify needs tool_input (the arguments to run the call with), state_updates, or both.",
-      );
-    }
-    const recorded: HumanDecision = { ...decision, decided_at: new Date().toISOString() };
-    const resumed = this.transaction(() => {
-      if (!store.resumeInput()) return false;
-      // Seed 003: metadata replaces; messages are appended by the run, after this turn's tool results.
-      if (decision.state_updates?.metadata) store.setMetadata(decision.state_updates.metadata);
-      state.put(decisionKey(pending.tool_use_id), recorded);
-      state.delete(PENDING_INPUT_KEY);
-      events.append("human_decision", {
-        tool_use_id: pending.tool_use_id,
-        tool_name: pending.tool_name,
-        kind: pending.kind,
-        ...recorded,
-      });
-      return true;
-    });
-    if (!resumed) return fail("task_not_waiting", "The task is no longer waiting for input.");
-    await this.begin();
-    return { ok: true, decision: recorded, replayed: false };
+  async resume(decision: DecisionInput): Promise<ResumeResult> {
+    const { store, events, state, redactor } = this.deps;
+    const outcome = applyDecision(
+      { status: () => this.task().status, store, state, events, redactor, transaction: (fn) => this.transaction(fn) },
+      decision,
+    );
+    if (outcome.ok && !outcome.replayed) await this.begin();
+    return outcome;
   }
 
-  /** The approval wait ran out: the call is rejected and the run goes on, or the run fails (onApprovalTimeout). */
+  /** The approval wait ran out (src/approvals/deadline.ts): the call is rejected, or the run fails. */
   private async approvalDeadline(task: TaskRecord): Promise<void> {
-    const pending = this.deps.state.get<PendingInput>(PENDING_INPUT_KEY);
-    if (!pending?.expires_at) return;
-    const due = Date.parse(pending.expires_at);
-    if (Date.now() < due) {
-      await this.deps.storage.setAlarm(due);
-      return;
-    }
-    // An agent removed by a deploy cannot say; a rejection lets the run end through its own loop.
-    let onTimeout: "reject" | "fail" = "reject";
-    try {
-      onTimeout = this.deps.registry.create(task.assigned_agent).permissions.onTimeout;
-    } catch {
-      // keep "reject"
-    }
-    if (onTimeout === "reject") {
-      await this.resume({
-        request_id: requestIdOf(pending),
-        action: "reject",
-        message: "No one answered before the approval timeout.",
-        tool_input: null,
-        state_updates: null,
-        decided_by: "timeout",
-      });
-      return;
-    }
-    const { store, events } = this.deps;
-    const error = {
-      code: "approval_timeout",
-      message: `No one answered ${pending.tool_name}'s request before its deadline (${pending.expires_at}).`,
-      type: "LimitExceededError",
-      retryable: false,
-    };
-    const failed = this.transaction(() => {
-      if (!store.finish("failed", { error })) return false;
-      // The timeout decided: on record like any decision (a late answer to the request gets already_decided), then
-      // the run's end.
-      const decision: HumanDecision = {
-        request_id: requestIdOf(pending),
-        action: "fail",
-        message: error.message,
-        tool_input: null,
-        state_updates: null,
-        decided_by: "timeout",
-        decided_at: new Date().toISOString(),
-      };
-      this.deps.state.put(decisionKey(pending.tool_use_id), decision);
-      events.append("human_decision", {
-        tool_use_id: pending.tool_use_id,
-        tool_name: pending.tool_name,
-        kind: pending.kind,
-        ...decision,
-      });
-      events.append("run_failed", { reason: error.message, error, errors: [error], usage: store.get()?.usage });
-      return true;
+    const { store, events, state, registry } = this.deps;
+    const outcome = await approvalDeadline({
+      state,
+      store,
+      events,
+      transaction: (fn) => this.transaction(fn),
+      onTimeout: () => registry.create(task.assigned_agent).permissions.onTimeout,
+      resume: (decision) => this.resume(decision),
+      wakeAt: (at) => this.deps.storage.setAlarm(at),
     });
-    if (failed) await this.scheduleBundleUpload();
+    if (outcome.kind !== "run_failed") return;
+    if (outcome.ended) await this.scheduleBundleUpload();
     await this.armCallbacks();
   }
 
@@ -428,23 +333,4 @@ export class RunSupervisor {
     if (!task) throw new Error("The supervisor's object holds no task.");
     return task;
   }
-}
-
-/** Whether a decision sent again is the recorded one: the same answer, whoever sends it and whenever. */
-function sameDecision(
-  recorded: HumanDecision,
-  sent: Pick<HumanDecision, "action" | "message" | "tool_input" | "state_updates">,
-): boolean {
-  const answer = (d: Pick<HumanDecision, "action" | "message" | "tool_input" | "state_updates">) =>
-    canonicalJson([d.action, d.message ?? null, d.tool_input ?? null, d.state_updates ?? null]);
-  return answer(recorded) === answer(sent);
-}
-
-/** JSON with object keys sorted at every level, so two spellings of one value compare equal. */
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, item: unknown) =>
-    item !== null && typeof item === "object" && !Array.isArray(item)
-      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : item,
-  );
 }

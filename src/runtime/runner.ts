@@ -1,9 +1,11 @@
 // Runs a task's agent to its end on the durable runtime, and records the outcome: the terminal status and the
 // terminal event are written together, before anything else is attempted.
-import type { AgentContext, RunLimits } from "../agents/context.ts";
+import type { AgentContext } from "../agents/context.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
 import { type AgentResult, failureResult } from "../agents/result.ts";
+import { recordWait } from "../approvals/wait.ts";
 import type { PriceTable } from "../config/prices.ts";
+import type { RunLimits } from "../contracts/runtime.ts";
 import { AwaitingInputError, toErrorInfo, WorkflowError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
 import type { Redactor } from "../events/redaction.ts";
@@ -103,12 +105,7 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
     // A tool call waits for a person: the run stops here, at no cost, until POST /v1/tasks/:id/resume.
     if (error instanceof AwaitingInputError) {
       await tools?.close();
-      deps.transaction(() => {
-        // The request, the status and the event change together, and only for a run that is still running.
-        if (!store.awaitInput()) return;
-        deps.pendingInput(error.pending);
-        events.append("input_requested", error.pending);
-      });
+      recordWait(deps, error.pending);
       return;
     }
     // A cancel already wrote the outcome; any other error, CanceledError included, fails the run.

@@ -2,6 +2,7 @@
 // an object that holds nothing (404) and can never address the task. Ids derived from a client's idempotency key
 // or a webhook's delivery id make a repeated request land on the same object, which creates the task only once.
 import type { Env } from "../env.ts";
+import { sha256Bytes, toHex } from "../lib/sha256.ts";
 import { DEFAULT_TENANT } from "../tenants/api-keys.ts";
 
 /** The object name of a task. The default tenant keeps bare ids, the names its tasks had before tenants. */
@@ -15,11 +16,9 @@ export function taskStubFor(env: Pick<Env, "TASKS">, tenant: string, taskId: str
 
 /** A version 4 UUID determined by `parts` (SHA-256, with the version and variant bits set). */
 export async function derivedTaskId(...parts: string[]): Promise<string> {
-  const bytes = new Uint8Array(
-    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(parts.join("\u0000"))),
-  ).slice(0, 16);
+  const bytes = (await sha256Bytes(parts.join("\u0000"))).slice(0, 16);
   bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x40;
   bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
-  const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const hex = toHex(bytes);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

@@ -2,13 +2,17 @@
 // a request that would loosen one (a client must not believe it got what it asked for), and the run takes the
 // stricter of the two as well, so that a task moved onto another agent (a fork with state_updates.current_agent,
 // which inherits its origin's limits and mode) never runs past that agent's either.
-import type { Agent } from "../agents/agent.ts";
-import type { RunLimits } from "../agents/context.ts";
+import type { RunLimits } from "../contracts/runtime.ts";
 import type { RedactionMode } from "../events/redaction.ts";
 import type { TaskLimits } from "./task.ts";
 
-/** What the comparisons read of an agent. */
-export type AgentLimits = Pick<Agent, "name" | "maxTurns" | "maxBudgetUsd" | "redactionMode">;
+/** What the comparisons read of an agent (an Agent has these members). */
+export interface AgentLimits {
+  readonly name: string;
+  readonly maxTurns: number;
+  readonly maxBudgetUsd: number | null;
+  readonly redactionMode: RedactionMode;
+}
 
 /** A task limit the client asked for, by its request field (max_turns and max_iterations are both model turns). */
 export interface RequestedLimits {

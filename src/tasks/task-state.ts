@@ -1,5 +1,7 @@
 // Small per-task key/value state that agents and built-in tools keep across evictions (e.g. the TodoWrite list).
-// Exposed to agents as `runtime.state`.
+// Exposed to agents as `runtime.state`. A person's requests and decisions live here too, under the keys of
+// src/approvals/requests.ts.
+
 /** Where a forked task came from: ForkState (its messages are the task's conversation). */
 export const FORK_STATE_KEY = "fork_origin";
 
@@ -14,12 +16,8 @@ export interface ForkState {
   uncertain?: Record<string, string>;
 }
 
-/** What a task waiting for a person waits for (PendingInput), while its status is input_required. */
-export const PENDING_INPUT_KEY = "pending_input";
 /** A task created under an Idempotency-Key: {fingerprint, response} (the request's hash and the original reply). */
 export const IDEMPOTENCY_KEY = "idempotency";
-/** A person's decision on a tool call: `decision:<tool_use_id>` → HumanDecision. */
-export const decisionKey = (toolUseId: string): string => `decision:${toolUseId}`;
 
 export class TaskState {
   private readonly sql: SqlStorage;

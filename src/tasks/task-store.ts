@@ -1,8 +1,8 @@
 // The task's own row in its Durable Object, and its status transitions. Every transition is a check-and-set in
 // SQLite (UPDATE … WHERE status IN …), so interleaved requests cannot move a task backwards.
 
-import { type AgentUsage, addCallUsage, addRecovery, type CallUsage, emptyUsage } from "../agents/result.ts";
 import { DAY_MS, DEFAULT_RETENTION, type RetentionPolicy, retentionDays } from "../config/retention.ts";
+import { type AgentUsage, addCallUsage, addRecovery, type CallUsage, emptyUsage } from "../contracts/usage.ts";
 import type { ErrorInfo } from "../errors.ts";
 import { randomHex } from "../events/event-record.ts";
 import type { Redactor } from "../events/redaction.ts";

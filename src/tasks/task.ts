@@ -1,8 +1,9 @@
-// The task (seed 003 Task) as stored and as the API returns it, and the values Durable Object RPC methods return
-// for expected failures (RPC drops stack traces, so those travel as data, not exceptions).
+// The task (seed 003 Task) as stored and as the API returns it, what creating, forking and resuming one return,
+// and its statuses. A person's requests and decisions are src/approvals/requests.ts.
 
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
-import type { AgentUsage } from "../agents/result.ts";
+import type { HumanDecision, PendingInput } from "../approvals/requests.ts";
+import type { AgentUsage } from "../contracts/usage.ts";
 import type { ErrorInfo } from "../errors.ts";
 import type { RedactionMode } from "../events/redaction.ts";
 
@@ -102,52 +103,6 @@ export interface TaskInit {
   files?: Record<string, string>;
 }
 
-/** A request for a person (seed 003 human feedback): approve a tool call, or answer the agent's question. */
-export interface PendingInput {
-  kind: "approval" | "question";
-  /**
-   * What a decision names to answer this request (POST /v1/tasks/:id/resume request_id): the waiting call's
-   * tool_use id, unique within the task. A decision for another request never applies to this one.
-   */
-  request_id: string;
-  tool_use_id: string;
-  tool_name: string;
-  input: unknown;
-  /** The agent's question (kind question). */
-  question: string | null;
-  requested_at: string;
-  /** When the wait ends by itself (the agent's approvalTimeoutSeconds), or null. */
-  expires_at: string | null;
-  /** Why a person is asked when it is not the agent's permissions (a call whose earlier outcome is unknown). */
-  reason?: string;
-}
-
-/** The request id of a stored request; requests stored before request ids existed are named by their call. */
-export function requestIdOf(pending: Omit<PendingInput, "request_id"> & { request_id?: string }): string {
-  return pending.request_id ?? pending.tool_use_id;
-}
-
-/**
- * A person's answer (POST /v1/tasks/:id/resume), kept per request (the tool_use id). "fail" is the approval
- * timeout's own decision when the agent says a timeout fails the run.
- */
-export interface HumanDecision {
-  /** The request it answers (PendingInput.request_id); absent on decisions stored before request ids existed. */
-  request_id?: string;
-  action: "approve" | "reject" | "modify" | "fail";
-  message: string | null;
-  tool_input: Record<string, unknown> | null;
-  /** Seed 003 state_updates: messages appended after the turn's tool results; metadata replaces the task's. */
-  state_updates: HumanStateUpdates | null;
-  decided_by: string;
-  decided_at: string;
-}
-
-export interface HumanStateUpdates {
-  messages?: { role: "user"; content: string | { type: "text"; text: string }[] }[] | undefined;
-  metadata?: Record<string, unknown> | undefined;
-}
-
 export interface ForkOrigin {
   task_id: string;
   checkpoint_id: string;
@@ -184,27 +139,12 @@ export type StartOutcome =
   | { outcome: "mismatch" | "expired"; task?: undefined }
   | { outcome: "workspace_full"; message: string; task?: undefined };
 
-export interface RpcFailure {
-  code: string;
-  message: string;
-  /**
-   * Further members of the HTTP error body (e.g. the current pending_input). Typed as objects, not unknown, since
-   * RPC result types collapse unknown to never.
-   */
-  details?: Record<string, object>;
-}
-
 /** What a resume did: recorded the decision now, or found the same decision recorded before (a replay). */
 export interface ResumeOutcome {
   task: TaskView;
   decision: HumanDecision;
   replayed: boolean;
 }
-
-/** Stubs type RPC results as `T & Disposable`, which defeats narrowing on a discriminant; test `error` instead. */
-export type RpcResult<T> =
-  | { ok: true; value: T; error?: undefined }
-  | { ok: false; value?: undefined; error: RpcFailure };
 
 export function isTerminal(status: TaskStatus): boolean {
   return TERMINAL_STATUSES.has(status);

@@ -3,6 +3,7 @@
 // for local development (each such key is an admin of the "default" tenant).
 import { z } from "zod";
 import { ConfigError } from "../errors.ts";
+import { sha256Hex } from "../lib/sha256.ts";
 
 export const SCOPES = ["read", "run", "admin"] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -36,13 +37,6 @@ export interface KeyRing {
   /** By hex SHA-256 of the key. */
   byDigest: ReadonlyMap<string, ApiKey>;
   keys: readonly ApiKey[];
-}
-
-const encoder = new TextEncoder();
-
-export async function sha256Hex(value: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", encoder.encode(value));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function fingerprintId(digest: string): string {

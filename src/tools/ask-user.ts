@@ -1,10 +1,10 @@
-// AskUser (seed 002's ask_user action): the agent asks a person a question and waits, at no cost, until someone
-// answers with POST /v1/tasks/:id/resume. The Toolbox handles the waiting; this is the tool as the model sees it.
+// AskUser (seed 002's ask_user action), the tool as the model sees it: the agent asks a person a question and waits,
+// at no cost, until someone answers with POST /v1/tasks/:id/resume. The Toolbox never runs it; the answer comes
+// from the person's decision (src/approvals/ask-user.ts).
 import { z } from "zod";
+import { ASK_USER } from "../approvals/ask-user.ts";
 import { defineTool } from "./define-tool.ts";
 import type { BuiltinTool } from "./tool.ts";
-
-export const ASK_USER = "AskUser";
 
 export const askUserTool: BuiltinTool = defineTool({
   name: ASK_USER,

@@ -5,14 +5,15 @@
 // saved in the run bundle as artifacts/turn_<n>_<step>_stdout.txt and _stderr.txt.
 import type { Bash, CommandName, SecureFetch } from "just-bash";
 import { z } from "zod";
+import type { ToolResult } from "../contracts/tool-result.ts";
+import { lazyModule } from "../lib/lazy-module.ts";
 import { guardedFetch } from "../net/guarded-fetch.ts";
-import { lazyModule } from "../runtime/lazy-module.ts";
 import { WORKSPACE_ROOT } from "../workspace/root.ts";
 import { WorkspaceConflictError, WorkspaceFullError } from "../workspace/workspace.ts";
 import { WorkspaceFs } from "../workspace/workspace-fs.ts";
 import { defineTool } from "./define-tool.ts";
 import { MAX_RESULT_CHARS } from "./file-tools.ts";
-import type { BuiltinTool, ToolContext, ToolResult } from "./tool.ts";
+import type { BuiltinTool, ToolContext } from "./tool.ts";
 
 /** just-bash, loaded on first use (a Worker whose agents never run a shell never evaluates it). */
 const loadJustBash = lazyModule(() => import("just-bash"));

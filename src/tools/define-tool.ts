@@ -2,7 +2,8 @@
 // fields' descriptions) and what every call is checked against, so the two cannot drift apart. Input that does not
 // match is answered with an is_error result naming the field and showing an example, and the tool never runs.
 import { z } from "zod";
-import type { BuiltinTool, ToolContext, ToolResult } from "./tool.ts";
+import type { ToolResult } from "../contracts/tool-result.ts";
+import type { BuiltinTool, ToolContext } from "./tool.ts";
 import { toolError } from "./tool.ts";
 
 export interface ToolSpec<S extends z.ZodType<Record<string, unknown>>> {

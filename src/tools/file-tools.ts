@@ -4,13 +4,14 @@
 import { minimatch } from "minimatch";
 import type { RE2JS } from "re2js";
 import { z } from "zod";
-import { lazyModule } from "../runtime/lazy-module.ts";
+import type { ToolResult } from "../contracts/tool-result.ts";
+import { lazyModule } from "../lib/lazy-module.ts";
 import { toAgentPath, toStorePath, WorkspacePathError } from "../workspace/paths.ts";
 import { WORKSPACE_ROOT } from "../workspace/root.ts";
 import { WorkspaceConflictError, WorkspaceFullError } from "../workspace/workspace.ts";
 import { WorkspaceFs } from "../workspace/workspace-fs.ts";
 import { defineTool } from "./define-tool.ts";
-import { type BuiltinTool, type ToolContext, type ToolResult, toolError } from "./tool.ts";
+import { type BuiltinTool, type ToolContext, toolError } from "./tool.ts";
 
 /** RE2 for Grep, loaded on first use. */
 const loadRe2 = lazyModule(() => import("re2js"));

@@ -1,25 +1,15 @@
 // The contract of a tool Outpost runs itself (built-in tools; MCP tools come over the wire). A failure is data:
-// `is_error: true` with a message the model can act on, never an exception that ends the run.
-import type { ImageBlockParam, TextBlockParam } from "@anthropic-ai/sdk/resources/messages";
-import type { AgentRuntime } from "../agents/context.ts";
+// `is_error: true` with a message the model can act on (a ToolResult, src/contracts/tool-result.ts), never an
+// exception that ends the run.
+import type { ToolRuntime } from "../contracts/runtime.ts";
+import type { ToolResult } from "../contracts/tool-result.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import type { Workspace } from "../workspace/workspace.ts";
 import type { ToolSettings } from "./settings.ts";
 
-/** What a tool_result block may carry back to the model besides plain text. */
-export type ToolResultBlock = TextBlockParam | ImageBlockParam;
-
-export interface ToolResult {
-  /** Returned to the model as the tool_result content. */
-  content: string | ToolResultBlock[];
-  is_error: boolean;
-  /** Recorded in the tool_call_completed event (e.g. a command's seed 002 StepExecutionResult). */
-  details?: Record<string, unknown>;
-}
-
 export interface ToolContext {
   taskId: string;
-  runtime: AgentRuntime;
+  runtime: ToolRuntime;
   signal: AbortSignal;
   /** The task's workspace; tools change it only through a WorkspaceFs they commit. */
   workspace: Workspace;

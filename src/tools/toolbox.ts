@@ -1,29 +1,30 @@
 // The tools of one run: the built-ins the agent may use and the tools of its MCP servers, discovered when the run
-// starts. It answers the model's tool calls: a tool the agent may not use never runs (tool_denied), an MCP call
-// gets its timeout and its fallback tools, and every failure reaches the model as an is_error result it can act
-// on. Discovery is a journaled step, so a resumed run sends the model the same tools without asking again, and the
+// starts. It answers the model's tool calls: a tool the agent may not use never runs (tool_denied), a call that
+// needs a person waits for one (the rules are src/approvals), an MCP call gets its timeout and its fallback tools,
+// and every failure reaches the model as an is_error result it can act on. Discovery is a journaled step, so a resumed run sends the model the same tools without asking again, and the
 // sessions themselves reconnect on first use after an eviction.
 import type { TextBlockParam, Tool, ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
-import type { ToolPermissions } from "../agents/agent.ts";
-import type { AgentRuntime, StepInfo } from "../agents/context.ts";
-import { MCP_WILDCARD_PATTERN, parseMcpToolName } from "../agents/tool-names.ts";
-import { AwaitingInputError, InvalidToolError, McpConnectionError, toErrorInfo } from "../errors.ts";
+import { ASK_USER, answerQuestion } from "../approvals/ask-user.ts";
+import { gateCall, humanMessages } from "../approvals/gate.ts";
+import { needsApproval, type ToolPermissions } from "../approvals/permissions.ts";
+import type { StepInfo, ToolRuntime } from "../contracts/runtime.ts";
+import { MCP_WILDCARD_PATTERN, parseMcpToolName } from "../contracts/tool-names.ts";
+import type { ToolResult, ToolResultBlock } from "../contracts/tool-result.ts";
+import { InvalidToolError, McpConnectionError, toErrorInfo } from "../errors.ts";
 import type { Redactor } from "../events/redaction.ts";
+import { lazyModule } from "../lib/lazy-module.ts";
 import { type McpServerSpec, toolSettings } from "../mcp/config.ts";
 import { toMcpCallResult, toToolResult } from "../mcp/content.ts";
 import { mcpIdempotencyKey } from "../mcp/idempotency.ts";
 import type { McpSession } from "../mcp/session.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
-import { lazyModule } from "../runtime/lazy-module.ts";
-import type { HumanDecision, PendingInput } from "../tasks/task.ts";
-import { decisionKey, FORK_STATE_KEY, type ForkState } from "../tasks/task-state.ts";
+import { FORK_STATE_KEY, type ForkState } from "../tasks/task-state.ts";
 import type { Workspace } from "../workspace/workspace.ts";
-import { ASK_USER } from "./ask-user.ts";
 import { BUILTIN_TOOL_IMPLEMENTATIONS } from "./builtin.ts";
 import { MAX_RESULT_CHARS } from "./file-tools.ts";
 import { capabilityOn, enabledBuiltins, type ToolSettings } from "./settings.ts";
-import { resultText, type ToolResult, type ToolResultBlock } from "./tool.ts";
+import { resultText } from "./tool.ts";
 
 /** The MCP client, loaded when an agent with MCP servers first runs. */
 const loadMcp = lazyModule(() => import("../mcp/session.ts"));
@@ -39,7 +40,7 @@ export interface ToolDeclaration {
 
 export interface ToolboxDeps {
   taskId: string;
-  runtime: AgentRuntime;
+  runtime: ToolRuntime;
   /** Reads a Worker secret by name. */
   secret: (name: string) => string | undefined;
   outbound: OutboundPolicy;
@@ -140,90 +141,34 @@ export class Toolbox {
     return result.is_error ? redactResult(result, this.deps.redactor) : result;
   }
 
-  private async answer(
-    original: ToolUseBlock,
-    turnIndex: number,
-    info: StepInfo,
-    position: number,
-  ): Promise<ToolResult> {
-    let use = original;
+  private async answer(use: ToolUseBlock, turnIndex: number, info: StepInfo, position: number): Promise<ToolResult> {
     const { runtime } = this.deps;
-    const base = { turn_index: turnIndex, tool_use_id: use.id, tool_name: use.name };
+    const { permissions } = this.declaration;
     if (!this.allowed.has(use.name)) {
-      runtime.emit("tool_denied", { ...base, reason: "not_allowed" }, info.spanId);
+      runtime.emit(
+        "tool_denied",
+        { turn_index: turnIndex, tool_use_id: use.id, tool_name: use.name, reason: "not_allowed" },
+        info.spanId,
+      );
       return {
         content: `Tool "${use.name}" is not available to this agent. Available tools: ${this.names().join(", ") || "none"}.`,
         is_error: true,
       };
     }
-    if (use.name === ASK_USER) return this.askUser(use, turnIndex);
+    if (use.name === ASK_USER) return answerQuestion(runtime, permissions.timeoutSeconds, use, turnIndex);
     // A call this fork inherited half-done: whatever the agent's permissions, a person decides whether it runs again.
     const uncertain = this.uncertainCalls()[use.id] !== undefined;
-    if (uncertain || needsApproval(use.name, this.declaration.permissions)) {
-      const decision = runtime.state.get<HumanDecision>(decisionKey(use.id));
-      if (!decision) {
-        this.waitFor({
-          kind: "approval",
-          use,
-          turnIndex,
-          question: null,
-          ...(uncertain ? { reason: UNCERTAIN_REASON } : {}),
-        });
-      }
-      if (decision.action === "reject") {
-        runtime.emit(
-          "tool_denied",
-          { ...base, reason: "rejected_by_reviewer", decided_by: decision.decided_by },
-          info.spanId,
-        );
-        const why = decision.message ? `: ${decision.message}` : ".";
-        return {
-          content: uncertain
-            ? `A reviewer chose not to run this call to ${use.name} again${why} It was cut short in the task this one was forked from, so it may or may not have taken effect there.`
-            : `A reviewer rejected this call to ${use.name}${why}`,
-          is_error: true,
-        };
-      }
-      if (decision.action === "modify" && decision.tool_input) {
-        use = { ...use, input: decision.tool_input };
-        // Other arguments make another call: it must not pass for a repeat of the one first sent (see mcpCallKey).
-        this.rewritten.add(use.id);
-      }
-    }
-    if (parseMcpToolName(use.name)) return this.callMcp(use, turnIndex, info, position);
-    return this.callBuiltin(use, turnIndex, info, position);
+    const gate = gateCall(runtime, permissions, { use, turnIndex, info, uncertain });
+    if ("answer" in gate) return gate.answer;
+    // Other arguments make another call: it must not pass for a repeat of the one first sent (see mcpCallKey).
+    if (gate.rewritten) this.rewritten.add(use.id);
+    if (parseMcpToolName(gate.run.name)) return this.callMcp(gate.run, turnIndex, info, position);
+    return this.callBuiltin(gate.run, turnIndex, info, position);
   }
 
-  /**
-   * What people added to the conversation when they answered this turn's calls (resume state_updates.messages),
-   * in call order, as text blocks to follow the turn's tool results. Decisions are stored before the run goes on,
-   * so a replay adds the same text.
-   */
+  /** What people added to the conversation when they answered this turn's calls (see src/approvals/gate.ts). */
   humanMessages(toolUseIds: readonly string[]): TextBlockParam[] {
-    const blocks: TextBlockParam[] = [];
-    for (const id of toolUseIds) {
-      const decision = this.deps.runtime.state.get<HumanDecision>(decisionKey(id));
-      for (const message of decision?.state_updates?.messages ?? []) {
-        if (typeof message.content === "string") blocks.push({ type: "text", text: message.content });
-        else for (const part of message.content) blocks.push({ type: "text", text: part.text });
-      }
-    }
-    return blocks;
-  }
-
-  /** AskUser (seed 002 ask_user): the answer is the person's message; until there is one, the run waits. */
-  private askUser(use: ToolUseBlock, turnIndex: number): ToolResult {
-    const decision = this.deps.runtime.state.get<HumanDecision>(decisionKey(use.id));
-    const question = isRecord(use.input) && typeof use.input.question === "string" ? use.input.question : "";
-    if (!question.trim()) return { content: 'AskUser needs {"question": "…"}.', is_error: true };
-    if (!decision) this.waitFor({ kind: "question", use, turnIndex, question });
-    if (decision.action === "reject") {
-      return {
-        content: `The person did not answer${decision.message ? `: ${decision.message}` : "."}`,
-        is_error: true,
-      };
-    }
-    return { content: decision.message ?? "(no answer)", is_error: false };
+    return humanMessages(this.deps.runtime.state, toolUseIds);
   }
 
   /**
@@ -233,42 +178,6 @@ export class Toolbox {
   private uncertainCalls(): Readonly<Record<string, string>> {
     this.inherited ??= this.deps.runtime.state.get<ForkState>(FORK_STATE_KEY)?.uncertain ?? {};
     return this.inherited;
-  }
-
-  /** Records what the run waits for, says so in the log, and stops the run (status input_required). */
-  private waitFor(request: {
-    kind: "approval" | "question";
-    use: ToolUseBlock;
-    turnIndex: number;
-    question: string | null;
-    reason?: string;
-  }): never {
-    const { runtime } = this.deps;
-    const timeout = this.declaration.permissions.timeoutSeconds;
-    const now = Date.now();
-    const pending: PendingInput = {
-      kind: request.kind,
-      // The call's id is unique within the task, and the same on every replay of this step.
-      request_id: request.use.id,
-      tool_use_id: request.use.id,
-      tool_name: request.use.name,
-      input: request.use.input,
-      question: request.question,
-      requested_at: new Date(now).toISOString(),
-      expires_at: timeout ? new Date(now + timeout * 1000).toISOString() : null,
-      ...(request.reason ? { reason: request.reason } : {}),
-    };
-    // Seed 003: the wait is a checkpoint of its own (awaiting_human), which a fork can continue from.
-    runtime.checkpoint(
-      `turn_${request.turnIndex}_await_${request.use.id}`,
-      "tool_calls",
-      { turn: request.turnIndex },
-      true,
-    );
-    throw new AwaitingInputError(
-      request.kind === "approval" ? `Tool ${request.use.name} waits for approval.` : "The agent waits for an answer.",
-      { ...pending, turn_index: request.turnIndex },
-    );
   }
 
   private async callBuiltin(
@@ -650,25 +559,6 @@ function capResult(result: ToolResult, artifact: string | null): ToolResult {
     return text ? [{ ...block, text }] : [];
   });
   return cut ? { ...result, content: blocks } : result;
-}
-
-/** What a person is told when a fork would run again a call whose outcome in the origin is unknown. */
-const UNCERTAIN_REASON =
-  "This call was cut short in the task this one was forked from (canceled, failed or crashed during it): it may or " +
-  "may not have taken effect there. Approve to run it again, or reject to tell the model it was not run here.";
-
-/** The tools whose only effect is an edit of the workspace: acceptEdits lets them run without approval. */
-const EDIT_TOOLS: ReadonlySet<string> = new Set(["Write", "Edit"]);
-
-/** Whether a call to `name` waits for a person (seed 004 permission_mode, with per-tool rules first). */
-export function needsApproval(name: string, permissions: ToolPermissions): boolean {
-  if (name === ASK_USER) return false;
-  const server = parseMcpToolName(name)?.server;
-  const rule = permissions.rules[name] ?? (server ? permissions.rules[`mcp__${server}__*`] : undefined);
-  if (rule) return rule === "ask";
-  if (permissions.mode === "acceptAll") return false;
-  if (permissions.mode === "acceptEdits") return !EDIT_TOOLS.has(name);
-  return true;
 }
 
 /** A result with every text in it redacted. */

@@ -1,5 +1,5 @@
 // Example agent: a system prompt and nothing else. The default tool-use loop does the rest.
-import { Agent } from "../agent.ts";
+import { Agent } from "../index.ts";
 
 export class AssistantAgent extends Agent {
   constructor() {

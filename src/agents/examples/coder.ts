@@ -1,7 +1,7 @@
 // Example agent with a workspace: it reads, edits and writes files and runs shell commands (just-bash) in the
 // task's workspace. Seed files with the task (`files` in the POST body) and download results from
 // GET /v1/tasks/:id/workspace/<path>. Its capabilities are turned on explicitly; nothing else is (no network).
-import { Agent } from "../agent.ts";
+import { Agent } from "../index.ts";
 
 export class CoderAgent extends Agent {
   constructor() {

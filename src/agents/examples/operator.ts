@@ -1,6 +1,6 @@
 // Example skill agent (seed 002): picks from the project's skills (skills/: release notes, incident triage), reads
 // only the ones it needs, and acts through typed actions with a shell over its workspace.
-import { SkillAgent } from "../../skills/skill-agent.ts";
+import { SkillAgent } from "../index.ts";
 
 export class OperatorAgent extends SkillAgent {
   constructor() {

@@ -1,5 +1,5 @@
 // Example agent that uses a built-in tool: it writes a plan with TodoWrite, then answers. Exercises the tool loop.
-import { Agent } from "../agent.ts";
+import { Agent } from "../index.ts";
 
 export class PlannerAgent extends Agent {
   constructor() {

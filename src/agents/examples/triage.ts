@@ -1,6 +1,6 @@
 // Example agent: started by GitHub's "issues" webhook, it turns an issue into a task list, and a person approves
 // the list before it is recorded (TodoWrite asks; everything else would run). Shows hooks and per-tool approval.
-import { Agent } from "../agent.ts";
+import { Agent } from "../index.ts";
 
 export class TriageAgent extends Agent {
   constructor() {

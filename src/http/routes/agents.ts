@@ -2,15 +2,15 @@
 import { Hono } from "hono";
 import type { Agent } from "../../agents/agent.ts";
 import { registry } from "../../agents/catalog.ts";
+import { SkillAgent } from "../../agents/skill-agent.ts";
+import { callbackPolicy, callbackWebhook, checkCallbackUrl } from "../../callbacks/callbacks.ts";
 import { resolveModel } from "../../config/models.ts";
 import { budgetCanBeEnforced } from "../../config/prices.ts";
 import { retentionDays, retentionPolicyOrDefault } from "../../config/retention.ts";
 import type { Env } from "../../env.ts";
 import { ApiError } from "../../errors.ts";
-import { SkillAgent } from "../../skills/skill-agent.ts";
 import type { TaskLimits, TaskWebhook } from "../../tasks/task.ts";
 import { loosenedLimit } from "../../tasks/task-limits.ts";
-import { callbackPolicy, callbackWebhook, checkCallbackUrl } from "../../webhooks/callbacks.ts";
 import { firstSeedOverflow, MAX_WORKSPACE_ENTRIES } from "../../workspace/workspace.ts";
 import type { AppEnv } from "../app-env.ts";
 import { CreateTaskBody, WorkspacePath } from "../schemas.ts";

@@ -18,7 +18,7 @@ import {
   renderInput,
   runsOn,
   verifyDelivery,
-} from "../../hooks/hook.ts";
+} from "../../inbound-hooks/hook.ts";
 import type { TaskView } from "../../tasks/task.ts";
 import { taskStubFor } from "../../tasks/task-ids.ts";
 import type { AppEnv } from "../app-env.ts";

@@ -4,14 +4,11 @@
 // Every model turn, decode, disclosure and action is a journaled step, so a replay after an eviction repeats none
 // of them, and every phase is on record with seed 002's events.
 import type { MessageParam, ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
-import { Agent, type AgentDefinition, dryRunResult } from "../agents/agent.ts";
-import type { AgentContext, StepInfo } from "../agents/context.ts";
-import { type AgentResult, failureResult, successResult } from "../agents/result.ts";
-import { extractText } from "../agents/text.ts";
+import type { SkillTranscriptFields, StepInfo } from "../contracts/runtime.ts";
+import type { ToolResult } from "../contracts/tool-result.ts";
 import { ConfigError, LimitExceededError } from "../errors.ts";
-import type { SkillTranscriptFields } from "../runs/transcript.ts";
-import type { ToolResult } from "../tools/tool.ts";
-import type { SkillCatalog } from "./catalog.ts";
+import { sha256Hex } from "../lib/sha256.ts";
+import type { SkillCatalog } from "../skills/catalog.ts";
 import {
   type ActionStep,
   classifyResponse,
@@ -19,11 +16,15 @@ import {
   type DecodeResult,
   decodeModelDecision,
   type ModelDecision,
-} from "./decision.ts";
-import { computeBudget, type DisclosedContext, disclose, type TokenBudget } from "./disclosure.ts";
-import { DEFAULT_CANDIDATE_LIMIT, prefilterSkills, type SkillCandidate } from "./prefilter.ts";
-import type { SkillMetadata } from "./skill.ts";
-import { estimateTokens } from "./tokens.ts";
+} from "../skills/decision.ts";
+import { computeBudget, type DisclosedContext, disclose, type TokenBudget } from "../skills/disclosure.ts";
+import { DEFAULT_CANDIDATE_LIMIT, prefilterSkills, type SkillCandidate } from "../skills/prefilter.ts";
+import type { SkillMetadata } from "../skills/skill.ts";
+import { estimateTokens } from "../skills/tokens.ts";
+import { Agent, type AgentDefinition, dryRunResult } from "./agent.ts";
+import type { AgentContext } from "./context.ts";
+import { type AgentResult, failureResult, successResult } from "./result.ts";
+import { extractText } from "./text.ts";
 
 export interface SkillAgentDefinition extends AgentDefinition {
   /** The skills this agent may use, by name, or "all" (the default): bundled skills and R2 uploads. */
@@ -244,7 +245,7 @@ export class SkillAgent extends Agent {
     runtime.emit("prompt_budget_computed", { turn_index: turn, ...budget }, info.spanId);
     runtime.emit(
       "prompt_composed",
-      { turn_index: turn, prompt_hash: await sha256(promptText), estimated_input_tokens: promptTokens },
+      { turn_index: turn, prompt_hash: await sha256Hex(promptText), estimated_input_tokens: promptTokens },
       info.spanId,
     );
     const tools = context.tools.definitions();
@@ -620,9 +621,4 @@ function refusals(context: DisclosedContext): string[] {
         ? `${r.path} did not fit in the prompt budget.`
         : `${r.path} is already shown above.`,
   );
-}
-
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

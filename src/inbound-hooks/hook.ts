@@ -7,8 +7,9 @@ import Mustache from "mustache";
 import { Webhook, WebhookVerificationError } from "standardwebhooks";
 import { z } from "zod";
 import { ConfigError } from "../errors.ts";
+import { sha256Hex } from "../lib/sha256.ts";
 import { derivedTaskId } from "../tasks/task-ids.ts";
-import { DEFAULT_TENANT, sha256Hex, TENANT_PATTERN } from "../tenants/api-keys.ts";
+import { DEFAULT_TENANT, TENANT_PATTERN } from "../tenants/api-keys.ts";
 
 export const HOOK_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export const HOOK_SCHEMES = ["standard", "github"] as const;

@@ -1,6 +1,8 @@
 // The LLM transcript (seed 002 LlmTranscriptRecord): one record per model-call attempt, rendered as
 // llm_transcript.log in the run bundle. Fields that belong to the skill runtime (skills, disclosure, decisions)
 // are filled by that agent kind; the tool-loop agent leaves them empty.
+import type { SkillTranscriptFields } from "../contracts/runtime.ts";
+
 export interface LlmTranscriptRecord {
   turn_index: number;
   attempt: number;
@@ -19,25 +21,6 @@ export interface LlmTranscriptRecord {
   retryable: boolean | null;
   /** Seed 002's skill-runtime fields, set by the skill agent's decision loop (absent for the tool loop). */
   skill?: SkillTranscriptFields;
-}
-
-export interface SkillTranscriptFields {
-  budget: {
-    max_context_tokens: number;
-    response_headroom_tokens: number;
-    allocated_prompt_tokens: number;
-    allocated_disclosure_tokens: number;
-  } | null;
-  disclosed_paths: string[];
-  decode_success: boolean;
-  selected_skill: string | null;
-  raw_action_types: string[];
-  planned_action_types: string[];
-  required_disclosure_paths: string[];
-  response_kind: "skill_call" | "tool_call" | "response" | null;
-  response_kind_reason: string | null;
-  finish_summary: string | null;
-  decode_error: string | null;
 }
 
 export class Transcript {
