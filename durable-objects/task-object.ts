@@ -4,6 +4,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { registry } from "../src/agents/catalog.ts";
 import { type DecisionInput, pendingRequest } from "../src/approvals/requests.ts";
+import type { DecisionFailure } from "../src/approvals/resume.ts";
 import {
   CallbackOutbox,
   callbackPolicy,
@@ -312,7 +313,7 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   /** Cancels the run at its next safe point (the model stream is aborted at once). */
-  async cancel(): Promise<RpcResult<TaskView>> {
+  async cancel(): Promise<RpcResult<TaskView, "task_not_found" | "task_already_finished">> {
     const task = this.task();
     if (!task) return { ok: false, error: { code: "task_not_found", message: "No such task." } };
     const refused = await this.supervisor.cancel(task);
@@ -321,7 +322,7 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   /** A person's answer to the request named by its request_id (POST /v1/tasks/:id/resume). */
-  async resume(decision: DecisionInput): Promise<RpcResult<ResumeOutcome>> {
+  async resume(decision: DecisionInput): Promise<RpcResult<ResumeOutcome, "task_not_found" | DecisionFailure>> {
     if (!this.task()) return { ok: false, error: { code: "task_not_found", message: "No such task." } };
     const outcome = await this.supervisor.resume(decision);
     if (!outcome.ok) return { ok: false, error: outcome.error };
@@ -451,7 +452,7 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   /** Sends a delivery again now. */
-  async redeliver(deliveryId: string): Promise<RpcResult<Delivery>> {
+  async redeliver(deliveryId: string): Promise<RpcResult<Delivery, "task_not_found" | "delivery_not_found">> {
     if (!this.task()) return { ok: false, error: { code: "task_not_found", message: "No such task." } };
     if (!this.callbacks.redeliver(deliveryId)) {
       return { ok: false, error: { code: "delivery_not_found", message: `No delivery "${deliveryId}".` } };

@@ -1,17 +1,26 @@
-// The one error module: every failure Outpost raises is a typed class with a stable string `code`.
-// Agent-level classes follow seed 000's hierarchy (adapted to Workers); ApiError covers request problems.
-// HTTP status and the JSON body are decided in one place: src/http/errors.ts.
+// The one error module: every failure Outpost raises is a typed class with a stable string `code` from the registry
+// (src/errors/codes.ts), which also gives each code its HTTP status and retryability. Agent-level classes follow
+// seed 000's hierarchy (adapted to Workers); ApiError covers request problems. The JSON body is decided in one place:
+// src/http/errors.ts.
+import {
+  type ErrorCode,
+  type HttpErrorStatus,
+  httpStatus,
+  isRetryable,
+  type ProviderFailureCode,
+  type RequestErrorCode,
+} from "./errors/codes.ts";
 
 /** Base of every Outpost error. `code` is stable and documented in docs/reference/errors.md; messages are for people. */
 export class OutpostError extends Error {
-  readonly code: string;
-  /** Whether retrying the same operation later could succeed. */
+  readonly code: ErrorCode;
+  /** Whether retrying the same operation later could succeed: the registry's answer for the code, unless overridden. */
   readonly retryable: boolean;
-  constructor(code: string, message: string, options?: { cause?: unknown; retryable?: boolean }) {
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
-    this.retryable = options?.retryable ?? false;
+    this.retryable = options?.retryable ?? isRetryable(code);
   }
   /** The plain, serialisable form stored with a failed task and sent in events. */
   toJSON(): ErrorInfo {
@@ -21,7 +30,7 @@ export class OutpostError extends Error {
 
 /** What a stored or transmitted error looks like (errors cross Durable Object RPC as values). */
 export interface ErrorInfo {
-  code: string;
+  code: ErrorCode;
   message: string;
   type: string;
   retryable: boolean;
@@ -37,7 +46,7 @@ export class ConfigError extends OutpostError {
 
 /** A failure in orchestrating runs rather than inside one agent (e.g. an impossible state transition). */
 export class WorkflowError extends OutpostError {
-  constructor(message: string, code = "workflow_error") {
+  constructor(message: string, code: "workflow_error" | "step_attempts_exhausted" = "workflow_error") {
     super(code, message);
   }
 }
@@ -54,31 +63,17 @@ export class ProviderNotConfiguredError extends AgentError {
   }
 }
 
-/** A tool or command finished unsuccessfully (seed 000 ProcessError). */
-export class ProcessError extends AgentError {
-  readonly exitCode: number | null;
-  readonly stderr: string | null;
-  constructor(message: string, exitCode: number | null, stderr: string | null) {
-    super("process_error", message);
-    this.exitCode = exitCode;
-    this.stderr = stderr;
-  }
-  override toJSON(): ErrorInfo {
-    return { ...super.toJSON(), exit_code: this.exitCode, stderr: this.stderr };
-  }
-}
-
 /** An operation ran out of time (seed 000 TimeoutError). */
 export class TimeoutError extends AgentError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super("timeout", message, { ...options, retryable: true });
+    super("timeout", message, options);
   }
 }
 
 /** The provider could not be reached (seed 000 NetworkError). */
 export class NetworkError extends AgentError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super("network_error", message, { ...options, retryable: true });
+    super("network_error", message, options);
   }
 }
 
@@ -90,7 +85,7 @@ export class ProviderError extends AgentError {
   readonly status: number | null;
   readonly requestId: string | null;
   constructor(
-    code: string,
+    code: ProviderFailureCode,
     message: string,
     options: { status: number | null; requestId: string | null; retryable: boolean; cause?: unknown },
   ) {
@@ -107,7 +102,7 @@ export class ProviderError extends AgentError {
 export class StreamingError extends AgentError {
   readonly partialMessages: readonly unknown[];
   constructor(message: string, partialMessages: readonly unknown[], options?: { cause?: unknown }) {
-    super("streaming_error", message, { ...options, retryable: true });
+    super("streaming_error", message, options);
     this.partialMessages = partialMessages;
   }
   override toJSON(): ErrorInfo {
@@ -171,7 +166,7 @@ export class BlockedUrlError extends AgentError {
 export class McpConnectionError extends AgentError {
   readonly server: string;
   constructor(server: string, message: string, options?: { cause?: unknown }) {
-    super("mcp_connection_failed", `MCP server "${server}": ${message}`, { ...options, retryable: true });
+    super("mcp_connection_failed", `MCP server "${server}": ${message}`, options);
     this.server = server;
   }
   override toJSON(): ErrorInfo {
@@ -210,7 +205,7 @@ export class AgentNotFoundError extends AgentError {
 
 /** A run that stopped because a limit was reached (max turns). */
 export class LimitExceededError extends AgentError {
-  constructor(code: string, message: string) {
+  constructor(code: "max_turns" | "max_budget_usd" | "max_tokens", message: string) {
     super(code, message);
   }
 }
@@ -233,23 +228,19 @@ export class CanceledError extends OutpostError {
 }
 
 /**
- * A problem with an HTTP request. `status` is the HTTP status; `field` names the offending input; `details` are
- * further members of the error body that let a client act without another request (e.g. the input a task now
- * waits for, with a 409 pending_input_changed).
+ * A problem with an HTTP request. `status` is the registry's HTTP status for the code; `field` names the offending
+ * input; `details` are further members of the error body that let a client act without another request (e.g. the
+ * input a task now waits for, with a 409 pending_input_changed).
  */
 export class ApiError extends OutpostError {
-  readonly status: 400 | 401 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 422 | 429 | 503;
+  declare readonly code: RequestErrorCode;
+  readonly status: HttpErrorStatus;
   readonly field: string | undefined;
   readonly details: Readonly<Record<string, unknown>> | undefined;
-  constructor(
-    status: ApiError["status"],
-    code: string,
-    message: string,
-    field?: string,
-    details?: Record<string, unknown>,
-  ) {
-    super(code, message);
-    this.status = status;
+  constructor(code: RequestErrorCode, message: string, field?: string, details?: Record<string, unknown>) {
+    // Not retryable whatever the code: a client learns whether to retry from the status and Retry-After.
+    super(code, message, { retryable: false });
+    this.status = httpStatus(code);
     this.field = field;
     this.details = details;
   }

@@ -27,7 +27,6 @@ import {
   MalformedResponseError,
   NetworkError,
   OutpostError,
-  ProcessError,
   ProviderError,
   ProviderNotConfiguredError,
   StreamingError,
@@ -496,7 +495,7 @@ describe("AgentResult (FR-008)", () => {
   });
 
   it("turns a plain Error into an internal_error ErrorInfo and passes ErrorInfo values through", () => {
-    const info: ErrorInfo = { code: "custom", message: "m", type: "Custom", retryable: false, hint: "h" };
+    const info: ErrorInfo = { code: "config_error", message: "m", type: "Custom", retryable: false, hint: "h" };
     const result = failureResult([new RangeError("out of range"), info], usage);
     expect(result.errors).toEqual([
       {
@@ -510,8 +509,8 @@ describe("AgentResult (FR-008)", () => {
   });
 
   it("serialises subclass details into the error info", () => {
-    const result = failureResult([new ProcessError("exit 2", 2, "boom")], usage);
-    expect(result.errors[0]).toMatchObject({ code: "process_error", exit_code: 2, stderr: "boom" });
+    const result = failureResult([new InvalidToolError("Foo", ["Bar"])], usage);
+    expect(result.errors[0]).toMatchObject({ code: "invalid_tool", tool_name: "Foo", available_tools: ["Bar"] });
   });
 });
 
@@ -704,9 +703,9 @@ describe("error classes (FR-007)", () => {
     { error: new ConfigError("c"), name: "ConfigError", code: "config_error", retryable: false },
     { error: new WorkflowError("w"), name: "WorkflowError", code: "workflow_error", retryable: false },
     {
-      error: new WorkflowError("w", "bad_transition"),
+      error: new WorkflowError("w", "step_attempts_exhausted"),
       name: "WorkflowError",
-      code: "bad_transition",
+      code: "step_attempts_exhausted",
       retryable: false,
     },
     {
@@ -715,7 +714,6 @@ describe("error classes (FR-007)", () => {
       code: "provider_not_configured",
       retryable: false,
     },
-    { error: new ProcessError("p", 1, "e"), name: "ProcessError", code: "process_error", retryable: false },
     { error: new TimeoutError("t"), name: "TimeoutError", code: "timeout", retryable: true },
     { error: new NetworkError("n"), name: "NetworkError", code: "network_error", retryable: true },
     { error: new StreamingError("s", []), name: "StreamingError", code: "streaming_error", retryable: true },
@@ -735,7 +733,7 @@ describe("error classes (FR-007)", () => {
       retryable: false,
     },
     { error: new CanceledError(), name: "CanceledError", code: "canceled", retryable: false },
-    { error: new ApiError(404, "task_not_found", "a"), name: "ApiError", code: "task_not_found", retryable: false },
+    { error: new ApiError("task_not_found", "a"), name: "ApiError", code: "task_not_found", retryable: false },
   ])("gives $name the stable code $code (retryable: $retryable)", ({ error, name, code, retryable }) => {
     expect({ name: error.name, code: error.code, retryable: error.retryable }).toEqual({ name, code, retryable });
   });
@@ -743,7 +741,6 @@ describe("error classes (FR-007)", () => {
   it("makes every agent failure an AgentError, and cancellation not one", () => {
     const agentErrors = [
       new ProviderNotConfiguredError("anthropic", "p"),
-      new ProcessError("p", null, null),
       new TimeoutError("t"),
       new NetworkError("n"),
       new ProviderError("rate_limited", "r", { status: 429, requestId: null, retryable: true }),
@@ -790,18 +787,6 @@ describe("error classes (FR-007)", () => {
     expect(new MalformedResponseError("bad", "x".repeat(5000)).rawResponse).toHaveLength(5000);
   });
 
-  it("serialises ProcessError with its exit code and stderr", () => {
-    expect(new ProcessError("failed", 127, "not found").toJSON()).toEqual({
-      code: "process_error",
-      message: "failed",
-      type: "ProcessError",
-      retryable: false,
-      exit_code: 127,
-      stderr: "not found",
-    });
-    expect(new ProcessError("killed", null, null).toJSON()).toMatchObject({ exit_code: null, stderr: null });
-  });
-
   it("serialises StreamingError with the number of partial messages, not the messages", () => {
     const partial = [{ type: "stream_event" }, { type: "stream_event" }, { type: "stream_event" }];
     const error = new StreamingError("broke", partial);
@@ -838,7 +823,7 @@ describe("error classes (FR-007)", () => {
   });
 
   it("keeps the status and field of an ApiError", () => {
-    const error = new ApiError(422, "invalid_input", "input is required", "input");
+    const error = new ApiError("idempotency_key_reused", "input is required", "input");
     expect([error.status, error.field]).toEqual([422, "input"]);
   });
 

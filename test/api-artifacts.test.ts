@@ -4,11 +4,11 @@
 
 import { describe, expect, it } from "vitest";
 import { AssistantAgent } from "../src/agents/examples/assistant.ts";
-import { EventRecordSchema } from "../src/events/event-record.ts";
 import {
   api,
   BASE,
   expectError,
+  parseEvent,
   readSse,
   type ScriptTurn,
   script,
@@ -98,7 +98,7 @@ describe("GET /v1/tasks/:id/artifacts/:path", () => {
   it("serves events.jsonl as EventRecords numbered from 1 that equal the SSE stream", async () => {
     const { task } = await run("assistant", ONE_TURN);
     const lines = (await artifact(task.id, "events.jsonl")).trimEnd().split("\n");
-    const records = lines.map((line) => EventRecordSchema.parse(JSON.parse(line)));
+    const records = lines.map((line) => parseEvent(line));
     expect(records.map((r) => r.seq)).toStrictEqual(records.map((_, i) => i + 1));
     expect(records.at(-1)?.event_type).toBe("run_finished");
     const frames = await readSse(await api(`/v1/tasks/${task.id}/events`));

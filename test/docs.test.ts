@@ -1,12 +1,14 @@
-// The docs stay true to the code: the events reference lists exactly the event vocabulary and the errors reference
-// every HTTP error the Worker can answer with; every link and every path the README, AGENTS.md and docs/ name
+// The docs stay true to the code: the events reference shows the event catalog's table and the errors reference
+// the error-code registry's tables; every link and every path the README, AGENTS.md and docs/ name
 // exists; and the configuration reference lists exactly the configuration the code reads. Files are read through
 // vite's `?raw` imports and `import.meta.glob`, since tests run inside workerd (no node:fs).
 import { describe, expect, it } from "vitest";
 import agentsGuide from "../AGENTS.md?raw";
 import readme from "../README.md?raw";
+import { renderEventTable, TABLE_END, TABLE_START } from "../scripts/event-table.ts";
+import { EVENT_TYPES } from "../src/contracts/events.ts";
 import envSource from "../src/env.ts?raw";
-import { EVENT_TYPES } from "../src/events/event-record.ts";
+import { ERROR_CODES, type ErrorCodeSpec } from "../src/errors/codes.ts";
 import redactionSource from "../src/events/redaction.ts?raw";
 import wranglerToml from "../wrangler.toml?raw";
 
@@ -141,28 +143,50 @@ describe("events reference", () => {
       .flatMap((line) => [...(line.split("|")[1] ?? "").matchAll(/`([a-z_]+)`/g)].map((m) => m[1]));
     expect(new Set(documented)).toEqual(new Set(EVENT_TYPES));
   });
+
+  it("shows the event catalog's table as scripts/event-table.ts renders it (npm run docs:events writes it)", () => {
+    const events = docsPages["docs/reference/events.md"] ?? "";
+    const start = events.indexOf(TABLE_START);
+    expect(start).toBeGreaterThan(-1);
+    expect(events.slice(start + TABLE_START.length, events.indexOf(TABLE_END)).trim()).toBe(renderEventTable());
+  });
 });
 
 describe("errors reference", () => {
-  it("lists every ApiError the Worker raises, with its status", () => {
-    const raised = new Map<string, string>();
-    for (const source of Object.values(sources)) {
-      for (const m of source.matchAll(/ApiError\(\s*(\d{3}),\s*"([a-z_]+)"/g)) raised.set(m[2] ?? "", m[1] ?? "");
-    }
-    // Codes that come back from the task's object as values, and the registry's own error.
-    raised.set("task_already_finished", "409");
-    raised.set("agent_not_found", "404");
-    raised.set("internal_error", "500");
-    // A webhook delivery's verification failures (src/inbound-hooks/hook.ts VerifyFailure), all answered 401.
-    for (const code of ["signature_missing", "signature_invalid", "timestamp_out_of_tolerance"])
-      raised.set(code, "401");
-    const errors = docsPages["docs/reference/errors.md"] ?? "";
-    const table = errors.slice(errors.indexOf("## HTTP errors"), errors.indexOf("## Failed tasks"));
-    const documented = new Map(
-      [...table.matchAll(/^\| (\d{3}) +\| `([a-z_]+)`/gm)].map((m) => [m[2] ?? "", m[1] ?? ""] as const),
+  // The page's tables are the registry's (src/errors/codes.ts; npm run docs:errors writes them), row by row and in
+  // order: status, code and when for the HTTP errors, code, retryable and when for the failed tasks' codes, and the
+  // codes found only in events or never sent.
+  const page = docsPages["docs/reference/errors.md"] ?? "";
+  const codes = Object.entries(ERROR_CODES) as [string, ErrorCodeSpec][];
+  /** The rows of the first table below `heading`, as cells. */
+  const rows = (heading: string) => tableAfter(page, heading);
+
+  it("lists every HTTP error of the registry, with its status and when, by status", () => {
+    const expected = codes
+      .flatMap(([code, spec]) =>
+        spec.request ? [[String(spec.request.status), `\`${code}\``, spec.request.when]] : [],
+      )
+      .sort((a, b) => Number(a[0]) - Number(b[0]));
+    expect(expected.length).toBeGreaterThanOrEqual(30);
+    expect(rows("## HTTP errors")).toEqual(expected);
+  });
+
+  it("lists every failed task's code of the registry, with its retryability and when", () => {
+    const expected = codes.flatMap(([code, spec]) =>
+      spec.task ? [[`\`${code}\``, spec.task.retryable ? "yes" : "no", spec.task.when]] : [],
     );
-    expect(raised.size).toBeGreaterThanOrEqual(12);
-    expect(documented).toEqual(raised);
+    expect(expected.length).toBeGreaterThanOrEqual(20);
+    expect(rows("## Failed tasks")).toEqual(expected);
+  });
+
+  it("lists the codes of failed MCP tool calls, and the codes that never reach a client", () => {
+    const only = (facet: "event" | "internal") =>
+      codes.flatMap(([code, spec]) => {
+        const when = spec[facet]?.when;
+        return when === undefined ? [] : [[`\`${code}\``, when]];
+      });
+    expect(rows("## Errors in events")).toEqual(only("event"));
+    expect(rows("## Codes that never reach a client")).toEqual(only("internal"));
   });
 });
 

@@ -9,6 +9,7 @@ import {
   defineAgent,
   done,
   emulatorRequests,
+  parseEvent,
   readSse,
   type ScriptTurn,
   type SseFrame,
@@ -53,7 +54,7 @@ async function allEvents(id: string): Promise<SseFrame[]> {
 }
 
 function parsed(frames: SseFrame[]) {
-  return frames.map((f) => JSON.parse(f.data) as { seq: number; event_type: string; payload: Record<string, unknown> });
+  return frames.map((f) => parseEvent(f.data));
 }
 
 /** Reads the live stream until `predicate` matches an event, then disconnects. */

@@ -12,6 +12,7 @@ import { openEventStream, type EventSource as SseSource, sseFrame } from "../src
 import { DELTA_WINDOW_MS } from "../src/runtime/delta-batcher.ts";
 import {
   api,
+  checkEvent,
   readSse,
   type ScriptTurn,
   script,
@@ -50,16 +51,22 @@ function parseFrame(block: string): Frame {
   return { id: Number(id), event, data: JSON.parse(data) as EventRecord, block };
 }
 
+/** For the in-memory log's streams, whose types and payloads are made up: their records are not checked. */
+const madeUp = (_record: unknown) => undefined;
+
 /** Reads SSE bytes block by block (a block is the text before a blank line), keeping everything it saw. */
 class SseReader {
   raw = "";
   private buffer = "";
   private ended = false;
   private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  private readonly check: (record: unknown) => unknown;
 
-  constructor(body: ReadableStream<Uint8Array> | null) {
+  /** `check` sees each frame's record: a task's events are checked against the event catalog (checkEvent). */
+  constructor(body: ReadableStream<Uint8Array> | null, check: (record: unknown) => unknown = checkEvent) {
     if (!body) throw new Error("response has no body");
     this.reader = body.getReader();
+    this.check = check;
   }
 
   /** The next block, or null once the stream has ended. Fails if no block arrives within `deadlineMs`. */
@@ -91,7 +98,9 @@ class SseReader {
       const block = await this.nextBlock(deadlineMs);
       if (block === null) return null;
       if (block.startsWith("retry: ") || block.startsWith(":")) continue;
-      return parseFrame(block);
+      const frame = parseFrame(block);
+      this.check(frame.data);
+      return frame;
     }
   }
 
@@ -608,7 +617,7 @@ describe("openEventStream", () => {
   it("replays the records after the cursor as exact frames after the retry line", async () => {
     const log = new FakeLog();
     const [, second, third] = [log.append("task_created"), log.append("run_started"), log.append("llm_request_sent")];
-    const reader = new SseReader(openEventStream(log, 1, { ...running, heartbeatMs: 60_000 }));
+    const reader = new SseReader(openEventStream(log, 1, { ...running, heartbeatMs: 60_000 }), madeUp);
     expect(await reader.nextBlock()).toBe("retry: 1000");
     expect(await reader.nextFrame()).toEqual(parseFrame(frameText(second as EventRecord).slice(0, -2)));
     expect(await reader.nextFrame()).toEqual(parseFrame(frameText(third as EventRecord).slice(0, -2)));
@@ -620,7 +629,7 @@ describe("openEventStream", () => {
     const log = new FakeLog();
     for (let i = 0; i < 1203; i++) log.append("llm_text_delta", { text: `t${i}` });
     log.append("run_finished");
-    const reader = new SseReader(openEventStream(log, 0, { isFinished: () => true }));
+    const reader = new SseReader(openEventStream(log, 0, { isFinished: () => true }), madeUp);
     const frames = await reader.rest();
     expect(frames.map((f) => f.id)).toEqual(log.records.map((r) => r.seq));
   });
@@ -629,7 +638,7 @@ describe("openEventStream", () => {
     const log = new FakeLog();
     log.append("task_created");
     log.append("run_finished");
-    const reader = new SseReader(openEventStream(log, 0, { isFinished: () => true }));
+    const reader = new SseReader(openEventStream(log, 0, { isFinished: () => true }), madeUp);
     await reader.rest();
     expect(reader.raw).toBe(RETRY_LINE + log.records.map(frameText).join(""));
     expect(log.listenCalls).toBe(0);
@@ -639,7 +648,7 @@ describe("openEventStream", () => {
     const log = new FakeLog();
     log.append("task_created");
     log.append("run_finished");
-    const reader = new SseReader(openEventStream(log, 2, { isFinished: () => true }));
+    const reader = new SseReader(openEventStream(log, 2, { isFinished: () => true }), madeUp);
     expect(await reader.rest()).toEqual([]);
     expect(reader.raw).toBe(RETRY_LINE);
   });
@@ -647,7 +656,7 @@ describe("openEventStream", () => {
   it("follows live records in order and closes after the terminal one, unregistering its listener", async () => {
     const log = new FakeLog();
     log.append("task_created");
-    const reader = new SseReader(openEventStream(log, 0, { ...running, heartbeatMs: 60_000 }));
+    const reader = new SseReader(openEventStream(log, 0, { ...running, heartbeatMs: 60_000 }), madeUp);
     // The stream listens once its pulled replay has caught up.
     await nextTick();
     expect(log.listeners.size).toBe(1);
@@ -662,7 +671,7 @@ describe("openEventStream", () => {
   it("ends a stream whose cursor is ahead of the log once the run's terminal event is appended", async () => {
     const log = new FakeLog();
     log.append("task_created");
-    const reader = new SseReader(openEventStream(log, 50, { ...running, heartbeatMs: 60_000 }));
+    const reader = new SseReader(openEventStream(log, 50, { ...running, heartbeatMs: 60_000 }), madeUp);
     await nextTick();
     log.append("run_started");
     log.append("run_finished");
@@ -674,7 +683,7 @@ describe("openEventStream", () => {
   it("sends a keepalive comment every heartbeatMs while no event arrives", async () => {
     const log = new FakeLog();
     log.append("task_created");
-    const reader = new SseReader(openEventStream(log, 0, { ...running, heartbeatMs: 50 }));
+    const reader = new SseReader(openEventStream(log, 0, { ...running, heartbeatMs: 50 }), madeUp);
     const blocks = [await reader.nextBlock(), await reader.nextBlock(), await reader.nextBlock(1000)];
     blocks.push(await reader.nextBlock(1000));
     await reader.cancel();
@@ -690,7 +699,7 @@ describe("openEventStream", () => {
   it("unregisters its listener when the reader cancels, and later appends still succeed", async () => {
     const log = new FakeLog();
     log.append("task_created");
-    const reader = new SseReader(openEventStream(log, 0, { ...running, heartbeatMs: 50 }));
+    const reader = new SseReader(openEventStream(log, 0, { ...running, heartbeatMs: 50 }), madeUp);
     await reader.nextFrame();
     expect(log.listeners.size).toBe(1);
     await reader.cancel();
@@ -705,7 +714,7 @@ describe("openEventStream", () => {
     await nextTick();
     // The stream is live; nobody reads while these pile up, far past the limit and any queue high-water mark.
     for (let i = 0; i < 100; i++) log.append("llm_text_delta", { text: padding });
-    const reader = new SseReader(stream);
+    const reader = new SseReader(stream, madeUp);
     const blocks = await reader.drain();
     const last =
       blocks
@@ -735,7 +744,7 @@ describe("openEventStream", () => {
       unread += sseFrame(record).byteLength;
       if (expectedLast === 0 && unread > maxBufferedBytes) expectedLast = record.seq;
     }
-    const reader = new SseReader(stream);
+    const reader = new SseReader(stream, madeUp);
     await reader.drain(2000);
     expect(expectedLast).toBe(4);
     expect(reader.raw).toBe(
@@ -773,6 +782,7 @@ describe("openEventStream chunking", () => {
     log.append("run_finished");
     const reader = new SseReader(
       openEventStream(log, 0, { isFinished: () => true, heartbeatMs: 60_000, maxBufferedBytes: 16 * 1024 }),
+      madeUp,
     );
     await reader.rest(5000);
     expect(reader.raw).toBe(RETRY_LINE + log.records.map(frameText).join(""));
@@ -808,8 +818,8 @@ describe("EventLog on a Durable Object's SQLite", () => {
       const log = new EventLog(state.storage.sql, identity);
       const readBack: (EventRecord | undefined)[] = [];
       log.listen((record) => readBack.push(log.readAfter(record.seq - 1, 1)[0]));
-      const first = log.append("task_created", { task_id: "t" });
-      const second = log.append("run_started", {});
+      const first = log.append("run_resumed", { agent: "assistant" });
+      const second = log.append("step_resumed", { step: "turn_1_model", attempt: 2 });
       return { readBack, appended: [first, second] };
     });
     expect(seenInStorage.readBack).toEqual(seenInStorage.appended);
@@ -826,7 +836,10 @@ describe("EventLog on a Durable Object's SQLite", () => {
         throw new Error("a broken subscriber");
       });
       log.listen((record) => delivered.push(record.seq));
-      const seqs = [log.append("task_created", {}).seq, log.append("run_started", {}).seq];
+      const seqs = [
+        log.append("run_resumed", { agent: "assistant" }).seq,
+        log.append("step_resumed", { step: "turn_1_model", attempt: 2 }).seq,
+      ];
       return { thrown, delivered, seqs, lastSeq: log.lastSeq() };
     });
     expect(outcome).toEqual({ thrown: 1, delivered: [1, 2], seqs: [1, 2], lastSeq: 2 });

@@ -20,6 +20,7 @@ import {
   defineAgent,
   done,
   type EventBody,
+  parseEvent,
   readSse,
   script,
   startTask,
@@ -946,12 +947,9 @@ async function snapshotOf(id: string): Promise<Snapshot> {
   }
   const last = task.last_event_seq as number;
   // A waiting task's stream stays open: read up to its newest event.
-  const frames = await readSse(
-    await api(`/v1/tasks/${id}/events`),
-    (f) => (JSON.parse(f.data) as EventBody).seq >= last,
-  );
+  const frames = await readSse(await api(`/v1/tasks/${id}/events`), (f) => parseEvent(f.data).seq >= last);
   const alarm = await runInDurableObject(stubFor(id), (_instance, state) => state.storage.getAlarm());
-  return { task, reads, events: frames.map((f) => JSON.parse(f.data) as EventBody), alarm };
+  return { task, reads, events: frames.map((f) => parseEvent(f.data)), alarm };
 }
 
 /** Whether the object of this task id holds anything at all (an unknown id must not even get a schema). */

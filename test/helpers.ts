@@ -1,9 +1,14 @@
 // Shared test helpers: calls into the Worker exactly as an HTTP client would, scripts for the model emulator, and
-// an SSE reader that parses frames the way a browser EventSource does.
+// an SSE reader that parses frames the way a browser EventSource does, checking every event it reads against the
+// event catalog (parseEvent).
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import { z } from "zod";
 import { Agent, type AgentDefinition } from "../src/agents/agent.ts";
 import { registry } from "../src/agents/catalog.ts";
+import { CUSTOM_EVENT_PREFIX, EVENT_CATALOG, EVENT_TYPES, type EventType } from "../src/contracts/events.ts";
+import { type EventRecord, EventRecordSchema } from "../src/events/event-record.ts";
+import { REDACTED, type RedactionMode } from "../src/events/redaction.ts";
 import type { Workspace } from "../src/workspace/workspace.ts";
 
 export const API_KEY = "test-key-1";
@@ -109,7 +114,10 @@ export interface SseFrame {
   data: string;
 }
 
-/** Parses an SSE body into frames until the stream ends (or `until` says stop, which cancels the body). */
+/**
+ * Parses an SSE body into frames until the stream ends (or `until` says stop, which cancels the body). Every frame is
+ * a task's event: parseEvent checks it against the event catalog, and a frame that breaks it fails the test.
+ */
 export async function readSse(res: Response, until?: (frame: SseFrame) => boolean): Promise<SseFrame[]> {
   if (!res.body) throw new Error("no body");
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -135,6 +143,9 @@ export async function readSse(res: Response, until?: (frame: SseFrame) => boolea
         }
       }
       if (!hasData) continue;
+      const record = parseEvent(frame.data);
+      if (frame.event !== record.event_type)
+        throw new Error(`frame ${frame.id}: event ${frame.event}, record ${record.event_type}`);
       frames.push(frame);
       if (until?.(frame)) {
         await reader.cancel();
@@ -187,6 +198,71 @@ export interface EventBody {
   redaction_mode: "full" | "redacted";
 }
 
+/** A record as sent: the seed 002 EventRecord, and no other member. */
+const RecordSchema = z.strictObject(EventRecordSchema.shape);
+
+/** An event of an agent's own (`custom_…`): any JSON object. */
+const CustomPayloadSchema = z.record(z.string(), z.unknown());
+
+/** Each event type's payload schema as a stream in each mode shows it. */
+const payloadSchemas = new Map<string, z.ZodType>();
+
+/**
+ * The catalog's payload schema of `type` in `mode`: in redacted mode, each content field may be [REDACTED] instead.
+ * Strict: a field the catalog does not list fails.
+ */
+function payloadSchema(type: EventType, mode: RedactionMode): z.ZodType {
+  const key = `${type} ${mode}`;
+  let schema = payloadSchemas.get(key);
+  if (!schema) {
+    const { payload, content } = EVENT_CATALOG[type];
+    const redactable = (object: z.ZodObject) =>
+      mode === "full"
+        ? object
+        : object.extend(
+            Object.fromEntries(
+              (content as readonly string[]).flatMap((field) => {
+                const value = object.shape[field];
+                return value ? [[field, value.or(z.literal(REDACTED))]] : [];
+              }),
+            ),
+          );
+    schema =
+      "shape" in payload
+        ? redactable(payload)
+        : z.discriminatedUnion(payload.def.discriminator, payload.options.map(redactable) as [z.ZodObject]);
+    payloadSchemas.set(key, schema);
+  }
+  return schema;
+}
+
+/** One SSE frame's record (its `data:`), parsed and checked against the event catalog: see checkEvent. */
+export function parseEvent(data: string): EventRecord {
+  return checkEvent(JSON.parse(data));
+}
+
+/**
+ * An event record checked against the event catalog (src/contracts/events.ts): the record's members, its type (the
+ * catalog's, or an agent's own `custom_…`) and its payload, strictly, against its type's schema in the record's
+ * redaction mode. Throws with what does not match; returns the record as it is.
+ */
+export function checkEvent(json: unknown): EventRecord {
+  const record = RecordSchema.parse(json);
+  const type = record.event_type;
+  const builtIn = (EVENT_TYPES as readonly string[]).includes(type);
+  if (!builtIn && !type.startsWith(CUSTOM_EVENT_PREFIX)) {
+    throw new Error(`${type} is not in the event catalog: ${JSON.stringify(json)}`);
+  }
+  const schema = builtIn ? payloadSchema(type as EventType, record.redaction_mode) : CustomPayloadSchema;
+  const checked = schema.safeParse(record.payload);
+  if (!checked.success) {
+    throw new Error(
+      `${type} (seq ${record.seq}) does not match the event catalog: ${z.prettifyError(checked.error)}\n${JSON.stringify(json)}`,
+    );
+  }
+  return json as EventRecord;
+}
+
 let agentCounter = 0;
 
 /** Registers an agent class for this definition (agents are classes, built with no arguments) and returns its name. */
@@ -205,7 +281,7 @@ export function defineAgent(definition: Omit<AgentDefinition, "name" | "systemPr
 
 export async function events(id: string): Promise<EventBody[]> {
   const frames = await readSse(await api(`/v1/tasks/${id}/events`));
-  return frames.map((f) => JSON.parse(f.data) as EventBody);
+  return frames.map((f) => parseEvent(f.data));
 }
 
 export function ofType(list: EventBody[], type: string): EventBody[] {
@@ -213,7 +289,7 @@ export function ofType(list: EventBody[], type: string): EventBody[] {
 }
 
 export async function waitForEvent(id: string, predicate: (e: EventBody) => boolean): Promise<void> {
-  const match = (f: SseFrame) => predicate(JSON.parse(f.data) as EventBody);
+  const match = (f: SseFrame) => predicate(parseEvent(f.data));
   const frames = await readSse(await api(`/v1/tasks/${id}/events`), match);
   if (!frames.some(match)) throw new Error("the run ended before the awaited event");
 }

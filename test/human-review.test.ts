@@ -14,6 +14,7 @@ import {
   expectError,
   modelRequest,
   ofType,
+  parseEvent,
   readSse,
   script,
   startTask,
@@ -27,7 +28,7 @@ import {
 /** The log of a task that is still open, read up to its input_requested event (its stream stays open while it waits). */
 async function logUntilWaiting(id: string): Promise<EventBody[]> {
   const frames = await readSse(await api(`/v1/tasks/${id}/events`), (f) => f.event === "input_requested");
-  return frames.map((f) => JSON.parse(f.data) as EventBody);
+  return frames.map((f) => parseEvent(f.data));
 }
 
 const todoCall = toolUse("TodoWrite", { todos: [{ content: "Book the venue", status: "pending" }] });

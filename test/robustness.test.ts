@@ -14,6 +14,7 @@ import {
   api,
   BASE,
   expectError,
+  parseEvent,
   readSse,
   script,
   startTask,
@@ -29,7 +30,7 @@ interface Event {
 }
 
 async function events(id: string): Promise<Event[]> {
-  return (await readSse(await api(`/v1/tasks/${id}/events`))).map((f) => JSON.parse(f.data) as Event);
+  return (await readSse(await api(`/v1/tasks/${id}/events`))).map((f) => parseEvent(f.data));
 }
 
 /** A buggy agent: its result throws when read, so recording the outcome fails every time. */

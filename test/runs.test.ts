@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import {
   api,
   emulatorRequests,
+  parseEvent,
   readSse,
   type ScriptTurn,
   script,
@@ -20,7 +21,7 @@ interface Event {
 
 async function events(id: string): Promise<Event[]> {
   const frames = await readSse(await api(`/v1/tasks/${id}/events`));
-  return frames.map((f) => JSON.parse(f.data) as Event);
+  return frames.map((f) => parseEvent(f.data));
 }
 
 async function artifact(id: string, path: string): Promise<string> {

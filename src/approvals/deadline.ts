@@ -68,7 +68,7 @@ export async function approvalDeadline(deps: DeadlineDeps): Promise<DeadlineOutc
     return { kind: "rejected" };
   }
   const { store, events } = deps;
-  const error = {
+  const error: ErrorInfo = {
     code: "approval_timeout",
     message: `No one answered ${pending.tool_name}'s request before its deadline (${pending.expires_at}).`,
     type: "LimitExceededError",

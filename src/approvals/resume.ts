@@ -30,13 +30,23 @@ export interface ResumeDeps {
   transaction: <T>(fn: () => T) => T;
 }
 
+/** Why a decision is refused: the registry's codes applyDecision can return, which the resume route maps. */
+export type DecisionFailure =
+  | "already_decided"
+  | "task_not_waiting"
+  | "pending_input_changed"
+  | "message_required"
+  | "tool_input_required";
+
 /** What a decision did: recorded now (the run may go on), found recorded before (a replay), or refused. */
-export type ResumeResult = { ok: true; decision: HumanDecision; replayed: boolean } | { ok: false; error: RpcFailure };
+export type ResumeResult =
+  | { ok: true; decision: HumanDecision; replayed: boolean }
+  | { ok: false; error: RpcFailure<DecisionFailure> };
 
 /** Checks `decision` against what the task waits for, and records it with who gave it and when. */
 export function applyDecision(deps: ResumeDeps, decision: DecisionInput): ResumeResult {
   const { store, events, state } = deps;
-  const fail = (code: string, message: string, details?: Record<string, object>) =>
+  const fail = (code: DecisionFailure, message: string, details?: Record<string, object>) =>
     ({ ok: false, error: { code, message, ...(details ? { details } : {}) } }) as const;
   const answered = state.get<HumanDecision>(decisionKey(decision.request_id));
   if (answered) {

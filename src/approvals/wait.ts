@@ -2,10 +2,14 @@
 // AwaitingInputError, which unwinds the agent's loop without failing it; the runner then moves the task to
 // input_required with the request stored, at no cost until POST /v1/tasks/:id/resume.
 import type { ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
+import type { EventPayload } from "../contracts/events.ts";
 import type { ToolRuntime } from "../contracts/runtime.ts";
 import { AwaitingInputError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
 import type { PendingInput } from "./requests.ts";
+
+/** What a waiting run stores and puts on record (input_requested): the PendingInput, and the turn it waits in. */
+export type InputRequest = EventPayload<"input_requested">;
 
 /** What a call waits for. */
 export interface WaitRequest {
@@ -46,9 +50,10 @@ export function waitForPerson(
     { turn: request.turnIndex },
     true,
   );
+  const waiting: InputRequest = { ...pending, turn_index: request.turnIndex };
   throw new AwaitingInputError(
     request.kind === "approval" ? `Tool ${request.use.name} waits for approval.` : "The agent waits for an answer.",
-    { ...pending, turn_index: request.turnIndex },
+    waiting,
   );
 }
 
@@ -62,7 +67,9 @@ export interface WaitRecordDeps {
 }
 
 /** After the run stopped at waitForPerson: the request, the status and the event change together. */
-export function recordWait(deps: WaitRecordDeps, pending: Record<string, unknown>): void {
+export function recordWait(deps: WaitRecordDeps, stopped: AwaitingInputError): void {
+  // waitForPerson, the error's only thrower, built what it carries as an InputRequest.
+  const pending = stopped.pending as InputRequest;
   deps.transaction(() => {
     // Only for a run that is still running (a cancel may have ended it meanwhile).
     if (!deps.store.awaitInput()) return;

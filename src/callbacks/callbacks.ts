@@ -7,6 +7,7 @@
 // caller chooses a callback URL, so a host the operator opened to agents' tools must not become reachable by naming
 // it as a callback. The receiver's answer is never read: the log keeps its status, the timing and an error class.
 import { Webhook } from "standardwebhooks";
+import type { EventType } from "../contracts/events.ts";
 import type { Env } from "../env.ts";
 import { ApiError, BlockedUrlError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
@@ -37,13 +38,13 @@ export const DELIVERY_ERROR_CLASSES = [
 ] as const;
 export type DeliveryErrorClass = (typeof DELIVERY_ERROR_CLASSES)[number];
 
-/** The event that marks each callback moment. */
+/** The event that marks each callback moment (the catalog's types: a misspelt one does not compile). */
 const EVENT_FOR: Readonly<Record<string, CallbackEvent>> = {
   run_finished: "completed",
   run_failed: "failed",
   run_canceled: "canceled",
   input_requested: "input_required",
-};
+} satisfies Partial<Record<EventType, CallbackEvent>>;
 
 export interface DeliveryAttempt {
   attempt: number;
@@ -140,7 +141,7 @@ export function judgeCallbackUrl(
 export function checkCallbackUrl(raw: string, policy: CallbackPolicy, field = "webhook.url"): URL {
   const judged = judgeCallbackUrl(raw, policy);
   if (judged.problem !== undefined) {
-    throw new ApiError(400, "invalid_callback_url", `${raw} is not allowed: ${judged.problem}.`, field);
+    throw new ApiError("invalid_callback_url", `${raw} is not allowed: ${judged.problem}.`, field);
   }
   return judged.url;
 }

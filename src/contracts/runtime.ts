@@ -8,6 +8,7 @@ import type {
   MessageParam,
   RawMessageStreamEvent,
 } from "@anthropic-ai/sdk/resources/messages";
+import type { CallSite, CustomEventType, EventPayload, EventType } from "./events.ts";
 import type { AgentUsage } from "./usage.ts";
 
 /** What `query()` yields (FR-005): each raw stream event as it arrives, then the assembled assistant message. */
@@ -23,7 +24,7 @@ export interface StepInfo {
 
 export interface ModelCallOptions {
   turnIndex: number;
-  callSite?: "decision_loop" | "final_answer_synthesis" | "unspecified";
+  callSite?: CallSite;
   attempt?: number;
   spanId?: string;
 }
@@ -86,8 +87,11 @@ export interface ToolRuntime {
     metadata?: Record<string, unknown>,
     awaitingHuman?: boolean,
   ): void;
-  /** Appends an event to the task's log. */
-  emit(eventType: string, payload: Record<string, unknown>, spanId?: string): void;
+  /**
+   * Appends an event to the task's log: a type of the catalog (src/contracts/events.ts) with its payload, or an
+   * agent's own `custom_…` type with any JSON object.
+   */
+  emit<T extends EventType | CustomEventType>(eventType: T, payload: EventPayload<T>, spanId?: string): void;
   /** Small per-task key/value state that survives evictions (e.g. the TodoWrite list). */
   state: {
     get<T>(key: string): T | undefined;

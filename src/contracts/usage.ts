@@ -3,7 +3,7 @@
 // the same shapes the HTTP API returns. A leaf: it imports nothing from the rest of src/.
 import { z } from "zod";
 
-export const AgentUsageSchema = z.object({
+export const AgentUsageSchema = z.strictObject({
   input_tokens: z.number().int().nonnegative(),
   output_tokens: z.number().int().nonnegative(),
   cache_creation_input_tokens: z.number().int().nonnegative(),
@@ -20,7 +20,7 @@ export const AgentUsageSchema = z.object({
    * Model calls cut short by an eviction or a restart and issued again: billed by the provider, not part of the
    * totals above. Output tokens are estimated from the text that had arrived (4 characters a token).
    */
-  recovery: z.object({
+  recovery: z.strictObject({
     attempts: z.number().int().nonnegative(),
     input_tokens: z.number().int().nonnegative(),
     output_tokens: z.number().int().nonnegative(),
@@ -45,14 +45,15 @@ export function emptyUsage(): AgentUsage {
 }
 
 /** Usage of one model call: token counts and its cost (null when its model has no price). */
-export interface CallUsage {
-  model: string;
-  input_tokens: number;
-  output_tokens: number;
-  cache_creation_input_tokens: number;
-  cache_read_input_tokens: number;
-  cost_usd: number | null;
-}
+export const CallUsageSchema = z.strictObject({
+  model: z.string(),
+  input_tokens: z.number().int().nonnegative(),
+  output_tokens: z.number().int().nonnegative(),
+  cache_creation_input_tokens: z.number().int().nonnegative(),
+  cache_read_input_tokens: z.number().int().nonnegative(),
+  cost_usd: z.number().nonnegative().nullable(),
+});
+export type CallUsage = z.infer<typeof CallUsageSchema>;
 
 /** Adds one call to a running total. An unknown price makes the total unknown rather than silently low. */
 export function addCallUsage(total: AgentUsage, call: CallUsage): AgentUsage {

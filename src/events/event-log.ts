@@ -1,5 +1,6 @@
 // The task's event log: the single source of truth for what happened. An event is appended to SQLite (getting its
 // sequence number) before any listener sees it, so a reader that reconnects with Last-Event-ID never misses one.
+import type { CustomEventType, EventPayload, EventType } from "../contracts/events.ts";
 import { serializePayload } from "../lib/safe-json.ts";
 import type { EventRecord } from "./event-record.ts";
 import { type RedactionMode, type Redactor, redactContent } from "./redaction.ts";
@@ -58,8 +59,11 @@ export class EventLog {
     )`);
   }
 
-  /** Appends, then notifies listeners. A listener that throws is dropped; it never stops the run. */
-  append(eventType: string, original: Record<string, unknown>, spanId?: string): EventRecord {
+  /**
+   * Appends, then notifies listeners. A listener that throws is dropped; it never stops the run. The payload is typed
+   * by the event catalog and not checked at runtime (the tests parse every event against it).
+   */
+  append<T extends EventType | CustomEventType>(eventType: T, original: EventPayload<T>, spanId?: string): EventRecord {
     const id = this.identity();
     const redaction = this.redaction();
     const mode: RedactionMode = redaction?.mode ?? "full";

@@ -5,6 +5,7 @@
 // 2. A task in `redacted` mode keeps prompts and responses out of its public event stream: the content fields of
 //    its events are replaced, and each record says redaction_mode "redacted"; the private transcript (the run
 //    bundle's llm_transcript.log and per-call request/response files) keeps them, minus secrets.
+import { EVENT_CATALOG, EVENT_TYPES } from "../contracts/events.ts";
 
 export const REDACTED = "[REDACTED]";
 export type RedactionMode = "full" | "redacted";
@@ -80,26 +81,12 @@ const AUTH_HEADER_OPEN =
 const PEM_OPEN =
   /-----BEGIN(?: [A-Z ]*(?:-{1,5})?)?$|-----BEGIN [A-Z ]*PRIVATE KEY-----(?![\s\S]*-----END [A-Z ]*PRIVATE KEY-----)/;
 
-/** Which fields of which events are prompts and responses (replaced in redacted mode). */
-const CONTENT_FIELDS: Readonly<Record<string, readonly string[]>> = {
-  task_created: ["input"],
-  run_started: ["task"],
-  llm_text_delta: ["text"],
-  llm_thinking_delta: ["thinking"],
-  llm_response_received: ["response_preview"],
-  tool_call_started: ["input"],
-  tool_call_completed: ["output_preview", "details"],
-  todo_list_updated: ["todos"],
-  mcp_tool_call_started: ["arguments"],
-  mcp_tool_call_completed: ["output_preview", "structured_content", "step_result"],
-  run_finished: ["final_summary"],
-  input_requested: ["input", "question"],
-  human_decision: ["message", "tool_input", "state_updates"],
-  llm_decision_decoded: ["reasoning_summary", "planned_actions"],
-  skill_step_executed: ["command", "output_preview"],
-  skill_invocation_finished: ["step_results"],
-  final_answer_synthesis_completed: ["summary_preview"],
-};
+/** Which fields of which events are prompts and responses (replaced in redacted mode): the catalog's content fields. */
+const CONTENT_FIELDS: ReadonlyMap<string, readonly string[]> = new Map(
+  EVENT_TYPES.map((type): [string, readonly string[]] => [type, EVENT_CATALOG[type].content]).filter(
+    ([, fields]) => fields.length > 0,
+  ),
+);
 
 export class Redactor {
   private readonly secrets: readonly string[];
@@ -273,7 +260,7 @@ export function redactContent(
   mode: RedactionMode,
 ): Record<string, unknown> {
   if (mode === "full") return payload;
-  const fields = CONTENT_FIELDS[eventType];
+  const fields = CONTENT_FIELDS.get(eventType);
   if (!fields) return payload;
   const out = { ...payload };
   for (const field of fields) if (field in out && out[field] !== null) out[field] = REDACTED;

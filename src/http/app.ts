@@ -29,7 +29,5 @@ app.route("/v1/agents", agentRoutes);
 app.route("/v1/tasks", taskRoutes);
 app.route("/v1/tenant", tenantRoutes);
 
-app.notFound((c) =>
-  errorResponse(c, new ApiError(404, "route_not_found", `No route for ${c.req.method} ${c.req.path}.`)),
-);
+app.notFound((c) => errorResponse(c, new ApiError("route_not_found", `No route for ${c.req.method} ${c.req.path}.`)));
 app.onError((error, c) => errorResponse(c, error));

@@ -14,18 +14,18 @@ export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
     ring = await loadKeyRing(c.env.OUTPOST_API_KEYS);
   } catch (error) {
     console.error("OUTPOST_API_KEYS:", error instanceof ConfigError ? error.message : error);
-    throw new ApiError(503, "api_keys_invalid", "The API keys are misconfigured; the operator's logs say how.");
+    throw new ApiError("api_keys_invalid", "The API keys are misconfigured; the operator's logs say how.");
   }
   if (ring.keys.length === 0) {
-    throw new ApiError(503, "api_keys_not_configured", "No API keys are configured: set the OUTPOST_API_KEYS secret.");
+    throw new ApiError("api_keys_not_configured", "No API keys are configured: set the OUTPOST_API_KEYS secret.");
   }
   const header = c.req.header("authorization");
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   if (!match?.[1]) {
-    throw new ApiError(401, "unauthorized", "Send your API key as 'Authorization: Bearer <key>'.", "authorization");
+    throw new ApiError("unauthorized", "Send your API key as 'Authorization: Bearer <key>'.", "authorization");
   }
   const key = ring.byDigest.get(await sha256Hex(match[1]));
-  if (!key) throw new ApiError(401, "unauthorized", "The API key is not valid.", "authorization");
+  if (!key) throw new ApiError("unauthorized", "The API key is not valid.", "authorization");
   // Who did what (e.g. a human decision) is recorded by the key's id, never by the key.
   c.set("apiKeyId", key.id);
   c.set("apiKey", key);
@@ -43,7 +43,6 @@ export const requireMethodScope = createMiddleware<AppEnv>(async (c, next) => {
 export function requireScope(scopes: readonly Scope[], needed: Scope): void {
   if (!hasScope(scopes, needed)) {
     throw new ApiError(
-      403,
       "insufficient_scope",
       `This API key's scopes (${scopes.join(", ")}) do not include ${needed}.`,
       "authorization",

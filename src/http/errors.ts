@@ -1,11 +1,13 @@
 // The one place where errors become HTTP responses: `{error: {code, message, request_id, field?}}` with a stable
-// code. Client mistakes are 4xx; anything unexpected is a 500 whose body hides the internal message.
+// code, answered with the status the registry gives it (src/errors/codes.ts). Client mistakes are 4xx; anything
+// unexpected is a 500 whose body hides the internal message.
 import type { Context } from "hono";
+import { httpStatus, type RequestErrorCode } from "../errors/codes.ts";
 import { AgentNotFoundError, ApiError } from "../errors.ts";
 import type { AppEnv } from "./app-env.ts";
 
 export interface ErrorBody {
-  error: { code: string; message: string; request_id: string; field?: string; [detail: string]: unknown };
+  error: { code: RequestErrorCode; message: string; request_id: string; field?: string; [detail: string]: unknown };
 }
 
 export function errorResponse(c: Context<AppEnv>, error: unknown): Response {
@@ -20,8 +22,10 @@ export function errorResponse(c: Context<AppEnv>, error: unknown): Response {
   }
   if (error instanceof AgentNotFoundError) {
     return c.json(
-      { error: { code: error.code, message: error.message, request_id: requestId, field: "name" } } satisfies ErrorBody,
-      404,
+      {
+        error: { code: "agent_not_found", message: error.message, request_id: requestId, field: "name" },
+      } satisfies ErrorBody,
+      httpStatus("agent_not_found"),
     );
   }
   console.error("unhandled error", requestId, error instanceof Error ? `${error.name}: ${error.message}` : error);
@@ -33,6 +37,6 @@ export function errorResponse(c: Context<AppEnv>, error: unknown): Response {
         request_id: requestId,
       },
     } satisfies ErrorBody,
-    500,
+    httpStatus("internal_error"),
   );
 }

@@ -39,7 +39,7 @@ export async function takeToken(c: Context<AppEnv>, bucket: string, perMinute: n
   c.header("RateLimit-Remaining", String(decision.remaining));
   if (!decision.allowed) {
     c.header("Retry-After", String(decision.retryAfterSeconds));
-    throw new ApiError(429, "rate_limited", `${what}; try again in ${decision.retryAfterSeconds} s.`);
+    throw new ApiError("rate_limited", `${what}; try again in ${decision.retryAfterSeconds} s.`);
   }
 }
 
@@ -52,7 +52,6 @@ export async function creationId(c: Context<AppEnv>, body: unknown): Promise<{ i
   if (key === undefined) return { id: crypto.randomUUID() };
   if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
     throw new ApiError(
-      400,
       "validation_failed",
       "Idempotency-Key must be 1–255 printable ASCII characters.",
       "idempotency-key",
@@ -74,7 +73,6 @@ export async function launch(
   const started = await taskStubFor(c.env, tenant, init.id).start(init);
   if (started.outcome === "mismatch") {
     throw new ApiError(
-      422,
       "idempotency_key_reused",
       "This Idempotency-Key was used for a different request (another route or body); use a new key.",
       "idempotency-key",
@@ -82,14 +80,13 @@ export async function launch(
   }
   if (started.outcome === "expired") {
     throw new ApiError(
-      410,
       "task_expired",
       "The task this request created has expired under the retention policy; use a new Idempotency-Key.",
       "idempotency-key",
     );
   }
   if (started.outcome === "workspace_full") {
-    throw new ApiError(400, "workspace_full", `The seed files do not fit the workspace: ${started.message}.`, "files");
+    throw new ApiError("workspace_full", `The seed files do not fit the workspace: ${started.message}.`, "files");
   }
   // RPC result types collapse free-form JSON (unknown) to never; the view is plain JSON.
   return { task: started.task as unknown as TaskView, replayed: started.outcome === "replayed" };

@@ -87,7 +87,7 @@ export function parseWith<T>(schema: z.ZodType<T>, value: unknown, field = "(bod
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = firstIssue(result.error, field);
-  throw new ApiError(400, "validation_failed", `Invalid ${issue.field}: ${issue.message}`, issue.field);
+  throw new ApiError("validation_failed", `Invalid ${issue.field}: ${issue.message}`, issue.field);
 }
 
 /** Reads a JSON body (size-limited, content-type checked), refuses what jsonBodyProblem finds, and validates it. */
@@ -95,7 +95,6 @@ export async function jsonBody<T>(c: Context<AppEnv>, schema: z.ZodType<T>): Pro
   const type = c.req.header("content-type") ?? "";
   if (!/^application\/json\b/i.test(type)) {
     throw new ApiError(
-      415,
       "unsupported_media_type",
       "Send the body as JSON with 'Content-Type: application/json'.",
       "content-type",
@@ -103,24 +102,24 @@ export async function jsonBody<T>(c: Context<AppEnv>, schema: z.ZodType<T>): Pro
   }
   const declared = Number(c.req.header("content-length"));
   if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
-    throw new ApiError(413, "payload_too_large", `The body is larger than ${MAX_BODY_BYTES} bytes.`);
+    throw new ApiError("payload_too_large", `The body is larger than ${MAX_BODY_BYTES} bytes.`);
   }
   const bytes = await readLimited(c.req.raw.body, MAX_BODY_BYTES);
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
-    throw new ApiError(400, "invalid_json", "The body is not valid UTF-8.");
+    throw new ApiError("invalid_json", "The body is not valid UTF-8.");
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw new ApiError(400, "invalid_json", "The body is not valid JSON.");
+    throw new ApiError("invalid_json", "The body is not valid JSON.");
   }
   const problem = jsonBodyProblem(value);
   if (problem) {
-    throw new ApiError(400, "validation_failed", `Invalid ${problem.field}: ${problem.message}.`, problem.field);
+    throw new ApiError("validation_failed", `Invalid ${problem.field}: ${problem.message}.`, problem.field);
   }
   return parseWith(schema, value);
 }
@@ -129,13 +128,13 @@ export async function jsonBody<T>(c: Context<AppEnv>, schema: z.ZodType<T>): Pro
 export async function bodyText(c: Context<AppEnv>, limit: number): Promise<string> {
   const declared = Number(c.req.header("content-length"));
   if (Number.isFinite(declared) && declared > limit) {
-    throw new ApiError(413, "payload_too_large", `The body is larger than ${limit} bytes.`);
+    throw new ApiError("payload_too_large", `The body is larger than ${limit} bytes.`);
   }
   const bytes = await readLimited(c.req.raw.body, limit);
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
-    throw new ApiError(400, "invalid_json", "The body is not valid UTF-8.");
+    throw new ApiError("invalid_json", "The body is not valid UTF-8.");
   }
 }
 
@@ -151,7 +150,7 @@ async function readLimited(body: ReadableStream<Uint8Array> | null, limit: numbe
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel();
-      throw new ApiError(413, "payload_too_large", `The body is larger than ${limit} bytes.`);
+      throw new ApiError("payload_too_large", `The body is larger than ${limit} bytes.`);
     }
     chunks.push(value);
   }

@@ -4,6 +4,7 @@
 // Messages API stream events and a final Message, its usage into input/output tokens, its errors onto the hierarchy.
 import type { Message, MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/messages";
 import type { AgentMessage } from "../contracts/runtime.ts";
+import { isRetryable, type ProviderFailureCode, providerText } from "../errors/codes.ts";
 import { ProviderError } from "../errors.ts";
 
 export const PROVIDER_NAMES = ["anthropic", "gemini", "openai_compatible"] as const;
@@ -50,31 +51,20 @@ export const DEFAULT_KEY_SECRETS: Readonly<Record<ProviderName, string>> = {
   openai_compatible: "OPENAI_API_KEY",
 };
 
-/** The failures every provider's errors are mapped onto, with what each tells the reader and whether to retry. */
-const PROVIDER_FAILURES = {
-  rate_limited: { text: "The model provider is rate limiting requests", retryable: true },
-  provider_overloaded: { text: "The model provider is overloaded", retryable: true },
-  provider_auth_failed: { text: "The model provider rejected the credentials", retryable: false },
-  model_not_found: { text: "The model or endpoint was not found", retryable: false },
-  provider_rejected_request: { text: "The model provider rejected the request", retryable: false },
-  provider_unavailable: { text: "The model provider failed", retryable: true },
-  provider_error: { text: "The model provider reported an error", retryable: false },
-} as const;
-export type ProviderFailure = keyof typeof PROVIDER_FAILURES;
-
 /**
- * A ProviderError with the shared wording: `<what happened>[; <hint>]: <the provider's own message>`. `retryable`
- * overrides the default for an error whose class alone does not say (an error event inside a 200 stream).
+ * A ProviderError with the shared wording: `<what happened>[; <hint>]: <the provider's own message>`. The codes every
+ * provider's errors are mapped onto, their texts and whether each is worth retrying are in the registry
+ * (src/errors/codes.ts, the codes with a `provider` text). `retryable` overrides the registry for an error whose
+ * class alone does not say (an error event inside a 200 stream).
  */
 export function providerFailure(
-  code: ProviderFailure,
+  code: ProviderFailureCode,
   detail: string,
   base: { status: number | null; requestId: string | null; cause: unknown },
   options: { hint?: string; retryable?: boolean } = {},
 ): ProviderError {
-  const failure = PROVIDER_FAILURES[code];
-  return new ProviderError(code, `${failure.text}${options.hint ? `; ${options.hint}` : ""}: ${detail}`, {
+  return new ProviderError(code, `${providerText(code)}${options.hint ? `; ${options.hint}` : ""}: ${detail}`, {
     ...base,
-    retryable: options.retryable ?? failure.retryable,
+    retryable: options.retryable ?? isRetryable(code),
   });
 }

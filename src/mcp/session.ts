@@ -9,6 +9,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type CallToolResult, ErrorCode, McpError, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { JsonSchemaType, JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
+import type { ErrorCode as OutpostErrorCode } from "../errors/codes.ts";
 import { ConfigError, McpConnectionError, OutpostError, toErrorInfo } from "../errors.ts";
 import { checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
 import type { McpServerSpec } from "./config.ts";
@@ -276,7 +277,10 @@ export function checkStructuredOutput(schema: Record<string, unknown> | undefine
 }
 
 /** A failed call as the model and the event log see it; a timeout says which limit it hit. */
-export function describeCallFailure(error: unknown, timeoutSeconds: number): { code: string; message: string } {
+export function describeCallFailure(
+  error: unknown,
+  timeoutSeconds: number,
+): { code: OutpostErrorCode; message: string } {
   if (error instanceof McpError) {
     if (error.code === ErrorCode.RequestTimeout) {
       return { code: "timeout", message: `the call did not finish within its timeout of ${timeoutSeconds} s` };

@@ -3,6 +3,7 @@
 
 import type { MessageCreateParamsBase, MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { costOf, type PriceTable } from "../config/prices.ts";
+import type { CustomEventType, EventPayload, EventType } from "../contracts/events.ts";
 import type {
   AgentMessage,
   AgentRuntime,
@@ -97,7 +98,7 @@ export class RunRuntime implements AgentRuntime {
     this.deps.transcript.annotate(turnIndex, callSite, fields);
   }
 
-  emit(eventType: string, payload: Record<string, unknown>, spanId?: string): void {
+  emit<T extends EventType | CustomEventType>(eventType: T, payload: EventPayload<T>, spanId?: string): void {
     const task = this.deps.store.get();
     if (task && isTerminal(task.status)) return;
     this.deps.events.append(eventType, payload, spanId);

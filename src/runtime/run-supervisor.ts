@@ -95,7 +95,7 @@ export class RunSupervisor {
   }
 
   /** Cancels the run at its next safe point (the model stream is aborted at once). */
-  async cancel(task: TaskRecord): Promise<RpcFailure | null> {
+  async cancel(task: TaskRecord): Promise<RpcFailure<"task_already_finished"> | null> {
     const { store, events } = this.deps;
     if (!store.finish("canceled", {})) {
       return { code: "task_already_finished", message: `The task has already ended with status ${task.status}.` };

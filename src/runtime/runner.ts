@@ -105,7 +105,7 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
     // A tool call waits for a person: the run stops here, at no cost, until POST /v1/tasks/:id/resume.
     if (error instanceof AwaitingInputError) {
       await tools?.close();
-      recordWait(deps, error.pending);
+      recordWait(deps, error);
       return;
     }
     // A cancel already wrote the outcome; any other error, CanceledError included, fails the run.

@@ -8,6 +8,7 @@ import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { ASK_USER, answerQuestion } from "../approvals/ask-user.ts";
 import { gateCall, humanMessages } from "../approvals/gate.ts";
 import { needsApproval, type ToolPermissions } from "../approvals/permissions.ts";
+import type { EventPayload } from "../contracts/events.ts";
 import type { StepInfo, ToolRuntime } from "../contracts/runtime.ts";
 import { MCP_WILDCARD_PATTERN, parseMcpToolName } from "../contracts/tool-names.ts";
 import type { ToolResult, ToolResultBlock } from "../contracts/tool-result.ts";
@@ -62,6 +63,9 @@ interface McpCatalog {
   servers: Record<string, { transport: string; tools: CatalogTool[] }>;
   failed: Record<string, { code: string; message: string }>;
 }
+
+/** What every mcp_tool_call_* event of one call says about it. */
+type McpCallFields = Omit<EventPayload<"mcp_tool_call_started">, "arguments" | "timeout_seconds">;
 
 const PREVIEW_CHARS = 500;
 /** Anthropic's rule for tool names; an MCP tool whose full name breaks it cannot be offered to the model. */
@@ -330,7 +334,7 @@ export class Toolbox {
   /** A completed MCP call as the log, the run bundle and the model see it (seed 002 StepExecutionResult). */
   private async mcpOutcome(call: {
     raw: Awaited<ReturnType<McpSession["callTool"]>>;
-    event: Record<string, unknown>;
+    event: McpCallFields;
     target: { server: string; tool: string };
     use: ToolUseBlock;
     turnIndex: number;
@@ -368,7 +372,7 @@ export class Toolbox {
       console.error("MCP result artifact not written:", error instanceof Error ? error.message : error);
       artifact = null;
     }
-    const stepResult = {
+    const stepResult: EventPayload<"mcp_tool_call_completed">["step_result"] = {
       step_id: stepLabel,
       exit_code: result.is_error ? 1 : 0,
       stdout_summary: result.raw_text.slice(0, PREVIEW_CHARS),

@@ -73,8 +73,7 @@ function seedFiles(files: Record<string, string> | undefined): Record<string, st
   for (const [raw, content] of Object.entries(files ?? {})) {
     const field = `files.${raw}`;
     const path = parseWith(WorkspacePath, raw, field);
-    if (path in out)
-      throw new ApiError(400, "validation_failed", `${raw} names the same file as another entry.`, field);
+    if (path in out) throw new ApiError("validation_failed", `${raw} names the same file as another entry.`, field);
     out[path] = content;
     raws.push(raw);
   }
@@ -82,7 +81,6 @@ function seedFiles(files: Record<string, string> | undefined): Record<string, st
   const overflow = firstSeedOverflow(Object.keys(out));
   if (overflow !== -1) {
     throw new ApiError(
-      400,
       "workspace_full",
       `A workspace holds at most ${MAX_WORKSPACE_ENTRIES} files and folders, and these files with the folders they imply hold more; ${raws[overflow]} is the first past the limit.`,
       `files.${raws[overflow]}`,
@@ -92,7 +90,6 @@ function seedFiles(files: Record<string, string> | undefined): Record<string, st
     for (let dir = path.slice(0, path.lastIndexOf("/")); dir; dir = dir.slice(0, dir.lastIndexOf("/"))) {
       if (dir in out) {
         throw new ApiError(
-          400,
           "validation_failed",
           `${dir.slice(1)} is a file, so it cannot contain ${path.slice(1)}.`,
           `files.${dir.slice(1)}`,
@@ -109,7 +106,6 @@ function taskWebhook(env: Env, webhook: NonNullable<CreateTaskBody["webhook"]>):
   const url = checkCallbackUrl(webhook.url, callbackPolicy(env));
   if (!env.OUTPOST_WEBHOOK_SECRET) {
     throw new ApiError(
-      503,
       "callbacks_not_configured",
       "Callbacks are signed with OUTPOST_WEBHOOK_SECRET, which this deployment does not set.",
       "webhook",
@@ -134,14 +130,13 @@ export const agentRoutes = new Hono<AppEnv>()
     // A task may tighten its agent's limits and redaction, never loosen them: refused, not clamped, so that the
     // client never believes it got what it asked for.
     const loosened = loosenedLimit(body, agent);
-    if (loosened) throw new ApiError(400, "validation_failed", loosened.message, loosened.field);
+    if (loosened) throw new ApiError("validation_failed", loosened.message, loosened.field);
     const files = seedFiles(body.files);
     const model = resolveModel(agent.model, c.env.OUTPOST_DEFAULT_MODEL);
     const limits = taskLimits(body);
     const budget = limits.max_budget_usd ?? agent.maxBudgetUsd;
     if (budget !== null && budget !== undefined && !budgetCanBeEnforced(c.env.OUTPOST_PRICES, model)) {
       throw new ApiError(
-        400,
         "validation_failed",
         `A cost budget needs the model's price, and ${model} has none; add it to OUTPOST_PRICES.`,
         "max_budget_usd",
@@ -150,7 +145,6 @@ export const agentRoutes = new Hono<AppEnv>()
     // Callbacks carry the task's result, error and what it waits for: another way to read it, so they need `read`.
     if (body.webhook && !mayRead(c)) {
       throw new ApiError(
-        403,
         "insufficient_scope",
         "Callbacks carry the task's result and what it waits for; asking for them needs the read scope.",
         "webhook",

@@ -32,16 +32,16 @@ const MAX_HOOK_BODY_BYTES = 1024 * 1024;
 export const hookRoutes = new Hono<AppEnv>().post("/:hook_id", async (c) => {
   const hookId = c.req.param("hook_id");
   const found = registry.findHook(hookId);
-  if (!found) throw new ApiError(404, "hook_not_found", `No hook "${hookId}".`, "hook_id");
+  if (!found) throw new ApiError("hook_not_found", `No hook "${hookId}".`, "hook_id");
   const { agent, hook } = found;
   const secret = (c.env as unknown as Record<string, unknown>)[hook.secret];
   if (typeof secret !== "string" || !secret) {
     console.error(`hook ${hookId}: the Worker secret ${hook.secret} is not set`);
-    throw new ApiError(503, "hook_not_configured", `The hook "${hookId}" has no verification secret set.`);
+    throw new ApiError("hook_not_configured", `The hook "${hookId}" has no verification secret set.`);
   }
   const body = await bodyText(c, MAX_HOOK_BODY_BYTES);
   const verified = await verifyDelivery(hook, secret, body, c.req.raw.headers);
-  if ("failure" in verified) throw new ApiError(401, verified.failure, verified.message, "signature");
+  if ("failure" in verified) throw new ApiError(verified.failure, verified.message, "signature");
   if (verified.event === "ping") return c.json({ hook_id: hookId, status: "pong" });
   if (!runsOn(hook, verified.event)) {
     return c.json({
@@ -58,7 +58,6 @@ export const hookRoutes = new Hono<AppEnv>().post("/:hook_id", async (c) => {
   const earlier = await earlierTask(c.env, tenant, seen);
   if (earlier === "expired") {
     throw new ApiError(
-      410,
       "task_expired",
       "The task this delivery started has expired under the retention policy; a repeat of it does not run again.",
     );
@@ -72,11 +71,10 @@ export const hookRoutes = new Hono<AppEnv>().post("/:hook_id", async (c) => {
     hook_id: hookId,
   }).trim();
   if (!input) {
-    throw new ApiError(422, "hook_input_empty", "The hook's input template rendered nothing for this delivery.");
+    throw new ApiError("hook_input_empty", "The hook's input template rendered nothing for this delivery.");
   }
   if (input.length > MAX_INPUT_CHARS) {
     throw new ApiError(
-      422,
       "hook_input_too_long",
       `The hook's input template rendered ${input.length} characters; a task's input is at most ${MAX_INPUT_CHARS}.`,
     );
@@ -139,11 +137,11 @@ function parsePayload(body: string, contentType: string): unknown {
   try {
     payload = JSON.parse(text);
   } catch {
-    throw new ApiError(400, "invalid_json", "The delivery's payload is not JSON.", "(body)");
+    throw new ApiError("invalid_json", "The delivery's payload is not JSON.", "(body)");
   }
   const problem = jsonBodyProblem(payload);
   if (problem) {
-    throw new ApiError(400, "validation_failed", `Invalid ${problem.field}: ${problem.message}.`, problem.field);
+    throw new ApiError("validation_failed", `Invalid ${problem.field}: ${problem.message}.`, problem.field);
   }
   return payload;
 }

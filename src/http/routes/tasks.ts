@@ -9,6 +9,7 @@ import type { Delivery } from "../../callbacks/callbacks.ts";
 import { resolveModel } from "../../config/models.ts";
 import { budgetCanBeEnforced } from "../../config/prices.ts";
 import { retentionDays, retentionPolicyOrDefault } from "../../config/retention.ts";
+import { unhandledCode } from "../../errors/codes.ts";
 import { ApiError } from "../../errors.ts";
 import type { Checkpoint } from "../../runtime/checkpoints.ts";
 import type { ResumeOutcome, TaskView, ToolCallLedger } from "../../tasks/task.ts";
@@ -43,7 +44,6 @@ async function missingTask(stub: DurableObjectStub<TaskObject>, id: string): Pro
   const expired = await stub.expired();
   if (expired) {
     return new ApiError(
-      410,
       "task_expired",
       `Task ${id} expired at ${expired.expired_at} under the retention policy; its record and files were deleted.`,
       "id",
@@ -53,7 +53,7 @@ async function missingTask(stub: DurableObjectStub<TaskObject>, id: string): Pro
 }
 
 function checkpointNotFound(id: string, checkpointId: string, field = "checkpoint_id"): ApiError {
-  return new ApiError(404, "checkpoint_not_found", `Task ${id} has no checkpoint "${checkpointId}".`, field);
+  return new ApiError("checkpoint_not_found", `Task ${id} has no checkpoint "${checkpointId}".`, field);
 }
 
 /** A relative file path as URL path segments: each segment percent-encoded, the slashes kept. */
@@ -62,7 +62,7 @@ function encodePath(path: string): string {
 }
 
 function taskNotFound(id: string): ApiError {
-  return new ApiError(404, "task_not_found", `No task with id "${id}".`, "id");
+  return new ApiError("task_not_found", `No task with id "${id}".`, "id");
 }
 
 /** The stub of the task's object; a malformed id is answered like an unknown one, without touching storage. */
@@ -121,8 +121,14 @@ export const taskRoutes = new Hono<AppEnv>()
     const outcome = await stub.cancel();
     const { value, error } = outcome;
     if (value) return c.json(taskResource(c, value));
-    if (error?.code === "task_not_found") throw await missingTask(stub, id);
-    throw new ApiError(409, error?.code ?? "conflict", error?.message ?? "The task cannot be canceled.");
+    switch (error.code) {
+      case "task_not_found":
+        throw await missingTask(stub, id);
+      case "task_already_finished":
+        throw new ApiError("task_already_finished", error.message);
+      default:
+        return unhandledCode(error.code);
+    }
   })
   .get("/:id/checkpoints", async (c) => {
     const { id, stub } = taskStub(c);
@@ -153,7 +159,6 @@ export const taskRoutes = new Hono<AppEnv>()
     const agent = registry.visible(agentName, c.get("tenant"));
     if (!agent) {
       throw new ApiError(
-        404,
         "agent_not_found",
         `No agent named "${agentName}".`,
         updates.current_agent ? "state_updates.current_agent" : "checkpoint_id",
@@ -163,7 +168,6 @@ export const taskRoutes = new Hono<AppEnv>()
     const budget = original.limits.max_budget_usd ?? agent.maxBudgetUsd;
     if (budget !== null && budget !== undefined && !budgetCanBeEnforced(c.env.OUTPOST_PRICES, model)) {
       throw new ApiError(
-        400,
         "validation_failed",
         `The task has a cost budget, which needs the model's price, and ${agent.name}'s model ${model} has none; add it to OUTPOST_PRICES.`,
         "state_updates.current_agent",
@@ -176,7 +180,6 @@ export const taskRoutes = new Hono<AppEnv>()
       : [];
     if (pendingIds.length > 0 && updates.messages?.length) {
       throw new ApiError(
-        400,
         "validation_failed",
         "This checkpoint is between a model turn and its tool calls; messages can be added at a model_turn or finish checkpoint.",
         "state_updates.messages",
@@ -184,7 +187,6 @@ export const taskRoutes = new Hono<AppEnv>()
     }
     if (checkpoint.state.next_action === "finish" && !updates.messages?.some((m) => m.role === "user")) {
       throw new ApiError(
-        400,
         "validation_failed",
         "This checkpoint holds the model's final answer: add a user message (state_updates.messages) to continue from it.",
         "state_updates.messages",
@@ -199,7 +201,6 @@ export const taskRoutes = new Hono<AppEnv>()
       // A call the origin runs (or is about to) has no known outcome yet: a fork now would be a second run of it.
       if (found.in_flight.length > 0) {
         throw new ApiError(
-          409,
           "tool_call_in_flight",
           `Task ${id} is still running this checkpoint's tool calls (${found.in_flight.join(", ")}); fork from it once they have settled, or from another checkpoint.`,
           "checkpoint_id",
@@ -246,11 +247,10 @@ export const taskRoutes = new Hono<AppEnv>()
     const body = await jsonBody(c, ResumeBody);
     const { current_agent, ...updates } = body.state_updates ?? {};
     if (body.tool_input !== undefined && body.action !== "modify") {
-      throw new ApiError(400, "validation_failed", "tool_input goes with action modify.", "tool_input");
+      throw new ApiError("validation_failed", "tool_input goes with action modify.", "tool_input");
     }
     if (current_agent !== undefined) {
       throw new ApiError(
-        400,
         "validation_failed",
         "A task keeps its agent while it runs; to hand the conversation to another agent, fork from the waiting checkpoint (turn_<n>_await_<tool_use_id>) with state_updates.current_agent.",
         "state_updates.current_agent",
@@ -272,22 +272,28 @@ export const taskRoutes = new Hono<AppEnv>()
       if (replayed) c.header("Idempotent-Replayed", "true");
       return c.json({ ...taskResource(c, task), decision: decisionResource(c, decision) });
     }
-    if (error?.code === "task_not_found") throw await missingTask(stub, id);
-    if (error?.code === "tool_input_required")
-      throw new ApiError(400, "validation_failed", error.message, "tool_input");
-    if (error?.code === "message_required") throw new ApiError(400, "validation_failed", error.message, "message");
-    if (error?.code === "pending_input_changed") {
-      // The message names the request waiting now: what a key that may not read must not learn (it could then
-      // answer a request it was never shown).
-      const message = mayRead(c)
-        ? error.message
-        : "The task waits for another request than the one named; a key with the read scope can see which.";
-      throw new ApiError(409, "pending_input_changed", message, "request_id", readableDetails(c, error.details));
+    switch (error.code) {
+      case "task_not_found":
+        throw await missingTask(stub, id);
+      case "tool_input_required":
+        throw new ApiError("validation_failed", error.message, "tool_input");
+      case "message_required":
+        throw new ApiError("validation_failed", error.message, "message");
+      case "pending_input_changed": {
+        // The message names the request waiting now: what a key that may not read must not learn (it could then
+        // answer a request it was never shown).
+        const message = mayRead(c)
+          ? error.message
+          : "The task waits for another request than the one named; a key with the read scope can see which.";
+        throw new ApiError("pending_input_changed", message, "request_id", readableDetails(c, error.details));
+      }
+      case "already_decided":
+        throw new ApiError("already_decided", error.message, "request_id", readableDetails(c, error.details));
+      case "task_not_waiting":
+        throw new ApiError("task_not_waiting", error.message);
+      default:
+        return unhandledCode(error.code);
     }
-    if (error?.code === "already_decided") {
-      throw new ApiError(409, "already_decided", error.message, "request_id", readableDetails(c, error.details));
-    }
-    throw new ApiError(409, "task_not_waiting", error?.message ?? "The task is not waiting for input.");
   })
   .get("/:id/deliveries", async (c) => {
     const { id, stub } = taskStub(c);
@@ -310,8 +316,14 @@ export const taskRoutes = new Hono<AppEnv>()
     const { value, error } = await stub.redeliver(deliveryId);
     // RPC result types collapse free-form JSON (unknown) to never; the delivery is plain JSON.
     if (value) return c.json(deliveryResource(c, value as unknown as Delivery), 202);
-    if (error?.code === "task_not_found") throw await missingTask(stub, id);
-    throw new ApiError(404, "delivery_not_found", `Task ${id} has no delivery "${deliveryId}".`, "delivery_id");
+    switch (error.code) {
+      case "task_not_found":
+        throw await missingTask(stub, id);
+      case "delivery_not_found":
+        throw new ApiError("delivery_not_found", `Task ${id} has no delivery "${deliveryId}".`, "delivery_id");
+      default:
+        return unhandledCode(error.code);
+    }
   })
   .get("/:id/artifacts", async (c) => {
     const { id, stub } = taskStub(c);
@@ -337,12 +349,12 @@ export const taskRoutes = new Hono<AppEnv>()
     if (found === null && !(await stub.get())) throw await missingTask(stub, id);
     if (found === null || found === "directory") {
       const what = found === "directory" ? "is a folder; GET /v1/tasks/:id/workspace lists it" : "does not exist";
-      throw new ApiError(404, "workspace_file_not_found", `${path.slice(1)} ${what}.`, "path");
+      throw new ApiError("workspace_file_not_found", `${path.slice(1)} ${what}.`, "path");
     }
     let body: ReadableStream<Uint8Array> | undefined = found.body;
     if (found.r2Key !== undefined) {
       const object = await c.env.RUNS.get(found.r2Key);
-      if (!object) throw new ApiError(404, "workspace_file_not_found", `${path.slice(1)} does not exist.`, "path");
+      if (!object) throw new ApiError("workspace_file_not_found", `${path.slice(1)} does not exist.`, "path");
       body = object.body;
     }
     return new Response(body, {
@@ -361,12 +373,12 @@ export const taskRoutes = new Hono<AppEnv>()
     const path = parseWith(ArtifactPath, c.req.param("path"), "path");
     const found = await stub.artifact(path);
     if (!found && !(await stub.get())) throw await missingTask(stub, id);
-    if (!found) throw new ApiError(404, "artifact_not_found", `Task ${id} has no artifact "${path}".`, "path");
+    if (!found) throw new ApiError("artifact_not_found", `Task ${id} has no artifact "${path}".`, "path");
     if (found.kind === "staged") {
       return new Response(found.content, { headers: { "content-type": found.content_type } });
     }
     const object = await c.env.RUNS.get(found.key);
-    if (!object) throw new ApiError(404, "artifact_not_found", `Task ${id} has no artifact "${path}".`, "path");
+    if (!object) throw new ApiError("artifact_not_found", `Task ${id} has no artifact "${path}".`, "path");
     return new Response(object.body, {
       headers: {
         "content-type": object.httpMetadata?.contentType ?? "application/octet-stream",
