@@ -365,5 +365,12 @@ describe("Redactor", () => {
     });
     expect(redactContent("run_started", { task: "x", model: "m" }, "full")).toEqual({ task: "x", model: "m" });
     expect(redactContent("step_resumed", { step: "s" }, "redacted")).toEqual({ step: "s" });
+    // Why a skill agent's answer did not decode may quote the answer.
+    const failed = { turn_index: 1, success: false, error: "Unexpected token in 'the answer'", raw_action_types: [] };
+    expect(redactContent("llm_decision_decoded", failed, "redacted")).toEqual({ ...failed, error: REDACTED });
+    expect(redactContent("native_tool_fallback", { turn_index: 1, reason: "(the answer)" }, "redacted")).toEqual({
+      turn_index: 1,
+      reason: REDACTED,
+    });
   });
 });

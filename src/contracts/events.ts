@@ -458,6 +458,8 @@ export const EVENT_CATALOG = {
   native_tool_fallback: event({
     description: "The model called tools instead of answering with a decision; its calls became the plan.",
     payload: () => z.strictObject({ turn_index: turnIndex, reason: z.string() }),
+    // The reason quotes why the answer did not decode, which may quote the answer itself.
+    content: ["reason"],
   }),
   llm_decision_decoded: event({
     description: "The model's answer was decoded into a decision, or could not be (`success` false, with `error`).",
@@ -481,7 +483,8 @@ export const EVENT_CATALOG = {
           raw_action_types: z.array(z.string()),
         }),
       ]),
-    content: ["reasoning_summary", "planned_actions"],
+    // A decode error may quote the model's answer.
+    content: ["reasoning_summary", "planned_actions", "error"],
   }),
   self_handoff_detected: event({
     description: "A skill handed off to itself again and again.",
