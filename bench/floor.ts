@@ -1,11 +1,12 @@
 // The floor: the same 3-turn tool loop with nothing but the Anthropic SDK in Node, against the same emulator and
-// script. Same system prompt, tools, model and max_tokens as the planner agent, the same TodoWrite implementation,
-// streamed calls (messages.stream().finalMessage()), and no persistence, events or HTTP API in between.
+// script. The same request as the planner agent's (built by the same modelRequest), the same TodoWrite
+// implementation, streamed calls (messages.stream().finalMessage()), and no persistence, events or HTTP API in between.
 import { performance } from "node:perf_hooks";
 import Anthropic from "@anthropic-ai/sdk";
-import type { ContentBlockParam, MessageParam, ToolResultBlockParam } from "@anthropic-ai/sdk/resources/messages";
+import type { MessageParam, ToolResultBlockParam } from "@anthropic-ai/sdk/resources/messages";
 import type { RequestRecord } from "../emulator/server.ts";
 import { registry } from "../src/agents/catalog.ts";
+import { modelRequest, toParams } from "../src/agents/model-request.ts";
 import { resolveModel } from "../src/config/models.ts";
 import type { AgentRuntime } from "../src/contracts/runtime.ts";
 import { outboundPolicy } from "../src/net/outbound.ts";
@@ -77,26 +78,15 @@ export async function runFloorTask(client: Anthropic, runId: string): Promise<Fl
   const messages: MessageParam[] = [{ role: "user", content: `${MARKER} floor ${runId}: plan a small project.` }];
   const t0 = performance.now();
   for (let turn = 1; turn <= agent.maxTurns; turn++) {
-    const message = await client.messages
-      .stream(
-        {
-          model: resolveModel(agent.model, undefined),
-          max_tokens: agent.maxTokens,
-          system: agent.systemPrompt,
-          messages,
-          tools,
-        },
-        { headers: { "x-outpost-task-id": runId } },
-      )
-      .finalMessage();
-    messages.push({
-      role: "assistant",
-      content: message.content.map((block): ContentBlockParam => {
-        if (block.type === "text") return { type: "text", text: block.text };
-        if (block.type === "tool_use") return { type: "tool_use", id: block.id, name: block.name, input: block.input };
-        return block as unknown as ContentBlockParam;
-      }),
+    const request = modelRequest({
+      model: resolveModel(agent.model, undefined),
+      maxTokens: agent.maxTokens,
+      system: agent.systemPrompt,
+      messages,
+      tools,
     });
+    const message = await client.messages.stream(request, { headers: { "x-outpost-task-id": runId } }).finalMessage();
+    messages.push({ role: "assistant", content: toParams(message.content) });
     const uses = message.content.filter((block) => block.type === "tool_use");
     if (uses.length === 0) {
       if (turn !== MODEL_TURNS) throw new Error(`floor run ${runId}: ended after ${turn} turns`);

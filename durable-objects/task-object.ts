@@ -15,12 +15,13 @@ import {
 import { loadPriceTable } from "../src/config/prices.ts";
 import { retentionPolicyOrDefault } from "../src/config/retention.ts";
 import type { RpcResult } from "../src/contracts/rpc.ts";
-import type { ToolResult } from "../src/contracts/tool-result.ts";
 import type { Env } from "../src/env.ts";
 import { EventLog } from "../src/events/event-log.ts";
 import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
 import { Redactor } from "../src/events/redaction.ts";
 import { openEventStream } from "../src/events/sse.ts";
+import type { Json, JsonObject } from "../src/lib/json.ts";
+import { secretLookup } from "../src/lib/secrets.ts";
 import { createProvider } from "../src/llm/providers.ts";
 import { outboundPolicy } from "../src/net/outbound.ts";
 import { type ArtifactEntry, RunBundle, runPrefix } from "../src/run-bundle/run-bundle.ts";
@@ -128,19 +129,13 @@ export class TaskObject extends DurableObject<Env> {
       storage: ctx.storage,
       provider: (llm) =>
         createProvider(llm, {
-          secret: (name) => {
-            const value = (env as unknown as Record<string, unknown>)[name];
-            return typeof value === "string" ? value : undefined;
-          },
+          secret: secretLookup(env),
           anthropic: { apiKey: env.ANTHROPIC_API_KEY || undefined, baseURL: env.ANTHROPIC_BASE_URL || undefined },
           outbound: outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),
           maxRetries: MODEL_MAX_RETRIES,
         }),
       prices: () => loadPriceTable(env.OUTPOST_PRICES),
-      secret: (name) => {
-        const value = (env as unknown as Record<string, unknown>)[name];
-        return typeof value === "string" ? value : undefined;
-      },
+      secret: secretLookup(env),
       outbound: () => outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),
       skills: () => SkillCatalog.load(BUNDLED_SKILL_FILES, env.RUNS),
       expire: () => this.expire(),
@@ -370,9 +365,10 @@ export class TaskObject extends DurableObject<Env> {
       console.error("settled tool calls unreadable:", error instanceof Error ? error.message : error);
       return null;
     }
-    const settled: Record<string, unknown> = { ...journal.settled };
+    const settled: JsonObject = { ...journal.settled };
     for (const id of toolUseIds) {
-      const committed = id in settled ? undefined : this.workspace.settled<ToolResult>(id);
+      // A tool's result as its step committed it (JSON, like the journal's).
+      const committed = id in settled ? undefined : this.workspace.settled<{ content: Json; is_error: boolean }>(id);
       if (committed) settled[id] = { content: committed.content, is_error: committed.is_error };
     }
     const running = task.status === "pending" || task.status === "running";

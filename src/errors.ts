@@ -10,6 +10,10 @@ import {
   type ProviderFailureCode,
   type RequestErrorCode,
 } from "./errors/codes.ts";
+import type { ErrorInfo } from "./errors/error-info.ts";
+
+/** What a stored or transmitted error looks like: its schema is src/errors/error-info.ts. */
+export type { ErrorInfo };
 
 /** Base of every Outpost error. `code` is stable and documented in docs/reference/errors.md; messages are for people. */
 export class OutpostError extends Error {
@@ -26,15 +30,6 @@ export class OutpostError extends Error {
   toJSON(): ErrorInfo {
     return { code: this.code, message: this.message, type: this.name, retryable: this.retryable };
   }
-}
-
-/** What a stored or transmitted error looks like (errors cross Durable Object RPC as values). */
-export interface ErrorInfo {
-  code: ErrorCode;
-  message: string;
-  type: string;
-  retryable: boolean;
-  [detail: string]: unknown;
 }
 
 /** Invalid or missing configuration (vars, secrets, agent definitions). */

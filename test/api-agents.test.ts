@@ -7,7 +7,19 @@ import { describe, expect, it } from "vitest";
 import { AssistantAgent } from "../src/agents/examples/assistant.ts";
 import { CoderAgent } from "../src/agents/examples/coder.ts";
 import { PlannerAgent } from "../src/agents/examples/planner.ts";
-import { API_KEY, api, BASE, expectError, ISO_TIME, script, UUID_V4, uniqueMarker } from "./helpers.ts";
+import { AgentListSchema, AgentSchema, HealthSchema, TaskResourceSchema } from "../src/http/responses.ts";
+import {
+  API_KEY,
+  api,
+  BASE,
+  checkBody,
+  expectError,
+  ISO_TIME,
+  parseBody,
+  script,
+  UUID_V4,
+  uniqueMarker,
+} from "./helpers.ts";
 
 const ASSISTANT_PROMPT = new AssistantAgent().systemPrompt;
 const PLANNER_PROMPT = new PlannerAgent().systemPrompt;
@@ -28,7 +40,7 @@ describe("GET /", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/json");
     const text = await res.text();
-    expect(JSON.parse(text)).toStrictEqual({ name: "outpost", status: "ok" });
+    expect(checkBody(HealthSchema, JSON.parse(text))).toStrictEqual({ name: "outpost", status: "ok" });
     expect(text).not.toContain(env.ANTHROPIC_BASE_URL);
   });
 });
@@ -104,7 +116,7 @@ describe("GET /v1/agents", () => {
   it("lists the compiled-in agents, sorted by name, with their definitions", async () => {
     const res = await api("/v1/agents");
     expect(res.status).toBe(200);
-    expect(await res.json()).toStrictEqual({
+    expect(await parseBody(res, AgentListSchema)).toStrictEqual({
       agents: [
         {
           name: "assistant",
@@ -219,7 +231,7 @@ describe("GET /v1/agents/:name", () => {
   it("describes one agent", async () => {
     const res = await api("/v1/agents/planner");
     expect(res.status).toBe(200);
-    expect(await res.json()).toStrictEqual({
+    expect(await parseBody(res, AgentSchema)).toStrictEqual({
       name: "planner",
       kind: "tool_loop",
       description: "Breaks a request into a task list (TodoWrite), then answers with the plan.",
@@ -260,7 +272,7 @@ describe("POST /v1/agents/:name/tasks", () => {
     const metadata = { branch: "main", attempt: 2, urgent: true, ticket: null };
     const res = await createTask({ input, metadata });
     expect(res.status).toBe(202);
-    const task = (await res.json()) as { id: string; links: { self: string } };
+    const task = await parseBody(res, TaskResourceSchema);
     const self = `${BASE}/v1/tasks/${task.id}`;
     expect(task.id).toMatch(UUID_V4);
     expect(res.headers.get("location")).toBe(self);
@@ -318,7 +330,7 @@ describe("POST /v1/agents/:name/tasks", () => {
     await script(marker, [{ content: [{ type: "text", text: "ok" }] }]);
     const res = await createTask({ input: `go ${marker}` });
     expect(res.status).toBe(202);
-    expect(((await res.json()) as { metadata: unknown }).metadata).toStrictEqual({});
+    expect((await parseBody(res, TaskResourceSchema)).metadata).toStrictEqual({});
   });
 
   it("accepts an input of exactly 100000 characters", async () => {
@@ -327,7 +339,7 @@ describe("POST /v1/agents/:name/tasks", () => {
     const input = marker + "x".repeat(100_000 - marker.length);
     const res = await createTask({ input });
     expect(res.status).toBe(202);
-    expect(((await res.json()) as { input: string }).input).toHaveLength(100_000);
+    expect((await parseBody(res, TaskResourceSchema)).input).toHaveLength(100_000);
   });
 
   it("answers an unregistered agent with 404 agent_not_found naming the field", async () => {

@@ -4,16 +4,17 @@
 
 import { describe, expect, it } from "vitest";
 import { AssistantAgent } from "../src/agents/examples/assistant.ts";
+import { type ArtifactList, ArtifactListSchema, type TaskResource } from "../src/http/responses.ts";
 import {
   api,
   BASE,
   expectError,
+  parseBody,
   parseEvent,
   readSse,
   type ScriptTurn,
   script,
   startTask,
-  type TaskBody,
   UUID_V4,
   uniqueMarker,
   waitForTask,
@@ -21,13 +22,8 @@ import {
 
 const ASSISTANT_PROMPT = new AssistantAgent().systemPrompt;
 
-interface ArtifactListing {
-  task_id: string;
-  artifacts: { path: string; size: number; content_type: string; created_at: string; uploaded: boolean; url: string }[];
-}
-
 /** Runs `agent` on a fresh script to its end. */
-async function run(agent: string, turns: ScriptTurn[]): Promise<{ task: TaskBody; input: string }> {
+async function run(agent: string, turns: ScriptTurn[]): Promise<{ task: TaskResource; input: string }> {
   const marker = uniqueMarker(`bundle-${agent}`);
   await script(marker, turns);
   const input = `Bundle this ${marker}`;
@@ -35,10 +31,10 @@ async function run(agent: string, turns: ScriptTurn[]): Promise<{ task: TaskBody
   return { task: await waitForTask(started.id), input };
 }
 
-async function listing(id: string): Promise<ArtifactListing> {
+async function listing(id: string): Promise<ArtifactList> {
   const res = await api(`/v1/tasks/${id}/artifacts`);
   expect(res.status).toBe(200);
-  return (await res.json()) as ArtifactListing;
+  return parseBody(res, ArtifactListSchema);
 }
 
 async function artifact(id: string, path: string): Promise<string> {

@@ -1,18 +1,20 @@
 // The task routes over real runs: reading and waiting on a task, its conversation, its SSE events, cancelling it,
 // the usage and cost it reports, and how a provider failure shows up on it. Every run has its own emulator script.
 import { describe, expect, it } from "vitest";
+import { MessageListSchema, type TaskResource, TaskResourceSchema } from "../src/http/responses.ts";
 import {
   api,
+  apiJson,
   BASE,
   emulatorRequests,
   eventTypes,
   expectError,
   ISO_TIME,
+  parseBody,
   readSse,
   type ScriptTurn,
   script,
   startTask,
-  type TaskBody,
   UUID_V4,
   uniqueMarker,
   waitForTask,
@@ -23,7 +25,7 @@ async function begin(
   agent: string,
   turns: ScriptTurn[],
   latency: { ttft_ms?: number; token_delay_ms?: number } = {},
-): Promise<{ task: TaskBody; input: string }> {
+): Promise<{ task: TaskResource; input: string }> {
   const marker = uniqueMarker(agent);
   await script(marker, turns, latency);
   const input = `Please help ${marker}`;
@@ -80,7 +82,7 @@ describe("GET /v1/tasks/:id", () => {
     await waitForTask(task.id);
     const res = await api(`/v1/tasks/${task.id}`);
     expect(res.status).toBe(200);
-    const body = (await res.json()) as TaskBody;
+    const body = await parseBody(res, TaskResourceSchema);
     const self = `${BASE}/v1/tasks/${task.id}`;
     expect(body).toMatchObject({
       id: task.id,
@@ -97,11 +99,11 @@ describe("GET /v1/tasks/:id", () => {
 
   it("with ?wait blocks until the run has ended", async () => {
     const { task } = await begin("assistant", [{ content: [{ type: "text", text: "Slowly." }] }], { ttft_ms: 300 });
-    const now = (await (await api(`/v1/tasks/${task.id}`)).json()) as TaskBody;
+    const now = await apiJson(`/v1/tasks/${task.id}`, TaskResourceSchema);
     expect(["pending", "running"]).toContain(now.status);
     const res = await api(`/v1/tasks/${task.id}?wait=10`);
     expect(res.status).toBe(200);
-    const waited = (await res.json()) as TaskBody;
+    const waited = await parseBody(res, TaskResourceSchema);
     expect(waited.status).toBe("completed");
     expect(waited.result).toBe("Slowly.");
   });
@@ -112,7 +114,7 @@ describe("GET /v1/tasks/:id", () => {
     const res = await api(`/v1/tasks/${task.id}?wait=0.5`);
     const elapsed = Date.now() - started;
     expect(res.status).toBe(200);
-    expect(((await res.json()) as TaskBody).status).toBe("running");
+    expect((await parseBody(res, TaskResourceSchema)).status).toBe("running");
     expect(elapsed).toBeGreaterThanOrEqual(450);
     expect(elapsed).toBeLessThan(5_000);
     await api(`/v1/tasks/${task.id}/cancel`, { method: "POST" });
@@ -136,7 +138,7 @@ describe("GET /v1/tasks/:id/messages", () => {
     await waitForTask(task.id);
     const res = await api(`/v1/tasks/${task.id}/messages`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toStrictEqual({
+    expect(await parseBody(res, MessageListSchema)).toStrictEqual({
       task_id: task.id,
       messages: [
         { index: 0, role: "user", content: input, created_at: expect.stringMatching(ISO_TIME) },
@@ -154,7 +156,7 @@ describe("GET /v1/tasks/:id/messages", () => {
     const { task, input } = await begin("planner", PLANNER_TURNS);
     expect((await waitForTask(task.id)).status).toBe("completed");
     const res = await api(`/v1/tasks/${task.id}/messages`);
-    const body = (await res.json()) as { messages: { index: number; role: string; content: unknown }[] };
+    const body = await parseBody(res, MessageListSchema);
     expect(body.messages.map(({ index, role, content }) => ({ index, role, content }))).toStrictEqual([
       { index: 0, role: "user", content: input },
       {
@@ -208,7 +210,7 @@ describe("GET /v1/tasks/:id/events", () => {
     const done = await waitForTask(task.id);
     const frames = await readSse(await api(`/v1/tasks/${task.id}/events?after=2`));
     expect(frames.map((f) => f.id)).toStrictEqual(
-      Array.from({ length: done.last_event_seq as number }, (_, i) => String(i + 1)).slice(2),
+      Array.from({ length: done.last_event_seq }, (_, i) => String(i + 1)).slice(2),
     );
   });
 
@@ -228,7 +230,7 @@ describe("POST /v1/tasks/:id/cancel", () => {
     await untilModelCalled(task.id);
     const res = await api(`/v1/tasks/${task.id}/cancel`, { method: "POST" });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({
+    expect(await parseBody(res, TaskResourceSchema)).toMatchObject({
       id: task.id,
       status: "canceled",
       result: null,
@@ -241,9 +243,9 @@ describe("POST /v1/tasks/:id/cancel", () => {
   it("leaves the task canceled, with run_canceled as its last event", async () => {
     const { task } = await begin("assistant", [{ content: [{ type: "text", text: "Too late." }] }], SLOW);
     await untilModelCalled(task.id);
-    const canceled = (await (await api(`/v1/tasks/${task.id}/cancel`, { method: "POST" })).json()) as TaskBody;
+    const canceled = await apiJson(`/v1/tasks/${task.id}/cancel`, TaskResourceSchema, { method: "POST" });
     await sleep(500);
-    const later = (await (await api(`/v1/tasks/${task.id}`)).json()) as TaskBody;
+    const later = await apiJson(`/v1/tasks/${task.id}`, TaskResourceSchema);
     expect(later).toMatchObject({ status: "canceled", result: null, error: null });
     expect(later.last_event_seq).toBe(canceled.last_event_seq);
     const frames = await readSse(await api(`/v1/tasks/${task.id}/events`));
@@ -277,7 +279,7 @@ describe("POST /v1/tasks/:id/cancel", () => {
       "task_already_finished",
     );
     expect(body.error.message).toBe("The task has already ended with status completed.");
-    expect(((await (await api(`/v1/tasks/${task.id}`)).json()) as TaskBody).status).toBe("completed");
+    expect((await apiJson(`/v1/tasks/${task.id}`, TaskResourceSchema)).status).toBe("completed");
   });
 });
 

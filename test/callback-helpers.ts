@@ -1,9 +1,11 @@
-// Helpers for tests of outbound callbacks: what the real receiver of test/callback-receiver.ts got, and the task's
-// delivery log read through the API until it reaches the state a test waits for.
+// Helpers for tests of outbound callbacks: what the real receiver of test/callback-receiver.ts got, the task's
+// delivery log read through the API until it reaches the state a test waits for, and a callback's payload checked
+// against its schema.
 
 import { expect, inject } from "vitest";
-import type { DeliveryAttempt } from "../src/callbacks/callbacks.ts";
-import { api } from "./helpers.ts";
+import { type CallbackPayload, CallbackPayloadSchema, type Delivery } from "../src/callbacks/callbacks.ts";
+import { DeliveryListSchema } from "../src/http/responses.ts";
+import { api, checkBody } from "./helpers.ts";
 
 export const receiver = inject("receiverUrl");
 
@@ -13,16 +15,17 @@ export interface Received {
   status: number;
 }
 
-export interface DeliveryBody {
-  id: string;
-  event_type: string;
-  event_seq: number;
-  url: string;
-  status: string;
-  attempts: DeliveryAttempt[];
-  next_attempt_at: string | null;
-  created_at: string;
-  payload: { type: string; data: Record<string, unknown> };
+/**
+ * A callback's payload (what a receiver got, or a delivery's), checked against the callback schema and of `type`;
+ * another type fails the test.
+ */
+export function callbackOf<T extends CallbackPayload["type"]>(
+  payload: unknown,
+  type: T,
+): Extract<CallbackPayload, { type: T }> {
+  const checked = checkBody(CallbackPayloadSchema, payload);
+  if (checked.type !== type) throw new Error(`expected a ${type} callback, got ${checked.type}`);
+  return checked as Extract<CallbackPayload, { type: T }>;
 }
 
 /** A receiver path of its own for one test (names are word characters and dashes). */
@@ -35,19 +38,19 @@ export async function received(name: string): Promise<Received[]> {
 }
 
 /** GET /v1/tasks/:id/deliveries: the parsed body and its raw text (to search it for what must not be there). */
-export async function deliveryLog(id: string, key?: string): Promise<{ deliveries: DeliveryBody[]; text: string }> {
+export async function deliveryLog(id: string, key?: string): Promise<{ deliveries: Delivery[]; text: string }> {
   const res = await api(`/v1/tasks/${id}/deliveries`, key ? { key } : {});
   expect(res.status).toBe(200);
   const text = await res.text();
-  return { deliveries: (JSON.parse(text) as { deliveries: DeliveryBody[] }).deliveries, text };
+  return { deliveries: checkBody(DeliveryListSchema, JSON.parse(text)).deliveries, text };
 }
 
 /** Polls the delivery log until `done` holds (deliveries run from the task's alarm), or 15 s have passed. */
 export async function deliveriesUntil(
   id: string,
-  done: (list: DeliveryBody[]) => boolean,
+  done: (list: Delivery[]) => boolean,
   key?: string,
-): Promise<DeliveryBody[]> {
+): Promise<Delivery[]> {
   const deadline = Date.now() + 15_000;
   for (;;) {
     const { deliveries } = await deliveryLog(id, key);

@@ -10,10 +10,11 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { registry } from "../src/agents/catalog.ts";
 import { resolveModel } from "../src/config/models.ts";
+import { TaskResourceSchema } from "../src/http/responses.ts";
 import { checkOutboundUrl, outboundPolicy } from "../src/net/outbound.ts";
 import { taskStubFor } from "../src/tasks/task-ids.ts";
-import { deliveriesUntil, deliveryLog, inbox, received, receiver } from "./callback-helpers.ts";
-import { api, expectError, ISO_TIME, script, startTask, type TaskBody, waitForTask } from "./helpers.ts";
+import { callbackOf, deliveriesUntil, deliveryLog, inbox, received, receiver } from "./callback-helpers.ts";
+import { api, expectError, ISO_TIME, parseBody, script, startTask, waitForTask } from "./helpers.ts";
 
 /** The receiver under a name only the tools' private-host list allows. */
 const mappedReceiver = receiver.replace("127.0.0.1", "[::ffff:127.0.0.1]");
@@ -27,9 +28,9 @@ async function completedTask(name: string, url: string, key?: string): Promise<s
     ...(key ? { key } : {}),
   });
   expect(res.status).toBe(202);
-  const { id } = (await res.json()) as TaskBody;
+  const { id } = await parseBody(res, TaskResourceSchema);
   const done = await api(`/v1/tasks/${id}?wait=20`, key ? { key } : {});
-  expect(((await done.json()) as TaskBody).status).toBe("completed");
+  expect((await parseBody(done, TaskResourceSchema)).status).toBe("completed");
   return id;
 }
 
@@ -187,8 +188,8 @@ describe("callback redaction", () => {
     expect(list[0]?.event_type).toBe("task.failed");
     const [arrival] = await received(name);
     if (!arrival) throw new Error("nothing arrived");
-    const error = (JSON.parse(arrival.body) as { data: { error: { message: string } } }).data.error;
-    expect(error.message).toContain("rejected [REDACTED], sent with [REDACTED]");
+    const error = callbackOf(JSON.parse(arrival.body), "task.failed").data.error;
+    expect(error?.message).toContain("rejected [REDACTED], sent with [REDACTED]");
     for (const text of [arrival.body, (await deliveryLog(task.id)).text]) {
       expect(text).not.toContain(shaped);
       expect(text).not.toContain(secret);
@@ -209,13 +210,13 @@ describe("callback redaction of stored deliveries", () => {
       state.storage.sql.exec("UPDATE deliveries SET payload = ?", JSON.stringify(leaky));
     });
     const log = await deliveryLog(id);
-    expect(log.deliveries[0]?.payload.data.result).toBe("leaked [REDACTED] [REDACTED]");
+    expect(callbackOf(log.deliveries[0]?.payload, "task.completed").data.result).toBe("leaked [REDACTED] [REDACTED]");
     const res = await api(`/v1/tasks/${id}/deliveries/${delivery?.id}/redeliver`, { method: "POST" });
     expect(res.status).toBe(202);
     await deliveriesUntil(id, (l) => l[0]?.status === "delivered" && l[0]?.attempts.length === 2);
     const second = (await received(name))[1];
     if (!second) throw new Error("the redelivery did not arrive");
-    expect((JSON.parse(second.body) as { data: { result: string } }).data.result).toBe("leaked [REDACTED] [REDACTED]");
+    expect(callbackOf(JSON.parse(second.body), "task.completed").data.result).toBe("leaked [REDACTED] [REDACTED]");
     for (const text of [log.text, second.body]) {
       expect(text).not.toContain(shaped);
       expect(text).not.toContain(secret);

@@ -1,10 +1,26 @@
 // Outbound callbacks: a task with `webhook: {url, events}` reports those statuses to a real receiver on
 // 127.0.0.1, signed with Standard Webhooks (verified here with the standardwebhooks library and the tenant's
 // secret), retried with backoff from the task's alarm, and on record in GET /v1/tasks/:id/deliveries.
+
 import { abortAllDurableObjects } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, inject, it } from "vitest";
-import { api, defineAgent, done, expectError, script, startTask, toolUse, waitForTask } from "./helpers.ts";
+import type { Delivery } from "../src/callbacks/callbacks.ts";
+import type { RequestErrorCode } from "../src/errors/codes.ts";
+import { DeliveryListSchema, TenantSchema } from "../src/http/responses.ts";
+import { callbackOf } from "./callback-helpers.ts";
+import {
+  api,
+  defineAgent,
+  done,
+  expectError,
+  parseBody,
+  pendingRequestId,
+  script,
+  startTask,
+  toolUse,
+  waitForTask,
+} from "./helpers.ts";
 
 const receiver = inject("receiverUrl");
 
@@ -12,14 +28,6 @@ interface Received {
   headers: Record<string, string>;
   body: string;
   status: number;
-}
-
-interface DeliveryBody {
-  id: string;
-  event_type: string;
-  status: string;
-  attempts: { attempt: number; status_code: number | null; error: string | null }[];
-  payload: { type: string; data: Record<string, unknown> };
 }
 
 /** A receiver path for `label` (markers carry brackets, which a path does not need). */
@@ -31,18 +39,14 @@ async function received(name: string): Promise<Received[]> {
   return (await (await fetch(`${receiver}/r/${name}`)).json()) as Received[];
 }
 
-async function deliveries(id: string, key?: string): Promise<DeliveryBody[]> {
+async function deliveries(id: string, key?: string): Promise<Delivery[]> {
   const res = await api(`/v1/tasks/${id}/deliveries`, key ? { key } : {});
   expect(res.status).toBe(200);
-  return ((await res.json()) as { deliveries: DeliveryBody[] }).deliveries;
+  return (await parseBody(res, DeliveryListSchema)).deliveries;
 }
 
 /** Polls the delivery log until `done` holds (deliveries run from the task's alarm). */
-async function deliveriesUntil(
-  id: string,
-  done: (list: DeliveryBody[]) => boolean,
-  seconds = 15,
-): Promise<DeliveryBody[]> {
+async function deliveriesUntil(id: string, done: (list: Delivery[]) => boolean, seconds = 15): Promise<Delivery[]> {
   const deadline = Date.now() + seconds * 1000;
   for (;;) {
     const list = await deliveries(id);
@@ -54,7 +58,9 @@ async function deliveriesUntil(
 async function signingSecret(key = "test-key-1"): Promise<string> {
   const res = await api("/v1/tenant", { key });
   expect(res.status).toBe(200);
-  return ((await res.json()) as { webhook_signing_secret: string }).webhook_signing_secret;
+  const { webhook_signing_secret } = await parseBody(res, TenantSchema);
+  if (!webhook_signing_secret) throw new Error("this deployment does not sign callbacks");
+  return webhook_signing_secret;
 }
 
 async function completedTask(label: string, webhook: Record<string, unknown>): Promise<string> {
@@ -76,10 +82,10 @@ describe("callbacks", () => {
     const [arrival] = await received(name);
     if (!arrival) throw new Error("nothing arrived");
     // Verified by the reference library with the secret GET /v1/tenant gives the tenant's admin.
-    const payload = new Webhook(await signingSecret()).verify(arrival.body, arrival.headers) as {
-      type: string;
-      data: Record<string, unknown>;
-    };
+    const payload = callbackOf(
+      new Webhook(await signingSecret()).verify(arrival.body, arrival.headers),
+      "task.completed",
+    );
     expect(payload.type).toBe("task.completed");
     expect(payload.data).toMatchObject({ task_id: id, status: "completed", agent: "assistant" });
     expect(String(payload.data.result)).toContain(`Answer [${name}]`);
@@ -135,7 +141,7 @@ describe("callbacks", () => {
       });
       const waiting = await waitForTask(task.id);
       expect(waiting.status).toBe("input_required");
-      const request_id = (waiting.pending_input as { request_id: string }).request_id;
+      const request_id = pendingRequestId(waiting);
       if (!events) {
         const waiting = await deliveriesUntil(task.id, (l) => l[0]?.status === "delivered");
         expect(waiting[0]?.payload.data).toMatchObject({
@@ -168,7 +174,7 @@ describe("callbacks", () => {
   });
 
   it("refuses callback URLs that are not https, private, or malformed, and starts nothing", async () => {
-    const cases: [unknown, string, string][] = [
+    const cases: [unknown, RequestErrorCode, string][] = [
       [{ url: "http://example.com/hook" }, "invalid_callback_url", "webhook.url"],
       [{ url: "https://10.0.0.7/hook" }, "invalid_callback_url", "webhook.url"],
       [{ url: "https://user:pw@example.com/hook" }, "invalid_callback_url", "webhook.url"],

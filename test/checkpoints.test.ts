@@ -1,46 +1,37 @@
 // Checkpoints (seed 003): a run records one after every step of the default loop; a client lists them, reads one
 // with its state, and forks a new task from it (POST /v1/tasks/:id/fork), optionally appending messages or handing
 // the conversation to another agent.
+
 import { describe, expect, it } from "vitest";
 import {
+  CheckpointListSchema,
+  CheckpointSchema,
+  MessageListSchema,
+  type TaskResource,
+  TaskResourceSchema,
+} from "../src/http/responses.ts";
+import type { CheckpointSummary } from "../src/runtime/checkpoints.ts";
+import {
   api,
+  apiJson,
+  blocksOfType,
   defineAgent,
   emulatorRequests,
   events,
   expectError,
   ISO_TIME,
   ofType,
+  parseBody,
+  pendingRequestId,
   type ScriptTurn,
   script,
   startTask,
-  type TaskBody,
   toolUse,
   UUID_V4,
   uniqueMarker,
   waitForEvent,
   waitForTask,
 } from "./helpers.ts";
-
-interface Summary {
-  checkpoint_id: string;
-  task_id: string;
-  position: string;
-  sequence: number;
-  created_at: string;
-  awaiting_human: boolean;
-  message_count: number;
-  next_action: string;
-}
-
-interface Full extends Omit<Summary, "message_count" | "next_action"> {
-  state: {
-    messages: { role: string; content: unknown }[];
-    next_action: string;
-    current_agent: string;
-    routing_key: string | null;
-    metadata: Record<string, unknown>;
-  };
-}
 
 const turns: ScriptTurn[] = [
   {
@@ -51,13 +42,13 @@ const turns: ScriptTurn[] = [
   { content: [{ type: "text", text: "Shorter: pack food." }] },
 ];
 
-async function checkpoints(id: string): Promise<Summary[]> {
+async function checkpoints(id: string): Promise<CheckpointSummary[]> {
   const res = await api(`/v1/tasks/${id}/checkpoints`);
   expect(res.status).toBe(200);
-  return ((await res.json()) as { checkpoints: Summary[] }).checkpoints;
+  return (await parseBody(res, CheckpointListSchema)).checkpoints;
 }
 
-async function plannerRun(label: string): Promise<{ marker: string; task: TaskBody; list: Summary[] }> {
+async function plannerRun(label: string): Promise<{ marker: string; task: TaskResource; list: CheckpointSummary[] }> {
   const marker = uniqueMarker(label);
   await script(marker, turns);
   const task = await startTask("planner", `plan a picnic ${marker}`);
@@ -96,7 +87,7 @@ describe("checkpoints", () => {
     const tools = list.find((c) => c.position === "turn_1_tools");
     const res = await api(`/v1/tasks/${task.id}/checkpoints/${tools?.checkpoint_id}`);
     expect(res.status).toBe(200);
-    const full = (await res.json()) as Full;
+    const full = await parseBody(res, CheckpointSchema);
     expect(full).toMatchObject({ checkpoint_id: tools?.checkpoint_id, task_id: task.id, position: "turn_1_tools" });
     expect(full.state).toMatchObject({
       next_action: "model_turn",
@@ -105,9 +96,7 @@ describe("checkpoints", () => {
       metadata: { turn: 1 },
     });
     expect(full.state.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
-    const messages = (await (await api(`/v1/tasks/${task.id}/messages`)).json()) as {
-      messages: { content: unknown }[];
-    };
+    const messages = await apiJson(`/v1/tasks/${task.id}/messages`, MessageListSchema);
     expect(full.state.messages.map((m) => m.content)).toEqual(messages.messages.slice(0, 3).map((m) => m.content));
   });
 
@@ -129,7 +118,7 @@ describe("forks", () => {
     const at = list.find((c) => c.position === "turn_1_tools");
     const res = await fork(task.id, { checkpoint_id: at?.checkpoint_id });
     expect(res.status).toBe(202);
-    const forked = (await res.json()) as TaskBody;
+    const forked = await parseBody(res, TaskResourceSchema);
     expect(res.headers.get("location")).toBe(forked.links.self);
     expect(forked).toMatchObject({ parent_task_id: task.id, assigned_agent: "planner", input: task.input });
     const done = await waitForTask(forked.id);
@@ -144,14 +133,14 @@ describe("forks", () => {
       checkpoint_id: at?.checkpoint_id,
     });
     expect(await emulatorRequests(forked.id)).toHaveLength(1);
-    const messages = (await (await api(`/v1/tasks/${forked.id}/messages`)).json()) as { messages: unknown[] };
+    const messages = await apiJson(`/v1/tasks/${forked.id}/messages`, MessageListSchema);
     expect(messages.messages).toHaveLength(4);
   });
 
   it("never runs a tool call twice: a fork between a model turn and its tools reuses the origin's settled results", async () => {
     const { task, list } = await plannerRun("fork-settled");
     const at = list.find((c) => c.position === "turn_1_model");
-    const forked = (await (await fork(task.id, { checkpoint_id: at?.checkpoint_id })).json()) as TaskBody;
+    const forked = await parseBody(await fork(task.id, { checkpoint_id: at?.checkpoint_id }), TaskResourceSchema);
     const done = await waitForTask(forked.id);
     expect(done.status).toBe("completed");
     const log = await events(forked.id);
@@ -159,10 +148,8 @@ describe("forks", () => {
     expect(ofType(log, "todo_list_updated")).toHaveLength(0);
     expect(ofType(log, "task_created")[0]?.payload.settled_tool_calls).toHaveLength(1);
     // The fork's conversation carries the origin's tool result.
-    const original = (await (await api(`/v1/tasks/${task.id}/messages`)).json()) as {
-      messages: { content: unknown }[];
-    };
-    const copy = (await (await api(`/v1/tasks/${forked.id}/messages`)).json()) as { messages: { content: unknown }[] };
+    const original = await apiJson(`/v1/tasks/${task.id}/messages`, MessageListSchema);
+    const copy = await apiJson(`/v1/tasks/${forked.id}/messages`, MessageListSchema);
     expect(copy.messages[2]?.content).toEqual(original.messages[2]?.content);
   });
 
@@ -177,10 +164,8 @@ describe("forks", () => {
     await waitForEvent(task.id, (e) => e.event_type === "tool_call_started");
     const at = (await checkpoints(task.id)).find((c) => c.position === "turn_1_model");
     const body = JSON.stringify({ checkpoint_id: at?.checkpoint_id });
-    const messages = (await (await api(`/v1/tasks/${task.id}/messages`)).json()) as {
-      messages: { content: { type: string; id?: string }[] }[];
-    };
-    const callId = messages.messages[1]?.content.find((b) => b.type === "tool_use")?.id;
+    const messages = await apiJson(`/v1/tasks/${task.id}/messages`, MessageListSchema);
+    const callId = blocksOfType(messages.messages[1], "tool_use")[0]?.id;
     await expectError(
       await api(`/v1/tasks/${task.id}/fork`, { method: "POST", body }),
       409,
@@ -189,7 +174,7 @@ describe("forks", () => {
       { tool_use_ids: [callId] },
     );
     expect((await waitForTask(task.id)).status).toBe("completed");
-    const forked = (await (await fork(task.id, { checkpoint_id: at?.checkpoint_id })).json()) as TaskBody;
+    const forked = await parseBody(await fork(task.id, { checkpoint_id: at?.checkpoint_id }), TaskResourceSchema);
     expect((await waitForTask(forked.id)).status).toBe("completed");
     const log = await events(forked.id);
     expect(ofType(log, "task_created")[0]?.payload).toMatchObject({
@@ -213,7 +198,7 @@ describe("forks", () => {
     const at = (await checkpoints(task.id)).find((c) => c.position === "turn_1_model");
 
     // The agent asks for no approvals; the unknown outcome does.
-    const approved = (await (await fork(task.id, { checkpoint_id: at?.checkpoint_id })).json()) as TaskBody;
+    const approved = await parseBody(await fork(task.id, { checkpoint_id: at?.checkpoint_id }), TaskResourceSchema);
     const waiting = await waitForTask(approved.id);
     expect(waiting.status).toBe("input_required");
     expect(waiting.pending_input).toMatchObject({
@@ -221,7 +206,7 @@ describe("forks", () => {
       tool_name: "Bash",
       reason: expect.stringContaining("may or may not have taken effect"),
     });
-    const request_id = (waiting.pending_input as { request_id: string }).request_id;
+    const request_id = pendingRequestId(waiting);
     const decision = JSON.stringify({ request_id, action: "approve" });
     expect((await api(`/v1/tasks/${approved.id}/resume`, { method: "POST", body: decision })).status).toBe(200);
     expect((await waitForTask(approved.id, 30)).status).toBe("completed");
@@ -232,7 +217,7 @@ describe("forks", () => {
     expect(await (await api(`/v1/tasks/${approved.id}/workspace/ran.txt`)).text()).toBe("ran\n");
 
     // Rejected: the call does not run, and the model learns that it may have taken effect in the origin.
-    const rejected = (await (await fork(task.id, { checkpoint_id: at?.checkpoint_id })).json()) as TaskBody;
+    const rejected = await parseBody(await fork(task.id, { checkpoint_id: at?.checkpoint_id }), TaskResourceSchema);
     expect((await waitForTask(rejected.id)).status).toBe("input_required");
     const no = JSON.stringify({ request_id, action: "reject" });
     expect((await api(`/v1/tasks/${rejected.id}/resume`, { method: "POST", body: no })).status).toBe(200);
@@ -247,25 +232,27 @@ describe("forks", () => {
   it("appends state_updates.messages and can hand the conversation to another agent", async () => {
     const { task, list } = await plannerRun("fork-update");
     const last = list.find((c) => c.position === "turn_2_model");
-    const appended = (await (
+    const appended = await parseBody(
       await fork(task.id, {
         checkpoint_id: last?.checkpoint_id,
         state_updates: { messages: [{ role: "user", content: "Make it shorter." }], metadata: { reviewer: "ana" } },
-      })
-    ).json()) as TaskBody;
+      }),
+      TaskResourceSchema,
+    );
     const done = await waitForTask(appended.id);
     expect(done.result).toBe("Shorter: pack food.");
     expect(done.metadata).toEqual({ reviewer: "ana" });
-    const full = (await (
-      await api(`/v1/tasks/${appended.id}/checkpoints/${(await checkpoints(appended.id))[0]?.checkpoint_id}`)
-    ).json()) as Full;
+    const full = await parseBody(
+      await api(`/v1/tasks/${appended.id}/checkpoints/${(await checkpoints(appended.id))[0]?.checkpoint_id}`),
+      CheckpointSchema,
+    );
     expect(full.state.messages.at(-1)).toEqual({ role: "user", content: "Make it shorter." });
 
     const handed = await fork(task.id, {
       checkpoint_id: last?.checkpoint_id,
       state_updates: { messages: [{ role: "user", content: "Answer briefly." }], current_agent: "assistant" },
     });
-    expect(((await handed.json()) as TaskBody).assigned_agent).toBe("assistant");
+    expect((await parseBody(handed, TaskResourceSchema)).assigned_agent).toBe("assistant");
   });
 
   it("rejects a bad fork request with the field named", async () => {
@@ -335,17 +322,17 @@ describe("forks", () => {
     const origin = await startTask(agent, `plan ${marker}`);
     expect((await waitForTask(origin.id)).status).toBe("input_required");
     const start = (await checkpoints(origin.id)).find((c) => c.position === "start");
-    const forked = (await (await fork(origin.id, { checkpoint_id: start?.checkpoint_id })).json()) as TaskBody;
+    const forked = await parseBody(await fork(origin.id, { checkpoint_id: start?.checkpoint_id }), TaskResourceSchema);
     // The fork's own first turn asks for approval; the resume relaunches the fork from its fork point.
     const waiting = await waitForTask(forked.id);
     expect(waiting.status).toBe("input_required");
-    const request_id = (waiting.pending_input as { request_id: string }).request_id;
+    const request_id = pendingRequestId(waiting);
     const body = JSON.stringify({ request_id, action: "approve" });
     expect((await api(`/v1/tasks/${forked.id}/resume`, { method: "POST", body })).status).toBe(200);
     expect((await waitForTask(forked.id)).status).toBe("completed");
     const log = await events(forked.id);
     expect(ofType(log, "todo_list_updated")).toHaveLength(1);
-    const messages = (await (await api(`/v1/tasks/${forked.id}/messages`)).json()) as { messages: { role: string }[] };
+    const messages = await apiJson(`/v1/tasks/${forked.id}/messages`, MessageListSchema);
     expect(messages.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
   });
 

@@ -3,9 +3,11 @@
 
 import { abortAllDurableObjects, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { MessageListSchema } from "../src/http/responses.ts";
 import type { StartOutcome, TaskInit } from "../src/tasks/task.ts";
 import {
   api,
+  apiJson,
   defineAgent,
   done,
   emulatorRequests,
@@ -82,7 +84,7 @@ async function baseline(): Promise<{ result: string | null; messages: unknown[] 
   await script(marker, plannerScript());
   const task = await startTask("planner", `plan it ${marker}`);
   const done = await waitForTask(task.id);
-  const messages = (await (await api(`/v1/tasks/${task.id}/messages`)).json()) as { messages: { content: unknown }[] };
+  const messages = await apiJson(`/v1/tasks/${task.id}/messages`, MessageListSchema);
   return { result: done.result, messages: messages.messages.map((m) => m.content) };
 }
 
@@ -103,9 +105,7 @@ describe("a run survives eviction of its Durable Object", () => {
     const done = await waitForTask(task.id);
     expect(done.status).toBe("completed");
     expect(done.result).toBe(expected.result);
-    const messages = (await (await api(`/v1/tasks/${task.id}/messages`)).json()) as {
-      messages: { content: unknown }[];
-    };
+    const messages = await apiJson(`/v1/tasks/${task.id}/messages`, MessageListSchema);
     // The first message is the input, which carries this test's own marker.
     expect(withoutToolIds(messages.messages.slice(1).map((m) => m.content))).toEqual(
       withoutToolIds(expected.messages.slice(1)),
@@ -246,11 +246,7 @@ describe("a run survives eviction of its Durable Object", () => {
       model: "claude-sonnet-5-5",
       input_tokens: 2000,
     });
-    const recovery = (
-      done.usage as unknown as {
-        recovery: { attempts: number; input_tokens: number; output_tokens: number; cost_usd: number };
-      }
-    ).recovery;
+    const recovery = done.usage.recovery;
     expect(recovery.attempts).toBe(1);
     expect(recovery.input_tokens).toBe(2000);
     expect(recovery.output_tokens).toBeGreaterThan(0);
@@ -278,9 +274,7 @@ describe("a run survives eviction of its Durable Object", () => {
       const done = await waitForTask(task.id, 30);
       expect(done.status, `boundary ${boundary}`).toBe("completed");
       expect(done.result, `boundary ${boundary}`).toBe(expected.result);
-      const messages = (await (await api(`/v1/tasks/${task.id}/messages`)).json()) as {
-        messages: { content: unknown }[];
-      };
+      const messages = await apiJson(`/v1/tasks/${task.id}/messages`, MessageListSchema);
       expect(withoutToolIds(messages.messages.slice(1).map((m) => m.content)), `boundary ${boundary}`).toEqual(
         withoutToolIds(expected.messages.slice(1)),
       );

@@ -9,15 +9,16 @@ import { chunkText } from "../emulator/wire.ts";
 import { EventLog } from "../src/events/event-log.ts";
 import { type EventRecord, EventRecordSchema } from "../src/events/event-record.ts";
 import { openEventStream, type EventSource as SseSource, sseFrame } from "../src/events/sse.ts";
+import { ErrorBodySchema, type TaskResource } from "../src/http/responses.ts";
 import { DELTA_WINDOW_MS } from "../src/runtime/delta-batcher.ts";
 import {
   api,
   checkEvent,
+  parseBody,
   readSse,
   type ScriptTurn,
   script,
   startTask,
-  type TaskBody,
   uniqueMarker,
   waitForTask,
 } from "./helpers.ts";
@@ -191,7 +192,7 @@ async function followedRun(
   turns: ScriptTurn[],
   latency: { ttft_ms?: number; token_delay_ms?: number } = {},
   agent = "assistant",
-): Promise<{ task: TaskBody; raw: string; frames: Frame[]; response: Response }> {
+): Promise<{ task: TaskResource; raw: string; frames: Frame[]; response: Response }> {
   const marker = uniqueMarker(label);
   await script(marker, turns, latency);
   const task = await startTask(agent, `${label} ${marker}`);
@@ -388,7 +389,7 @@ describe("the event vocabulary of richer runs", () => {
 });
 
 describe("replay from a cursor after the run has ended", () => {
-  let task: TaskBody;
+  let task: TaskResource;
   let full: Frame[];
 
   beforeAll(async () => {
@@ -527,7 +528,7 @@ describe("cursor validation", () => {
   });
 
   async function expectValidationError(res: Response, field: string): Promise<void> {
-    const body = (await res.json()) as { error: { code: string; field?: string; message: string } };
+    const body = await parseBody(res, ErrorBodySchema);
     expect(res.status).toBe(400);
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     expect(body.error.code).toBe("validation_failed");
@@ -549,7 +550,7 @@ describe("cursor validation", () => {
 
   it("answers 404 task_not_found for a task that does not exist", async () => {
     const res = await events(crypto.randomUUID());
-    const body = (await res.json()) as { error: { code: string; field?: string } };
+    const body = await parseBody(res, ErrorBodySchema);
     expect(res.status).toBe(404);
     expect(body.error.code).toBe("task_not_found");
     expect(body.error.field).toBe("id");

@@ -10,6 +10,20 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { registry } from "../src/agents/catalog.ts";
+import {
+  type ArtifactList,
+  ArtifactListSchema,
+  type CheckpointList,
+  CheckpointListSchema,
+  CheckpointSchema,
+  DeliveryListSchema,
+  ErrorBodySchema,
+  MessageListSchema,
+  type TaskResource,
+  TaskResourceSchema,
+  type WorkspaceList,
+  WorkspaceListSchema,
+} from "../src/http/responses.ts";
 import { CreateTaskBody, ForkBody, ResumeBody, TaskIdParam, WorkspacePath } from "../src/http/schemas.ts";
 import { MAX_BODY_BYTES } from "../src/http/validation.ts";
 import { derivedTaskId } from "../src/tasks/task-ids.ts";
@@ -20,12 +34,12 @@ import {
   defineAgent,
   done,
   type EventBody,
+  parseBody,
   parseEvent,
   readSse,
   script,
   startTask,
   stubFor,
-  type TaskBody,
   toolUse,
   UUID_V4,
   uniqueMarker,
@@ -116,6 +130,8 @@ async function mismatch(res: Response, probe: Probe, expected: Expected): Promis
   if (typeof message !== "string" || message.trim() === "") return `error.message ${preview(String(message))}`;
   if (request_id !== requestId) return `error.request_id ${String(request_id)} is not the x-request-id ${requestId}`;
   if (field !== undefined && typeof field !== "string") return `error.field ${String(field)}`;
+  const schema = ErrorBodySchema.safeParse(body);
+  if (!schema.success) return `an error body its schema refuses (${schema.error.message}): ${preview(text, 400)}`;
   if (expected.codes && !expected.codes.includes(code)) {
     return `code ${code}, expected ${expected.codes.join(" or ")}: ${preview(text, 400)}`;
   }
@@ -923,29 +939,42 @@ const overflowingFiles = fc
 
 /** Everything the API says about a task, read twice to compare. */
 interface Snapshot {
-  task: TaskBody;
+  task: TaskResource;
   reads: Record<string, unknown>;
   events: EventBody[];
   alarm: number | null;
 }
 
-async function readJson(path: string): Promise<unknown> {
+/** A read that must succeed, its body checked against its response schema. */
+async function readJson<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S>> {
   const res = await api(path);
   expect(res.status, path).toBe(200);
-  return res.json();
+  return parseBody(res, schema);
 }
 
+/** What each of a task's listings is read with. */
+const LISTINGS = {
+  messages: MessageListSchema,
+  checkpoints: CheckpointListSchema,
+  deliveries: DeliveryListSchema,
+  artifacts: ArtifactListSchema,
+  workspace: WorkspaceListSchema,
+} as const;
+
 async function snapshotOf(id: string): Promise<Snapshot> {
-  const task = (await readJson(`/v1/tasks/${id}`)) as TaskBody;
+  const task = await readJson(`/v1/tasks/${id}`, TaskResourceSchema);
   const reads: Record<string, unknown> = {};
-  for (const what of ["messages", "checkpoints", "deliveries", "artifacts", "workspace"]) {
-    reads[what] = await readJson(`/v1/tasks/${id}/${what}`);
+  for (const [what, schema] of Object.entries(LISTINGS)) {
+    reads[what] = await readJson(`/v1/tasks/${id}/${what}`, schema);
   }
-  const list = reads.checkpoints as { checkpoints: { checkpoint_id: string }[] };
+  const list = reads.checkpoints as CheckpointList;
   for (const { checkpoint_id } of list.checkpoints) {
-    reads[`checkpoint ${checkpoint_id}`] = await readJson(`/v1/tasks/${id}/checkpoints/${checkpoint_id}`);
+    reads[`checkpoint ${checkpoint_id}`] = await readJson(
+      `/v1/tasks/${id}/checkpoints/${checkpoint_id}`,
+      CheckpointSchema,
+    );
   }
-  const last = task.last_event_seq as number;
+  const last = task.last_event_seq;
   // A waiting task's stream stays open: read up to its newest event.
   const frames = await readSse(await api(`/v1/tasks/${id}/events`), (f) => parseEvent(f.data).seq >= last);
   const alarm = await runInDurableObject(stubFor(id), (_instance, state) => state.storage.getAlarm());
@@ -972,13 +1001,11 @@ interface TaskUnderTest {
 
 async function underTest(id: string): Promise<TaskUnderTest> {
   // The first read of a finished task's artifacts completes its bundle; the snapshot is taken after that.
-  await readJson(`/v1/tasks/${id}/artifacts`);
+  await readJson(`/v1/tasks/${id}/artifacts`, ArtifactListSchema);
   const snapshot = await snapshotOf(id);
-  const { checkpoints } = snapshot.reads.checkpoints as {
-    checkpoints: { checkpoint_id: string; next_action: string }[];
-  };
-  const { artifacts } = snapshot.reads.artifacts as { artifacts: { path: string }[] };
-  const workspace = snapshot.reads.workspace as { files: { path: string; type: string }[] };
+  const { checkpoints } = snapshot.reads.checkpoints as CheckpointList;
+  const { artifacts } = snapshot.reads.artifacts as ArtifactList;
+  const workspace = snapshot.reads.workspace as WorkspaceList;
   return {
     id,
     snapshot,
@@ -1037,7 +1064,7 @@ afterAll(() => {
 /** Cases against one task's routes; `mode` keeps requests that would act on a waiting task out. */
 function taskCases(task: TaskUnderTest, mode: "finished" | "waiting"): Arbitrary<Case> {
   const base = `/v1/tasks/${task.id}`;
-  const lastSeq = task.snapshot.task.last_event_seq as number;
+  const lastSeq = task.snapshot.task.last_event_seq;
   const isWaiting = mode === "waiting";
   const withAuth = (auth: Arbitrary<Auth>, build: (auth: Auth) => Arbitrary<Case>): Arbitrary<Case> =>
     auth.chain(build);
@@ -1310,7 +1337,7 @@ describe("fuzzing the API with malformed requests", () => {
   it("refuses every malformed resume, fork and unauthorized act on a waiting task, which keeps waiting", async () => {
     await fuzz(taskCases(waiting, "waiting"), 600);
     await expectUnchanged(waiting);
-    const now = (await readJson(`/v1/tasks/${waiting.id}`)) as TaskBody;
+    const now = await readJson(`/v1/tasks/${waiting.id}`, TaskResourceSchema);
     expect(now.status).toBe("input_required");
     expect(now.pending_input).toMatchObject({ kind: "approval", tool_name: "TodoWrite" });
   }, 60_000);

@@ -15,7 +15,8 @@ import {
   StreamingError,
   TimeoutError,
 } from "../src/errors.ts";
-import { GeminiProvider, toGeminiRequest } from "../src/llm/gemini.ts";
+import { GeminiProvider } from "../src/llm/gemini.ts";
+import { toGeminiRequest } from "../src/llm/gemini-request.ts";
 import type { HttpAttempt } from "../src/llm/provider.ts";
 import { type ScriptTurn, script, uniqueMarker } from "./helpers.ts";
 

@@ -1,14 +1,18 @@
 // Shared test helpers: calls into the Worker exactly as an HTTP client would, scripts for the model emulator, and
 // an SSE reader that parses frames the way a browser EventSource does, checking every event it reads against the
-// event catalog (parseEvent).
+// event catalog (parseEvent). Every JSON answer a helper reads is checked against its response schema
+// (src/http/responses.ts) with parseBody, strictly: a member the schema does not list fails the test.
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { z } from "zod";
 import { Agent, type AgentDefinition } from "../src/agents/agent.ts";
 import { registry } from "../src/agents/catalog.ts";
 import { CUSTOM_EVENT_PREFIX, EVENT_CATALOG, EVENT_TYPES, type EventType } from "../src/contracts/events.ts";
+import type { RequestErrorCode } from "../src/errors/codes.ts";
 import { type EventRecord, EventRecordSchema } from "../src/events/event-record.ts";
 import { REDACTED, type RedactionMode } from "../src/events/redaction.ts";
+import { type ErrorBody, ErrorBodySchema, type TaskResource, TaskResourceSchema } from "../src/http/responses.ts";
+import type { ContentBlock, MessageContent } from "../src/runtime/conversation.ts";
 import type { Workspace } from "../src/workspace/workspace.ts";
 
 export const API_KEY = "test-key-1";
@@ -86,26 +90,63 @@ export function uniqueMarker(label: string): string {
   return `[${label}-${crypto.randomUUID()}]`;
 }
 
-export interface TaskBody {
-  id: string;
-  status: string;
-  result: string | null;
-  error: { code: string; message: string } | null;
-  usage: Record<string, unknown> & { total_tokens: number; total_cost_usd: number | null; model_calls: number };
-  links: Record<string, string>;
-  [key: string]: unknown;
+/**
+ * A JSON value checked against a response schema (src/http/responses.ts), strictly: a member the schema does not
+ * list, or one of another type, throws with what does not match. Returns the value as it is (not zod's copy), so
+ * assertions see exactly what was sent.
+ */
+export function checkBody<S extends z.ZodType>(schema: S, json: unknown): z.output<S> {
+  const checked = schema.safeParse(json);
+  if (!checked.success) {
+    throw new Error(`The answer does not match its schema: ${z.prettifyError(checked.error)}\n${JSON.stringify(json)}`);
+  }
+  return json as z.output<S>;
 }
 
-export async function startTask(agent: string, input: string, extra: Record<string, unknown> = {}): Promise<TaskBody> {
+/** A response's JSON body, checked against its response schema (checkBody). */
+export async function parseBody<S extends z.ZodType>(res: Response, schema: S): Promise<z.output<S>> {
+  return checkBody(schema, await res.json());
+}
+
+/** Calls `path` (GET unless `init` says otherwise) and returns its JSON body, checked against `schema`. */
+export async function apiJson<S extends z.ZodType>(
+  path: string,
+  schema: S,
+  init: Parameters<typeof api>[1] = {},
+): Promise<z.output<S>> {
+  return parseBody(await api(path, init), schema);
+}
+
+/** A message's content blocks of `type`; a message that is text, or absent, fails the test. */
+export function blocksOfType<T extends ContentBlock["type"]>(
+  message: { content: MessageContent } | undefined,
+  type: T,
+): Extract<ContentBlock, { type: T }>[] {
+  const content = message?.content;
+  if (!Array.isArray(content)) throw new Error(`expected content blocks, got ${JSON.stringify(content)}`);
+  return content.filter((block): block is Extract<ContentBlock, { type: T }> => block.type === type);
+}
+
+/** The request a waiting task shows (its pending_input's request_id); a task that waits for nothing fails the test. */
+export function pendingRequestId(task: Pick<TaskResource, "id" | "pending_input">): string {
+  if (!task.pending_input) throw new Error(`task ${task.id} waits for nothing`);
+  return task.pending_input.request_id;
+}
+
+export async function startTask(
+  agent: string,
+  input: string,
+  extra: Record<string, unknown> = {},
+): Promise<TaskResource> {
   const res = await api(`/v1/agents/${agent}/tasks`, { method: "POST", body: JSON.stringify({ input, ...extra }) });
   if (res.status !== 202) throw new Error(`start failed: ${res.status} ${await res.text()}`);
-  return (await res.json()) as TaskBody;
+  return parseBody(res, TaskResourceSchema);
 }
 
-export async function waitForTask(id: string, seconds = 20): Promise<TaskBody> {
+export async function waitForTask(id: string, seconds = 20): Promise<TaskResource> {
   const res = await api(`/v1/tasks/${id}?wait=${seconds}`);
   if (res.status !== 200) throw new Error(`get failed: ${res.status}`);
-  return (await res.json()) as TaskBody;
+  return parseBody(res, TaskResourceSchema);
 }
 
 export interface SseFrame {
@@ -163,10 +204,6 @@ export function eventTypes(frames: SseFrame[]): string[] {
 export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 export const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-export interface ErrorBody {
-  error: { code: string; message: string; request_id: string; field?: string; [detail: string]: unknown };
-}
-
 /**
  * Asserts the JSON error shape exactly: status, code, field (or its absence), request_id = x-request-id, and the
  * error's further members (`details`, matchers allowed) or their absence.
@@ -174,7 +211,7 @@ export interface ErrorBody {
 export async function expectError(
   res: Response,
   status: number,
-  code: string,
+  code: RequestErrorCode,
   field?: string,
   details: Record<string, unknown> = {},
 ): Promise<ErrorBody> {
@@ -182,11 +219,16 @@ export async function expectError(
   expect(res.headers.get("content-type")).toBe("application/json");
   const requestId = res.headers.get("x-request-id");
   expect(requestId).toMatch(UUID_V4);
-  const body = (await res.json()) as ErrorBody;
-  const expected: ErrorBody["error"] = { ...details, code, message: expect.any(String), request_id: requestId ?? "" };
+  const body: unknown = await res.json();
+  const expected: Record<string, unknown> = {
+    ...details,
+    code,
+    message: expect.any(String),
+    request_id: requestId ?? "",
+  };
   if (field !== undefined) expected.field = field;
   expect(body).toStrictEqual({ error: expected });
-  return body;
+  return checkBody(ErrorBodySchema, body);
 }
 
 // ---- Runs of agents defined by the test itself -----------------------------------------------------------------

@@ -8,7 +8,9 @@ import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import type { TaskObject } from "../durable-objects/task-object.ts";
 import { Agent } from "../src/agents/agent.ts";
+import type { RequestErrorCode } from "../src/errors/codes.ts";
 import { ConfigError } from "../src/errors.ts";
+import { HookIgnoredSchema, HookPongSchema, HookReceiptSchema } from "../src/http/responses.ts";
 import { derivedTaskId, taskStubFor } from "../src/tasks/task-ids.ts";
 import {
   api,
@@ -16,9 +18,10 @@ import {
   emulatorRequests,
   errorOf,
   expectError,
+  parseBody,
+  pendingRequestId,
   script,
   stubFor,
-  type TaskBody,
   toolUse,
   waitForTask,
 } from "./helpers.ts";
@@ -51,14 +54,6 @@ function deliver(hookId: string, body: string, headers: Record<string, string>):
   return api(`/v1/hooks/${hookId}`, { method: "POST", body, headers, key: null });
 }
 
-interface Receipt {
-  hook_id: string;
-  delivery_id: string;
-  task_id: string;
-  status: string;
-  duplicate: boolean;
-}
-
 describe("Standard Webhooks hooks", () => {
   it("starts a run with the rendered input, once per delivery id", async () => {
     const marker = `[hook-std-${crypto.randomUUID()}]`;
@@ -73,14 +68,14 @@ describe("Standard Webhooks hooks", () => {
     const deliveryId = `msg_${crypto.randomUUID()}`;
     const first = await deliver(hookId, body, standardHeaders(body, deliveryId));
     expect(first.status).toBe(202);
-    const receipt = (await first.json()) as Receipt;
+    const receipt = await parseBody(first, HookReceiptSchema);
     expect(receipt).toMatchObject({ hook_id: hookId, delivery_id: deliveryId, duplicate: false });
     const task = await waitForTask(receipt.task_id);
     expect(task.status).toBe("completed");
     // Values go in as they are: no HTML escaping in a prompt.
     expect(task.input).toBe(`Triage Refund ${marker} from Ana & Co <b>${deliveryId}</b>`);
     expect(task.metadata).toEqual({ source: "helpdesk" });
-    expect((task as TaskBody & { trigger: unknown }).trigger).toEqual({
+    expect(task.trigger).toEqual({
       hook_id: hookId,
       delivery_id: deliveryId,
       event: null,
@@ -89,13 +84,13 @@ describe("Standard Webhooks hooks", () => {
     // The sender retries the same delivery (a new signature, a later timestamp): the same task, no second run.
     const again = await deliver(hookId, body, standardHeaders(body, deliveryId, new Date(Date.now() + 1000)));
     expect(again.status).toBe(200);
-    expect((await again.json()) as Receipt).toMatchObject({ task_id: receipt.task_id, duplicate: true });
+    expect(await parseBody(again, HookReceiptSchema)).toMatchObject({ task_id: receipt.task_id, duplicate: true });
   });
 
   it("refuses a bad, missing or stale signature with 401 and starts nothing", async () => {
     const hookId = hookAgent({ scheme: "standard", secret: "TEST_STANDARD_HOOK_SECRET", input: "{{payload.x}}" });
     const body = '{"x": "hello"}';
-    const cases: [Record<string, string>, string][] = [
+    const cases: [Record<string, string>, RequestErrorCode][] = [
       [{ "content-type": "application/json" }, "signature_missing"],
       [standardHeaders(body, "msg_1", new Date(), `whsec_${btoa("another secret")}`), "signature_invalid"],
       [standardHeaders(body, "msg_2", new Date(Date.now() - 6 * 60_000)), "timestamp_out_of_tolerance"],
@@ -156,19 +151,19 @@ describe("GitHub hooks", () => {
     });
     const res = await deliver(hookId, push, await githubHeaders(push, "push"));
     expect(res.status).toBe(202);
-    const task = await waitForTask(((await res.json()) as Receipt).task_id);
+    const task = await waitForTask((await parseBody(res, HookReceiptSchema)).task_id);
     expect(task.input).toBe(`Review the push to acme/site ${marker} (push):\n- Fix header\n- Add footer`);
     expect(task.status).toBe("completed");
 
     const ping = '{"zen": "Keep it logically awesome."}';
     const pong = await deliver(hookId, ping, await githubHeaders(ping, "ping"));
     expect(pong.status).toBe(200);
-    expect(await pong.json()).toEqual({ hook_id: hookId, status: "pong" });
+    expect(await parseBody(pong, HookPongSchema)).toEqual({ hook_id: hookId, status: "pong" });
 
     const issue = '{"action": "opened"}';
     const ignored = await deliver(hookId, issue, await githubHeaders(issue, "issues"));
     expect(ignored.status).toBe(200);
-    expect(await ignored.json()).toMatchObject({ status: "ignored" });
+    expect(await parseBody(ignored, HookIgnoredSchema)).toMatchObject({ status: "ignored" });
 
     const forged = { ...(await githubHeaders(push, "push")), "x-hub-signature-256": `sha256=${"0".repeat(64)}` };
     await expectError(await deliver(hookId, push, forged), 401, "signature_invalid", "signature");
@@ -185,7 +180,7 @@ describe("GitHub hooks", () => {
     const headers = { ...(await githubHeaders(body, "push")), "content-type": "application/x-www-form-urlencoded" };
     const res = await deliver(hookId, body, headers);
     expect(res.status).toBe(202);
-    expect((await waitForTask(((await res.json()) as Receipt).task_id)).input).toBe(`form ${marker}`);
+    expect((await waitForTask((await parseBody(res, HookReceiptSchema)).task_id)).input).toBe(`form ${marker}`);
   });
 });
 
@@ -212,7 +207,7 @@ describe("GitHub replays, events and rate limits", () => {
     const delivery = crypto.randomUUID();
     const first = await deliver(hookId, body, await githubHeaders(body, "push", delivery));
     expect(first.status).toBe(202);
-    const original = (await first.json()) as Receipt;
+    const original = await parseBody(first, HookReceiptSchema);
     expect((await waitForTask(original.task_id)).status).toBe("completed");
 
     // GitHub's redeliver (same id, same body), a replay under a new id, and one that also names another event.
@@ -223,7 +218,7 @@ describe("GitHub replays, events and rate limits", () => {
     ] as const) {
       const again = await deliver(hookId, body, await githubHeaders(body, event, id));
       expect(again.status).toBe(200);
-      expect(await again.json()).toEqual({
+      expect(await parseBody(again, HookReceiptSchema)).toEqual({
         hook_id: hookId,
         delivery_id: id,
         task_id: original.task_id,
@@ -233,7 +228,7 @@ describe("GitHub replays, events and rate limits", () => {
     }
     // The task is still the first delivery's, and its run happened once.
     const task = await waitForTask(original.task_id);
-    expect((task as TaskBody & { trigger: unknown }).trigger).toEqual({
+    expect(task.trigger).toEqual({
       hook_id: hookId,
       delivery_id: delivery,
       event: "push",
@@ -244,7 +239,7 @@ describe("GitHub replays, events and rate limits", () => {
     const other = JSON.stringify({ note: `second push ${marker}` });
     const second = await deliver(hookId, other, await githubHeaders(other, "push"));
     expect(second.status).toBe(202);
-    expect(((await second.json()) as Receipt).task_id).not.toBe(original.task_id);
+    expect((await parseBody(second, HookReceiptSchema)).task_id).not.toBe(original.task_id);
   });
 
   it("answers GitHub's redelivery of a task named by its delivery id (before bodies named tasks) with that task", async () => {
@@ -269,7 +264,11 @@ describe("GitHub replays, events and rate limits", () => {
     expect(started.outcome).toBe("created");
     const again = await deliver(hookId, body, await githubHeaders(body, "push", delivery));
     expect(again.status).toBe(200);
-    expect(await again.json()).toMatchObject({ delivery_id: delivery, task_id: id, duplicate: true });
+    expect(await parseBody(again, HookReceiptSchema)).toMatchObject({
+      delivery_id: delivery,
+      task_id: id,
+      duplicate: true,
+    });
   });
 
   it("answers a replay of an expired delivery's body with 410 task_expired, and spends no token on it", async () => {
@@ -284,7 +283,7 @@ describe("GitHub replays, events and rate limits", () => {
     const body = JSON.stringify({ note: `expiring ${marker}` });
     const first = await deliver(hookId, body, await githubHeaders(body, "push"));
     expect(first.status).toBe(202);
-    const { task_id } = (await first.json()) as Receipt;
+    const { task_id } = await parseBody(first, HookReceiptSchema);
     const done = await waitForTask(task_id);
     expect(done.status).toBe("completed");
     // Retention runs out: the task's object keeps only its tombstone. Once the bundle is uploaded, the object's alarm
@@ -315,7 +314,7 @@ describe("GitHub replays, events and rate limits", () => {
     const body = JSON.stringify({ note: `no event ${crypto.randomUUID()}` });
     const res = await deliver(filtered, body, await githubHeaders(body, null));
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({
+    expect(await parseBody(res, HookIgnoredSchema)).toEqual({
       hook_id: filtered,
       status: "ignored",
       reason: "the delivery names no event (X-GitHub-Event), and the hook runs only on the events it lists",
@@ -323,7 +322,7 @@ describe("GitHub replays, events and rate limits", () => {
     // Nothing started: the same body with its event starts the first run of it.
     const started = await deliver(filtered, body, await githubHeaders(body, "push"));
     expect(started.status).toBe(202);
-    expect(((await started.json()) as Receipt).duplicate).toBe(false);
+    expect((await parseBody(started, HookReceiptSchema)).duplicate).toBe(false);
   });
 
   it("answers 429 rate_limited with Retry-After past a hook's own per-minute limit, after the signature and the replay checks", async () => {
@@ -348,7 +347,9 @@ describe("GitHub replays, events and rate limits", () => {
     // A replay starts nothing, so it costs nothing: it is still answered with its task.
     const replay = await deliver(hookId, one, await githubHeaders(one, "push"));
     expect(replay.status).toBe(200);
-    expect(((await replay.json()) as Receipt).task_id).toBe(((await first.json()) as Receipt).task_id);
+    expect((await parseBody(replay, HookReceiptSchema)).task_id).toBe(
+      (await parseBody(first, HookReceiptSchema)).task_id,
+    );
 
     const limited = await deliver(hookId, three, await githubHeaders(three, "push"));
     expect(limited.headers.get("ratelimit-limit")).toBe("2");
@@ -383,7 +384,7 @@ describe("the example triage agent", () => {
     };
     const res = await deliver("github-issues", body, headers);
     expect(res.status).toBe(202);
-    const { task_id } = (await res.json()) as Receipt;
+    const { task_id } = await parseBody(res, HookReceiptSchema);
     const waiting = await waitForTask(task_id);
     expect(waiting).toMatchObject({
       assigned_agent: "triage",
@@ -394,7 +395,7 @@ describe("the example triage agent", () => {
       `GitHub issue #42 in acme/site was opened.\nTitle: Crash on start ${marker}\n\nIt crashes.`,
     );
     expect(waiting.pending_input).toMatchObject({ kind: "approval", tool_name: "TodoWrite", input: { todos } });
-    const request_id = (waiting.pending_input as { request_id: string }).request_id;
+    const request_id = pendingRequestId(waiting);
     const decision = JSON.stringify({ request_id, action: "approve" });
     expect((await api(`/v1/tasks/${task_id}/resume`, { method: "POST", body: decision })).status).toBe(200);
     const finished = await waitForTask(task_id);

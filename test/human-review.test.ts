@@ -6,7 +6,16 @@ import { describe, expect, it } from "vitest";
 import { Agent } from "../src/agents/agent.ts";
 import { ConfigError } from "../src/errors.ts";
 import {
+  CheckpointListSchema,
+  CheckpointSchema,
+  MessageListSchema,
+  ResumedTaskSchema,
+  type TaskResource,
+  TaskResourceSchema,
+} from "../src/http/responses.ts";
+import {
   api,
+  apiJson,
   defineAgent,
   done,
   type EventBody,
@@ -14,12 +23,12 @@ import {
   expectError,
   modelRequest,
   ofType,
+  parseBody,
   parseEvent,
   readSse,
   script,
   startTask,
   stubFor,
-  type TaskBody,
   toolUse,
   uniqueMarker,
   waitForTask,
@@ -38,14 +47,14 @@ async function resume(id: string, body: Record<string, unknown>, key?: string): 
 }
 
 /** The id of the request a waiting task shows: what a reviewer's decision names. */
-function requestOf(task: TaskBody): string {
-  const id = (task.pending_input as { request_id?: unknown } | null)?.request_id;
+function requestOf(task: TaskResource): string {
+  const id = task.pending_input?.request_id;
   if (typeof id !== "string") throw new Error(`task ${task.id} shows no pending request`);
   return id;
 }
 
 /** Starts a task whose first turn calls `call`, and waits until it asks for input. */
-async function waitingTask(agent: string, label: string, call = todoCall): Promise<TaskBody> {
+async function waitingTask(agent: string, label: string, call = todoCall): Promise<TaskResource> {
   const marker = uniqueMarker(label);
   await script(marker, [{ content: [call], stop_reason: "tool_use" }, done]);
   const task = await startTask(agent, `plan ${marker}`);
@@ -66,17 +75,15 @@ describe("permission modes", () => {
       expires_at: null,
     });
     // The request is named by the waiting call's id, in the task and in the event alike.
-    const pending = task.pending_input as { request_id: string; tool_use_id: string };
-    expect(pending.request_id).toBe(pending.tool_use_id);
+    const pending = task.pending_input;
+    expect(pending?.request_id).toBe(pending?.tool_use_id);
     const log = await logUntilWaiting(task.id);
-    expect(ofType(log, "input_requested").map((e) => e.payload.request_id)).toEqual([pending.request_id]);
+    expect(ofType(log, "input_requested").map((e) => e.payload.request_id)).toEqual([pending?.request_id]);
     expect(ofType(log, "tool_call_started")).toHaveLength(0);
     const alarm = await runInDurableObject(stubFor(task.id), (_i, state) => state.storage.getAlarm());
     expect(alarm).toBeNull();
     // The wait is a checkpoint of its own (seed 003 awaiting_human).
-    const list = (await (await api(`/v1/tasks/${task.id}/checkpoints`)).json()) as {
-      checkpoints: { position: string; awaiting_human: boolean; next_action: string }[];
-    };
+    const list = await apiJson(`/v1/tasks/${task.id}/checkpoints`, CheckpointListSchema);
     expect(list.checkpoints.at(-1)).toMatchObject({ awaiting_human: true, next_action: "tool_calls" });
     expect(list.checkpoints.filter((c) => c.awaiting_human)).toHaveLength(1);
   });
@@ -86,7 +93,7 @@ describe("permission modes", () => {
     const task = await waitingTask(agent, "hitl-approve");
     const res = await resume(task.id, { request_id: requestOf(task), action: "approve" }, "test-key-2");
     expect(res.status).toBe(200);
-    expect(((await res.json()) as TaskBody).status).toBe("running");
+    expect((await parseBody(res, ResumedTaskSchema)).status).toBe("running");
     const finished = await waitForTask(task.id);
     expect(finished.status).toBe("completed");
     const log = await events(task.id);
@@ -109,9 +116,7 @@ describe("permission modes", () => {
     const log = await events(task.id);
     expect(ofType(log, "todo_list_updated")).toHaveLength(0);
     expect(ofType(log, "tool_denied")[0]?.payload).toMatchObject({ reason: "rejected_by_reviewer" });
-    const messages = (await (await api(`/v1/tasks/${task.id}/messages`)).json()) as {
-      messages: { content: unknown }[];
-    };
+    const messages = await apiJson(`/v1/tasks/${task.id}/messages`, MessageListSchema);
     expect(JSON.stringify(messages.messages[2]?.content)).toContain(
       "A reviewer rejected this call to TodoWrite: Not that venue.",
     );
@@ -190,13 +195,9 @@ describe("permission modes", () => {
     ]);
     expect(JSON.stringify(request.messages).split("Use the blue room.")).toHaveLength(2);
     // The turn's checkpoint holds the same conversation.
-    const list = (await (await api(`/v1/tasks/${task.id}/checkpoints`)).json()) as {
-      checkpoints: { checkpoint_id: string; position: string }[];
-    };
+    const list = await apiJson(`/v1/tasks/${task.id}/checkpoints`, CheckpointListSchema);
     const tools = list.checkpoints.find((c) => c.position === "turn_1_tools");
-    const checkpoint = (await (await api(`/v1/tasks/${task.id}/checkpoints/${tools?.checkpoint_id}`)).json()) as {
-      state: { messages: { content: unknown }[] };
-    };
+    const checkpoint = await apiJson(`/v1/tasks/${task.id}/checkpoints/${tools?.checkpoint_id}`, CheckpointSchema);
     expect(checkpoint.state.messages.at(-1)?.content).toEqual(request.messages.at(-1)?.content);
   });
 
@@ -254,7 +255,7 @@ describe("permission modes", () => {
 
 describe("decisions name the request they answer", () => {
   /** A task whose first turn makes two calls that both wait for approval, waiting on the first. */
-  async function twoCallTask(label: string): Promise<TaskBody> {
+  async function twoCallTask(label: string): Promise<TaskResource> {
     const agent = defineAgent({ allowedTools: ["TodoWrite"], permissionMode: "manual" });
     const marker = uniqueMarker(label);
     const read = toolUse("TodoWrite", { todos: [{ content: "Read the logs", status: "pending" }] });
@@ -266,10 +267,10 @@ describe("decisions name the request they answer", () => {
   }
 
   /** Waits until the task waits for a request other than `previous`. */
-  async function nextRequest(id: string, previous: string): Promise<TaskBody> {
+  async function nextRequest(id: string, previous: string): Promise<TaskResource> {
     for (let i = 0; i < 100; i++) {
       const task = await waitForTask(id);
-      const current = (task.pending_input as { request_id?: string } | null)?.request_id;
+      const current = task.pending_input?.request_id;
       if (task.status !== "running" && current !== previous) return task;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -287,7 +288,7 @@ describe("decisions name the request they answer", () => {
     const replay = await resume(first.id, { request_id: seen, action: "approve" }, "test-key-2");
     expect(replay.status).toBe(200);
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
-    const replayed = (await replay.json()) as TaskBody & { decision: Record<string, unknown> };
+    const replayed = await parseBody(replay, ResumedTaskSchema);
     expect(replayed.status).toBe("input_required");
     expect(replayed.decision).toMatchObject({ request_id: seen, action: "approve" });
     expect(String(replayed.decision.decided_by)).not.toBe("");
@@ -357,10 +358,10 @@ describe("decisions name the request they answer", () => {
     const first = await resume(task.id, { request_id, action: "approve", message: "Lisbon" });
     expect(first.status).toBe(200);
     expect(first.headers.get("idempotent-replayed")).toBeNull();
-    const original = ((await first.json()) as { decision: Record<string, unknown> }).decision;
+    const original = (await parseBody(first, ResumedTaskSchema)).decision;
     const again = await resume(task.id, { request_id, action: "approve", message: "Lisbon" });
     expect(again.status).toBe(200);
-    expect(((await again.json()) as { decision: Record<string, unknown> }).decision).toEqual(original);
+    expect((await parseBody(again, ResumedTaskSchema)).decision).toEqual(original);
     await expectError(
       await resume(task.id, { request_id, action: "approve", message: "Porto" }),
       409,
@@ -369,9 +370,7 @@ describe("decisions name the request they answer", () => {
       { decision: expect.objectContaining({ request_id, message: "Lisbon" }) },
     );
     expect((await waitForTask(task.id)).status).toBe("completed");
-    const messages = (await (await api(`/v1/tasks/${task.id}/messages`)).json()) as {
-      messages: { content: unknown }[];
-    };
+    const messages = await apiJson(`/v1/tasks/${task.id}/messages`, MessageListSchema);
     expect(JSON.stringify(messages.messages[2]?.content)).toContain("Lisbon");
     expect(JSON.stringify(messages.messages)).not.toContain("Porto");
   });
@@ -392,9 +391,7 @@ describe("questions, cancels, evictions and timeouts", () => {
       200,
     );
     expect((await waitForTask(task.id)).status).toBe("completed");
-    const messages = (await (await api(`/v1/tasks/${task.id}/messages`)).json()) as {
-      messages: { content: unknown }[];
-    };
+    const messages = await apiJson(`/v1/tasks/${task.id}/messages`, MessageListSchema);
     expect(JSON.stringify(messages.messages[2]?.content)).toContain("Lisbon");
   });
 
@@ -403,7 +400,7 @@ describe("questions, cancels, evictions and timeouts", () => {
     const task = await waitingTask(agent, "hitl-cancel");
     const res = await api(`/v1/tasks/${task.id}/cancel`, { method: "POST" });
     expect(res.status).toBe(200);
-    expect(((await res.json()) as TaskBody).status).toBe("canceled");
+    expect((await parseBody(res, TaskResourceSchema)).status).toBe("canceled");
     await expectError(
       await resume(task.id, { request_id: requestOf(task), action: "approve" }),
       409,
@@ -430,7 +427,7 @@ describe("questions, cancels, evictions and timeouts", () => {
       approvalTimeoutSeconds: 3600,
     });
     const task = await waitingTask(rejecting, "hitl-timeout-reject");
-    const expiresAt = (task.pending_input as { expires_at?: string } | null)?.expires_at;
+    const expiresAt = task.pending_input?.expires_at;
     expect(expiresAt).toEqual(expect.any(String));
     const alarm = await runInDurableObject(stubFor(task.id), (_i, state) => state.storage.getAlarm());
     expect(alarm).toBe(Date.parse(String(expiresAt)));

@@ -5,15 +5,19 @@
 // server lost the session) carries the same key, and the server charges once.
 import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
+import { CheckpointListSchema, TaskResourceSchema } from "../src/http/responses.ts";
 import { idempotencyKeyOfBody, mcpIdempotencyKey } from "../src/mcp/idempotency.ts";
 import {
   api,
+  apiJson,
   defineAgent,
   done,
   type EventBody,
   emulatorRequests,
   events,
   ofType,
+  parseBody,
+  pendingRequestId,
   type ScriptTurn,
   script,
   startTask,
@@ -253,9 +257,7 @@ describe("idempotency keys on MCP calls, seen by a server that honours them", ()
     const origin = await startTask(agent, `charge then cancel ${marker}`);
     await untilCallArrives(account);
     expect((await api(`/v1/tasks/${origin.id}/cancel`, { method: "POST" })).status).toBe(200);
-    const list = (await (await api(`/v1/tasks/${origin.id}/checkpoints`)).json()) as {
-      checkpoints: { checkpoint_id: string; position: string }[];
-    };
+    const list = await apiJson(`/v1/tasks/${origin.id}/checkpoints`, CheckpointListSchema);
     const at = list.checkpoints.find((c) => c.position === "turn_1_model")?.checkpoint_id;
     const [first] = await chargeRequests(account);
     const fork = async (decision: Record<string, unknown>): Promise<string> => {
@@ -264,8 +266,8 @@ describe("idempotency keys on MCP calls, seen by a server that honours them", ()
         body: JSON.stringify({ checkpoint_id: at }),
       });
       expect(res.status).toBe(202);
-      const waiting = await waitForTask(((await res.json()) as { id: string }).id);
-      const request_id = (waiting.pending_input as { request_id: string }).request_id;
+      const waiting = await waitForTask((await parseBody(res, TaskResourceSchema)).id);
+      const request_id = pendingRequestId(waiting);
       const body = JSON.stringify({ request_id, ...decision });
       expect((await api(`/v1/tasks/${waiting.id}/resume`, { method: "POST", body })).status).toBe(200);
       expect((await waitForTask(waiting.id)).status).toBe("completed");

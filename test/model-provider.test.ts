@@ -23,7 +23,8 @@ import { Redactor } from "../src/events/redaction.ts";
 import { AnthropicProvider, mapProviderError } from "../src/llm/anthropic.ts";
 import type { HttpAttempt } from "../src/llm/provider.ts";
 import { outboundPolicy } from "../src/net/outbound.ts";
-import { Toolbox, type ToolDeclaration } from "../src/tools/toolbox.ts";
+import type { ToolDeclaration } from "../src/tools/allowed-tools.ts";
+import { Toolbox } from "../src/tools/toolbox.ts";
 import { NO_WORKSPACE, type ScriptTurn, script, uniqueMarker } from "./helpers.ts";
 
 const MODEL = "claude-sonnet-5-5";

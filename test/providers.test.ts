@@ -8,7 +8,18 @@ import { registry } from "../src/agents/catalog.ts";
 import { SkillAgent } from "../src/agents/skill-agent.ts";
 import { ConfigError } from "../src/errors.ts";
 import { toChatRequest } from "../src/llm/openai-compatible.ts";
-import { api, defineAgent, events, ofType, script, startTask, toolUse, uniqueMarker, waitForTask } from "./helpers.ts";
+import {
+  api,
+  defineAgent,
+  events,
+  ofType,
+  pendingRequestId,
+  script,
+  startTask,
+  toolUse,
+  uniqueMarker,
+  waitForTask,
+} from "./helpers.ts";
 
 const emulator = env.ANTHROPIC_BASE_URL as string;
 
@@ -63,7 +74,7 @@ describe.each(providers)("an agent on %s", (name, llmConfig) => {
     ]);
     const task = await startTask(agent, `ops ${marker}`);
     const first = await waitForTask(task.id);
-    const firstId = (first.pending_input as { request_id: string }).request_id;
+    const firstId = pendingRequestId(first);
     expect(firstId).toBe("call_0");
     const approve = JSON.stringify({ request_id: firstId, action: "approve" });
     expect((await api(`/v1/tasks/${task.id}/resume`, { method: "POST", body: approve })).status).toBe(200);
@@ -75,7 +86,7 @@ describe.each(providers)("an agent on %s", (name, llmConfig) => {
     }
     expect(second.status).toBe("input_required");
     expect(second.pending_input).toMatchObject({ input: { todos: [{ content: "Delete the database" }] } });
-    const secondId = (second.pending_input as { request_id: string }).request_id;
+    const secondId = pendingRequestId(second);
     expect(secondId).not.toBe(firstId);
     const reject = JSON.stringify({ request_id: secondId, action: "reject" });
     expect((await api(`/v1/tasks/${task.id}/resume`, { method: "POST", body: reject })).status).toBe(200);

@@ -6,12 +6,20 @@ import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { NESTED_TOO_DEEP, parsePatterns, REDACTED, Redactor, redactContent } from "../src/events/redaction.ts";
+import {
+  ArtifactListSchema,
+  CheckpointListSchema,
+  ErrorBodySchema,
+  TaskResourceSchema,
+} from "../src/http/responses.ts";
 import { DeltaBatcher } from "../src/runtime/delta-batcher.ts";
 import {
   api,
+  apiJson,
   defineAgent,
   events,
   ofType,
+  parseBody,
   script,
   startTask,
   stubFor,
@@ -22,7 +30,7 @@ import {
 
 /** Every file of a task's run bundle, concatenated. */
 async function bundleText(id: string): Promise<string> {
-  const list = (await (await api(`/v1/tasks/${id}/artifacts`)).json()) as { artifacts: { path: string }[] };
+  const list = await apiJson(`/v1/tasks/${id}/artifacts`, ArtifactListSchema);
   const texts = await Promise.all(
     list.artifacts.map(async (a) => (await api(`/v1/tasks/${id}/artifacts/${a.path}`)).text()),
   );
@@ -128,14 +136,12 @@ describe("secrets", () => {
     ]);
     const task = await startTask(agent, `read ${marker}`, { files: { "reply.txt": `token ${GITHUB_TOKEN}` } });
     expect((await waitForTask(task.id)).status).toBe("completed");
-    const list = (await (await api(`/v1/tasks/${task.id}/checkpoints`)).json()) as {
-      checkpoints: { checkpoint_id: string; position: string }[];
-    };
+    const list = await apiJson(`/v1/tasks/${task.id}/checkpoints`, CheckpointListSchema);
     const at = list.checkpoints.find((c) => c.position === "turn_1_tools")?.checkpoint_id;
     const shown = await (await api(`/v1/tasks/${task.id}/checkpoints/${at}`)).text();
     expect(shown).not.toContain(GITHUB_TOKEN);
     const res = await api(`/v1/tasks/${task.id}/fork`, { method: "POST", body: JSON.stringify({ checkpoint_id: at }) });
-    const fork = (await res.json()) as { id: string };
+    const fork = await parseBody(res, TaskResourceSchema);
     expect((await waitForTask(fork.id)).status).toBe("completed");
     const stored = await runInDurableObject(stubFor(fork.id), (_instance, state) =>
       state.storage.sql
@@ -206,7 +212,7 @@ describe("redacted mode", () => {
       body: JSON.stringify({ input: "x", redaction_mode: "partial" }),
     });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: { field: string } }).error.field).toBe("redaction_mode");
+    expect((await parseBody(res, ErrorBodySchema)).error.field).toBe("redaction_mode");
   });
 });
 

@@ -3,16 +3,18 @@
 import { env } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
+import { type TaskResource, TaskResourceSchema } from "../src/http/responses.ts";
 import { MAX_JSON_DEPTH } from "../src/http/validation.ts";
 import { derivedTaskId, taskStubFor } from "../src/tasks/task-ids.ts";
 import { MAX_WORKSPACE_ENTRIES } from "../src/workspace/workspace.ts";
 import {
   api,
+  apiJson,
   defineAgent,
   done,
   expectError,
+  parseBody,
   script,
-  type TaskBody,
   toolUse,
   uniqueMarker,
   waitForTask,
@@ -46,24 +48,26 @@ async function expectNoTask(id: Promise<string>): Promise<void> {
 }
 
 /** A task waiting for approval of a TodoWrite call. */
-async function waitingTask(label: string): Promise<TaskBody> {
+async function waitingTask(label: string): Promise<TaskResource> {
   const agent = defineAgent({ allowedTools: ["TodoWrite"], permissionMode: "manual" });
   const marker = uniqueMarker(label);
   await script(marker, [
     { content: [toolUse("TodoWrite", { todos: [{ content: "Hold", status: "pending" }] })], stop_reason: "tool_use" },
     done,
   ]);
-  const task = await (
-    await api(`/v1/agents/${agent}/tasks`, { method: "POST", body: JSON.stringify({ input: `plan ${marker}` }) })
-  ).json();
-  const waiting = await waitForTask((task as TaskBody).id);
+  const task = await parseBody(
+    await api(`/v1/agents/${agent}/tasks`, { method: "POST", body: JSON.stringify({ input: `plan ${marker}` }) }),
+    TaskResourceSchema,
+  );
+  const waiting = await waitForTask(task.id);
   expect(waiting.status).toBe("input_required");
   return waiting;
 }
 
-function requestIdOf(task: TaskBody): string {
-  const pending = task.pending_input as { request_id?: string; tool_use_id: string };
-  return pending.request_id ?? pending.tool_use_id;
+function requestIdOf(task: TaskResource): string {
+  const pending = task.pending_input;
+  if (!pending) throw new Error(`task ${task.id} waits for nothing`);
+  return pending.request_id;
 }
 
 const secrets = env as unknown as Record<string, string>;
@@ -91,7 +95,7 @@ describe("nesting depth", () => {
     expect(body.error.message).toBe(
       `Invalid ${levelPath(["tool_input"], MAX_JSON_DEPTH + 1)}: nested deeper than 32 levels of arrays and objects.`,
     );
-    const after = (await (await api(`/v1/tasks/${task.id}`)).json()) as TaskBody;
+    const after = await apiJson(`/v1/tasks/${task.id}`, TaskResourceSchema);
     expect(after.status).toBe("input_required");
     expect(after.last_event_seq).toBe(task.last_event_seq);
   });
@@ -124,7 +128,7 @@ describe("lone surrogates", () => {
     // A character written as a pair of escapes is whole: the file is served under its name.
     const whole = await create("coder", '{"input":"Never run","dry_run":true,"files":{"\\ud83d\\ude00.txt":"smile"}}');
     expect(whole.res.status).toBe(202);
-    const task = (await whole.res.json()) as TaskBody;
+    const task = await parseBody(whole.res, TaskResourceSchema);
     const file = await api(`/v1/tasks/${task.id}/workspace/${encodeURIComponent("\u{1f600}.txt")}`);
     expect(file.status).toBe(200);
     expect(await file.text()).toBe("smile");
@@ -172,7 +176,7 @@ describe("__proto__ keys", () => {
       "validation_failed",
       "tool_input.__proto__",
     );
-    const after = (await (await api(`/v1/tasks/${task.id}`)).json()) as TaskBody;
+    const after = await apiJson(`/v1/tasks/${task.id}`, TaskResourceSchema);
     expect(after.status).toBe("input_required");
     expect(after.last_event_seq).toBe(task.last_event_seq);
   });

@@ -8,10 +8,12 @@ import { Agent } from "../src/agents/agent.ts";
 import { registry } from "../src/agents/catalog.ts";
 import type { AgentContext } from "../src/agents/context.ts";
 import { type AgentResult, successResult } from "../src/agents/result.ts";
+import { ArtifactListSchema } from "../src/http/responses.ts";
 import { MAX_STEP_ATTEMPTS } from "../src/runtime/step-journal.ts";
 import {
   API_KEY,
   api,
+  apiJson,
   BASE,
   expectError,
   parseEvent,
@@ -119,7 +121,7 @@ describe("a run that crashes outside the agent's error handling", () => {
     const log = await events(task.id);
     expect(log.filter((e) => e.event_type === "run_resumed")).toHaveLength(2);
     expect(log.at(-1)?.event_type).toBe("run_failed");
-    const listing = (await (await api(`/v1/tasks/${task.id}/artifacts`)).json()) as { artifacts: { path: string }[] };
+    const listing = await apiJson(`/v1/tasks/${task.id}/artifacts`, ArtifactListSchema);
     expect(listing.artifacts.map((a) => a.path)).toContain("final_summary.md");
   });
 });

@@ -3,17 +3,25 @@
 // request was answered and how for a decision, and a delivery's id and status without its payload. Keys with `read`
 // (or `admin`) keep getting the whole task.
 import { describe, expect, it } from "vitest";
+import {
+  CheckpointListSchema,
+  DeliveryReceiptSchema,
+  ResumedTaskReceiptSchema,
+  TaskReceiptSchema,
+} from "../src/http/responses.ts";
 import { deliveriesUntil, inbox, receiver } from "./callback-helpers.ts";
 import {
   api,
+  apiJson,
   BASE,
   defineAgent,
   done,
   expectError,
   ISO_TIME,
+  parseBody,
+  pendingRequestId,
   script,
   startTask,
-  type TaskBody,
   toolUse,
   uniqueMarker,
   waitForTask,
@@ -50,7 +58,7 @@ async function waitingTask(label: string): Promise<{ id: string; requestId: stri
   const task = await startTask(agent, `plan ${marker}`);
   const waiting = await waitForTask(task.id);
   expect(waiting.status).toBe("input_required");
-  return { id: task.id, requestId: (waiting.pending_input as { request_id: string }).request_id };
+  return { id: task.id, requestId: pendingRequestId(waiting) };
 }
 
 describe("responses to a run-only key", () => {
@@ -61,13 +69,13 @@ describe("responses to a run-only key", () => {
     const headers = { "idempotency-key": `run-${crypto.randomUUID()}` };
     const res = await api("/v1/agents/assistant/tasks", { method: "POST", body, headers, key: RUN_KEY });
     expect(res.status).toBe(202);
-    const created = (await res.json()) as TaskBody;
+    const created = await parseBody(res, TaskReceiptSchema);
     expect(created).toStrictEqual(receipt(created.id, "pending"));
     expect(res.headers.get("location")).toBe(links(created.id).self);
     // The replay is cut the same way, although the object stored the whole task as the original response.
     const again = await api("/v1/agents/assistant/tasks", { method: "POST", body, headers, key: RUN_KEY });
     expect(again.headers.get("idempotent-replayed")).toBe("true");
-    expect(await again.json()).toStrictEqual(receipt(created.id, "pending"));
+    expect(await parseBody(again, TaskReceiptSchema)).toStrictEqual(receipt(created.id, "pending"));
     // The same task read with a key that may read shows its content.
     const whole = await waitForTask(created.id);
     expect(whole).toMatchObject({ input: `secret input ${marker}`, metadata: { customer: "acme" } });
@@ -81,7 +89,7 @@ describe("responses to a run-only key", () => {
       key: RUN_KEY,
     });
     expect(res.status).toBe(200);
-    expect(await res.json()).toStrictEqual({
+    expect(await parseBody(res, ResumedTaskReceiptSchema)).toStrictEqual({
       ...receipt(task.id, "running"),
       decision: {
         request_id: task.requestId,
@@ -119,7 +127,7 @@ describe("responses to a run-only key", () => {
     const task = await waitingTask("run-cancel");
     const res = await api(`/v1/tasks/${task.id}/cancel`, { method: "POST", key: RUN_KEY });
     expect(res.status).toBe(200);
-    expect(await res.json()).toStrictEqual(receipt(task.id, "canceled"));
+    expect(await parseBody(res, TaskReceiptSchema)).toStrictEqual(receipt(task.id, "canceled"));
   });
 
   it("answer a fork with the new task's ids, status and links only", async () => {
@@ -127,16 +135,14 @@ describe("responses to a run-only key", () => {
     await script(marker, [{ content: [{ type: "text", text: `Answer ${marker}` }] }, done]);
     const origin = await startTask("assistant", `say ${marker}`);
     expect((await waitForTask(origin.id)).status).toBe("completed");
-    const list = (await (await api(`/v1/tasks/${origin.id}/checkpoints`)).json()) as {
-      checkpoints: { checkpoint_id: string }[];
-    };
+    const list = await apiJson(`/v1/tasks/${origin.id}/checkpoints`, CheckpointListSchema);
     const res = await api(`/v1/tasks/${origin.id}/fork`, {
       method: "POST",
       body: JSON.stringify({ checkpoint_id: list.checkpoints[0]?.checkpoint_id }),
       key: RUN_KEY,
     });
     expect(res.status).toBe(202);
-    const fork = (await res.json()) as TaskBody;
+    const fork = await parseBody(res, TaskReceiptSchema);
     expect(fork).toStrictEqual(receipt(fork.id, "pending", origin.id));
   });
 
@@ -151,7 +157,7 @@ describe("responses to a run-only key", () => {
       key: RUN_KEY,
     });
     expect(res.status).toBe(202);
-    expect(await res.json()).toStrictEqual({
+    expect(await parseBody(res, DeliveryReceiptSchema)).toStrictEqual({
       id: delivery?.id,
       event_type: "task.completed",
       event_seq: delivery?.event_seq,

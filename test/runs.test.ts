@@ -1,8 +1,11 @@
 // Runs end to end through the HTTP API, the task's Durable Object and the Anthropic SDK against the emulator:
 // transport retries, provider failures mid-run, thinking, tool denial, invalid tool input and max_turns.
 import { describe, expect, it } from "vitest";
+import { MessageListSchema } from "../src/http/responses.ts";
 import {
   api,
+  apiJson,
+  blocksOfType,
   emulatorRequests,
   parseEvent,
   readSse,
@@ -187,10 +190,8 @@ describe("tools inside a run", () => {
     const denied = log.find((e) => e.event_type === "tool_denied");
     expect(denied?.payload).toMatchObject({ tool_name: "Bash", reason: "not_allowed", turn_index: 1 });
     expect(log.some((e) => e.event_type === "tool_call_started")).toBe(false);
-    const messages = (await (await api(`/v1/tasks/${id}/messages`)).json()) as {
-      messages: { role: string; content: { type: string; is_error?: boolean; content?: string }[] }[];
-    };
-    const result = messages.messages[2]?.content[0];
+    const messages = await apiJson(`/v1/tasks/${id}/messages`, MessageListSchema);
+    const [result] = blocksOfType(messages.messages[2], "tool_result");
     expect(result?.is_error).toBe(true);
     expect(result?.content).toBe('Tool "Bash" is not available to this agent. Available tools: TodoWrite.');
   });
@@ -205,10 +206,8 @@ describe("tools inside a run", () => {
       "bad-input",
     );
     expect(done.status).toBe("completed");
-    const messages = (await (await api(`/v1/tasks/${id}/messages`)).json()) as {
-      messages: { content: { is_error?: boolean; content?: string }[] }[];
-    };
-    const result = messages.messages[2]?.content[0];
+    const messages = await apiJson(`/v1/tasks/${id}/messages`, MessageListSchema);
+    const [result] = blocksOfType(messages.messages[2], "tool_result");
     expect(result?.is_error).toBe(true);
     expect(result?.content).toMatch(/^Invalid TodoWrite input at todos\.0\.status: /);
   });

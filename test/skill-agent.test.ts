@@ -5,12 +5,16 @@ import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { registry } from "../src/agents/catalog.ts";
 import { SkillAgent } from "../src/agents/skill-agent.ts";
+import { ArtifactListSchema, TaskResourceSchema } from "../src/http/responses.ts";
 import {
   api,
+  apiJson,
   type EventBody,
   events,
   modelRequest,
   ofType,
+  parseBody,
+  pendingRequestId,
   type ScriptTurn,
   script,
   startTask,
@@ -126,7 +130,7 @@ describe("the skill agent", () => {
     expect(second).not.toContain("release-notes/style.md\\n");
     expect(second).not.toContain("# House style");
     // The run directory of seed 002.
-    const artifacts = (await (await api(`/v1/tasks/${task.id}/artifacts`)).json()) as { artifacts: { path: string }[] };
+    const artifacts = await apiJson(`/v1/tasks/${task.id}/artifacts`, ArtifactListSchema);
     expect(artifacts.artifacts.map((a) => a.path)).toEqual(
       expect.arrayContaining([
         "events.jsonl",
@@ -279,7 +283,7 @@ describe("the skill agent", () => {
     const waiting = await waitForTask(started.id);
     expect(waiting.status).toBe("input_required");
     expect(waiting.pending_input).toMatchObject({ kind: "question", question: "Which version?" });
-    const request_id = (waiting.pending_input as { request_id: string }).request_id;
+    const request_id = pendingRequestId(waiting);
     // The skill agent's ask_user action is a call of its own: its id names the request.
     expect(request_id).toMatch(/^toolu_skill_1_1_0$/);
     const res = await api(`/v1/tasks/${started.id}/resume`, {
@@ -329,9 +333,9 @@ describe("the skill agent", () => {
         body: JSON.stringify({ input: `Write the release notes ${marker}`, dry_run: true }),
       });
       expect(started.status).toBe(202);
-      const task = await waitForTask(((await started.json()) as { id: string }).id);
+      const task = await waitForTask((await parseBody(started, TaskResourceSchema)).id);
       expect(task.status, agent).toBe("completed");
-      expect((task as typeof task & { dry_run: boolean }).dry_run).toBe(true);
+      expect(task.dry_run).toBe(true);
       expect(task.result).toMatch(/^Dry run: the prompt was composed \(about \d+ tokens\)/);
       expect(task.usage).toMatchObject({ model_calls: 0, input_tokens: 0 });
       const log = await events(task.id);

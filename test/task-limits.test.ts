@@ -2,18 +2,20 @@
 // loosen one is refused naming the field, and a run never goes past the limits of the agent it runs, even after a
 // fork hands it to a stricter agent.
 import { describe, expect, it } from "vitest";
+import { CheckpointListSchema, type TaskResource, TaskResourceSchema } from "../src/http/responses.ts";
 import { derivedTaskId } from "../src/tasks/task-ids.ts";
 import {
   api,
+  apiJson,
   defineAgent,
   done,
   events,
   expectError,
   ofType,
+  parseBody,
   type ScriptTurn,
   script,
   startTask,
-  type TaskBody,
   toolUse,
   uniqueMarker,
   waitForTask,
@@ -47,14 +49,12 @@ async function finishedRun(
   agent: string,
   label: string,
   extra: Record<string, unknown> = {},
-): Promise<{ task: TaskBody; start: string }> {
+): Promise<{ task: TaskResource; start: string }> {
   const marker = uniqueMarker(label);
   await script(marker, [todo(1), todo(2), todo(3), done]);
   const task = await startTask(agent, `loop ${marker}`, extra);
   expect((await waitForTask(task.id)).status).toBe("completed");
-  const list = (await (await api(`/v1/tasks/${task.id}/checkpoints`)).json()) as {
-    checkpoints: { checkpoint_id: string; position: string }[];
-  };
+  const list = await apiJson(`/v1/tasks/${task.id}/checkpoints`, CheckpointListSchema);
   const start = list.checkpoints.find((c) => c.position === "start")?.checkpoint_id;
   if (!start) throw new Error("the run has no start checkpoint");
   return { task, start };
@@ -73,7 +73,7 @@ describe("a task's limits", () => {
     }
     const { res } = await create(agent, { max_turns: 3, max_iterations: 3 });
     expect(res.status).toBe(202);
-    expect(((await res.json()) as TaskBody).limits).toEqual({ max_turns: 3 });
+    expect((await parseBody(res, TaskResourceSchema)).limits).toEqual({ max_turns: 3 });
   });
 
   it("refuses a max_budget_usd above the agent's maxBudgetUsd, naming the field and the agent's budget, and accepts its equal with any max_tokens", async () => {
@@ -88,7 +88,10 @@ describe("a task's limits", () => {
     // limit, so it does not cap it.
     const accepted = await create(agent, { max_budget_usd: 2, max_tokens: 50_000 });
     expect(accepted.res.status).toBe(202);
-    expect(((await accepted.res.json()) as TaskBody).limits).toEqual({ max_budget_usd: 2, max_tokens: 50_000 });
+    expect((await parseBody(accepted.res, TaskResourceSchema)).limits).toEqual({
+      max_budget_usd: 2,
+      max_tokens: 50_000,
+    });
   });
 
   it("runs a fork handed to a stricter agent within that agent's limits, not the looser ones it inherited", async () => {
@@ -100,7 +103,7 @@ describe("a task's limits", () => {
       body: JSON.stringify({ checkpoint_id: start, state_updates: { current_agent: strict } }),
     });
     expect(res.status).toBe(202);
-    const forked = (await res.json()) as TaskBody;
+    const forked = await parseBody(res, TaskResourceSchema);
     // The fork records what it inherited; the run enforces the smaller of that and its agent's.
     expect(forked.limits).toEqual({ max_turns: 8, max_budget_usd: 50 });
     const finished = await waitForTask(forked.id);
@@ -133,7 +136,7 @@ describe("a task's redaction mode", () => {
       body: JSON.stringify({ checkpoint_id: start, state_updates: { current_agent: redacting } }),
     });
     expect(res.status).toBe(202);
-    const forked = (await res.json()) as TaskBody;
+    const forked = await parseBody(res, TaskResourceSchema);
     expect(forked.redaction_mode).toBe("redacted");
     await waitForTask(forked.id);
     expect((await events(forked.id)).every((e) => e.redaction_mode === "redacted")).toBe(true);

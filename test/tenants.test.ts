@@ -4,18 +4,27 @@
 import { describe, expect, it } from "vitest";
 import { Agent } from "../src/agents/agent.ts";
 import { ConfigError } from "../src/errors.ts";
+import {
+  AgentListSchema,
+  CheckpointListSchema,
+  type TaskResource,
+  TaskResourceSchema,
+  TenantSchema,
+} from "../src/http/responses.ts";
 import { loadKeyRing } from "../src/tenants/api-keys.ts";
 import {
   api,
+  apiJson,
   defineAgent,
   type EventBody,
   emulatorRequests,
   errorOf,
   events,
   expectError,
+  parseBody,
+  pendingRequestId,
   script,
   startTask,
-  type TaskBody,
   toolUse,
   uniqueMarker,
   waitForTask,
@@ -70,7 +79,10 @@ describe("tenants", () => {
       "id",
     );
     // The other way round too, and the owner still sees everything.
-    const theirs = (await (await create({ input: `hi ${marker}` }, { key: "test-beta-key" })).json()) as TaskBody;
+    const theirs = await parseBody(
+      await create({ input: `hi ${marker}` }, { key: "test-beta-key" }),
+      TaskResourceSchema,
+    );
     expect((await api(`/v1/tasks/${theirs.id}`, { key: "test-beta-key" })).status).toBe(200);
     await expectError(await api(`/v1/tasks/${theirs.id}`), 404, "task_not_found", "id");
     expect((await api(`/v1/tasks/${mine.id}`)).status).toBe(200);
@@ -95,10 +107,7 @@ describe("tenants", () => {
       "authorization",
     );
     await expectError(await api("/v1/tenant", { key: "test-beta-key" }), 403, "insufficient_scope", "authorization");
-    const tenant = (await (await api("/v1/tenant", { key: "test-beta-admin" })).json()) as {
-      tenant: string;
-      keys: { id: string; scopes: string[] }[];
-    };
+    const tenant = await apiJson("/v1/tenant", TenantSchema, { key: "test-beta-admin" });
     expect(tenant.tenant).toBe("beta");
     expect(tenant.keys.map((k) => k.id).sort()).toEqual(["beta-admin", "beta-runner"]);
     expect(JSON.stringify(tenant)).not.toMatch(/[0-9a-f]{64}/);
@@ -147,20 +156,20 @@ describe("Idempotency-Key", () => {
     const key = `order-${crypto.randomUUID()}`;
     const first = await create({ input: `hi ${marker}` }, { headers: { "idempotency-key": key } });
     expect(first.status).toBe(202);
-    const original = (await first.json()) as TaskBody;
+    const original = await parseBody(first, TaskResourceSchema);
     await waitForTask(original.id);
     const again = await create({ input: `hi ${marker}` }, { headers: { "idempotency-key": key } });
     expect(again.status).toBe(202);
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     // The original response, as it was (status pending), not the task as it is now.
-    expect(await again.json()).toEqual(original);
+    expect(await parseBody(again, TaskResourceSchema)).toEqual(original);
     const log: EventBody[] = await events(original.id);
     expect(log.filter((e) => e.event_type === "run_started")).toHaveLength(1);
     // Keys are per tenant: another tenant's same key starts its own task.
     const beta = await create({ input: `hi ${marker}` }, { key: "test-beta-key", headers: { "idempotency-key": key } });
     expect(beta.status).toBe(202);
     expect(beta.headers.get("idempotent-replayed")).toBeNull();
-    expect(((await beta.json()) as TaskBody).id).not.toBe(original.id);
+    expect((await parseBody(beta, TaskResourceSchema)).id).not.toBe(original.id);
   });
 
   it("answers 422 for the same key with another body or route, and 400 for a malformed key", async () => {
@@ -168,7 +177,7 @@ describe("Idempotency-Key", () => {
     const key = `k-${crypto.randomUUID()}`;
     const first = await create({ input: `hi ${marker}` }, { headers: { "idempotency-key": key } });
     expect(first.status).toBe(202);
-    const task = (await first.json()) as TaskBody;
+    const task = await parseBody(first, TaskResourceSchema);
     await expectError(
       await create({ input: `bye ${marker}` }, { headers: { "idempotency-key": key } }),
       422,
@@ -176,9 +185,7 @@ describe("Idempotency-Key", () => {
       "idempotency-key",
     );
     await waitForTask(task.id);
-    const checkpoints = (await (await api(`/v1/tasks/${task.id}/checkpoints`)).json()) as {
-      checkpoints: { checkpoint_id: string }[];
-    };
+    const checkpoints = await apiJson(`/v1/tasks/${task.id}/checkpoints`, CheckpointListSchema);
     await expectError(
       await api(`/v1/tasks/${task.id}/fork`, {
         method: "POST",
@@ -208,7 +215,7 @@ describe("Idempotency-Key", () => {
       Array.from({ length: 8 }, () => create({ input: `hi ${marker}` }, { headers: { "idempotency-key": key } })),
     );
     const bodies = await Promise.all(
-      responses.map(async (r) => ({ status: r.status, body: (await r.json()) as TaskBody })),
+      responses.map(async (r) => ({ status: r.status, body: await parseBody(r, TaskResourceSchema) })),
     );
     expect(new Set(bodies.map((b) => b.status))).toEqual(new Set([202]));
     expect(new Set(bodies.map((b) => b.body.id)).size).toBe(1);
@@ -217,17 +224,17 @@ describe("Idempotency-Key", () => {
 });
 
 describe("agents belong to tenants", () => {
-  async function waitForTaskAs(id: string, key: string): Promise<TaskBody> {
+  async function waitForTaskAs(id: string, key: string): Promise<TaskResource> {
     const res = await api(`/v1/tasks/${id}?wait=20`, { key });
     expect(res.status).toBe(200);
-    return (await res.json()) as TaskBody;
+    return await parseBody(res, TaskResourceSchema);
   }
 
   /** The names GET /v1/agents lists to `key`. */
   async function listed(key: string): Promise<string[]> {
     const res = await api("/v1/agents", { key });
     expect(res.status).toBe(200);
-    return ((await res.json()) as { agents: { name: string }[] }).agents.map((a) => a.name);
+    return (await parseBody(res, AgentListSchema)).agents.map((a) => a.name);
   }
 
   /** An error message with the agent's name taken out, to compare the answers for two names. */
@@ -259,7 +266,9 @@ describe("agents belong to tenants", () => {
     expect((await api(`/v1/agents/${betaOnly}`, { key: "test-beta-key" })).status).toBe(200);
     const started = await post("test-beta-key");
     expect(started.status).toBe(202);
-    expect((await waitForTaskAs(((await started.json()) as TaskBody).id, "test-beta-key")).status).toBe("completed");
+    expect((await waitForTaskAs((await parseBody(started, TaskResourceSchema)).id, "test-beta-key")).status).toBe(
+      "completed",
+    );
   });
 
   it("refuses a fork onto another tenant's agent, and from a checkpoint whose agent the tenant may no longer run", async () => {
@@ -269,9 +278,7 @@ describe("agents belong to tenants", () => {
     const marker = await scripted("fork-tenant");
     const task = await startTask(mine, `hi ${marker}`);
     expect((await waitForTask(task.id)).status).toBe("completed");
-    const list = (await (await api(`/v1/tasks/${task.id}/checkpoints`)).json()) as {
-      checkpoints: { checkpoint_id: string; next_action: string }[];
-    };
+    const list = await apiJson(`/v1/tasks/${task.id}/checkpoints`, CheckpointListSchema);
     const start = list.checkpoints.find((c) => c.next_action === "model_turn")?.checkpoint_id;
     const fork = (body: Record<string, unknown>) =>
       api(`/v1/tasks/${task.id}/fork`, { method: "POST", body: JSON.stringify({ checkpoint_id: start, ...body }) });
@@ -309,7 +316,7 @@ describe("agents belong to tenants", () => {
     expect(waiting.status).toBe("input_required");
 
     tenants.splice(0, tenants.length, "beta");
-    const request_id = (waiting.pending_input as { request_id: string }).request_id;
+    const request_id = pendingRequestId(waiting);
     const resumed = await api(`/v1/tasks/${task.id}/resume`, {
       method: "POST",
       body: JSON.stringify({ request_id, action: "approve" }),

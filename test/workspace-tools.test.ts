@@ -1,11 +1,15 @@
 // Workspace tools end to end through the API: files seeded with the task, Read/Write/Edit/Glob/Grep, Bash on
 // just-bash with its output in the run bundle, WebFetch against a real local server, least-privilege settings, the
 // workspace routes, and a workspace that survives an eviction without a half-run command leaving anything behind.
+
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
+import type { RequestErrorCode } from "../src/errors/codes.ts";
+import { WorkspaceListSchema } from "../src/http/responses.ts";
 import {
   api,
+  apiJson,
   defineAgent,
   done,
   events,
@@ -77,9 +81,7 @@ describe("file tools over the workspace", () => {
     expect(results[4]?.content).toBe("Created /workspace/notes/summary.md (16 bytes).");
     expect(results[5]?.content).toBe("     1\texport {};\n     2\t// greet()");
 
-    const listing = (await (await api(`/v1/tasks/${id}/workspace`)).json()) as {
-      files: { path: string; type: string; size: number; url?: string }[];
-    };
+    const listing = await apiJson(`/v1/tasks/${id}/workspace`, WorkspaceListSchema);
     expect(listing.files.map((f) => [f.path, f.type])).toEqual([
       ["README.md", "file"],
       ["notes", "directory"],
@@ -89,7 +91,8 @@ describe("file tools over the workspace", () => {
       ["src/lib", "directory"],
       ["src/lib/util.ts", "file"],
     ]);
-    expect(listing.files.find((f) => f.path === "notes/summary.md")?.url).toBe(
+    const summaryEntry = listing.files.find((f) => f.path === "notes/summary.md");
+    expect(summaryEntry?.type === "file" && summaryEntry.url).toBe(
       `https://outpost.test/v1/tasks/${id}/workspace/notes/summary.md`,
     );
     const summary = await workspaceFile(id, "notes/summary.md");
@@ -352,7 +355,7 @@ describe("Bash on just-bash", () => {
       expect({ attempt: attempts[i], is_error: result.is_error }).toEqual({ attempt: attempts[i], is_error: true });
       expect(String(result.content)).toContain("rm: not allowed for this agent (bash.excluded_commands)");
     }
-    const listing = (await (await api(`/v1/tasks/${id}/workspace`)).json()) as { files: { path: string }[] };
+    const listing = await apiJson(`/v1/tasks/${id}/workspace`, WorkspaceListSchema);
     expect(listing.files.map((f) => f.path)).toEqual(["keep.txt"]);
     expect(await (await workspaceFile(id, "keep.txt")).text()).toBe("original\n");
   });
@@ -452,7 +455,7 @@ describe("least privilege", () => {
       ["Bash", "not_allowed"],
     ]);
     expect(ofType(log, "tool_call_started")).toHaveLength(0);
-    expect(((await (await api(`/v1/tasks/${id}/workspace`)).json()) as { files: unknown[] }).files).toEqual([]);
+    expect((await apiJson(`/v1/tasks/${id}/workspace`, WorkspaceListSchema)).files).toEqual([]);
   });
 });
 
@@ -520,12 +523,10 @@ describe("workspace routes", () => {
       files: Object.fromEntries(names.map((n, i) => [n, `content ${i}`])),
     });
     await waitForTask(task.id);
-    const listing = (await (await api(`/v1/tasks/${task.id}/workspace`)).json()) as {
-      files: { path: string; type: string; url?: string }[];
-    };
+    const listing = await apiJson(`/v1/tasks/${task.id}/workspace`, WorkspaceListSchema);
     for (const [i, name] of names.entries()) {
       const entry = listing.files.find((f) => f.path === name);
-      if (!entry?.url) throw new Error(`no listing entry for ${JSON.stringify(name)}`);
+      if (entry?.type !== "file") throw new Error(`no listing entry for ${JSON.stringify(name)}`);
       const res = await api(new URL(entry.url).pathname);
       expect(res.status, JSON.stringify(name)).toBe(200);
       expect(await res.text()).toBe(`content ${i}`);
@@ -566,7 +567,7 @@ describe("workspace routes", () => {
     const marker = uniqueMarker("ws-traversal");
     await script(marker, [done]);
     const task = await startTask("assistant", `files ${marker}`, { files: { "dir/a.txt": "a" } });
-    const cases: [path: string, status: number, code: string, field: string | undefined][] = [
+    const cases: [path: string, status: number, code: RequestErrorCode, field: string | undefined][] = [
       // Encoded "/" reaches the route as part of the path, which refuses anything that climbs out.
       ["..%2f..%2fx", 400, "validation_failed", "path"],
       ["%2e%2e%2fescape", 400, "validation_failed", "path"],

@@ -5,8 +5,10 @@ export type { CustomEventType, EventPayload, EventType } from "../contracts/even
 export type { AgentMessage, AgentRuntime, ModelCallOptions, RunLimits, StepInfo } from "../contracts/runtime.ts";
 export type { ToolResult } from "../contracts/tool-result.ts";
 export type { AgentUsage } from "../contracts/usage.ts";
-export { AGENT_NAME_PATTERN, Agent, type AgentDefinition, dryRunResult } from "./agent.ts";
+export { Agent } from "./agent.ts";
 export type { AgentConfiguration, AgentContext } from "./context.ts";
+export { AGENT_NAME_PATTERN, type AgentDefinition } from "./definition.ts";
+export { dryRunResult } from "./model-request.ts";
 export { type AgentClass, AgentRegistry } from "./registry.ts";
 export { type AgentResult, failureResult, successResult } from "./result.ts";
 export { SkillAgent, type SkillAgentDefinition } from "./skill-agent.ts";

@@ -1,47 +1,25 @@
 // What a run asks a person for and what the person answers (seed 003 human feedback): the pending request, the
 // decision, and where both are kept in the task's key/value state. The request waits under PENDING_INPUT_KEY while
 // the task is input_required; each decision is kept per request for good, so a replay and a repeated answer agree.
-
-/** A request for a person (seed 003 human feedback): approve a tool call, or answer the agent's question. */
-export interface PendingInput {
-  kind: "approval" | "question";
-  /**
-   * What a decision names to answer this request (POST /v1/tasks/:id/resume request_id): the waiting call's
-   * tool_use id, unique within the task. A decision for another request never applies to this one.
-   */
-  request_id: string;
-  tool_use_id: string;
-  tool_name: string;
-  input: unknown;
-  /** The agent's question (kind question). */
-  question: string | null;
-  requested_at: string;
-  /** When the wait ends by itself (the agent's approvalTimeoutSeconds), or null. */
-  expires_at: string | null;
-  /** Why a person is asked when it is not the agent's permissions (a call whose earlier outcome is unknown). */
-  reason?: string;
-}
+import { z } from "zod";
+import { EVENT_CATALOG } from "../contracts/events.ts";
 
 /**
- * A person's answer (POST /v1/tasks/:id/resume), kept per request (the tool_use id). "fail" is the approval
- * timeout's own decision when the agent says a timeout fails the run.
+ * A request for a person (seed 003 human feedback): approve a tool call, or answer the agent's question. What the
+ * task's pending_input, the input_requested event and an input_required callback carry; its schema is that event's
+ * payload (src/contracts/events.ts), built on first use like every wire schema.
  */
-export interface HumanDecision {
-  /** The request it answers (PendingInput.request_id); absent on decisions stored before request ids existed. */
-  request_id?: string;
-  action: "approve" | "reject" | "modify" | "fail";
-  message: string | null;
-  tool_input: Record<string, unknown> | null;
-  /** Seed 003 state_updates: messages appended after the turn's tool results; metadata replaces the task's. */
-  state_updates: HumanStateUpdates | null;
-  decided_by: string;
-  decided_at: string;
-}
+export const PendingInputSchema = z.lazy(() => EVENT_CATALOG.input_requested.payload);
+export type PendingInput = z.infer<typeof PendingInputSchema>;
 
-export interface HumanStateUpdates {
-  messages?: { role: "user"; content: string | { type: "text"; text: string }[] }[] | undefined;
-  metadata?: Record<string, unknown> | undefined;
-}
+/**
+ * A person's answer (POST /v1/tasks/:id/resume), kept per request (the tool_use id): the human_decision event's
+ * payload without the call it answers, which the request names.
+ */
+export const HumanDecisionSchema = z.lazy(() =>
+  EVENT_CATALOG.human_decision.payload.omit({ tool_use_id: true, tool_name: true, kind: true }),
+);
+export type HumanDecision = z.infer<typeof HumanDecisionSchema>;
 
 /** A decision as sent: it names its request, and the time it is recorded at is the runtime's. */
 export type DecisionInput = Omit<HumanDecision, "decided_at" | "request_id"> & { request_id: string };

@@ -7,6 +7,7 @@ import type { RpcFailure } from "../contracts/rpc.ts";
 import type { EventLog } from "../events/event-log.ts";
 import type { Redactor } from "../events/redaction.ts";
 import { canonicalJson } from "../lib/canonical-json.ts";
+import type { JsonObject } from "../lib/json.ts";
 import {
   type DecisionInput,
   type DecisionState,
@@ -46,7 +47,7 @@ export type ResumeResult =
 /** Checks `decision` against what the task waits for, and records it with who gave it and when. */
 export function applyDecision(deps: ResumeDeps, decision: DecisionInput): ResumeResult {
   const { store, events, state } = deps;
-  const fail = (code: DecisionFailure, message: string, details?: Record<string, object>) =>
+  const fail = (code: DecisionFailure, message: string, details?: JsonObject) =>
     ({ ok: false, error: { code, message, ...(details ? { details } : {}) } }) as const;
   const answered = state.get<HumanDecision>(decisionKey(decision.request_id));
   if (answered) {

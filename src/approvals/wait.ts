@@ -6,9 +6,10 @@ import type { EventPayload } from "../contracts/events.ts";
 import type { ToolRuntime } from "../contracts/runtime.ts";
 import { AwaitingInputError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
+import type { Json } from "../lib/json.ts";
 import type { PendingInput } from "./requests.ts";
 
-/** What a waiting run stores and puts on record (input_requested): the PendingInput, and the turn it waits in. */
+/** What a waiting run stores and puts on record (input_requested): the PendingInput, with the turn it waits in. */
 export type InputRequest = EventPayload<"input_requested">;
 
 /** What a call waits for. */
@@ -37,11 +38,13 @@ export function waitForPerson(
     request_id: request.use.id,
     tool_use_id: request.use.id,
     tool_name: request.use.name,
-    input: request.use.input,
+    // The SDK types a tool call's input as unknown; it is the JSON the model sent.
+    input: request.use.input as Json,
     question: request.question,
     requested_at: new Date(now).toISOString(),
     expires_at: timeoutSeconds ? new Date(now + timeoutSeconds * 1000).toISOString() : null,
     ...(request.reason ? { reason: request.reason } : {}),
+    turn_index: request.turnIndex,
   };
   // Seed 003: the wait is a checkpoint of its own (awaiting_human), which a fork can continue from.
   runtime.checkpoint(
@@ -50,10 +53,9 @@ export function waitForPerson(
     { turn: request.turnIndex },
     true,
   );
-  const waiting: InputRequest = { ...pending, turn_index: request.turnIndex };
   throw new AwaitingInputError(
     request.kind === "approval" ? `Tool ${request.use.name} waits for approval.` : "The agent waits for an answer.",
-    waiting,
+    pending,
   );
 }
 

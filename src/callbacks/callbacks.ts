@@ -6,13 +6,19 @@
 // Callbacks have a network policy of their own (OUTPOST_CALLBACK_ALLOW_PRIVATE_HOSTS), never the tools' one: a
 // caller chooses a callback URL, so a host the operator opened to agents' tools must not become reachable by naming
 // it as a callback. The receiver's answer is never read: the log keeps its status, the timing and an error class.
+//
+// A delivery and the callback's payload are wire types (GET /v1/tasks/:id/deliveries, the POST a receiver gets): zod
+// schemas, built on first use (z.lazy) like every wire schema.
 import { Webhook } from "standardwebhooks";
-import type { EventType } from "../contracts/events.ts";
+import { z } from "zod";
+import { EVENT_CATALOG, type EventType } from "../contracts/events.ts";
+import { AgentUsageSchema } from "../contracts/usage.ts";
 import type { Env } from "../env.ts";
+import { ErrorInfoSchema } from "../errors/error-info.ts";
 import { ApiError, BlockedUrlError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
 import { checkOutboundUrl, type OutboundPolicy, outboundPolicy } from "../net/outbound.ts";
-import { CALLBACK_EVENTS, type CallbackEvent, type TaskWebhook } from "../tasks/task.ts";
+import { CALLBACK_EVENTS, type CallbackEvent, TaskMetadataSchema, type TaskWebhook } from "../tasks/task.ts";
 import type { TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
 
@@ -46,30 +52,94 @@ const EVENT_FOR: Readonly<Record<string, CallbackEvent>> = {
   input_requested: "input_required",
 } satisfies Partial<Record<EventType, CallbackEvent>>;
 
-export interface DeliveryAttempt {
-  attempt: number;
-  started_at: string;
-  /** The receiver's HTTP status, or null when there was no answer (see error_class). */
-  status_code: number | null;
-  /** Null for a delivered attempt (and for one still under way, or cut short by an eviction). */
-  error_class: DeliveryErrorClass | null;
-  /** A short explanation of error_class, redacted. */
-  error: string | null;
-  duration_ms: number | null;
-}
+/** What every callback's data says: which task, in which status, as of which event. */
+const callbackBase = () => ({
+  task_id: z.uuid({ version: "v4" }),
+  agent: z.string(),
+  event_seq: z.number().int().positive(),
+  metadata: TaskMetadataSchema,
+  created_at: z.iso.datetime(),
+});
 
-export interface Delivery {
-  /** Also the webhook-id header: the same for every attempt, so a receiver can drop repeats. */
-  id: string;
-  event_type: `task.${CallbackEvent}`;
-  event_seq: number;
-  url: string;
-  status: "pending" | "delivered" | "failed";
-  attempts: DeliveryAttempt[];
-  next_attempt_at: string | null;
-  created_at: string;
-  payload: unknown;
-}
+/** An ended task's callback data: its outcome, usage and end. */
+const outcome = <S extends string, R extends z.ZodType, E extends z.ZodType>(status: S, result: R, error: E) =>
+  z.strictObject({
+    ...callbackBase(),
+    status: z.literal(status),
+    result,
+    error,
+    usage: AgentUsageSchema,
+    completed_at: z.iso.datetime(),
+  });
+
+/**
+ * What a callback POSTs (Standard Webhooks): `{type, timestamp, data}`, the type being `task.<status>`, the timestamp
+ * the event's, and the data the task's outcome (or what it waits for) as of that event. Redacted like the task.
+ */
+export const CallbackPayloadSchema = z.lazy(() =>
+  z.discriminatedUnion("type", [
+    z.strictObject({
+      type: z.literal("task.completed"),
+      timestamp: z.iso.datetime(),
+      data: outcome("completed", z.string().nullable(), z.null()),
+    }),
+    z.strictObject({
+      type: z.literal("task.failed"),
+      timestamp: z.iso.datetime(),
+      data: outcome("failed", z.null(), ErrorInfoSchema.nullable()),
+    }),
+    z.strictObject({
+      type: z.literal("task.canceled"),
+      timestamp: z.iso.datetime(),
+      data: outcome("canceled", z.null(), z.null()),
+    }),
+    z.strictObject({
+      type: z.literal("task.input_required"),
+      timestamp: z.iso.datetime(),
+      data: z.strictObject({
+        ...callbackBase(),
+        status: z.literal("input_required"),
+        /** The input_requested event's payload (the task's pending_input, src/approvals/requests.ts). */
+        pending_input: EVENT_CATALOG.input_requested.payload,
+      }),
+    }),
+  ]),
+);
+export type CallbackPayload = z.infer<typeof CallbackPayloadSchema>;
+
+/** One try at a delivery. */
+export const DeliveryAttemptSchema = z.lazy(() =>
+  z.strictObject({
+    attempt: z.number().int().positive(),
+    started_at: z.iso.datetime(),
+    /** The receiver's HTTP status, or null when there was no answer (see error_class). */
+    status_code: z.number().int().nullable(),
+    /** Null for a delivered attempt (and for one still under way, or cut short by an eviction). */
+    error_class: z.enum(DELIVERY_ERROR_CLASSES).nullable(),
+    /** A short explanation of error_class, redacted. */
+    error: z.string().nullable(),
+    duration_ms: z.number().int().nonnegative().nullable(),
+  }),
+);
+export type DeliveryAttempt = z.infer<typeof DeliveryAttemptSchema>;
+
+/** A callback delivery with every attempt at it (GET /v1/tasks/:id/deliveries). */
+export const DeliverySchema = z.lazy(() =>
+  z.strictObject({
+    /** Also the webhook-id header: the same for every attempt, so a receiver can drop repeats. */
+    id: z.string(),
+    event_type: z.enum(CALLBACK_EVENTS.map((event) => `task.${event}` as const)),
+    /** The sequence number of the event it reports. */
+    event_seq: z.number().int().positive(),
+    url: z.url(),
+    status: z.enum(["pending", "delivered", "failed"]),
+    attempts: z.array(DeliveryAttemptSchema),
+    next_attempt_at: z.iso.datetime().nullable(),
+    created_at: z.iso.datetime(),
+    payload: CallbackPayloadSchema,
+  }),
+);
+export type Delivery = z.infer<typeof DeliverySchema>;
 
 interface DeliveryRow extends Record<string, SqlStorageValue> {
   id: string;
@@ -424,7 +494,8 @@ export class CallbackOutbox {
         attempts: attempts.get(row.id) ?? [],
         next_attempt_at: row.next_attempt_at === null ? null : new Date(row.next_attempt_at).toISOString(),
         created_at: row.created_at,
-        payload: this.deps.redact(JSON.parse(row.payload) as unknown),
+        // What sync() stored: a payload it built (callbackData).
+        payload: this.deps.redact(JSON.parse(row.payload) as CallbackPayload),
       }));
   }
 

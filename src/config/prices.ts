@@ -54,12 +54,30 @@ export function loadPriceTable(overrides: string | undefined): PriceTable {
  * Whether a cost budget can be enforced for `model`: it has a price. A broken OUTPOST_PRICES is not the client's
  * fault; the run itself fails with config_error, so the request is let through.
  */
-export function budgetCanBeEnforced(overrides: string | undefined, model: string): boolean {
+function budgetCanBeEnforced(overrides: string | undefined, model: string): boolean {
   try {
     return findPrice(loadPriceTable(overrides), model) !== undefined;
   } catch {
     return true;
   }
+}
+
+/**
+ * The budget check of a task's creation and of a fork: why the task's cost budget (the task's own, else its agent's)
+ * cannot be enforced on `model`, or null when it can or there is none. `agent` names the model's agent when the
+ * request chose it (a fork onto another agent).
+ */
+export function unpricedBudget(check: {
+  budget: number | null | undefined;
+  model: string;
+  prices: string | undefined;
+  agent?: string;
+}): string | null {
+  if (check.budget === null || check.budget === undefined || budgetCanBeEnforced(check.prices, check.model)) {
+    return null;
+  }
+  const model = check.agent ? `${check.agent}'s model ${check.model}` : check.model;
+  return `A cost budget needs the model's price, and ${model} has none; add it to OUTPOST_PRICES.`;
 }
 
 /** Dated model ids (claude-haiku-4-5-20251001) are priced as their alias unless listed themselves. */

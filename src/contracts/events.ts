@@ -7,8 +7,13 @@
 // checks it).
 // The schemas give types; nothing parses a payload at runtime (every event is appended on the hot path). The tests
 // parse every frame they read with them (test/helpers.ts parseEvent), strictly: a field missing here fails them.
-// A contract, so the runtime's contract can name the payload types: it imports nothing but zod and other contracts.
+// A contract, so the runtime's contract can name the payload types: it imports nothing but zod, other contracts and
+// the floor (ErrorInfo, the Json type). Two payloads are also response bodies' parts: input_requested's is the task's
+// pending_input, human_decision's the decision (src/approvals/requests.ts); their free-form fields are Json, so a task
+// view carries them over RPC.
 import { z } from "zod";
+import { ErrorInfoSchema as ErrorInfo } from "../errors/error-info.ts";
+import { JsonObjectSchema, JsonSchema } from "../lib/json.ts";
 import { AgentUsageSchema, CallUsageSchema } from "./usage.ts";
 
 /** An event's payload: one object, or objects told apart by a field (llm_decision_decoded's `success`). */
@@ -55,9 +60,6 @@ function event<const P extends PayloadSchema, const C extends readonly FieldOf<P
 
 const turnIndex = z.number().int();
 const count = z.number().int().nonnegative();
-
-/** An error as stored and sent (src/errors.ts ErrorInfo): its code, message, class and retryability, and details. */
-const ErrorInfo = z.looseObject({ code: z.string(), message: z.string(), type: z.string(), retryable: z.boolean() });
 
 /** Which part of a run made a model call (seed 002 call_site). */
 const CallSite = z.enum(["decision_loop", "final_answer_synthesis", "unspecified"]);
@@ -333,14 +335,20 @@ export const EVENT_CATALOG = {
     description: "A tool call waits for a person: the task is now `input_required`.",
     payload: () =>
       z.strictObject({
+        // Approve a tool call, or answer the agent's question.
         kind: z.enum(["approval", "question"]),
+        // What a decision names to answer it (POST /v1/tasks/:id/resume request_id): the waiting call's tool_use id,
+        // unique within the task. A decision for another request never applies to this one.
         request_id: z.string(),
         tool_use_id: z.string(),
         tool_name: z.string(),
-        input: z.unknown(),
+        // The call's arguments.
+        input: JsonSchema,
+        // The agent's question (kind question).
         question: z.string().nullable(),
-        requested_at: z.string(),
-        expires_at: z.string().nullable(),
+        requested_at: z.iso.datetime(),
+        // When the wait ends by itself (the agent's approvalTimeoutSeconds), or null.
+        expires_at: z.iso.datetime().nullable(),
         reason: z.string().optional().describe("why a person is asked, when not for the agent's permissions"),
         turn_index: turnIndex,
       }),
@@ -353,10 +361,14 @@ export const EVENT_CATALOG = {
         tool_use_id: z.string(),
         tool_name: z.string(),
         kind: z.enum(["approval", "question"]),
+        // The request it answers (input_requested's request_id); absent on decisions stored before request ids existed.
         request_id: z.string().optional(),
+        // "fail" is the approval timeout's own decision, when the agent says a timeout fails the run.
         action: z.enum(["approve", "reject", "modify", "fail"]),
+        // The answer to a question, or the reason given to the model with a rejection.
         message: z.string().nullable(),
-        tool_input: JsonObject.nullable(),
+        // modify: the arguments the waiting call runs with instead.
+        tool_input: JsonObjectSchema.nullable(),
         state_updates: z
           .strictObject({
             messages: z
@@ -370,11 +382,12 @@ export const EVENT_CATALOG = {
                 }),
               )
               .optional(),
-            metadata: JsonObject.optional(),
+            metadata: JsonObjectSchema.optional(),
           })
+          // Seed 003 state_updates: messages are appended after the turn's tool results; metadata replaces the task's.
           .nullable(),
         decided_by: z.string().describe("a fingerprint of the API key, or `timeout`"),
-        decided_at: z.string(),
+        decided_at: z.iso.datetime(),
       }),
     content: ["message", "tool_input", "state_updates"],
   }),
@@ -382,7 +395,7 @@ export const EVENT_CATALOG = {
     description: "A checkpoint was recorded: see [checkpoints](../checkpoints-and-forks.md).",
     payload: () =>
       z.strictObject({
-        checkpoint_id: z.string(),
+        checkpoint_id: z.uuid(),
         position: z.string(),
         sequence: count,
         next_action: z.enum(["model_turn", "tool_calls", "finish"]),

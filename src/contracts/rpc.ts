@@ -1,16 +1,15 @@
 // What a Durable Object RPC method returns for an expected failure. RPC drops stack traces, so such failures travel
-// as data, not exceptions; the Worker maps them to HTTP errors. A leaf: it imports only the registry's codes.
+// as data, not exceptions; the Worker maps them to HTTP errors. A leaf: it imports only the registry's codes and the
+// Json type.
 import type { ErrorCode } from "../errors/codes.ts";
+import type { JsonObject } from "../lib/json.ts";
 
 /** A refusal with one of the codes `C` (the registry's codes the method can return), for its route to map. */
 export interface RpcFailure<C extends ErrorCode = ErrorCode> {
   code: C;
   message: string;
-  /**
-   * Further members of the HTTP error body (e.g. the current pending_input). Typed as objects, not unknown, since
-   * RPC result types collapse unknown to never.
-   */
-  details?: Record<string, object>;
+  /** Further members of the HTTP error body (e.g. the current pending_input): JSON, so RPC carries them typed. */
+  details?: JsonObject;
 }
 
 /**

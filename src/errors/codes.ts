@@ -340,6 +340,14 @@ export type ProviderFailureCode = {
   [C in ErrorCode]: Codes[C] extends { task: { provider: string } } ? C : never;
 }[ErrorCode];
 
+/** Every code, in the registry's order (the error schemas' enums: src/errors/error-info.ts, src/http/responses.ts). */
+export const ERROR_CODE_NAMES = Object.keys(ERROR_CODES) as ErrorCode[];
+
+/** The codes a route may answer with, in the registry's order. */
+export const REQUEST_ERROR_CODES: readonly RequestErrorCode[] = ERROR_CODE_NAMES.filter(
+  (code): code is RequestErrorCode => "request" in ERROR_CODES[code],
+);
+
 /** The HTTP statuses the registry gives its request errors. */
 export type HttpErrorStatus = Codes[RequestErrorCode]["request"]["status"];
 

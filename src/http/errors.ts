@@ -2,18 +2,15 @@
 // code, answered with the status the registry gives it (src/errors/codes.ts). Client mistakes are 4xx; anything
 // unexpected is a 500 whose body hides the internal message.
 import type { Context } from "hono";
-import { httpStatus, type RequestErrorCode } from "../errors/codes.ts";
+import { httpStatus } from "../errors/codes.ts";
 import { AgentNotFoundError, ApiError } from "../errors.ts";
 import type { AppEnv } from "./app-env.ts";
-
-export interface ErrorBody {
-  error: { code: RequestErrorCode; message: string; request_id: string; field?: string; [detail: string]: unknown };
-}
+import type { ErrorBody } from "./responses.ts";
 
 export function errorResponse(c: Context<AppEnv>, error: unknown): Response {
   const requestId = c.get("requestId") ?? "unknown";
   if (error instanceof ApiError) {
-    // Details first, so they can never replace the members every error body has.
+    // Details first, so they can never replace the members every error body has (ErrorBody lists the details).
     const body: ErrorBody = {
       error: { ...error.details, code: error.code, message: error.message, request_id: requestId },
     };

@@ -71,6 +71,8 @@ export async function launch(
   init: TaskInit,
 ): Promise<{ task: TaskView; replayed: boolean }> {
   const started = await taskStubFor(c.env, tenant, init.id).start(init);
+  // The task, when start() created it or found it created by the same request (StartOutcome).
+  if (started.task) return { task: started.task, replayed: started.outcome === "replayed" };
   if (started.outcome === "mismatch") {
     throw new ApiError(
       "idempotency_key_reused",
@@ -85,11 +87,7 @@ export async function launch(
       "idempotency-key",
     );
   }
-  if (started.outcome === "workspace_full") {
-    throw new ApiError("workspace_full", `The seed files do not fit the workspace: ${started.message}.`, "files");
-  }
-  // RPC result types collapse free-form JSON (unknown) to never; the view is plain JSON.
-  return { task: started.task as unknown as TaskView, replayed: started.outcome === "replayed" };
+  throw new ApiError("workspace_full", `The seed files do not fit the workspace: ${started.message}.`, "files");
 }
 
 /** Starts the task and answers 202 with it, or replays the original 202 to a repeated request. */

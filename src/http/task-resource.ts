@@ -8,45 +8,7 @@ import type { Delivery } from "../callbacks/callbacks.ts";
 import type { TaskView } from "../tasks/task.ts";
 import { hasScope } from "../tenants/api-keys.ts";
 import type { AppEnv } from "./app-env.ts";
-
-export interface TaskLinks {
-  self: string;
-  events: string;
-  messages: string;
-  artifacts: string;
-  workspace: string;
-  checkpoints: string;
-  resume: string;
-  cancel: string;
-  deliveries: string;
-}
-
-export interface TaskResource extends TaskView {
-  links: TaskLinks;
-}
-
-/**
- * What a key without `read` gets back about a task: enough to follow it (its id, its origin's id for a fork, its
- * status, the newest event's sequence number) and the links to act on it. Nothing of what the task holds: not even
- * what a waiting task asks, because answering it well means reading it (the tool call's input, the question), and
- * reading is what `read` is for; a reviewer's key has it.
- */
-export interface TaskReceipt {
-  id: string;
-  status: TaskView["status"];
-  parent_task_id: string | null;
-  last_event_seq: number;
-  links: TaskLinks;
-}
-
-/** A delivery as a key without `read` sees it: which delivery, for which event, and where it stands. */
-export type DeliveryReceipt = Pick<
-  Delivery,
-  "id" | "event_type" | "event_seq" | "status" | "next_attempt_at" | "created_at"
->;
-
-/** A human decision as a key without `read` sees it: which request it answered, how, by whom and when. */
-export type DecisionReceipt = Pick<HumanDecision, "request_id" | "action" | "decided_by" | "decided_at">;
+import type { DecisionReceipt, DeliveryReceipt, TaskLinks, TaskReceipt, TaskResource } from "./responses.ts";
 
 /** Whether the request's key may read what it acts on (`read`, or `admin`, which may do everything). */
 export function mayRead(c: Context<AppEnv>): boolean {

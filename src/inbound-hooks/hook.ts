@@ -6,7 +6,7 @@ import { verify as verifyGithub } from "@octokit/webhooks-methods";
 import Mustache from "mustache";
 import { Webhook, WebhookVerificationError } from "standardwebhooks";
 import { z } from "zod";
-import { ConfigError } from "../errors.ts";
+import { secretName } from "../lib/secrets.ts";
 import { sha256Hex } from "../lib/sha256.ts";
 import { derivedTaskId } from "../tasks/task-ids.ts";
 import { DEFAULT_TENANT, TENANT_PATTERN } from "../tenants/api-keys.ts";
@@ -22,13 +22,23 @@ export const DEFAULT_HOOK_RATE_LIMIT_PER_MINUTE = 60;
 const HookDefinitionSchema = z.strictObject({
   /** "standard": Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature); "github": X-Hub-Signature-256. */
   scheme: z.enum(HOOK_SCHEMES),
-  /** The name of the Worker secret that verifies deliveries (never the secret itself). */
-  secret: z.string().regex(/^[A-Z][A-Z0-9_]*$/, "must be the NAME of a Worker secret (e.g. GITHUB_WEBHOOK_SECRET)"),
+  /**
+   * The name of the Worker secret that verifies deliveries (never the secret itself); never one of Outpost's own, or
+   * a hook would prove knowledge of it (src/lib/secrets.ts).
+   */
+  secret: secretName("GITHUB_WEBHOOK_SECRET"),
   /**
    * A Mustache template rendering the task's input from {payload, event, delivery_id, hook_id}; values are inserted
    * as they are (no HTML escaping).
    */
-  input: z.string().min(1).max(20_000),
+  input: z
+    .string()
+    .min(1)
+    .max(20_000)
+    .superRefine((template, ctx) => {
+      const problem = templateProblem(template);
+      if (problem) ctx.addIssue({ code: "custom", message: `is not a valid template: ${problem}` });
+    }),
   /**
    * GitHub: the X-GitHub-Event values that start a run; others, and a delivery with no X-GitHub-Event at all, are
    * acknowledged and ignored. All if absent.
@@ -44,34 +54,27 @@ const HookDefinitionSchema = z.strictObject({
 export type HookDefinition = z.input<typeof HookDefinitionSchema>;
 export type HookSpec = z.output<typeof HookDefinitionSchema> & { id: string };
 
-/** Outpost's own secrets can never verify a hook: a hook would then prove knowledge of them. */
-const RESERVED_SECRET = /^(ANTHROPIC_|OUTPOST_)/;
+/**
+ * An agent's `hooks` (src/agents/definition.ts composes it): by id, each hook's settings, parsed into specs. Whether
+ * the agent allows each hook's tenant is checked with the rest of the definition.
+ */
+export const HooksSchema = z
+  .record(z.string().regex(HOOK_ID_PATTERN), HookDefinitionSchema, {
+    error: (issue) =>
+      issue.code === "invalid_key"
+        ? `hook id "${String(issue.input)}" must match ${HOOK_ID_PATTERN} (it is part of a URL)`
+        : undefined,
+  })
+  .transform((hooks): HookSpec[] => Object.entries(hooks).map(([id, hook]) => ({ ...hook, id })));
 
-export function parseHooks(agent: string, hooks: Record<string, HookDefinition> | undefined): HookSpec[] {
-  const specs: HookSpec[] = [];
-  for (const [id, definition] of Object.entries(hooks ?? {})) {
-    if (!HOOK_ID_PATTERN.test(id)) {
-      throw new ConfigError(`Agent "${agent}": hook id "${id}" must match ${HOOK_ID_PATTERN} (it is part of a URL).`);
-    }
-    const result = HookDefinitionSchema.safeParse(definition);
-    if (!result.success) {
-      const issue = result.error.issues[0];
-      const where = issue?.path.length ? `.${issue.path.join(".")}` : "";
-      throw new ConfigError(`Agent "${agent}": hooks.${id}${where}: ${issue?.message ?? "invalid"}`);
-    }
-    if (RESERVED_SECRET.test(result.data.secret)) {
-      throw new ConfigError(`Agent "${agent}": hooks.${id}.secret cannot be one of Outpost's own secrets.`);
-    }
-    try {
-      Mustache.parse(result.data.input);
-    } catch (error) {
-      throw new ConfigError(
-        `Agent "${agent}": hooks.${id}.input is not a valid template: ${error instanceof Error ? error.message : error}`,
-      );
-    }
-    specs.push({ ...result.data, id });
+/** Why a template cannot be rendered, or null when it can. */
+function templateProblem(template: string): string | null {
+  try {
+    Mustache.parse(template);
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
   }
-  return specs;
 }
 
 export type VerifyFailure = "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance";

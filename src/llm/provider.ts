@@ -3,9 +3,11 @@
 // provider. Each other provider translates at the edge: the request into its own wire format, its stream back into
 // Messages API stream events and a final Message, its usage into input/output tokens, its errors onto the hierarchy.
 import type { Message, MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/messages";
+import { z } from "zod";
 import type { AgentMessage } from "../contracts/runtime.ts";
 import { isRetryable, type ProviderFailureCode, providerText } from "../errors/codes.ts";
 import { ProviderError } from "../errors.ts";
+import { isReservedSecret, RESERVED_SECRET_MESSAGE, secretNameFormat } from "../lib/secrets.ts";
 
 export const PROVIDER_NAMES = ["anthropic", "gemini", "openai_compatible"] as const;
 export type ProviderName = (typeof PROVIDER_NAMES)[number];
@@ -34,15 +36,30 @@ export interface ModelProvider {
 
 /**
  * An agent's model endpoint (seed 003 LLMConfig): which provider, its base URL, and the Worker secret holding its
- * key. Absent: Anthropic, configured by ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL.
+ * key. Absent: Anthropic, configured by ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL. src/agents/definition.ts composes it.
  */
-export interface LlmConfig {
-  provider: ProviderName;
-  /** Base URL: required for openai_compatible (e.g. https://api.openai.com/v1); Gemini defaults to Google's. */
-  endpoint?: string | undefined;
-  /** The NAME of the Worker secret holding the API key (seed 003 api_key "from environment"). */
-  api_key?: string | undefined;
-}
+export const LlmConfigSchema = z
+  .strictObject({
+    provider: z.enum(PROVIDER_NAMES),
+    /** Base URL: required for openai_compatible (e.g. https://api.openai.com/v1); Gemini defaults to Google's. */
+    endpoint: z.url({ protocol: /^https?$/ }).optional(),
+    /**
+     * The NAME of the Worker secret holding the API key (seed 003 api_key "from environment"); only the Anthropic
+     * provider may name one of Outpost's Anthropic secrets (src/lib/secrets.ts).
+     */
+    api_key: secretNameFormat("OPENAI_API_KEY").optional(),
+  })
+  .superRefine((config, ctx) => {
+    const reader = config.provider === "anthropic" ? "anthropic_provider" : "other";
+    if (config.api_key && isReservedSecret(config.api_key, reader)) {
+      ctx.addIssue({ code: "custom", path: ["api_key"], message: RESERVED_SECRET_MESSAGE });
+    }
+    if (config.provider === "openai_compatible" && !config.endpoint) {
+      ctx.addIssue({ code: "custom", message: "endpoint is required for openai_compatible (its base URL)" });
+    }
+  })
+  .transform((config) => Object.freeze(config));
+export type LlmConfig = z.output<typeof LlmConfigSchema>;
 
 /** The Worker secret each provider reads its key from unless the agent names another. */
 export const DEFAULT_KEY_SECRETS: Readonly<Record<ProviderName, string>> = {

@@ -3,6 +3,7 @@
 // outbound guard. Built per run, inside it, so a missing key fails that run with a clear error.
 import { ProviderNotConfiguredError } from "../errors.ts";
 import { lazyModule } from "../lib/lazy-module.ts";
+import type { SecretLookup } from "../lib/secrets.ts";
 import { checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
 import { AnthropicProvider } from "./anthropic.ts";
 import { DEFAULT_KEY_SECRETS, type LlmConfig, type ModelProvider } from "./provider.ts";
@@ -16,8 +17,8 @@ const loadGemini = lazyModule(() => import("./gemini.ts"));
 const loadOpenAi = lazyModule(() => import("./openai-compatible.ts"));
 
 export interface ProviderEnvironment {
-  /** A Worker secret or variable by name. */
-  secret: (name: string) => string | undefined;
+  /** A Worker secret by name, under the rule of src/lib/secrets.ts. */
+  secret: SecretLookup;
   anthropic: { apiKey: string | undefined; baseURL: string | undefined };
   outbound: OutboundPolicy;
   maxRetries: number;
@@ -25,7 +26,7 @@ export interface ProviderEnvironment {
 
 export async function createProvider(llm: LlmConfig | null, env: ProviderEnvironment): Promise<ModelProvider> {
   if (!llm || llm.provider === "anthropic") {
-    const apiKey = llm?.api_key ? env.secret(llm.api_key) : env.anthropic.apiKey;
+    const apiKey = llm?.api_key ? env.secret(llm.api_key, "anthropic_provider") : env.anthropic.apiKey;
     const baseURL = llm?.endpoint ?? env.anthropic.baseURL;
     return new AnthropicProvider({
       apiKey: apiKey || undefined,

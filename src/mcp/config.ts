@@ -1,8 +1,9 @@
 // How an agent declares its MCP servers (seed 003 MCPServer and Tool, adapted to Workers): a name, a URL and a
 // transport, credentials taken from Worker secrets, and per-tool timeout_seconds and fallback_tools. Parsed when
-// the agent is defined, so a bad definition fails at deploy time (and in tests), never in the middle of a run.
+// the agent is defined (src/agents/definition.ts), so a bad definition fails at deploy time (and in tests), never in
+// the middle of a run.
 import { z } from "zod";
-import { ConfigError } from "../errors.ts";
+import { secretName } from "../lib/secrets.ts";
 
 /** Seed 003 default: a tool call may take five minutes. */
 export const DEFAULT_TOOL_TIMEOUT_SECONDS = 300;
@@ -12,10 +13,8 @@ const SERVER_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*$/;
 
 /** A header value read from a Worker secret when the run connects: `{secret: "GITHUB_TOKEN", prefix: "Bearer "}`. */
 const SecretHeader = z.strictObject({
-  secret: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be the name of a Worker secret")
-    .refine((name) => !/^(ANTHROPIC_|OUTPOST_)/.test(name), "names one of Outpost's own secrets, which never leave it"),
+  /** Which names a definition may use: src/lib/secrets.ts. */
+  secret: secretName("GITHUB_TOKEN"),
   prefix: z.string().max(64).optional(),
 });
 
@@ -26,12 +25,20 @@ const ToolSettings = z.strictObject({
   fallback_tools: z.array(z.string()).max(8).optional(),
 });
 
+/** Workers cannot start processes: a stdio server is refused with what to do instead. */
+const STDIO_REFUSAL =
+  '"stdio" cannot work on Cloudflare Workers, which cannot start processes. Run the server where it can listen on ' +
+  "HTTP (most servers have a Streamable HTTP mode, and a stdio-to-HTTP bridge such as supergateway or mcp-proxy " +
+  'covers the rest), then declare it with {transport: "streamable_http", url: "https://…/mcp"}.';
+
 const RemoteServer = z.strictObject({
   /**
    * "streamable_http" (the default) falls back to the legacy SSE transport when the server rejects the
    * Streamable HTTP handshake with a 4xx; "sse" uses the legacy transport only.
    */
-  transport: z.enum(["streamable_http", "sse"]).default("streamable_http"),
+  transport: z
+    .enum(["streamable_http", "sse"], { error: (issue) => (issue.input === "stdio" ? STDIO_REFUSAL : undefined) })
+    .default("streamable_http"),
   /** Seed 003 ServerConfig.url. */
   url: z.url({ protocol: /^https?$/ }),
   headers: z.record(z.string().regex(/^[A-Za-z0-9-]+$/, "must be an HTTP header name"), SecretHeader).optional(),
@@ -56,58 +63,46 @@ export interface McpServerSpec {
   tools: Readonly<Record<string, McpToolSettings>>;
 }
 
-/** Validates an agent's `mcpServers`; every problem is a ConfigError naming the path to the key. */
-export function parseMcpServers(agent: string, input: Readonly<Record<string, unknown>> | undefined): McpServerSpec[] {
-  const specs: McpServerSpec[] = [];
-  for (const [name, raw] of Object.entries(input ?? {})) {
-    const path = `mcpServers.${name}`;
-    if (!SERVER_NAME.test(name)) {
-      throw new ConfigError(
-        `Agent "${agent}": ${path}: server names may use letters, digits, '-' and single '_' (they become mcp__${name}__<tool>).`,
-      );
-    }
-    if (raw && typeof raw === "object" && (raw as { transport?: unknown }).transport === "stdio") {
-      throw new ConfigError(
-        `Agent "${agent}": ${path}.transport: "stdio" cannot work on Cloudflare Workers, which cannot start ` +
-          "processes. Run the server where it can listen on HTTP (most servers have a Streamable HTTP mode, and a " +
-          "stdio-to-HTTP bridge such as supergateway or mcp-proxy covers the rest), then declare it with " +
-          '{transport: "streamable_http", url: "https://…/mcp"}.',
-      );
-    }
-    const parsed = RemoteServer.safeParse(raw);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const at = [path, ...(issue?.path ?? []).map(String)].join(".");
-      const detail =
-        issue?.code === "unrecognized_keys"
-          ? `unknown key "${issue.keys.join('", "')}"`
-          : (issue?.message ?? "invalid");
-      throw new ConfigError(`Agent "${agent}": ${at}: ${detail}.`);
-    }
-    const server = parsed.data;
-    specs.push({
-      name,
-      transport: server.transport,
-      url: server.url,
-      headers: Object.fromEntries(
-        Object.entries(server.headers ?? {}).map(([header, ref]) => [
-          header,
-          { secret: ref.secret, prefix: ref.prefix ?? "" },
-        ]),
-      ),
-      required: server.required,
-      tools: Object.fromEntries(
-        Object.entries(server.tools ?? {}).map(([tool, settings]) => [
-          tool,
-          {
-            timeoutSeconds: settings.timeout_seconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS,
-            fallbackTools: Object.freeze([...(settings.fallback_tools ?? [])]),
-          },
-        ]),
-      ),
-    });
-  }
-  return specs;
+/**
+ * An agent's `mcpServers` (src/agents/definition.ts composes it): remote servers by name, parsed into specs. A bad
+ * entry's issue has the path to its key.
+ */
+export const McpServersSchema = z
+  .record(
+    z.string().regex(SERVER_NAME),
+    // A stdio server is named in the type so that a definition declaring one compiles and is refused with the reason.
+    z.custom<McpServerInput>().pipe(RemoteServer),
+    {
+      error: (issue) =>
+        issue.code === "invalid_key"
+          ? `server names may use letters, digits, '-' and single '_' (they become mcp__${String(issue.input)}__<tool>)`
+          : undefined,
+    },
+  )
+  .transform((servers) => Object.entries(servers).map(([name, server]) => toSpec(name, server)));
+
+function toSpec(name: string, server: z.output<typeof RemoteServer>): McpServerSpec {
+  return {
+    name,
+    transport: server.transport,
+    url: server.url,
+    headers: Object.fromEntries(
+      Object.entries(server.headers ?? {}).map(([header, ref]) => [
+        header,
+        { secret: ref.secret, prefix: ref.prefix ?? "" },
+      ]),
+    ),
+    required: server.required,
+    tools: Object.fromEntries(
+      Object.entries(server.tools ?? {}).map(([tool, settings]) => [
+        tool,
+        {
+          timeoutSeconds: settings.timeout_seconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS,
+          fallbackTools: Object.freeze([...(settings.fallback_tools ?? [])]),
+        },
+      ]),
+    ),
+  };
 }
 
 export function toolSettings(spec: McpServerSpec, tool: string): McpToolSettings {

@@ -3,32 +3,46 @@
 // messages (append reducer: a checkpoint keeps how many of the conversation's messages it covers, never a copy),
 // next_action, current_agent, routing_key and metadata (replaced, never merged). Positions are unique, so a replayed
 // run records nothing twice, and sequence numbers increase strictly.
-import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
+//
+// A checkpoint and its summary are wire types (GET /v1/tasks/:id/checkpoints[/:checkpoint_id]): zod schemas, built on
+// first use (z.lazy) like every wire schema. The summary is the checkpoint_saved event's payload with its task and
+// time.
+import { z } from "zod";
+import { EVENT_CATALOG } from "../contracts/events.ts";
 import type { NextAction } from "../contracts/runtime.ts";
-import type { MessageLog } from "./conversation.ts";
+import { type JsonObject, JsonObjectSchema } from "../lib/json.ts";
+import { MessageContentSchema, type MessageLog } from "./conversation.ts";
 
-export interface CheckpointState {
-  messages: MessageParam[];
-  next_action: NextAction;
-  current_agent: string;
-  routing_key: string | null;
-  metadata: Record<string, unknown>;
-}
+/** A checkpoint as the list shows it: where it is, and how much of the conversation it covers. */
+export const CheckpointSummarySchema = z.lazy(() =>
+  EVENT_CATALOG.checkpoint_saved.payload.extend({
+    task_id: z.uuid({ version: "v4" }),
+    created_at: z.iso.datetime(),
+  }),
+);
+export type CheckpointSummary = z.infer<typeof CheckpointSummarySchema>;
 
-export interface CheckpointSummary {
-  checkpoint_id: string;
-  task_id: string;
-  position: string;
-  sequence: number;
-  created_at: string;
-  awaiting_human: boolean;
-  message_count: number;
-  next_action: NextAction;
-}
+/** Seed 003 State at a checkpoint. */
+export const CheckpointStateSchema = z.lazy(() =>
+  z.strictObject({
+    /** The conversation up to the checkpoint (append reducer). */
+    messages: z.array(z.strictObject({ role: z.enum(["user", "assistant"]), content: MessageContentSchema })),
+    next_action: EVENT_CATALOG.checkpoint_saved.payload.shape.next_action,
+    current_agent: z.string(),
+    routing_key: z.string().nullable(),
+    /** What the run noted at the checkpoint (e.g. the model turns taken, `turn`); replaced, never merged. */
+    metadata: JsonObjectSchema,
+  }),
+);
+export type CheckpointState = z.infer<typeof CheckpointStateSchema>;
 
-export interface Checkpoint extends Omit<CheckpointSummary, "message_count" | "next_action"> {
-  state: CheckpointState;
-}
+/** One checkpoint with its state (GET /v1/tasks/:id/checkpoints/:checkpoint_id). */
+export const CheckpointSchema = z.lazy(() =>
+  CheckpointSummarySchema.unwrap()
+    .omit({ message_count: true, next_action: true })
+    .extend({ state: CheckpointStateSchema }),
+);
+export type Checkpoint = z.infer<typeof CheckpointSchema>;
 
 type Row = {
   sequence: number;
@@ -70,7 +84,11 @@ export class CheckpointLog {
   }
 
   /** Records a checkpoint at `position` covering the conversation as it stands; a replay of a position is a no-op. */
-  record(position: string, state: Omit<CheckpointState, "messages">, awaitingHuman = false): CheckpointSummary | null {
+  record(
+    position: string,
+    state: Omit<CheckpointState, "messages" | "metadata"> & { metadata: Record<string, unknown> },
+    awaitingHuman = false,
+  ): CheckpointSummary | null {
     if (this.sql.exec("SELECT 1 FROM checkpoints WHERE position = ?", position).toArray().length > 0) return null;
     const cursor = this.sql.exec(
       `INSERT OR IGNORE INTO checkpoints (checkpoint_id, position, message_count, next_action, current_agent,
@@ -111,7 +129,7 @@ export class CheckpointLog {
     const messages = this.conversation
       .list()
       .slice(0, row.message_count)
-      .map((m): MessageParam => ({ role: m.role, content: m.content }));
+      .map((m) => ({ role: m.role, content: m.content }));
     return {
       checkpoint_id: row.checkpoint_id,
       task_id: this.taskId(),
@@ -124,7 +142,7 @@ export class CheckpointLog {
         next_action: row.next_action as NextAction,
         current_agent: row.current_agent,
         routing_key: row.routing_key,
-        metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+        metadata: JSON.parse(row.metadata) as JsonObject,
       },
     };
   }

@@ -1,13 +1,60 @@
 // The conversation of a task as the API shows it (GET /v1/tasks/:id/messages). Messages are written by index, so a
-// replayed run rewrites nothing twice.
+// replayed run rewrites nothing twice. A message is the Messages API's (the content blocks Outpost's agents write,
+// whichever provider answered); its schema is a wire type, built on first use (z.lazy) like every wire schema.
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
+import { z } from "zod";
+import { JsonSchema } from "../lib/json.ts";
 
-export interface StoredMessage {
-  index: number;
-  role: "user" | "assistant";
-  content: MessageParam["content"];
-  created_at: string;
-}
+const TextBlock = () => z.strictObject({ type: z.literal("text"), text: z.string() });
+
+const ImageBlock = () =>
+  z.strictObject({
+    type: z.literal("image"),
+    source: z.discriminatedUnion("type", [
+      z.strictObject({
+        type: z.literal("base64"),
+        media_type: z.enum(["image/jpeg", "image/png", "image/gif", "image/webp"]),
+        data: z.string(),
+      }),
+      z.strictObject({ type: z.literal("url"), url: z.string() }),
+    ]),
+  });
+
+/** A block of a message's content. */
+export const ContentBlockSchema = z.lazy(() =>
+  z.discriminatedUnion("type", [
+    TextBlock(),
+    ImageBlock(),
+    /** A tool call the model asked for. */
+    z.strictObject({ type: z.literal("tool_use"), id: z.string(), name: z.string(), input: JsonSchema }),
+    /** What the call returned: text, or text and images (an MCP tool's). */
+    z.strictObject({
+      type: z.literal("tool_result"),
+      tool_use_id: z.string(),
+      content: z.union([z.string(), z.array(z.discriminatedUnion("type", [TextBlock(), ImageBlock()]))]),
+      is_error: z.boolean(),
+    }),
+    z.strictObject({ type: z.literal("thinking"), thinking: z.string(), signature: z.string() }),
+    z.strictObject({ type: z.literal("redacted_thinking"), data: z.string() }),
+  ]),
+);
+export type ContentBlock = z.infer<typeof ContentBlockSchema>;
+
+/** A message's content: text, or blocks. */
+export const MessageContentSchema = z.lazy(() => z.union([z.string(), z.array(ContentBlockSchema)]));
+export type MessageContent = z.infer<typeof MessageContentSchema>;
+
+/** A message of the conversation, as GET /v1/tasks/:id/messages lists it. */
+export const StoredMessageSchema = z.lazy(() =>
+  z.strictObject({
+    /** Its place in the conversation, from 0. */
+    index: z.number().int().nonnegative(),
+    role: z.enum(["user", "assistant"]),
+    content: MessageContentSchema,
+    created_at: z.iso.datetime(),
+  }),
+);
+export type StoredMessage = z.infer<typeof StoredMessageSchema>;
 
 export class MessageLog {
   private readonly sql: SqlStorage;
@@ -49,7 +96,8 @@ export class MessageLog {
       .map((row) => ({
         index: row.idx,
         role: row.role === "assistant" ? "assistant" : "user",
-        content: JSON.parse(row.content) as MessageParam["content"],
+        // What record() stored: a message the run built, as the Messages API types it.
+        content: JSON.parse(row.content) as MessageContent,
         created_at: row.created_at,
       }));
   }

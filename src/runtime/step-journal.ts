@@ -3,6 +3,7 @@
 // step that was interrupted. Results over the SQLite row limit are kept in R2 beside the run bundle.
 import { WorkflowError } from "../errors.ts";
 import { randomHex } from "../events/event-record.ts";
+import type { Json, JsonObject } from "../lib/json.ts";
 
 interface StepRow extends Record<string, SqlStorageValue> {
   name: string;
@@ -102,11 +103,9 @@ export class StepJournal {
    * The ledger of tool calls: for each tool_use id, the result of its completed step, if any, and the ids whose step
    * started and never completed (the default loop names tool steps turn_<n>_tool_<tool_use id>).
    */
-  async settledToolCalls(
-    toolUseIds: readonly string[],
-  ): Promise<{ settled: Record<string, unknown>; started: string[] }> {
+  async settledToolCalls(toolUseIds: readonly string[]): Promise<{ settled: JsonObject; started: string[] }> {
     const wanted = new Set(toolUseIds);
-    const settled: Record<string, unknown> = {};
+    const settled: JsonObject = {};
     const started: string[] = [];
     const rows = this.sql
       .exec<{ name: string; status: string }>(
@@ -122,7 +121,8 @@ export class StepJournal {
         continue;
       }
       const lookup = await this.begin(row.name);
-      if (lookup.state === "completed") settled[id] = lookup.result;
+      // A step's result is kept as JSON (store()), so what begin() parses back is JSON.
+      if (lookup.state === "completed") settled[id] = lookup.result as Json;
     }
     return { settled, started };
   }

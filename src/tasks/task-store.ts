@@ -6,7 +6,7 @@ import { type AgentUsage, addCallUsage, addRecovery, type CallUsage, emptyUsage 
 import type { ErrorInfo } from "../errors.ts";
 import { randomHex } from "../events/event-record.ts";
 import type { Redactor } from "../events/redaction.ts";
-import type { TaskInit, TaskLimits, TaskStatus, TaskTrigger, TaskView, TaskWebhook } from "./task.ts";
+import type { TaskInit, TaskLimits, TaskMetadata, TaskStatus, TaskTrigger, TaskView, TaskWebhook } from "./task.ts";
 
 interface TaskRow extends Record<string, SqlStorageValue> {
   id: string;
@@ -252,7 +252,7 @@ function fromRow(row: TaskRow): TaskRecord {
     id: row.id,
     assigned_agent: row.agent,
     input: row.input,
-    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    metadata: JSON.parse(row.metadata) as TaskMetadata,
     status: row.status as TaskStatus,
     model: row.model,
     result: row.result,

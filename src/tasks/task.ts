@@ -1,78 +1,105 @@
 // The task (seed 003 Task) as stored and as the API returns it, what creating, forking and resuming one return,
 // and its statuses. A person's requests and decisions are src/approvals/requests.ts.
+//
+// The task view is a wire type: a zod schema, its type inferred, the responses that carry a task built on it
+// (src/http/responses.ts). Like every wire schema it is built on first use (z.lazy): the Worker and the object only
+// need its type, and the tests parse with it.
 
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
-import type { HumanDecision, PendingInput } from "../approvals/requests.ts";
-import type { AgentUsage } from "../contracts/usage.ts";
-import type { ErrorInfo } from "../errors.ts";
-import type { RedactionMode } from "../events/redaction.ts";
+import { z } from "zod";
+import { type HumanDecision, PendingInputSchema } from "../approvals/requests.ts";
+import { AgentUsageSchema } from "../contracts/usage.ts";
+import { ErrorInfoSchema } from "../errors/error-info.ts";
+import { REDACTION_MODES, type RedactionMode } from "../events/redaction.ts";
+import type { JsonObject } from "../lib/json.ts";
 
 export const TASK_STATUSES = ["pending", "running", "input_required", "completed", "failed", "canceled"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "canceled"]);
 
-/**
- * Per-task limits (seed 004 max_turns, seed 003 max_iterations, and budgets). Absent fields fall back to the agent's
- * definition; a budget left unset is unlimited.
- */
-export interface TaskLimits {
-  max_turns?: number;
-  max_budget_usd?: number;
-  max_tokens?: number;
-}
-
-export interface TaskView {
-  id: string;
-  /** seed 003 Task.assigned_agent */
-  assigned_agent: string;
-  /** seed 003 Task.description: what the task was asked to do. */
-  input: string;
-  metadata: Record<string, unknown>;
-  status: TaskStatus;
-  model: string;
-  result: string | null;
-  error: ErrorInfo | null;
-  usage: AgentUsage;
-  created_at: string;
-  started_at: string | null;
-  completed_at: string | null;
-  retention_days: number;
-  parent_task_id: string | null;
-  /** The limits the caller set for this task (the agent's own apply where a field is absent). */
-  limits: TaskLimits;
-  /** Labels for the retention policy's by_task rules (e.g. "critical", "debug"). */
-  tags: string[];
-  /** When the task and its R2 objects are deleted (completed_at + retention_days); null while it runs. */
-  expires_at: string | null;
-  /** What the task waits for while its status is input_required (an approval or a question); null otherwise. */
-  pending_input: PendingInput | null;
-  /** Sequence number of the newest event. */
-  last_event_seq: number;
-  /** Seed 002 redaction_mode: "redacted" keeps prompts and responses out of the task's event stream. */
-  redaction_mode: RedactionMode;
-  /** Seed 002 dry run: the prompt is composed and saved as dry_run_prompt.txt; no model is called. */
-  dry_run: boolean;
-  /** Where the task reports its outcome (signed callbacks), or null. */
-  webhook: TaskWebhook | null;
-  /** The inbound webhook delivery that started the task, or null for one started through the API. */
-  trigger: TaskTrigger | null;
-}
-
 /** The task statuses a callback can be sent for. */
 export const CALLBACK_EVENTS = ["completed", "failed", "canceled", "input_required"] as const;
 export type CallbackEvent = (typeof CALLBACK_EVENTS)[number];
 
-export interface TaskWebhook {
-  url: string;
-  events: CallbackEvent[];
-}
+/** Task metadata (seed 003: a replacing state field): what the request, a resume or the starting hook set. */
+export const TaskMetadataSchema = z.lazy(() =>
+  z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
+);
+export type TaskMetadata = z.infer<typeof TaskMetadataSchema>;
 
-export interface TaskTrigger {
-  hook_id: string;
-  delivery_id: string;
-  /** The sender's event name, where the scheme has one (GitHub's X-GitHub-Event). */
-  event: string | null;
-}
+/**
+ * Per-task limits (seed 004 max_turns, seed 003 max_iterations, and budgets). Absent fields fall back to the agent's
+ * definition; a budget left unset is unlimited.
+ */
+export const TaskLimitsSchema = z.lazy(() =>
+  z.strictObject({
+    max_turns: z.number().int().positive().optional(),
+    max_budget_usd: z.number().positive().optional(),
+    max_tokens: z.number().int().positive().optional(),
+  }),
+);
+export type TaskLimits = z.infer<typeof TaskLimitsSchema>;
+
+/** Where a task reports its outcome (signed callbacks): the URL, and the statuses it reports. */
+export const TaskWebhookSchema = z.lazy(() =>
+  z.strictObject({ url: z.url(), events: z.array(z.enum(CALLBACK_EVENTS)).min(1) }),
+);
+export type TaskWebhook = z.infer<typeof TaskWebhookSchema>;
+
+/** The inbound webhook delivery that started a task. */
+export const TaskTriggerSchema = z.lazy(() =>
+  z.strictObject({
+    hook_id: z.string(),
+    delivery_id: z.string(),
+    /** The sender's event name, where the scheme has one (GitHub's X-GitHub-Event). */
+    event: z.string().nullable(),
+  }),
+);
+export type TaskTrigger = z.infer<typeof TaskTriggerSchema>;
+
+/** The task as its object returns it (seed 003 Task): what GET /v1/tasks/:id shows, without its links. */
+export const TaskViewSchema = z.lazy(() =>
+  z.strictObject({
+    id: z.uuid({ version: "v4" }),
+    /** seed 003 Task.assigned_agent */
+    assigned_agent: z.string(),
+    /** seed 003 Task.description: what the task was asked to do. */
+    input: z.string(),
+    metadata: TaskMetadataSchema,
+    status: z.enum(TASK_STATUSES),
+    model: z.string(),
+    /** The final answer of a completed task; null otherwise. */
+    result: z.string().nullable(),
+    /** Why a failed task failed; null otherwise (codes: docs/reference/errors.md#failed-tasks). */
+    error: ErrorInfoSchema.nullable(),
+    usage: AgentUsageSchema,
+    created_at: z.iso.datetime(),
+    started_at: z.iso.datetime().nullable(),
+    completed_at: z.iso.datetime().nullable(),
+    retention_days: z.number().int().positive(),
+    /** The task a fork continues (POST /v1/tasks/:id/fork); null otherwise. */
+    parent_task_id: z.uuid({ version: "v4" }).nullable(),
+    /** The limits the caller set for this task (the agent's own apply where a field is absent). */
+    limits: TaskLimitsSchema,
+    /** Labels for the retention policy's by_task rules (e.g. "critical", "debug"). */
+    tags: z.array(z.string()),
+    /** When the task and its R2 objects are deleted (completed_at + retention_days); null while it runs. */
+    expires_at: z.iso.datetime().nullable(),
+    /** What the task waits for while its status is input_required (an approval or a question); null otherwise. */
+    pending_input: PendingInputSchema.nullable(),
+    /** Sequence number of the newest event. */
+    last_event_seq: z.number().int().nonnegative(),
+    /** Seed 002 redaction_mode: "redacted" keeps prompts and responses out of the task's event stream. */
+    redaction_mode: z.enum(REDACTION_MODES),
+    /** Seed 002 dry run: the prompt is composed and saved as dry_run_prompt.txt; no model is called. */
+    dry_run: z.boolean(),
+    /** Where the task reports its outcome (signed callbacks), or null. */
+    webhook: TaskWebhookSchema.nullable(),
+    /** The inbound webhook delivery that started the task, or null for one started through the API. */
+    trigger: TaskTriggerSchema.nullable(),
+  }),
+);
+export type TaskView = z.infer<typeof TaskViewSchema>;
 
 export interface TaskInit {
   id: string;
@@ -125,7 +152,8 @@ export interface ForkOrigin {
  * and never finished, with the task whose keys they were sent under.
  */
 export interface ToolCallLedger {
-  settled: Record<string, unknown>;
+  /** By tool_use id, the result the call returned (JSON, so that RPC carries the ledger typed). */
+  settled: JsonObject;
   in_flight: string[];
   uncertain: Record<string, string>;
 }
@@ -136,7 +164,8 @@ export interface ToolCallLedger {
  */
 export type StartOutcome =
   | { outcome: "created" | "replayed"; task: TaskView }
-  | { outcome: "mismatch" | "expired"; task?: undefined }
+  | { outcome: "mismatch"; task?: undefined }
+  | { outcome: "expired"; task?: undefined }
   | { outcome: "workspace_full"; message: string; task?: undefined };
 
 /** What a resume did: recorded the decision now, or found the same decision recorded before (a replay). */

@@ -1,6 +1,6 @@
 // Least privilege for built-in tools (seed 004 ClaudeConfig: bash, file_system, web fetch, allowed_tools). Every
-// capability is off unless the agent's definition turns it on; unknown keys are refused with their path. Which
-// built-in tool each capability unlocks is decided here and nowhere else.
+// capability is off unless the agent's definition turns it on; unknown keys are refused (src/agents/definition.ts
+// names them with their path). Which built-in tool each capability unlocks is decided here and nowhere else.
 import { z } from "zod";
 import { ConfigError } from "../errors.ts";
 
@@ -43,17 +43,22 @@ export type BashSettings = z.output<typeof BashSettings>;
 export type FileSystemSettings = z.output<typeof FileSystemSettings>;
 export type WebFetchSettings = z.output<typeof WebFetchSettings>;
 
-export interface ToolSettingsInput {
-  bash?: z.input<typeof BashSettings> | undefined;
-  fileSystem?: z.input<typeof FileSystemSettings> | undefined;
-  webFetch?: z.input<typeof WebFetchSettings> | undefined;
-}
+/**
+ * The built-in tools' settings as an agent's definition spells them (src/agents/definition.ts composes it): each
+ * one off, with its defaults, when the definition leaves it out.
+ */
+export const TOOL_SETTINGS_SHAPE = {
+  /** Seed 004 BashConfig {enabled, excluded_commands, allow_unsafe}: the Bash tool. Off unless enabled. */
+  bash: BashSettings.prefault({}),
+  /** Seed 004 FileSystemConfig {read, write, edit}: Read/Glob/Grep, Write, Edit. All off by default. */
+  fileSystem: FileSystemSettings.prefault({}),
+  /** {enabled, max_bytes, timeout_seconds}: the WebFetch tool. Off unless enabled. */
+  webFetch: WebFetchSettings.prefault({}),
+};
+const ToolSettingsSchema = z.object(TOOL_SETTINGS_SHAPE);
 
-export interface ToolSettings {
-  bash: BashSettings;
-  fileSystem: FileSystemSettings;
-  webFetch: WebFetchSettings;
-}
+export type ToolSettingsInput = z.input<typeof ToolSettingsSchema>;
+export type ToolSettings = z.output<typeof ToolSettingsSchema>;
 
 /** The capability each built-in tool needs; TodoWrite needs none (it only keeps the agent's own list). */
 const REQUIRES: Readonly<Record<string, { setting: string; on: (s: ToolSettings) => boolean }>> = {
@@ -65,26 +70,6 @@ const REQUIRES: Readonly<Record<string, { setting: string; on: (s: ToolSettings)
   Bash: { setting: "bash.enabled", on: (s) => s.bash.enabled },
   WebFetch: { setting: "webFetch.enabled", on: (s) => s.webFetch.enabled },
 };
-
-export function parseToolSettings(agent: string, input: ToolSettingsInput): ToolSettings {
-  const parse = <S extends z.ZodType>(schema: S, value: unknown, key: string): z.output<S> => {
-    const parsed = schema.safeParse(value ?? {});
-    if (parsed.success) return parsed.data;
-    const issue = parsed.error.issues[0];
-    const at = [key, ...(issue?.path ?? []).map(String)].join(".");
-    if (issue?.code === "unrecognized_keys") {
-      throw new ConfigError(
-        `Agent "${agent}": unknown key ${issue.keys.map((k) => `${key}.${[...issue.path.map(String), k].join(".")}`).join(", ")}.`,
-      );
-    }
-    throw new ConfigError(`Agent "${agent}": ${at}: ${issue?.message ?? "invalid"}.`);
-  };
-  return {
-    bash: parse(BashSettings, input.bash, "bash"),
-    fileSystem: parse(FileSystemSettings, input.fileSystem, "fileSystem"),
-    webFetch: parse(WebFetchSettings, input.webFetch, "webFetch"),
-  };
-}
 
 /** The built-in tools the settings turn on (what an agent without allowedTools gets). */
 export function enabledBuiltins(settings: ToolSettings): string[] {

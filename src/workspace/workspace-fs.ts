@@ -3,6 +3,7 @@
 // call that is interrupted (an eviction, a restart) therefore changes nothing, and running it again starts clean.
 // With readOnly, every change fails with EROFS (an agent whose file_system.write is off).
 import type { BufferEncoding, CpOptions, FsStat, IFileSystem, MkdirOptions, RmOptions } from "just-bash";
+import { decode, encode, encodingOf } from "./encoding.ts";
 import { normalize, parentOf, type Workspace, type WorkspaceChange } from "./workspace.ts";
 
 type Node =
@@ -373,53 +374,4 @@ export class WorkspaceFs implements IFileSystem {
 /** Whether `path` is `dir` or inside it. */
 function isInside(path: string, dir: string): boolean {
   return dir === "/" || path === dir || path.startsWith(`${dir}/`);
-}
-
-function encodingOf(options: unknown): BufferEncoding | undefined {
-  if (typeof options === "string") return options as BufferEncoding;
-  if (options && typeof options === "object" && "encoding" in options) {
-    const encoding = (options as { encoding?: unknown }).encoding;
-    return typeof encoding === "string" ? (encoding as BufferEncoding) : undefined;
-  }
-  return undefined;
-}
-
-export function encode(content: string | Uint8Array, encoding?: BufferEncoding): Uint8Array {
-  if (typeof content !== "string") return content;
-  switch (encoding) {
-    case "binary":
-    case "latin1":
-    case "ascii":
-      return Uint8Array.from(content, (ch) => ch.charCodeAt(0) & 0xff);
-    case "base64":
-      return Uint8Array.from(atob(content), (ch) => ch.charCodeAt(0));
-    case "hex": {
-      const bytes = new Uint8Array(content.length >> 1);
-      for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(content.slice(i * 2, i * 2 + 2), 16);
-      return bytes;
-    }
-    default:
-      return new TextEncoder().encode(content);
-  }
-}
-
-export function decode(bytes: Uint8Array, encoding?: BufferEncoding | null): string {
-  switch (encoding) {
-    case "binary":
-    case "latin1":
-    case "ascii": {
-      let out = "";
-      for (let i = 0; i < bytes.length; i += 8192) out += String.fromCharCode(...bytes.subarray(i, i + 8192));
-      return out;
-    }
-    case "base64": {
-      let raw = "";
-      for (let i = 0; i < bytes.length; i += 8192) raw += String.fromCharCode(...bytes.subarray(i, i + 8192));
-      return btoa(raw);
-    }
-    case "hex":
-      return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-    default:
-      return new TextDecoder().decode(bytes);
-  }
 }

@@ -5,7 +5,7 @@ import { registry } from "../../agents/catalog.ts";
 import { SkillAgent } from "../../agents/skill-agent.ts";
 import { callbackPolicy, callbackWebhook, checkCallbackUrl } from "../../callbacks/callbacks.ts";
 import { resolveModel } from "../../config/models.ts";
-import { budgetCanBeEnforced } from "../../config/prices.ts";
+import { unpricedBudget } from "../../config/prices.ts";
 import { retentionDays, retentionPolicyOrDefault } from "../../config/retention.ts";
 import type { Env } from "../../env.ts";
 import { ApiError } from "../../errors.ts";
@@ -13,12 +13,13 @@ import type { TaskLimits, TaskWebhook } from "../../tasks/task.ts";
 import { loosenedLimit } from "../../tasks/task-limits.ts";
 import { firstSeedOverflow, MAX_WORKSPACE_ENTRIES } from "../../workspace/workspace.ts";
 import type { AppEnv } from "../app-env.ts";
+import type { AgentDescription, AgentList } from "../responses.ts";
 import { CreateTaskBody, WorkspacePath } from "../schemas.ts";
 import { creationId, startTask, takeRateToken } from "../task-creation.ts";
 import { mayRead } from "../task-resource.ts";
 import { jsonBody, parseWith } from "../validation.ts";
 
-function describe(agent: Agent, configuredModel: string | undefined) {
+function describe(agent: Agent, configuredModel: string | undefined): AgentDescription {
   return {
     name: agent.name,
     // "tool_loop" (the default loop) or "skills" (seed 002's decision loop over the skill catalog).
@@ -51,7 +52,7 @@ function describe(agent: Agent, configuredModel: string | undefined) {
       secret: h.secret,
       events: h.events ?? null,
     })),
-    skills: agent instanceof SkillAgent ? agent.skillNames : null,
+    skills: agent instanceof SkillAgent ? (agent.skillNames === "all" ? "all" : [...agent.skillNames]) : null,
     system_prompt: agent.systemPrompt,
   };
 }
@@ -118,7 +119,7 @@ export const agentRoutes = new Hono<AppEnv>()
   .get("/", (c) => {
     // Only the agents the key's tenant may see: another tenant's agents (their MCP URLs, hook secrets' names) stay hidden.
     const agents = registry.listFor(c.get("tenant")).map((agent) => describe(agent, c.env.OUTPOST_DEFAULT_MODEL));
-    return c.json({ agents });
+    return c.json({ agents } satisfies AgentList);
   })
   .get("/:name", (c) => {
     // A name that cannot be registered, and another tenant's agent, are answered like any unknown name: 404.
@@ -134,14 +135,12 @@ export const agentRoutes = new Hono<AppEnv>()
     const files = seedFiles(body.files);
     const model = resolveModel(agent.model, c.env.OUTPOST_DEFAULT_MODEL);
     const limits = taskLimits(body);
-    const budget = limits.max_budget_usd ?? agent.maxBudgetUsd;
-    if (budget !== null && budget !== undefined && !budgetCanBeEnforced(c.env.OUTPOST_PRICES, model)) {
-      throw new ApiError(
-        "validation_failed",
-        `A cost budget needs the model's price, and ${model} has none; add it to OUTPOST_PRICES.`,
-        "max_budget_usd",
-      );
-    }
+    const unpriced = unpricedBudget({
+      budget: limits.max_budget_usd ?? agent.maxBudgetUsd,
+      model,
+      prices: c.env.OUTPOST_PRICES,
+    });
+    if (unpriced) throw new ApiError("validation_failed", unpriced, "max_budget_usd");
     // Callbacks carry the task's result, error and what it waits for: another way to read it, so they need `read`.
     if (body.webhook && !mayRead(c)) {
       throw new ApiError(

@@ -19,9 +19,11 @@ import {
   runsOn,
   verifyDelivery,
 } from "../../inbound-hooks/hook.ts";
+import { readSecret } from "../../lib/secrets.ts";
 import type { TaskView } from "../../tasks/task.ts";
 import { taskStubFor } from "../../tasks/task-ids.ts";
 import type { AppEnv } from "../app-env.ts";
+import type { HookIgnored, HookPong, HookReceipt } from "../responses.ts";
 import { MAX_INPUT_CHARS } from "../schemas.ts";
 import { launch, takeToken } from "../task-creation.ts";
 import { bodyText, jsonBodyProblem } from "../validation.ts";
@@ -34,15 +36,15 @@ export const hookRoutes = new Hono<AppEnv>().post("/:hook_id", async (c) => {
   const found = registry.findHook(hookId);
   if (!found) throw new ApiError("hook_not_found", `No hook "${hookId}".`, "hook_id");
   const { agent, hook } = found;
-  const secret = (c.env as unknown as Record<string, unknown>)[hook.secret];
-  if (typeof secret !== "string" || !secret) {
+  const secret = readSecret(c.env, hook.secret);
+  if (!secret) {
     console.error(`hook ${hookId}: the Worker secret ${hook.secret} is not set`);
     throw new ApiError("hook_not_configured", `The hook "${hookId}" has no verification secret set.`);
   }
   const body = await bodyText(c, MAX_HOOK_BODY_BYTES);
   const verified = await verifyDelivery(hook, secret, body, c.req.raw.headers);
   if ("failure" in verified) throw new ApiError(verified.failure, verified.message, "signature");
-  if (verified.event === "ping") return c.json({ hook_id: hookId, status: "pong" });
+  if (verified.event === "ping") return c.json({ hook_id: hookId, status: "pong" } satisfies HookPong);
   if (!runsOn(hook, verified.event)) {
     return c.json({
       hook_id: hookId,
@@ -51,7 +53,7 @@ export const hookRoutes = new Hono<AppEnv>().post("/:hook_id", async (c) => {
         verified.event === null
           ? "the delivery names no event (X-GitHub-Event), and the hook runs only on the events it lists"
           : `the hook does not run on "${verified.event}" events`,
-    });
+    } satisfies HookIgnored);
   }
   const tenant = hook.tenant;
   const { id, seen } = await deliveryTaskIds(hook, verified, body);
@@ -105,7 +107,13 @@ export const hookRoutes = new Hono<AppEnv>().post("/:hook_id", async (c) => {
  */
 function receipt(c: Context<AppEnv>, hookId: string, deliveryId: string, task: TaskView, duplicate: boolean) {
   return c.json(
-    { hook_id: hookId, delivery_id: deliveryId, task_id: task.id, status: task.status, duplicate },
+    {
+      hook_id: hookId,
+      delivery_id: deliveryId,
+      task_id: task.id,
+      status: task.status,
+      duplicate,
+    } satisfies HookReceipt,
     duplicate ? 200 : 202,
   );
 }
@@ -113,10 +121,9 @@ function receipt(c: Context<AppEnv>, hookId: string, deliveryId: string, task: T
 /** The task an earlier copy of the delivery started under one of `ids` (first found), "expired", or null. */
 async function earlierTask(env: Env, tenant: string, ids: readonly string[]): Promise<TaskView | "expired" | null> {
   const found = await Promise.all(
-    ids.map(async (id) => {
+    ids.map(async (id): Promise<TaskView | "expired" | null> => {
       const stub = taskStubFor(env, tenant, id);
-      // RPC result types collapse free-form JSON (unknown) to never; the view is plain JSON.
-      const task = (await stub.get()) as TaskView | null;
+      const task = await stub.get();
       if (task) return task;
       return (await stub.expired()) ? "expired" : null;
     }),

@@ -5,17 +5,24 @@ import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { type Context, Hono } from "hono";
 import type { TaskObject } from "../../../durable-objects/task-object.ts";
 import { registry } from "../../agents/catalog.ts";
-import type { Delivery } from "../../callbacks/callbacks.ts";
 import { resolveModel } from "../../config/models.ts";
-import { budgetCanBeEnforced } from "../../config/prices.ts";
+import { unpricedBudget } from "../../config/prices.ts";
 import { retentionDays, retentionPolicyOrDefault } from "../../config/retention.ts";
 import { unhandledCode } from "../../errors/codes.ts";
 import { ApiError } from "../../errors.ts";
-import type { Checkpoint } from "../../runtime/checkpoints.ts";
-import type { ResumeOutcome, TaskView, ToolCallLedger } from "../../tasks/task.ts";
+import type { JsonObject } from "../../lib/json.ts";
+import type { ToolCallLedger } from "../../tasks/task.ts";
 import { taskStubFor } from "../../tasks/task-ids.ts";
 import { stricterRedaction } from "../../tasks/task-limits.ts";
 import type { AppEnv } from "../app-env.ts";
+import type {
+  ArtifactList,
+  CheckpointList,
+  DeliveryList,
+  MessageList,
+  WorkspaceList,
+  WorkspaceListEntry,
+} from "../responses.ts";
 import { ArtifactPath, EventCursor, ForkBody, ResumeBody, TaskIdParam, WaitQuery, WorkspacePath } from "../schemas.ts";
 import { creationId, rateLimitPerMinute, startTask, takeRateToken, takeToken } from "../task-creation.ts";
 import { decisionResource, deliveryResource, mayRead, readableDetails, taskResource } from "../task-resource.ts";
@@ -86,7 +93,7 @@ export const taskRoutes = new Hono<AppEnv>()
     const { id, stub } = taskStub(c);
     const messages = await stub.messages();
     if (!messages) throw await missingTask(stub, id);
-    return c.json({ task_id: id, messages });
+    return c.json({ task_id: id, messages } satisfies MessageList);
   })
   .get("/:id/events", async (c) => {
     const { id, stub } = taskStub(c);
@@ -134,7 +141,7 @@ export const taskRoutes = new Hono<AppEnv>()
     const { id, stub } = taskStub(c);
     const checkpoints = await stub.checkpointList();
     if (!checkpoints) throw await missingTask(stub, id);
-    return c.json({ task_id: id, checkpoints });
+    return c.json({ task_id: id, checkpoints } satisfies CheckpointList);
   })
   .get("/:id/checkpoints/:checkpoint_id", async (c) => {
     const { id, stub } = taskStub(c);
@@ -147,10 +154,9 @@ export const taskRoutes = new Hono<AppEnv>()
   .post("/:id/fork", async (c) => {
     const { id, stub } = taskStub(c);
     const body = await jsonBody(c, ForkBody);
-    // RPC result types collapse free-form JSON (unknown) to never; these values are plain JSON.
-    const original = (await stub.get()) as TaskView | null;
+    const original = await stub.get();
     if (!original) throw await missingTask(stub, id);
-    const checkpoint = (await stub.forkPoint(body.checkpoint_id)) as unknown as Checkpoint | null;
+    const checkpoint = await stub.forkPoint(body.checkpoint_id);
     if (!checkpoint) throw checkpointNotFound(id, body.checkpoint_id, "checkpoint_id");
     const updates = body.state_updates ?? {};
     const agentName = updates.current_agent ?? checkpoint.state.current_agent;
@@ -165,14 +171,13 @@ export const taskRoutes = new Hono<AppEnv>()
       );
     }
     const model = updates.current_agent ? resolveModel(agent.model, c.env.OUTPOST_DEFAULT_MODEL) : original.model;
-    const budget = original.limits.max_budget_usd ?? agent.maxBudgetUsd;
-    if (budget !== null && budget !== undefined && !budgetCanBeEnforced(c.env.OUTPOST_PRICES, model)) {
-      throw new ApiError(
-        "validation_failed",
-        `The task has a cost budget, which needs the model's price, and ${agent.name}'s model ${model} has none; add it to OUTPOST_PRICES.`,
-        "state_updates.current_agent",
-      );
-    }
+    const unpriced = unpricedBudget({
+      budget: original.limits.max_budget_usd ?? agent.maxBudgetUsd,
+      model,
+      prices: c.env.OUTPOST_PRICES,
+      agent: agent.name,
+    });
+    if (unpriced) throw new ApiError("validation_failed", unpriced, "state_updates.current_agent");
     // A fork between a model turn and its tool calls inherits the calls its origin already ran (the ledger).
     const pending = checkpoint.state.next_action === "tool_calls" ? checkpoint.state.messages.at(-1) : undefined;
     const pendingIds = Array.isArray(pending?.content)
@@ -194,8 +199,7 @@ export const taskRoutes = new Hono<AppEnv>()
     }
     let ledger: ToolCallLedger = { settled: {}, in_flight: [], uncertain: {} };
     if (pendingIds.length > 0) {
-      // RPC result types collapse free-form JSON (unknown) to never; the ledger is plain JSON.
-      const found = (await stub.toolCallLedger(pendingIds)) as unknown as ToolCallLedger | null;
+      const found = await stub.toolCallLedger(pendingIds);
       // The origin went (expired) between the reads: never guess that its calls did not run.
       if (!found) throw await missingTask(stub, id);
       // A call the origin runs (or is about to) has no known outcome yet: a fork now would be a second run of it.
@@ -260,14 +264,14 @@ export const taskRoutes = new Hono<AppEnv>()
       request_id: body.request_id,
       action: body.action,
       message: body.message ?? null,
-      tool_input: (body.tool_input as Record<string, unknown> | undefined) ?? null,
+      // Parsed from the JSON body: JSON.
+      tool_input: (body.tool_input as JsonObject | undefined) ?? null,
       state_updates: Object.keys(updates).length > 0 ? updates : null,
       decided_by: c.get("apiKeyId"),
     });
     const { value, error } = outcome;
     if (value) {
-      // RPC result types collapse free-form JSON (unknown) to never; these values are plain JSON.
-      const { task, decision, replayed } = value as unknown as ResumeOutcome;
+      const { task, decision, replayed } = value;
       // A repeat of a recorded decision is answered like the original: the task and the decision, marked replayed.
       if (replayed) c.header("Idempotent-Replayed", "true");
       return c.json({ ...taskResource(c, task), decision: decisionResource(c, decision) });
@@ -299,7 +303,7 @@ export const taskRoutes = new Hono<AppEnv>()
     const { id, stub } = taskStub(c);
     const deliveries = await stub.deliveries();
     if (!deliveries) throw await missingTask(stub, id);
-    return c.json({ task_id: id, deliveries });
+    return c.json({ task_id: id, deliveries } satisfies DeliveryList);
   })
   .post("/:id/deliveries/:delivery_id/redeliver", async (c) => {
     const { id, stub } = taskStub(c);
@@ -314,8 +318,7 @@ export const taskRoutes = new Hono<AppEnv>()
       `This API key may ask for ${limit} redeliveries a minute`,
     );
     const { value, error } = await stub.redeliver(deliveryId);
-    // RPC result types collapse free-form JSON (unknown) to never; the delivery is plain JSON.
-    if (value) return c.json(deliveryResource(c, value as unknown as Delivery), 202);
+    if (value) return c.json(deliveryResource(c, value), 202);
     switch (error.code) {
       case "task_not_found":
         throw await missingTask(stub, id);
@@ -330,7 +333,10 @@ export const taskRoutes = new Hono<AppEnv>()
     const artifacts = await stub.artifacts();
     if (!artifacts) throw await missingTask(stub, id);
     const base = `${new URL(c.req.url).origin}/v1/tasks/${id}/artifacts/`;
-    return c.json({ task_id: id, artifacts: artifacts.map((a) => ({ ...a, url: base + encodePath(a.path) })) });
+    return c.json({
+      task_id: id,
+      artifacts: artifacts.map((a) => ({ ...a, url: base + encodePath(a.path) })),
+    } satisfies ArtifactList);
   })
   .get("/:id/workspace", async (c) => {
     const { id, stub } = taskStub(c);
@@ -339,8 +345,11 @@ export const taskRoutes = new Hono<AppEnv>()
     const base = `${new URL(c.req.url).origin}/v1/tasks/${id}/workspace/`;
     return c.json({
       task_id: id,
-      files: files.map((f) => (f.type === "file" ? { ...f, url: base + encodePath(f.path) } : f)),
-    });
+      files: files.map(
+        (f): WorkspaceListEntry =>
+          f.type === "file" ? { ...f, type: "file", url: base + encodePath(f.path) } : { ...f, type: "directory" },
+      ),
+    } satisfies WorkspaceList);
   })
   .get("/:id/workspace/:path{[\\s\\S]+}", async (c) => {
     const { id, stub } = taskStub(c);

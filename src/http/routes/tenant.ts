@@ -5,6 +5,7 @@ import { tenantSigningSecret } from "../../callbacks/callbacks.ts";
 import { loadKeyRing } from "../../tenants/api-keys.ts";
 import type { AppEnv } from "../app-env.ts";
 import { requireAdmin } from "../auth.ts";
+import type { TenantView } from "../responses.ts";
 import { rateLimitPerMinute } from "../task-creation.ts";
 
 export const tenantRoutes = new Hono<AppEnv>().get("/", requireAdmin, async (c) => {
@@ -18,11 +19,11 @@ export const tenantRoutes = new Hono<AppEnv>().get("/", requireAdmin, async (c) 
       .filter((k) => k.tenant === tenant)
       .map((k) => ({
         id: k.id,
-        scopes: k.scopes,
+        scopes: [...k.scopes],
         rate_limit_per_minute: k.rateLimitPerMinute,
       })),
     default_rate_limit_per_minute: rateLimitPerMinute(c, null),
     // Standard Webhooks: verify callbacks with this (null when the deployment does not sign callbacks).
     webhook_signing_secret: root ? await tenantSigningSecret(root, tenant) : null,
-  });
+  } satisfies TenantView);
 });

@@ -1,0 +1,213 @@
+// An agent's definition (seed 000 MaverickAgent, seed 003 Agent, seed 004 ClaudeConfig) as one zod schema, composed
+// from each subsystem's own part: the built-in tools' settings (src/tools/settings.ts), MCP servers
+// (src/mcp/config.ts), review settings (src/approvals/permissions.ts), inbound hooks (src/inbound-hooks/hook.ts) and
+// the model provider (src/llm/provider.ts). parseDefinition() checks it when the agent is built, so a bad definition
+// fails at deploy time (and in tests), never in the middle of a run: a ConfigError naming the key, or an
+// InvalidToolError for a tool name.
+import { z } from "zod";
+import { PERMISSION_SETTINGS_SHAPE, type ToolPermissions, toolPermissions } from "../approvals/permissions.ts";
+import { DEFAULT_MAX_TOKENS } from "../config/models.ts";
+import { ConfigError } from "../errors.ts";
+import type { RedactionMode } from "../events/redaction.ts";
+import { type HookSpec, HooksSchema } from "../inbound-hooks/hook.ts";
+import { type LlmConfig, LlmConfigSchema } from "../llm/provider.ts";
+import { type McpServerSpec, McpServersSchema } from "../mcp/config.ts";
+import { DEFAULT_TENANT, TENANT_PATTERN } from "../tenants/api-keys.ts";
+import { RUNNABLE_BUILTIN_TOOLS } from "../tools/builtin.ts";
+import { enabledBuiltins, requireCapabilities, TOOL_SETTINGS_SHAPE, type ToolSettings } from "../tools/settings.ts";
+import { validateToolNames } from "./tool-names.ts";
+
+export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
+const DEFAULT_MAX_TURNS = 10;
+const POSITIVE_INTEGER = "must be a positive integer";
+
+export const AgentDefinitionSchema = z.strictObject({
+  /** Unique name, seed 003 pattern ^[a-z][a-z0-9_]*$ (it appears in URLs). */
+  name: z.string().regex(AGENT_NAME_PATTERN),
+  description: z.string().default(""),
+  systemPrompt: z.string().refine((prompt) => prompt.trim() !== ""),
+  /** Model turns before the run ends with "max_turns limit reached" (seed 004 max_turns). */
+  maxTurns: z.number(POSITIVE_INTEGER).int(POSITIVE_INTEGER).positive(POSITIVE_INTEGER).default(DEFAULT_MAX_TURNS),
+  /** Remote MCP servers by name (seed 003 MCPServer); see src/mcp/config.ts for the fields. */
+  mcpServers: McpServersSchema.prefault({}),
+  ...TOOL_SETTINGS_SHAPE,
+  /**
+   * Built-in tool names, mcp__<server>__<tool> names and mcp__<server>__* (seed 004 allowed_tools); validated here
+   * (FR-002) and against the servers' real tool lists when a run starts. Omitted: every configured tool (the
+   * built-ins the settings turn on, and every tool of every declared MCP server).
+   */
+  allowedTools: z.array(z.string()).readonly().optional(),
+  /** Pin a model; otherwise OUTPOST_DEFAULT_MODEL, then DEFAULT_MODEL (src/config/models.ts). */
+  model: z.string().optional(),
+  /** Output token budget of each model call. */
+  maxTokens: z.number(POSITIVE_INTEGER).int(POSITIVE_INTEGER).positive(POSITIVE_INTEGER).default(DEFAULT_MAX_TOKENS),
+  /** Default cost budget of a task, USD (a task may set its own max_budget_usd). */
+  maxBudgetUsd: z
+    .number("must be a positive number of US dollars")
+    .positive("must be a positive number of US dollars")
+    .optional(),
+  ...PERMISSION_SETTINGS_SHAPE,
+  /**
+   * Seed 002 redaction_mode for this agent's tasks unless a task says: "redacted" keeps prompts and responses out
+   * of the event stream (the run bundle's transcript keeps them). Default "full".
+   */
+  redactionMode: z.enum(["full", "redacted"] satisfies RedactionMode[], 'must be "full" or "redacted"').default("full"),
+  /**
+   * Seed 003 LLMConfig: the model provider (seed 002 ProviderName anthropic or gemini, or any openai_compatible
+   * endpoint), its endpoint, and the NAME of the Worker secret holding its API key. Absent: Anthropic.
+   */
+  llmConfig: LlmConfigSchema.optional(),
+  /**
+   * The tenants that may see and run this agent (each matching TENANT_PATTERN). Another tenant is told the agent
+   * does not exist, on every route. Absent: every tenant (a single-tenant deployment needs nothing here).
+   */
+  tenants: z
+    .array(z.string().regex(TENANT_PATTERN, `must match ${TENANT_PATTERN}`))
+    .min(1, "must list at least one tenant (omit it for every tenant)")
+    .readonly()
+    .optional(),
+  /**
+   * Inbound webhooks that start this agent (POST /v1/hooks/<id>): by id, the signing scheme, the Worker secret that
+   * verifies deliveries, and the template that makes the task's input. See src/inbound-hooks/hook.ts.
+   */
+  hooks: HooksSchema.prefault({}),
+});
+
+/** An agent's definition as its author writes it. */
+export type AgentDefinition = z.input<typeof AgentDefinitionSchema>;
+
+/** A definition, checked: what an Agent holds. */
+export interface AgentSpec {
+  name: string;
+  description: string;
+  systemPrompt: string;
+  /** allowedTools as declared, or the built-ins the settings turn on and every declared server's wildcard. */
+  allowedTools: readonly string[];
+  /** allowedTools as declared, or undefined when the definition left it out. */
+  declaredTools: readonly string[] | undefined;
+  mcpServers: readonly McpServerSpec[];
+  settings: ToolSettings;
+  model: string | undefined;
+  maxTurns: number;
+  maxTokens: number;
+  maxBudgetUsd: number | null;
+  permissions: ToolPermissions;
+  hooks: readonly HookSpec[];
+  redactionMode: RedactionMode;
+  llmConfig: LlmConfig | null;
+  tenants: readonly string[] | null;
+}
+
+/** Checks a definition: its schema, then what one key says about another. */
+export function parseDefinition(definition: AgentDefinition): AgentSpec {
+  const agent = String(definition.name);
+  const parsed = parseDefinitionPart(agent, AgentDefinitionSchema, definition);
+  const servers = parsed.mcpServers;
+  const serverNames = new Set(servers.map((s) => s.name));
+  const settings: ToolSettings = { bash: parsed.bash, fileSystem: parsed.fileSystem, webFetch: parsed.webFetch };
+  const tools = parsed.allowedTools ?? [...enabledBuiltins(settings), ...servers.map((s) => `mcp__${s.name}__*`)];
+  validateToolNames(tools, RUNNABLE_BUILTIN_TOOLS, serverNames);
+  requireCapabilities(agent, tools, settings);
+  for (const server of servers) {
+    for (const [tool, toolSettings] of Object.entries(server.tools)) {
+      // Fallbacks are MCP tools of declared servers; they take the same arguments as the tool they stand in for.
+      validateToolNames(toolSettings.fallbackTools, new Set(), serverNames);
+      if (toolSettings.fallbackTools.includes(`mcp__${server.name}__${tool}`)) {
+        throw new ConfigError(
+          `Agent "${agent}": mcpServers.${server.name}.tools.${tool}.fallback_tools lists the tool itself.`,
+        );
+      }
+    }
+  }
+  const tenants = parsed.tenants ? Object.freeze([...new Set(parsed.tenants)]) : null;
+  for (const hook of parsed.hooks) {
+    // A hook starts tasks of its tenant; one the agent refuses would fail every run it starts.
+    if (tenants !== null && !tenants.includes(hook.tenant)) {
+      throw new ConfigError(
+        `Agent "${agent}": hooks.${hook.id}.tenant "${hook.tenant}" is not one of the agent's tenants ` +
+          `(${tenants.join(", ")}); a hook without a tenant starts tasks of "${DEFAULT_TENANT}".`,
+      );
+    }
+  }
+  return {
+    name: parsed.name,
+    description: parsed.description,
+    systemPrompt: parsed.systemPrompt,
+    allowedTools: Object.freeze([...tools]),
+    declaredTools: parsed.allowedTools ? Object.freeze([...parsed.allowedTools]) : undefined,
+    mcpServers: Object.freeze(servers),
+    settings,
+    model: parsed.model,
+    maxTurns: parsed.maxTurns,
+    maxTokens: parsed.maxTokens,
+    maxBudgetUsd: parsed.maxBudgetUsd ?? null,
+    permissions: toolPermissions(agent, parsed, tools),
+    hooks: Object.freeze(parsed.hooks),
+    redactionMode: parsed.redactionMode,
+    llmConfig: parsed.llmConfig ?? null,
+    tenants,
+  };
+}
+
+/**
+ * Parses `value` with `schema`, a definition or a part of one (a subclass's own keys), or throws a ConfigError for
+ * its first issue, worded as below.
+ */
+export function parseDefinitionPart<S extends z.ZodType>(agent: string, schema: S, value: unknown): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issues = result.error.issues;
+  // A key the definition does not know is reported first: it is likely the reason for the rest.
+  const issue = issues.find((i) => i.code === "unrecognized_keys" && i.path.length === 0) ?? issues[0];
+  throw new ConfigError(issue ? issueText(agent, issue) : `Agent "${agent}": invalid definition.`);
+}
+
+/** The seeds' snake_case names, which a definition spells in camelCase. */
+const SEED_SPELLINGS: Readonly<Record<string, string>> = {
+  system_prompt: "systemPrompt",
+  allowed_tools: "allowedTools",
+  mcp_servers: "mcpServers",
+  file_system: "fileSystem",
+  web_fetch: "webFetch",
+  max_turns: "maxTurns",
+  max_tokens: "maxTokens",
+  max_iterations: "maxTurns",
+  max_budget_usd: "maxBudgetUsd",
+  permission_mode: "permissionMode",
+};
+
+/** Keys whose value is an object of its own settings: an issue inside one reads "<path>: <what is wrong>". */
+const SECTIONS: ReadonlySet<string> = new Set(["bash", "fileSystem", "webFetch", "mcpServers", "hooks", "llmConfig"]);
+/** The built-in tools' settings name an unknown key by its whole path ("unknown key bash.enable"). */
+const TOOL_SETTINGS: ReadonlySet<string> = new Set(Object.keys(TOOL_SETTINGS_SHAPE));
+
+/**
+ * One issue as the ConfigError's message: `Agent "<name>": <path> <what is wrong>.` for the definition's own keys,
+ * whose messages say what the key must be ("maxTurns must be a positive integer"), and `<path>: <message>` inside
+ * a section and for zod's own messages.
+ */
+function issueText(agent: string, issue: z.core.$ZodIssue): string {
+  const path = issue.path.map(String);
+  const at = path.join(".");
+  const field = path[0];
+  if (field === "name") return `Agent name "${agent}" must match ${AGENT_NAME_PATTERN} (lowercase, digits, _).`;
+  if (field === "systemPrompt") return `Agent "${agent}" needs a system prompt.`;
+  let text: string;
+  if (issue.code === "unrecognized_keys") {
+    const key = issue.keys[0] ?? "";
+    if (field === undefined) {
+      const spelling = SEED_SPELLINGS[key];
+      text = `unknown key "${key}"${spelling ? ` (the definition spells it ${spelling})` : ""}`;
+    } else if (TOOL_SETTINGS.has(field)) {
+      text = `unknown key ${issue.keys.map((k) => `${at}.${k}`).join(", ")}`;
+    } else {
+      text = `${at}: unknown key "${issue.keys.join('", "')}"`;
+    }
+  } else if (field === undefined) {
+    text = issue.message;
+  } else {
+    const inSection = SECTIONS.has(field);
+    text = `${at}${inSection || /^[A-Z]/.test(issue.message) ? ":" : ""} ${issue.message}`;
+  }
+  return `Agent "${agent}": ${text}${text.endsWith(".") ? "" : "."}`;
+}

@@ -1,0 +1,70 @@
+// How an agent writes its model calls, in one place: the Messages API request (Outpost's own format, whatever the
+// provider), the assistant's reply turned back into request blocks for the next call, and seed 002's dry run, which
+// saves the first request instead of sending it. The tool loop, the skill agent and the benchmark's floor all build
+// their requests here, so they send the same thing.
+import type {
+  ContentBlock,
+  ContentBlockParam,
+  MessageCreateParamsBase,
+  MessageParam,
+  Tool,
+} from "@anthropic-ai/sdk/resources/messages";
+import type { AgentContext } from "./context.ts";
+import { type AgentResult, successResult } from "./result.ts";
+
+export interface ModelRequestParts {
+  model: string;
+  /** The output token budget of this call (the agent's maxTokens). */
+  maxTokens: number;
+  system: string;
+  messages: MessageParam[];
+  /** The tools the model may call; none are sent when there are none (the API refuses an empty list). */
+  tools?: Tool[];
+}
+
+/** The Messages API request of one model call. */
+export function modelRequest(parts: ModelRequestParts): MessageCreateParamsBase {
+  const tools = parts.tools ?? [];
+  return {
+    model: parts.model,
+    max_tokens: parts.maxTokens,
+    system: parts.system,
+    messages: parts.messages,
+    ...(tools.length > 0 ? { tools } : {}),
+  };
+}
+
+/** Response blocks as request blocks, so the assistant turn can be sent back to the model unchanged. */
+export function toParams(content: readonly ContentBlock[]): ContentBlockParam[] {
+  return content.map((block): ContentBlockParam => {
+    switch (block.type) {
+      case "text":
+        return { type: "text", text: block.text };
+      case "tool_use":
+        return { type: "tool_use", id: block.id, name: block.name, input: block.input };
+      case "thinking":
+        return { type: "thinking", thinking: block.thinking, signature: block.signature };
+      case "redacted_thinking":
+        return { type: "redacted_thinking", data: block.data };
+      default:
+        return block as unknown as ContentBlockParam;
+    }
+  });
+}
+
+/**
+ * Seed 002 dry run: the prompt the first model call would send, saved as dry_run_prompt.txt in the run bundle; no
+ * model is called, and the result says what was composed.
+ */
+export async function dryRunResult(context: AgentContext, request: MessageCreateParamsBase): Promise<AgentResult> {
+  const text = JSON.stringify(request, null, 2);
+  await context.runtime.step("dry_run_prompt", async () => {
+    await context.runtime.artifact("dry_run_prompt.txt", text);
+  });
+  const tokens = Math.ceil(new TextEncoder().encode(text).byteLength / 4);
+  return successResult(
+    `Dry run: the prompt was composed (about ${tokens} tokens) and saved as dry_run_prompt.txt; no model was called.`,
+    context.runtime.usage(),
+    { dry_run: true, estimated_input_tokens: tokens },
+  );
+}

@@ -1,0 +1,93 @@
+// The default agent loop, Agent.execute() (seed 000, SC-001, SC-007): a model turn, then the tool calls it asked for,
+// until the model answers without tools or the turns run out. Each model turn and each tool call is a durable step,
+// so a replay never repeats one; a checkpoint after each turn and after each turn's calls lets a task fork there.
+import type {
+  Message,
+  MessageCreateParamsBase,
+  MessageParam,
+  ToolResultBlockParam,
+  ToolUseBlock,
+  ToolUseBlockParam,
+} from "@anthropic-ai/sdk/resources/messages";
+import type { StepInfo } from "../contracts/runtime.ts";
+import type { ToolResult } from "../contracts/tool-result.ts";
+import { LimitExceededError } from "../errors.ts";
+import type { AgentContext } from "./context.ts";
+import { dryRunResult, toParams } from "./model-request.ts";
+import { type AgentResult, failureResult, successResult } from "./result.ts";
+import { extractText } from "./text.ts";
+
+/** What the loop asks of its agent (Agent's methods, which a subclass may override). */
+export interface ToolLoopSteps {
+  /** The request of a model turn over `messages`: what a dry run saves. */
+  request(messages: MessageParam[]): MessageCreateParamsBase;
+  modelTurn(messages: MessageParam[], turnIndex: number, info: StepInfo): Promise<Message>;
+  callTool(use: ToolUseBlock, turnIndex: number, info: StepInfo, position: number): Promise<ToolResult>;
+}
+
+export async function runToolLoop(context: AgentContext, steps: ToolLoopSteps): Promise<AgentResult> {
+  const { runtime } = context;
+  const start = context.startFrom;
+  const messages: MessageParam[] = start ? [...start.messages] : [{ role: "user", content: context.input }];
+  if (!start) runtime.recordMessage(0, messages[0] as MessageParam);
+  let turn = start?.turn ?? 0;
+  if (context.dryRun) return dryRunResult(context, steps.request(messages));
+  runtime.checkpoint("start", messages.at(-1)?.role === "assistant" ? "tool_calls" : "model_turn", { turn });
+  // A fork of a checkpoint taken between a model turn and its tool calls runs those calls first.
+  const pending = messages.at(-1);
+  if (pending?.role === "assistant" && Array.isArray(pending.content)) {
+    const uses = pending.content.filter((b): b is ToolUseBlockParam => b.type === "tool_use");
+    if (uses.length > 0) await runToolCalls(context, steps, messages, uses, turn);
+  }
+  const maxTurns = context.config.limits.maxTurns;
+  while (turn < maxTurns) {
+    turn++;
+    const current = turn;
+    const reply = await runtime.step(`turn_${current}_model`, (info) => steps.modelTurn(messages, current, info));
+    messages.push({ role: "assistant", content: toParams(reply.content) });
+    runtime.recordMessage(messages.length - 1, messages[messages.length - 1] as MessageParam);
+    const uses = reply.content.filter((block): block is ToolUseBlock => block.type === "tool_use");
+    runtime.checkpoint(`turn_${current}_model`, uses.length > 0 ? "tool_calls" : "finish", { turn: current });
+    if (uses.length === 0) {
+      return successResult(extractText(reply.content), runtime.usage(), {
+        turns: current,
+        stop_reason: reply.stop_reason,
+      });
+    }
+    await runToolCalls(context, steps, messages, uses, current);
+  }
+  return failureResult(
+    [
+      new LimitExceededError(
+        "max_turns",
+        `max_turns limit reached (${maxTurns} model turns); raise the task's max_turns or the agent's maxTurns.`,
+      ),
+    ],
+    runtime.usage(),
+    { turns: maxTurns },
+  );
+}
+
+/** Runs a turn's tool calls, each a durable step, then records their results and a checkpoint. */
+async function runToolCalls(
+  context: AgentContext,
+  steps: ToolLoopSteps,
+  messages: MessageParam[],
+  uses: readonly (ToolUseBlock | ToolUseBlockParam)[],
+  turn: number,
+): Promise<void> {
+  const { runtime } = context;
+  const results: ToolResultBlockParam[] = [];
+  for (const [index, use] of uses.entries()) {
+    const block = { ...use, type: "tool_use" } as ToolUseBlock;
+    const result = await runtime.step(`turn_${turn}_tool_${use.id}`, (info) =>
+      steps.callTool(block, turn, info, index + 1),
+    );
+    results.push({ type: "tool_result", tool_use_id: use.id, content: result.content, is_error: result.is_error });
+  }
+  // Tool results come first in the user turn; what a reviewer added at a resume follows them.
+  const human = context.tools.humanMessages(uses.map((use) => use.id));
+  messages.push({ role: "user", content: [...results, ...human] });
+  runtime.recordMessage(messages.length - 1, messages[messages.length - 1] as MessageParam);
+  runtime.checkpoint(`turn_${turn}_tools`, "model_turn", { turn });
+}

@@ -1,0 +1,295 @@
+// The HTTP API's response bodies as zod schemas, the counterpart of schemas.ts (request bodies): one per body, and the
+// types the routes answer with inferred from them. The tests parse every answer they read with them (test/helpers.ts),
+// strictly: a member not listed here fails; the OpenAPI document is to be generated from them. The wire types the
+// task's object returns are defined beside their code and composed here: the task view (src/tasks/task.ts), a
+// request and a decision (src/approvals/requests.ts), messages and checkpoints (src/runtime/), deliveries and the
+// callback payload (src/callbacks/callbacks.ts), and ErrorInfo (src/errors/error-info.ts).
+//
+// Nothing parses a response at runtime (a route's body is what it builds, byte for byte), and the Worker imports this
+// module for its types only (test/layering.test.ts checks it), so no isolate builds these schemas.
+import { z } from "zod";
+import { PERMISSION_MODES } from "../approvals/permissions.ts";
+import { HumanDecisionSchema, PendingInputSchema } from "../approvals/requests.ts";
+import { CallbackPayloadSchema, DeliverySchema } from "../callbacks/callbacks.ts";
+import { REQUEST_ERROR_CODES } from "../errors/codes.ts";
+import { HOOK_SCHEMES } from "../inbound-hooks/hook.ts";
+import { CheckpointSchema, CheckpointSummarySchema } from "../runtime/checkpoints.ts";
+import { StoredMessageSchema } from "../runtime/conversation.ts";
+import { TASK_STATUSES, TaskViewSchema } from "../tasks/task.ts";
+import { SCOPES } from "../tenants/api-keys.ts";
+
+const TaskId = z.uuid({ version: "v4" });
+const Timestamp = z.iso.datetime();
+const Count = z.number().int().nonnegative();
+
+// ---- GET / -------------------------------------------------------------------------------------------------------
+
+/** The unauthenticated health check: nothing about the deployment. */
+export const HealthSchema = z.strictObject({ name: z.literal("outpost"), status: z.literal("ok") });
+export type Health = z.infer<typeof HealthSchema>;
+
+// ---- Errors ------------------------------------------------------------------------------------------------------
+
+/**
+ * Every error answer (src/http/errors.ts): the registry's code, a message for people, the request id, the field at
+ * fault, and for some codes further members that let a client act without another request. Those go only to a key
+ * that may read the task (task-resource.ts readableDetails).
+ */
+export const ErrorBodySchema = z.strictObject({
+  error: z.strictObject({
+    code: z.enum(REQUEST_ERROR_CODES),
+    message: z.string(),
+    /** The x-request-id header's value. */
+    request_id: z.uuid(),
+    /** The input at fault: a body field by its path, a parameter, a query value or a header. */
+    field: z.string().optional(),
+    /** pending_input_changed: what the task waits for now. */
+    pending_input: PendingInputSchema.optional(),
+    /** already_decided: the decision on record, with the request it answered. */
+    decision: HumanDecisionSchema.optional(),
+    /** tool_call_in_flight: the calls the origin still runs. */
+    tool_use_ids: z.array(z.string()).optional(),
+  }),
+});
+export type ErrorBody = z.infer<typeof ErrorBodySchema>;
+
+// ---- Agents ------------------------------------------------------------------------------------------------------
+
+/** An agent as GET /v1/agents/:name describes it: its definition, never a secret's value. */
+export const AgentSchema = z.strictObject({
+  name: z.string(),
+  /** "tool_loop" (the default loop) or "skills" (seed 002's decision loop over the skill catalog). */
+  kind: z.enum(["tool_loop", "skills"]),
+  description: z.string(),
+  model: z.string(),
+  allowed_tools: z.array(z.string()),
+  /** Seed 004's least-privilege settings, as the agent's built-in tools are run with them. */
+  capabilities: z.strictObject({
+    bash: z.strictObject({ enabled: z.boolean(), excluded_commands: z.array(z.string()), allow_unsafe: z.boolean() }),
+    file_system: z.strictObject({ read: z.boolean(), write: z.boolean(), edit: z.boolean() }),
+    web_fetch: z.strictObject({
+      enabled: z.boolean(),
+      max_bytes: z.number().int().positive(),
+      timeout_seconds: z.number().int().positive(),
+    }),
+  }),
+  /** Where each server is and how it is reached; header secrets stay out of it. */
+  mcp_servers: z.array(
+    z.strictObject({
+      name: z.string(),
+      transport: z.enum(["streamable_http", "sse"]),
+      url: z.url(),
+      required: z.boolean(),
+    }),
+  ),
+  max_turns: z.number().int().positive(),
+  /** Seed 004 permission_mode, with the per-tool rules that override it. */
+  permission_mode: z.enum(PERMISSION_MODES),
+  tool_permissions: z.record(z.string(), z.enum(["allow", "ask"])),
+  /** Where deliveries go and how they are verified (the secret's name only, never its value). */
+  hooks: z.array(
+    z.strictObject({
+      id: z.string(),
+      /** POST here: /v1/hooks/<id>. */
+      path: z.string(),
+      scheme: z.enum(HOOK_SCHEMES),
+      /** The name of the Worker secret that verifies deliveries. */
+      secret: z.string(),
+      /** The X-GitHub-Event values that start a run; null: all. */
+      events: z.array(z.string()).nullable(),
+    }),
+  ),
+  /** A skill agent's skills ("all": the whole catalog); null for another agent. */
+  skills: z.union([z.array(z.string()), z.literal("all")]).nullable(),
+  system_prompt: z.string(),
+});
+export type AgentDescription = z.infer<typeof AgentSchema>;
+
+/** GET /v1/agents: the agents the key's tenant may see, by name. */
+export const AgentListSchema = z.strictObject({ agents: z.array(AgentSchema) });
+export type AgentList = z.infer<typeof AgentListSchema>;
+
+// ---- Tasks -------------------------------------------------------------------------------------------------------
+
+/** Where everything about a task is. */
+export const TaskLinksSchema = z.strictObject({
+  self: z.url(),
+  events: z.url(),
+  messages: z.url(),
+  artifacts: z.url(),
+  workspace: z.url(),
+  checkpoints: z.url(),
+  resume: z.url(),
+  cancel: z.url(),
+  deliveries: z.url(),
+});
+export type TaskLinks = z.infer<typeof TaskLinksSchema>;
+
+/** The task as a key that may read it gets it (GET /v1/tasks/:id, and every route that answers with a task). */
+export const TaskResourceSchema = TaskViewSchema.unwrap().extend({ links: TaskLinksSchema });
+export type TaskResource = z.infer<typeof TaskResourceSchema>;
+
+/**
+ * What a key without `read` gets back about a task (scope `run`): enough to follow it (its id, its origin's id for a
+ * fork, its status, the newest event's sequence number) and the links to act on it. Nothing of what the task holds:
+ * not even what a waiting task asks, because answering it well means reading it, and reading is what `read` is for.
+ */
+export const TaskReceiptSchema = z.strictObject({
+  id: TaskId,
+  status: z.enum(TASK_STATUSES),
+  parent_task_id: TaskId.nullable(),
+  last_event_seq: Count,
+  links: TaskLinksSchema,
+});
+export type TaskReceipt = z.infer<typeof TaskReceiptSchema>;
+
+/**
+ * A task as a route answers with it, by the key's scopes: POST /v1/agents/:name/tasks (202), GET /v1/tasks/:id,
+ * POST /v1/tasks/:id/cancel and POST /v1/tasks/:id/fork (202).
+ */
+export const TaskResponseSchema = z.union([TaskResourceSchema, TaskReceiptSchema]);
+export type TaskResponse = z.infer<typeof TaskResponseSchema>;
+
+/** A human decision as a key without `read` sees it: which request it answered, how, by whom and when. */
+export const DecisionReceiptSchema = HumanDecisionSchema.unwrap().pick({
+  request_id: true,
+  action: true,
+  decided_by: true,
+  decided_at: true,
+});
+export type DecisionReceipt = z.infer<typeof DecisionReceiptSchema>;
+
+/** The task resumed, with the decision on record, as a key that may read gets it. */
+export const ResumedTaskSchema = TaskResourceSchema.extend({ decision: HumanDecisionSchema });
+export type ResumedTask = z.infer<typeof ResumedTaskSchema>;
+
+/** The task resumed, as a key without `read` gets it: receipts of both. */
+export const ResumedTaskReceiptSchema = TaskReceiptSchema.extend({ decision: DecisionReceiptSchema });
+export type ResumedTaskReceipt = z.infer<typeof ResumedTaskReceiptSchema>;
+
+/** POST /v1/tasks/:id/resume: the task with the decision on record (a replay: the same, with Idempotent-Replayed). */
+export const ResumeResponseSchema = z.union([ResumedTaskSchema, ResumedTaskReceiptSchema]);
+export type ResumeResponse = z.infer<typeof ResumeResponseSchema>;
+
+/** GET /v1/tasks/:id/messages: the conversation, redacted. */
+export const MessageListSchema = z.strictObject({ task_id: TaskId, messages: z.array(StoredMessageSchema) });
+export type MessageList = z.infer<typeof MessageListSchema>;
+
+/** GET /v1/tasks/:id/checkpoints: the run's checkpoints, oldest first. */
+export const CheckpointListSchema = z.strictObject({ task_id: TaskId, checkpoints: z.array(CheckpointSummarySchema) });
+export type CheckpointList = z.infer<typeof CheckpointListSchema>;
+
+/** GET /v1/tasks/:id/checkpoints/:checkpoint_id: one checkpoint with its state, the conversation redacted. */
+export { CheckpointSchema };
+
+/** GET /v1/tasks/:id/deliveries: the task's callback deliveries with every attempt, oldest first. */
+export const DeliveryListSchema = z.strictObject({ task_id: TaskId, deliveries: z.array(DeliverySchema) });
+export type DeliveryList = z.infer<typeof DeliveryListSchema>;
+
+/** A delivery as a key without `read` sees it: which delivery, for which event, and where it stands. */
+export const DeliveryReceiptSchema = DeliverySchema.unwrap().pick({
+  id: true,
+  event_type: true,
+  event_seq: true,
+  status: true,
+  next_attempt_at: true,
+  created_at: true,
+});
+export type DeliveryReceipt = z.infer<typeof DeliveryReceiptSchema>;
+
+/** POST /v1/tasks/:id/deliveries/:delivery_id/redeliver (202): the delivery, pending again, by the key's scopes. */
+export const RedeliveryResponseSchema = z.union([DeliverySchema, DeliveryReceiptSchema]);
+export type RedeliveryResponse = z.infer<typeof RedeliveryResponseSchema>;
+
+/** What a callback POSTs to the task's webhook URL (not a response: the request a receiver gets). */
+export { CallbackPayloadSchema };
+
+/** A file of the run bundle. */
+export const ArtifactSchema = z.strictObject({
+  /** Within the bundle, e.g. "final_summary.md" or "artifacts/llm/…". */
+  path: z.string(),
+  size: Count,
+  content_type: z.string(),
+  created_at: Timestamp,
+  /** False while the file is staged in the task's object; true once it is in R2. */
+  uploaded: z.boolean(),
+  /** GET it: /v1/tasks/:id/artifacts/<path>. */
+  url: z.url(),
+});
+export type Artifact = z.infer<typeof ArtifactSchema>;
+
+/** GET /v1/tasks/:id/artifacts: the run bundle's files, by path. */
+export const ArtifactListSchema = z.strictObject({ task_id: TaskId, artifacts: z.array(ArtifactSchema) });
+export type ArtifactList = z.infer<typeof ArtifactListSchema>;
+
+/** A file or folder of the workspace; a file has the URL that serves it. */
+export const WorkspaceEntrySchema = z.discriminatedUnion("type", [
+  z.strictObject({
+    /** Relative to the workspace, e.g. "src/a.ts". */
+    path: z.string(),
+    type: z.literal("file"),
+    size: Count,
+    modified_at: Timestamp,
+    /** GET it: /v1/tasks/:id/workspace/<path>. */
+    url: z.url(),
+  }),
+  z.strictObject({ path: z.string(), type: z.literal("directory"), size: Count, modified_at: Timestamp }),
+]);
+export type WorkspaceListEntry = z.infer<typeof WorkspaceEntrySchema>;
+
+/** GET /v1/tasks/:id/workspace: every file and folder, by path. */
+export const WorkspaceListSchema = z.strictObject({ task_id: TaskId, files: z.array(WorkspaceEntrySchema) });
+export type WorkspaceList = z.infer<typeof WorkspaceListSchema>;
+
+// ---- Inbound webhooks --------------------------------------------------------------------------------------------
+
+/**
+ * POST /v1/hooks/:hook_id: the sender gets a receipt, not the task (its answers end up in places like GitHub's
+ * delivery log): 202 when the delivery started a task, 200 with the first delivery's task for a repeat.
+ */
+export const HookReceiptSchema = z.strictObject({
+  hook_id: z.string(),
+  delivery_id: z.string(),
+  task_id: TaskId,
+  status: z.enum(TASK_STATUSES),
+  /** True for a repeat (the same delivery id or, for GitHub, the same signed body). */
+  duplicate: z.boolean(),
+});
+export type HookReceipt = z.infer<typeof HookReceiptSchema>;
+
+/** GitHub's ping: acknowledged, nothing started. */
+export const HookPongSchema = z.strictObject({ hook_id: z.string(), status: z.literal("pong") });
+export type HookPong = z.infer<typeof HookPongSchema>;
+
+/** A delivery for an event the hook does not run on: acknowledged, nothing started. */
+export const HookIgnoredSchema = z.strictObject({
+  hook_id: z.string(),
+  status: z.literal("ignored"),
+  reason: z.string(),
+});
+export type HookIgnored = z.infer<typeof HookIgnoredSchema>;
+
+export const HookResponseSchema = z.union([HookReceiptSchema, HookPongSchema, HookIgnoredSchema]);
+export type HookResponse = z.infer<typeof HookResponseSchema>;
+
+// ---- The tenant --------------------------------------------------------------------------------------------------
+
+/** GET /v1/tenant (admin): who the key belongs to, the tenant's keys and its callback signing secret. */
+export const TenantSchema = z.strictObject({
+  tenant: z.string(),
+  /** The request's key: its configured id, or key_<12 hex digits of its digest>. */
+  key_id: z.string(),
+  /** The tenant's keys: ids and scopes, never digests. */
+  keys: z.array(
+    z.strictObject({
+      id: z.string(),
+      scopes: z.array(z.enum(SCOPES)),
+      /** The key's own limit on task creations a minute; null: the deployment's. */
+      rate_limit_per_minute: z.number().int().positive().nullable(),
+    }),
+  ),
+  default_rate_limit_per_minute: z.number().int().positive(),
+  /** Standard Webhooks: verify callbacks with this; null when the deployment does not sign callbacks. */
+  webhook_signing_secret: z.string().nullable(),
+});
+export type TenantView = z.infer<typeof TenantSchema>;
