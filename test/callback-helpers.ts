@@ -3,7 +3,8 @@
 // against its schema.
 
 import { expect, inject } from "vitest";
-import { type CallbackPayload, CallbackPayloadSchema, type Delivery } from "../src/callbacks/callbacks.ts";
+import type { Delivery } from "../src/callbacks/delivery.ts";
+import { type CallbackPayload, CallbackPayloadSchema } from "../src/callbacks/payload.ts";
 import { DeliveryListSchema } from "../src/http/responses.ts";
 import { api, checkBody } from "./helpers.ts";
 

@@ -14,7 +14,16 @@ import { TaskResourceSchema } from "../src/http/responses.ts";
 import { checkOutboundUrl, outboundPolicy } from "../src/net/outbound.ts";
 import { taskStubFor } from "../src/tasks/task-ids.ts";
 import { callbackOf, deliveriesUntil, deliveryLog, inbox, received, receiver } from "./callback-helpers.ts";
-import { api, expectError, ISO_TIME, parseBody, script, startTask, waitForTask } from "./helpers.ts";
+import {
+  api,
+  expectError,
+  ISO_TIME,
+  parseBody,
+  renameTablesAsBeforeVersion6,
+  script,
+  startTask,
+  waitForTask,
+} from "./helpers.ts";
 
 /** The receiver under a name only the tools' private-host list allows. */
 const mappedReceiver = receiver.replace("127.0.0.1", "[::ffff:127.0.0.1]");
@@ -125,6 +134,7 @@ describe("delivery log", () => {
     // The object as version 4 left it: no error classes, and the start of each answer kept.
     await runInDurableObject(stub, (_instance, state) => {
       const sql = state.storage.sql;
+      renameTablesAsBeforeVersion6(sql);
       sql.exec("ALTER TABLE delivery_attempts DROP COLUMN error_class");
       sql.exec("ALTER TABLE delivery_attempts ADD COLUMN response_excerpt TEXT");
       sql.exec("UPDATE delivery_attempts SET response_excerpt = ?", excerpt);
@@ -143,7 +153,7 @@ describe("delivery log", () => {
     // Gone from storage, not only from the answer (a stub from before the reset no longer works).
     await runInDurableObject(taskStubFor(env, "default", id), (_instance, state) => {
       const columns = state.storage.sql
-        .exec<{ name: string }>("SELECT name FROM pragma_table_info('delivery_attempts')")
+        .exec<{ name: string }>("SELECT name FROM pragma_table_info('callbacks_attempts')")
         .toArray()
         .map((c) => c.name);
       expect(columns).toEqual([
@@ -207,7 +217,7 @@ describe("callback redaction of stored deliveries", () => {
     // A payload as a version before redaction stored it, whatever the task's own row holds now.
     const leaky = { ...delivery?.payload, data: { ...delivery?.payload.data, result: `leaked ${shaped} ${secret}` } };
     await runInDurableObject(taskStubFor(env, "default", id), (_instance, state) => {
-      state.storage.sql.exec("UPDATE deliveries SET payload = ?", JSON.stringify(leaky));
+      state.storage.sql.exec("UPDATE callbacks_deliveries SET payload = ?", JSON.stringify(leaky));
     });
     const log = await deliveryLog(id);
     expect(callbackOf(log.deliveries[0]?.payload, "task.completed").data.result).toBe("leaked [REDACTED] [REDACTED]");

@@ -5,7 +5,7 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, inject, it } from "vitest";
-import type { Delivery } from "../src/callbacks/callbacks.ts";
+import type { Delivery } from "../src/callbacks/delivery.ts";
 import type { RequestErrorCode } from "../src/errors/codes.ts";
 import { DeliveryListSchema, TenantSchema } from "../src/http/responses.ts";
 import { callbackOf } from "./callback-helpers.ts";

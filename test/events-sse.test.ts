@@ -11,6 +11,7 @@ import { type EventRecord, EventRecordSchema } from "../src/events/event-record.
 import { openEventStream, type EventSource as SseSource, sseFrame } from "../src/events/sse.ts";
 import { ErrorBodySchema, type TaskResource } from "../src/http/responses.ts";
 import { DELTA_WINDOW_MS } from "../src/runtime/delta-batcher.ts";
+import { migrate } from "../src/storage/migrations.ts";
 import {
   api,
   checkEvent,
@@ -815,7 +816,7 @@ describe("EventLog on a Durable Object's SQLite", () => {
 
   it("stores an event before telling listeners, so a listener can already read it back", async () => {
     const seenInStorage = await runInDurableObject(freshObject(), (_instance, state) => {
-      EventLog.migrate(state.storage.sql);
+      migrate(state.storage);
       const log = new EventLog(state.storage.sql, identity);
       const readBack: (EventRecord | undefined)[] = [];
       log.listen((record) => readBack.push(log.readAfter(record.seq - 1, 1)[0]));
@@ -828,7 +829,7 @@ describe("EventLog on a Durable Object's SQLite", () => {
 
   it("drops a listener that throws without failing the append or starving other listeners", async () => {
     const outcome = await runInDurableObject(freshObject(), (_instance, state) => {
-      EventLog.migrate(state.storage.sql);
+      migrate(state.storage);
       const log = new EventLog(state.storage.sql, identity);
       let thrown = 0;
       const delivered: number[] = [];

@@ -76,6 +76,28 @@ export function stubFor(id: string) {
   return env.TASKS.get(env.TASKS.idFromName(id));
 }
 
+/**
+ * The tables version 6 of a task object's storage schema renamed (src/storage/migrations.ts), old name → new name.
+ * Written out here rather than imported, so that the tests of older objects check what the migrations do.
+ */
+export const TABLES_RENAMED_IN_VERSION_6: Readonly<Record<string, string>> = {
+  steps_journal: "runtime_steps",
+  conversation_messages: "runtime_messages",
+  checkpoints: "runtime_checkpoints",
+  pending_calls: "runtime_pending_calls",
+  llm_transcript: "bundle_transcript",
+  deliveries: "callbacks_deliveries",
+  delivery_attempts: "callbacks_attempts",
+};
+
+/**
+ * Puts a task object's tables back under the names they had before version 6, as objects deployed earlier hold them
+ * (the test then deletes the newer schema_migrations rows and resets the object).
+ */
+export function renameTablesAsBeforeVersion6(sql: SqlStorage): void {
+  for (const [old, now] of Object.entries(TABLES_RENAMED_IN_VERSION_6)) sql.exec(`ALTER TABLE ${now} RENAME TO ${old}`);
+}
+
 /** What `fn` threw, so a test can assert on the error's class, code and message; fails if it threw nothing. */
 export function errorOf(fn: () => unknown): Error {
   try {

@@ -294,7 +294,7 @@ describe("GitHub replays, events and rate limits", () => {
     expect(await alarm()).toBe(expiresAt);
     await runInDurableObject(stubFor(task_id), async (instance: TaskObject, state) => {
       state.storage.sql.exec("UPDATE task SET completed_at = ?", new Date(Date.now() - 8 * 86_400_000).toISOString());
-      (instance as unknown as { store: { invalidate(): void } }).store.invalidate();
+      (instance as unknown as { host: { store: { invalidate(): void } } }).host.store.invalidate();
     });
     expect(await runDurableObjectAlarm(stubFor(task_id))).toBe(true);
     await expectError(await api(`/v1/tasks/${task_id}`), 410, "task_expired", "id");

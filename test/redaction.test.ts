@@ -145,7 +145,7 @@ describe("secrets", () => {
     expect((await waitForTask(fork.id)).status).toBe("completed");
     const stored = await runInDurableObject(stubFor(fork.id), (_instance, state) =>
       state.storage.sql
-        .exec<{ content: string }>("SELECT content FROM conversation_messages ORDER BY idx")
+        .exec<{ content: string }>("SELECT content FROM runtime_messages ORDER BY idx")
         .toArray()
         .map((row) => row.content)
         .join("\n"),
@@ -167,7 +167,7 @@ describe("secrets", () => {
     // The conversation the model is sent, as stored: the error result says what failed, without the token.
     const stored = await runInDurableObject(stubFor(task.id), (_instance, state) =>
       state.storage.sql
-        .exec<{ content: string }>("SELECT content FROM conversation_messages ORDER BY idx")
+        .exec<{ content: string }>("SELECT content FROM runtime_messages ORDER BY idx")
         .toArray()
         .map((row) => row.content)
         .join("\n"),

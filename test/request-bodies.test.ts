@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { type TaskResource, TaskResourceSchema } from "../src/http/responses.ts";
 import { MAX_JSON_DEPTH } from "../src/http/validation.ts";
 import { derivedTaskId, taskStubFor } from "../src/tasks/task-ids.ts";
-import { MAX_WORKSPACE_ENTRIES } from "../src/workspace/workspace.ts";
+import { MAX_WORKSPACE_ENTRIES } from "../src/workspace/limits.ts";
 import {
   api,
   apiJson,

@@ -5,7 +5,7 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import type { TaskObject } from "../durable-objects/task-object.ts";
-import type { Delivery } from "../src/callbacks/callbacks.ts";
+import type { Delivery } from "../src/callbacks/delivery.ts";
 import {
   AgentListSchema,
   AgentSchema,

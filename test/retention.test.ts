@@ -25,7 +25,7 @@ const DAY = 24 * 60 * 60 * 1000;
 async function age(id: string, days: number): Promise<void> {
   await runInDurableObject(stubFor(id), async (instance: TaskObject, state) => {
     state.storage.sql.exec("UPDATE task SET completed_at = ?", new Date(Date.now() - days * DAY).toISOString());
-    (instance as unknown as { store: { invalidate(): void } }).store.invalidate();
+    (instance as unknown as { host: { store: { invalidate(): void } } }).host.store.invalidate();
   });
 }
 

@@ -12,6 +12,7 @@ import type { ToolRuntime } from "../src/contracts/runtime.ts";
 import type { ToolResult } from "../src/contracts/tool-result.ts";
 import { Redactor } from "../src/events/redaction.ts";
 import { outboundPolicy } from "../src/net/outbound.ts";
+import { migrate } from "../src/storage/migrations.ts";
 import type { ToolSettingsInput } from "../src/tools/settings.ts";
 import { Toolbox } from "../src/tools/toolbox.ts";
 import { Workspace } from "../src/workspace/workspace.ts";
@@ -44,7 +45,7 @@ function withToolbox<T>(settings: ToolSettingsInput, fn: (h: Harness) => Promise
   const stub = env.TASKS.get(env.TASKS.idFromName(`toolbox-${crypto.randomUUID()}`));
   return runInDurableObject(stub, async (_instance, state) => {
     const sql = state.storage.sql;
-    Workspace.migrate(sql);
+    migrate(state.storage);
     const prefix = `workspaces/t-${crypto.randomUUID()}/`;
     const ws = new Workspace(
       sql,

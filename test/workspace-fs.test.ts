@@ -4,14 +4,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import {
-  MAX_FILE_BYTES,
-  MAX_WORKSPACE_ENTRIES,
-  SPILL_BYTES,
-  Workspace,
-  WorkspaceConflictError,
-  WorkspaceFullError,
-} from "../src/workspace/workspace.ts";
+import { migrate } from "../src/storage/migrations.ts";
+import { MAX_FILE_BYTES, MAX_WORKSPACE_ENTRIES } from "../src/workspace/limits.ts";
+import { SPILL_BYTES, Workspace, WorkspaceConflictError, WorkspaceFullError } from "../src/workspace/workspace.ts";
 import { MAX_PENDING_BYTES, WorkspaceFs } from "../src/workspace/workspace-fs.ts";
 
 interface Harness {
@@ -30,7 +25,7 @@ function withWorkspace<T>(fn: (h: Harness) => Promise<T>): Promise<T> {
   const stub = env.TASKS.get(env.TASKS.idFromName(`workspace-fs-${crypto.randomUUID()}`));
   return runInDurableObject(stub, async (_instance, state) => {
     const sql = state.storage.sql;
-    Workspace.migrate(sql);
+    migrate(state.storage);
     const prefix = `workspaces/test-${crypto.randomUUID()}/`;
     const ws = new Workspace(
       sql,

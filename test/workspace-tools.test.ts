@@ -385,7 +385,7 @@ describe("Bash on just-bash", () => {
     // What the model got: the conversation as stored (the API's copy, and the run bundle's, are redacted).
     type Block = { type: string; content?: unknown; is_error?: boolean };
     const stored = await runInDurableObject(stubFor(id), (_instance, state) =>
-      state.storage.sql.exec<{ content: string }>("SELECT content FROM conversation_messages WHERE idx = 2").one(),
+      state.storage.sql.exec<{ content: string }>("SELECT content FROM runtime_messages WHERE idx = 2").one(),
     );
     const turn = JSON.parse(stored.content) as Block[] | string;
     const results = (typeof turn === "string" ? [] : (turn as Block[])).filter((b) => b.type === "tool_result");

@@ -63,9 +63,9 @@ function budgetCanBeEnforced(overrides: string | undefined, model: string): bool
 }
 
 /**
- * The budget check of a task's creation and of a fork: why the task's cost budget (the task's own, else its agent's)
- * cannot be enforced on `model`, or null when it can or there is none. `agent` names the model's agent when the
- * request chose it (a fork onto another agent).
+ * Why a cost budget cannot be enforced on `model` (it has no price), or null when it can or there is none. `agent`
+ * names the model's agent when the request chose it (a fork onto another agent). Creations and forks ask through
+ * requirePricedBudget (src/tasks/task-limits.ts), which knows whose budget the run keeps.
  */
 export function unpricedBudget(check: {
   budget: number | null | undefined;

@@ -48,17 +48,6 @@ export class EventLog {
     this.redaction = redaction;
   }
 
-  static migrate(sql: SqlStorage): void {
-    sql.exec(`CREATE TABLE IF NOT EXISTS events_log (
-      seq INTEGER PRIMARY KEY,
-      timestamp TEXT NOT NULL,
-      event_type TEXT NOT NULL,
-      span_id TEXT NOT NULL,
-      payload TEXT NOT NULL,
-      redaction_mode TEXT NOT NULL DEFAULT 'full'
-    )`);
-  }
-
   /**
    * Appends, then notifies listeners. A listener that throws is dropped; it never stops the run. The payload is typed
    * by the event catalog and not checked at runtime (the tests parse every event against it).

@@ -3,14 +3,15 @@
 // strictly: a member not listed here fails; the OpenAPI document is to be generated from them. The wire types the
 // task's object returns are defined beside their code and composed here: the task view (src/tasks/task.ts), a
 // request and a decision (src/approvals/requests.ts), messages and checkpoints (src/runtime/), deliveries and the
-// callback payload (src/callbacks/callbacks.ts), and ErrorInfo (src/errors/error-info.ts).
+// callback payload (src/callbacks/delivery.ts, payload.ts), and ErrorInfo (src/errors/error-info.ts).
 //
 // Nothing parses a response at runtime (a route's body is what it builds, byte for byte), and the Worker imports this
 // module for its types only (test/layering.test.ts checks it), so no isolate builds these schemas.
 import { z } from "zod";
 import { PERMISSION_MODES } from "../approvals/permissions.ts";
 import { HumanDecisionSchema, PendingInputSchema } from "../approvals/requests.ts";
-import { CallbackPayloadSchema, DeliverySchema } from "../callbacks/callbacks.ts";
+import { DeliverySchema } from "../callbacks/delivery.ts";
+import { CallbackPayloadSchema } from "../callbacks/payload.ts";
 import { REQUEST_ERROR_CODES } from "../errors/codes.ts";
 import { HOOK_SCHEMES } from "../inbound-hooks/hook.ts";
 import { CheckpointSchema, CheckpointSummarySchema } from "../runtime/checkpoints.ts";

@@ -1,7 +1,9 @@
 // One MCP server connection for one run, with the official SDK client: Streamable HTTP with the legacy SSE
 // transport as a fallback, the workerd-safe JSON-schema validator (no code generation from strings), every request
 // through the outbound guard, and a session that re-establishes itself when it is lost (an evicted object, a
-// restarted server). A call whose connection drops fails at once instead of waiting for its timeout.
+// restarted server). A call whose connection drops fails at once instead of waiting for its timeout. With it, the
+// checks of a call's answer that need the SDK (checkStructuredOutput, describeCallFailure): this is the module the
+// Toolbox loads on first use, so an agent without MCP servers never evaluates the SDK.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";

@@ -45,17 +45,6 @@ export class RunBundle {
     this.scrub = scrub;
   }
 
-  static migrate(sql: SqlStorage): void {
-    sql.exec(`CREATE TABLE IF NOT EXISTS bundle_files (
-      path TEXT PRIMARY KEY,
-      content TEXT,
-      size INTEGER NOT NULL,
-      content_type TEXT NOT NULL,
-      created_at TEXT NOT NULL,
-      uploaded INTEGER NOT NULL DEFAULT 0
-    )`);
-  }
-
   /** Adds or replaces a file of the bundle. */
   async write(path: string, raw: string): Promise<void> {
     const content = this.scrub(raw);

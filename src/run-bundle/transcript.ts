@@ -30,15 +30,8 @@ export class Transcript {
     this.sql = sql;
   }
 
-  static migrate(sql: SqlStorage): void {
-    sql.exec(`CREATE TABLE IF NOT EXISTS llm_transcript (
-      id INTEGER PRIMARY KEY,
-      record TEXT NOT NULL
-    )`);
-  }
-
   append(record: LlmTranscriptRecord): void {
-    this.sql.exec("INSERT INTO llm_transcript (record) VALUES (?)", JSON.stringify(record));
+    this.sql.exec("INSERT INTO bundle_transcript (record) VALUES (?)", JSON.stringify(record));
   }
 
   /**
@@ -47,7 +40,7 @@ export class Transcript {
    */
   annotate(turnIndex: number, callSite: string, fields: SkillTranscriptFields): void {
     const row = this.sql
-      .exec<{ id: number; record: string }>("SELECT id, record FROM llm_transcript ORDER BY id DESC")
+      .exec<{ id: number; record: string }>("SELECT id, record FROM bundle_transcript ORDER BY id DESC")
       .toArray()
       .find((r) => {
         const record = JSON.parse(r.record) as LlmTranscriptRecord;
@@ -60,12 +53,12 @@ export class Transcript {
       skill: fields,
       status: fields.decode_success ? record.status : "decode_failed",
     };
-    this.sql.exec("UPDATE llm_transcript SET record = ? WHERE id = ?", JSON.stringify(updated), row.id);
+    this.sql.exec("UPDATE bundle_transcript SET record = ? WHERE id = ?", JSON.stringify(updated), row.id);
   }
 
   records(): LlmTranscriptRecord[] {
     return this.sql
-      .exec<{ record: string }>("SELECT record FROM llm_transcript ORDER BY id")
+      .exec<{ record: string }>("SELECT record FROM bundle_transcript ORDER BY id")
       .toArray()
       .map((r) => JSON.parse(r.record) as LlmTranscriptRecord);
   }

@@ -68,30 +68,16 @@ export class CheckpointLog {
     this.taskId = taskId;
   }
 
-  static migrate(sql: SqlStorage): void {
-    sql.exec(`CREATE TABLE IF NOT EXISTS checkpoints (
-      sequence INTEGER PRIMARY KEY AUTOINCREMENT,
-      checkpoint_id TEXT NOT NULL UNIQUE,
-      position TEXT NOT NULL UNIQUE,
-      message_count INTEGER NOT NULL,
-      next_action TEXT NOT NULL,
-      current_agent TEXT NOT NULL,
-      routing_key TEXT,
-      metadata TEXT NOT NULL,
-      created_at TEXT NOT NULL,
-      awaiting_human INTEGER NOT NULL DEFAULT 0
-    )`);
-  }
-
   /** Records a checkpoint at `position` covering the conversation as it stands; a replay of a position is a no-op. */
   record(
     position: string,
     state: Omit<CheckpointState, "messages" | "metadata"> & { metadata: Record<string, unknown> },
     awaitingHuman = false,
   ): CheckpointSummary | null {
-    if (this.sql.exec("SELECT 1 FROM checkpoints WHERE position = ?", position).toArray().length > 0) return null;
+    if (this.sql.exec("SELECT 1 FROM runtime_checkpoints WHERE position = ?", position).toArray().length > 0)
+      return null;
     const cursor = this.sql.exec(
-      `INSERT OR IGNORE INTO checkpoints (checkpoint_id, position, message_count, next_action, current_agent,
+      `INSERT OR IGNORE INTO runtime_checkpoints (checkpoint_id, position, message_count, next_action, current_agent,
         routing_key, metadata, created_at, awaiting_human) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       crypto.randomUUID(),
       position,
@@ -109,7 +95,7 @@ export class CheckpointLog {
 
   list(): CheckpointSummary[] {
     return this.sql
-      .exec<Row>("SELECT * FROM checkpoints ORDER BY sequence")
+      .exec<Row>("SELECT * FROM runtime_checkpoints ORDER BY sequence")
       .toArray()
       .map((row) => ({
         checkpoint_id: row.checkpoint_id,
@@ -124,7 +110,9 @@ export class CheckpointLog {
   }
 
   get(checkpointId: string): Checkpoint | null {
-    const row = this.sql.exec<Row>("SELECT * FROM checkpoints WHERE checkpoint_id = ?", checkpointId).toArray()[0];
+    const row = this.sql
+      .exec<Row>("SELECT * FROM runtime_checkpoints WHERE checkpoint_id = ?", checkpointId)
+      .toArray()[0];
     if (!row) return null;
     const messages = this.conversation
       .list()

@@ -63,18 +63,9 @@ export class MessageLog {
     this.sql = sql;
   }
 
-  static migrate(sql: SqlStorage): void {
-    sql.exec(`CREATE TABLE IF NOT EXISTS conversation_messages (
-      idx INTEGER PRIMARY KEY,
-      role TEXT NOT NULL,
-      content TEXT NOT NULL,
-      created_at TEXT NOT NULL
-    )`);
-  }
-
   record(index: number, message: MessageParam): void {
     this.sql.exec(
-      "INSERT OR IGNORE INTO conversation_messages (idx, role, content, created_at) VALUES (?, ?, ?, ?)",
+      "INSERT OR IGNORE INTO runtime_messages (idx, role, content, created_at) VALUES (?, ?, ?, ?)",
       index,
       message.role,
       JSON.stringify(message.content),
@@ -84,13 +75,13 @@ export class MessageLog {
 
   /** How many messages the conversation holds (they are recorded by index, without gaps). */
   count(): number {
-    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM conversation_messages").one().n;
+    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM runtime_messages").one().n;
   }
 
   list(): StoredMessage[] {
     return this.sql
       .exec<{ idx: number; role: string; content: string; created_at: string }>(
-        "SELECT * FROM conversation_messages ORDER BY idx",
+        "SELECT * FROM runtime_messages ORDER BY idx",
       )
       .toArray()
       .map((row) => ({

@@ -20,21 +20,10 @@ export class PendingCalls {
     this.sql = sql;
   }
 
-  static migrate(sql: SqlStorage): void {
-    sql.exec(`CREATE TABLE IF NOT EXISTS pending_calls (
-      key TEXT PRIMARY KEY,
-      model TEXT NOT NULL,
-      input_tokens INTEGER NOT NULL,
-      cache_creation_input_tokens INTEGER NOT NULL,
-      cache_read_input_tokens INTEGER NOT NULL,
-      output_chars INTEGER NOT NULL DEFAULT 0
-    )`);
-  }
-
   start(call: Omit<PendingCall, "output_chars">): void {
     this.mine.add(call.key);
     this.sql.exec(
-      `INSERT OR REPLACE INTO pending_calls (key, model, input_tokens, cache_creation_input_tokens,
+      `INSERT OR REPLACE INTO runtime_pending_calls (key, model, input_tokens, cache_creation_input_tokens,
         cache_read_input_tokens, output_chars) VALUES (?, ?, ?, ?, ?, 0)`,
       call.key,
       call.model,
@@ -45,19 +34,19 @@ export class PendingCalls {
   }
 
   progress(key: string, outputChars: number): void {
-    this.sql.exec("UPDATE pending_calls SET output_chars = ? WHERE key = ?", outputChars, key);
+    this.sql.exec("UPDATE runtime_pending_calls SET output_chars = ? WHERE key = ?", outputChars, key);
   }
 
   settle(key: string): void {
     this.mine.delete(key);
-    this.sql.exec("DELETE FROM pending_calls WHERE key = ?", key);
+    this.sql.exec("DELETE FROM runtime_pending_calls WHERE key = ?", key);
   }
 
   /** Removes and returns the calls an earlier instance left unfinished. */
   takeAbandoned(): PendingCall[] {
-    const rows = this.sql.exec<PendingCall>("SELECT * FROM pending_calls").toArray();
+    const rows = this.sql.exec<PendingCall>("SELECT * FROM runtime_pending_calls").toArray();
     const abandoned = rows.filter((row) => !this.mine.has(row.key));
-    for (const row of abandoned) this.sql.exec("DELETE FROM pending_calls WHERE key = ?", row.key);
+    for (const row of abandoned) this.sql.exec("DELETE FROM runtime_pending_calls WHERE key = ?", row.key);
     return abandoned;
   }
 }

@@ -8,7 +8,7 @@ import type { AgentRegistry } from "../agents/registry.ts";
 import { approvalDeadline, approvalDueAt } from "../approvals/deadline.ts";
 import { type DecisionInput, PENDING_INPUT_KEY } from "../approvals/requests.ts";
 import { applyDecision, type ResumeResult } from "../approvals/resume.ts";
-import type { CallbackOutbox } from "../callbacks/callbacks.ts";
+import type { CallbackOutbox } from "../callbacks/outbox.ts";
 import type { PriceTable } from "../config/prices.ts";
 import type { RpcFailure } from "../contracts/rpc.ts";
 import { toErrorInfo } from "../errors.ts";

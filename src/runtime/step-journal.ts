@@ -39,25 +39,12 @@ export class StepJournal {
     this.spillPrefix = spillPrefix;
   }
 
-  static migrate(sql: SqlStorage): void {
-    sql.exec(`CREATE TABLE IF NOT EXISTS steps_journal (
-      name TEXT PRIMARY KEY,
-      status TEXT NOT NULL,
-      attempts INTEGER NOT NULL,
-      span_id TEXT NOT NULL,
-      result TEXT,
-      result_key TEXT,
-      started_at TEXT NOT NULL,
-      completed_at TEXT
-    )`);
-  }
-
   /**
    * Returns the stored result of a completed step, or records a new attempt. `interrupted` is true when an earlier
    * attempt started and never completed (the object was evicted or restarted during it).
    */
   async begin(name: string): Promise<StepLookup> {
-    const row = this.sql.exec<StepRow>("SELECT * FROM steps_journal WHERE name = ?", name).toArray()[0];
+    const row = this.sql.exec<StepRow>("SELECT * FROM runtime_steps WHERE name = ?", name).toArray()[0];
     if (row?.status === "completed") {
       if (row.result_key) {
         const object = await this.bucket.get(row.result_key);
@@ -75,12 +62,12 @@ export class StepJournal {
       );
     }
     if (row) {
-      this.sql.exec("UPDATE steps_journal SET attempts = attempts + 1, started_at = ? WHERE name = ?", now, name);
+      this.sql.exec("UPDATE runtime_steps SET attempts = attempts + 1, started_at = ? WHERE name = ?", now, name);
       return { state: "started", attempt: row.attempts + 1, spanId: row.span_id, interrupted: true };
     }
     const spanId = randomHex(8);
     this.sql.exec(
-      "INSERT INTO steps_journal (name, status, attempts, span_id, started_at) VALUES (?, 'started', 1, ?, ?)",
+      "INSERT INTO runtime_steps (name, status, attempts, span_id, started_at) VALUES (?, 'started', 1, ?, ?)",
       name,
       spanId,
       now,
@@ -91,7 +78,7 @@ export class StepJournal {
   async complete(name: string, result: unknown): Promise<void> {
     const { inline, key } = await this.store(name, result);
     this.sql.exec(
-      "UPDATE steps_journal SET status = 'completed', result = ?, result_key = ?, completed_at = ? WHERE name = ?",
+      "UPDATE runtime_steps SET status = 'completed', result = ?, result_key = ?, completed_at = ? WHERE name = ?",
       inline,
       key,
       new Date().toISOString(),
@@ -109,7 +96,7 @@ export class StepJournal {
     const started: string[] = [];
     const rows = this.sql
       .exec<{ name: string; status: string }>(
-        "SELECT name, status FROM steps_journal WHERE name LIKE 'turn\\_%' ESCAPE '\\'",
+        "SELECT name, status FROM runtime_steps WHERE name LIKE 'turn\\_%' ESCAPE '\\'",
       )
       .toArray();
     for (const row of rows) {
@@ -132,7 +119,7 @@ export class StepJournal {
    * afresh as attempt 1, not as an interrupted one.
    */
   release(name: string): void {
-    this.sql.exec("DELETE FROM steps_journal WHERE name = ? AND status = 'started'", name);
+    this.sql.exec("DELETE FROM runtime_steps WHERE name = ? AND status = 'started'", name);
   }
 
   /**
@@ -157,7 +144,7 @@ export class StepJournal {
   seedCompleted(name: string, stored: StoredResult): void {
     const now = new Date().toISOString();
     this.sql.exec(
-      `INSERT OR IGNORE INTO steps_journal (name, status, attempts, span_id, result, result_key, started_at,
+      `INSERT OR IGNORE INTO runtime_steps (name, status, attempts, span_id, result, result_key, started_at,
         completed_at) VALUES (?, 'completed', 0, ?, ?, ?, ?, ?)`,
       name,
       randomHex(8),
@@ -171,7 +158,7 @@ export class StepJournal {
   counts(): { completed: number; started: number } {
     const row = this.sql
       .exec<{ completed: number; started: number }>(
-        "SELECT SUM(status = 'completed') AS completed, SUM(status = 'started') AS started FROM steps_journal",
+        "SELECT SUM(status = 'completed') AS completed, SUM(status = 'started') AS started FROM runtime_steps",
       )
       .one();
     return { completed: row.completed ?? 0, started: row.started ?? 0 };

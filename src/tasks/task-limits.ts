@@ -1,8 +1,11 @@
 // A task's limits and redaction mode against its agent's: a task may tighten them, never loosen them. The API refuses
 // a request that would loosen one (a client must not believe it got what it asked for), and the run takes the
 // stricter of the two as well, so that a task moved onto another agent (a fork with state_updates.current_agent,
-// which inherits its origin's limits and mode) never runs past that agent's either.
+// which inherits its origin's limits and mode) never runs past that agent's either. A cost budget needs its model's
+// price: creations and forks check it here (requirePricedBudget), with the run's own rule for whose budget it is.
+import { unpricedBudget } from "../config/prices.ts";
 import type { RunLimits } from "../contracts/runtime.ts";
+import { ApiError } from "../errors.ts";
 import type { RedactionMode } from "../events/redaction.ts";
 import type { TaskLimits } from "./task.ts";
 
@@ -68,6 +71,28 @@ export function runLimits(task: TaskLimits, agent: AgentLimits): RunLimits {
     maxBudgetUsd: budgets.length > 0 ? Math.min(...budgets) : null,
     maxTokens: task.max_tokens ?? null,
   };
+}
+
+/**
+ * The budget check of a task's creation and of a fork: the run's cost budget (runLimits: the task's, else its
+ * agent's) needs the price of `model`; without one the request is refused (400 validation_failed naming `field`)
+ * rather than run without a limit. `nameAgent` names the agent in the message, for a request that chose it (a fork).
+ */
+export function requirePricedBudget(check: {
+  limits: TaskLimits;
+  agent: AgentLimits;
+  model: string;
+  prices: string | undefined;
+  field: string;
+  nameAgent?: boolean;
+}): void {
+  const unpriced = unpricedBudget({
+    budget: runLimits(check.limits, check.agent).maxBudgetUsd,
+    model: check.model,
+    prices: check.prices,
+    ...(check.nameAgent ? { agent: check.agent.name } : {}),
+  });
+  if (unpriced) throw new ApiError("validation_failed", unpriced, check.field);
 }
 
 /** The stricter of two redaction modes: "redacted" wins. */

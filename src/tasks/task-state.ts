@@ -26,10 +26,6 @@ export class TaskState {
     this.sql = sql;
   }
 
-  static migrate(sql: SqlStorage): void {
-    sql.exec("CREATE TABLE IF NOT EXISTS task_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
-  }
-
   get<T>(key: string): T | undefined {
     const row = this.sql.exec<{ value: string }>("SELECT value FROM task_state WHERE key = ?", key).toArray()[0];
     return row ? (JSON.parse(row.value) as T) : undefined;

@@ -68,57 +68,6 @@ export class TaskStore {
     this.redactor = redactor;
   }
 
-  static migrate(sql: SqlStorage): void {
-    sql.exec(`CREATE TABLE IF NOT EXISTS task (
-      id TEXT PRIMARY KEY,
-      agent TEXT NOT NULL,
-      input TEXT NOT NULL,
-      metadata TEXT NOT NULL,
-      status TEXT NOT NULL,
-      model TEXT NOT NULL,
-      result TEXT,
-      error TEXT,
-      usage TEXT NOT NULL,
-      created_at TEXT NOT NULL,
-      started_at TEXT,
-      completed_at TEXT,
-      retention_days INTEGER NOT NULL,
-      parent_task_id TEXT,
-      trace_id TEXT NOT NULL,
-      root_span_id TEXT NOT NULL,
-      bundle_flushed INTEGER NOT NULL DEFAULT 0,
-      crashes INTEGER NOT NULL DEFAULT 0,
-      limits TEXT NOT NULL DEFAULT '{}',
-      tags TEXT NOT NULL DEFAULT '[]',
-      retention_explicit INTEGER NOT NULL DEFAULT 0,
-      tenant TEXT NOT NULL DEFAULT 'default',
-      webhook TEXT,
-      trigger TEXT,
-      redaction_mode TEXT NOT NULL DEFAULT 'full',
-      dry_run INTEGER NOT NULL DEFAULT 0
-    )`);
-    // Schema versions 3 and 4 added these columns; an older object's table gets them here.
-    const columns = new Set(
-      sql
-        .exec<{ name: string }>("SELECT name FROM pragma_table_info('task')")
-        .toArray()
-        .map((c) => c.name),
-    );
-    const added: [string, string][] = [
-      ["limits", "TEXT NOT NULL DEFAULT '{}'"],
-      ["tags", "TEXT NOT NULL DEFAULT '[]'"],
-      ["retention_explicit", "INTEGER NOT NULL DEFAULT 0"],
-      ["tenant", "TEXT NOT NULL DEFAULT 'default'"],
-      ["webhook", "TEXT"],
-      ["trigger", "TEXT"],
-      ["redaction_mode", "TEXT NOT NULL DEFAULT 'full'"],
-      ["dry_run", "INTEGER NOT NULL DEFAULT 0"],
-    ];
-    for (const [name, type] of added) {
-      if (!columns.has(name)) sql.exec(`ALTER TABLE task ADD COLUMN ${name} ${type}`);
-    }
-  }
-
   /** The task, or null if this object holds none. Cached: the row changes only through this class. */
   get(): TaskRecord | null {
     if (this.cache === undefined) {

@@ -12,7 +12,7 @@ import { WORKSPACE_ROOT } from "../workspace/root.ts";
 import { WorkspaceConflictError, WorkspaceFullError } from "../workspace/workspace.ts";
 import { WorkspaceFs } from "../workspace/workspace-fs.ts";
 import { defineTool } from "./define-tool.ts";
-import { MAX_RESULT_CHARS } from "./file-tools.ts";
+import { MAX_RESULT_CHARS } from "./result-cap.ts";
 import type { BuiltinTool, ToolContext } from "./tool.ts";
 
 /** just-bash, loaded on first use (a Worker whose agents never run a shell never evaluates it). */

@@ -2,7 +2,8 @@
 // settings (src/tools/settings.ts) and allowedTools.
 import { askUserTool } from "./ask-user.ts";
 import { bashTool } from "./bash.ts";
-import { editTool, globTool, grepTool, readTool, writeTool } from "./file-tools.ts";
+import { editTool, readTool, writeTool } from "./file-tools.ts";
+import { globTool, grepTool } from "./search-tools.ts";
 import { todoWrite } from "./todo-write.ts";
 import type { BuiltinTool } from "./tool.ts";
 import { webFetchTool } from "./web-fetch.ts";

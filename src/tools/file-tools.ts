@@ -1,33 +1,22 @@
-// Read, Write, Edit, Glob and Grep (seed 000 built-ins) over the task's workspace. Inputs follow the shapes models
-// already know from Claude Code (file_path, old_string/new_string, pattern …). Paths are absolute under
-// /workspace or relative to it. Every problem is an is_error result that says what to do.
-import { minimatch } from "minimatch";
-import type { RE2JS } from "re2js";
+// Read, Write and Edit (seed 000 built-ins) over the task's workspace, and what the workspace tools share (the search
+// tools, Glob and Grep, are search-tools.ts). Inputs follow the shapes models already know from Claude Code
+// (file_path, old_string/new_string …). Paths are absolute under /workspace or relative to it. Every problem is an
+// is_error result that says what to do.
 import { z } from "zod";
 import type { ToolResult } from "../contracts/tool-result.ts";
-import { lazyModule } from "../lib/lazy-module.ts";
 import { toAgentPath, toStorePath, WorkspacePathError } from "../workspace/paths.ts";
 import { WORKSPACE_ROOT } from "../workspace/root.ts";
 import { WorkspaceConflictError, WorkspaceFullError } from "../workspace/workspace.ts";
 import { WorkspaceFs } from "../workspace/workspace-fs.ts";
 import { defineTool } from "./define-tool.ts";
-import { type BuiltinTool, type ToolContext, toolError } from "./tool.ts";
-
-/** RE2 for Grep, loaded on first use. */
-const loadRe2 = lazyModule(() => import("re2js"));
+import { clipText } from "./result-cap.ts";
+import { type BuiltinTool, toolError } from "./tool.ts";
 
 const DEFAULT_READ_LINES = 2000;
 const MAX_LINE_CHARS = 2000;
-const MAX_MATCHES = 500;
-/** Grep reads files whole; these bound what one search reads and how long a line it tests. */
-const MAX_GREP_FILE_BYTES = 8 * 1024 * 1024;
-const MAX_GREP_TOTAL_BYTES = 64 * 1024 * 1024;
-const MAX_LINE_SCAN = 100_000;
-/** The most text one result sends back to the model. */
-export const MAX_RESULT_CHARS = 30_000;
 
 /** Runs `fn`, turning path and filesystem errors into results the model can act on. */
-async function guarded(fn: () => Promise<ToolResult>): Promise<ToolResult> {
+export async function guarded(fn: () => Promise<ToolResult>): Promise<ToolResult> {
   try {
     return await fn();
   } catch (error) {
@@ -44,14 +33,9 @@ async function guarded(fn: () => Promise<ToolResult>): Promise<ToolResult> {
   }
 }
 
-function isBinary(bytes: Uint8Array): boolean {
+/** Whether file content is binary rather than text (a NUL in its first 8000 bytes, as git and grep judge it). */
+export function isBinary(bytes: Uint8Array): boolean {
   return bytes.subarray(0, 8000).includes(0);
-}
-
-function clip(text: string): string {
-  return text.length <= MAX_RESULT_CHARS
-    ? text
-    : `${text.slice(0, MAX_RESULT_CHARS)}\n… [cut at ${MAX_RESULT_CHARS} characters of ${text.length}]`;
 }
 
 // ---- Read -------------------------------------------------------------------------------------------------------
@@ -95,7 +79,7 @@ export const readTool: BuiltinTool = defineTool({
         )
         .join("\n");
       const more = end < lines.length ? `\n… ${lines.length - end} more lines; read on with offset ${end + 1}.` : "";
-      return { content: clip(body + more), is_error: false };
+      return { content: clipText(body + more), is_error: false };
     }),
 });
 
@@ -169,135 +153,5 @@ export const editTool: BuiltinTool = defineTool({
       };
       await fs.commit({ key: ctx.toolUseId, result });
       return result;
-    }),
-});
-
-// ---- Glob -------------------------------------------------------------------------------------------------------
-
-/** Files (not folders) under `dir` with their modification times, from the stored workspace. */
-function filesUnder(ctx: ToolContext, dir: string): { path: string; mtime: number }[] {
-  const prefix = dir === "/" ? "/" : `${dir}/`;
-  return ctx.workspace
-    .list()
-    .filter((e) => e.type === "file")
-    .map((e) => ({ path: `/${e.path}`, mtime: Date.parse(e.modified_at) }))
-    .filter((e) => dir === "/" || e.path.startsWith(prefix));
-}
-
-export const globTool: BuiltinTool = defineTool({
-  name: "Glob",
-  description:
-    'Find workspace files by glob pattern ("**/*.ts", "src/*.md"), newest first. path narrows the search to a folder.',
-  input: z.strictObject({
-    pattern: z.string().min(1).describe("A glob pattern, matched against paths relative to path."),
-    path: z.string().optional().describe("Folder to search in (default: the workspace)."),
-  }),
-  example: '{"pattern": "**/*.ts"}',
-  run: (args, ctx) =>
-    guarded(async () => {
-      const dir = toStorePath(args.path ?? ".");
-      const prefix = dir === "/" ? "/" : `${dir}/`;
-      const matches = filesUnder(ctx, dir)
-        .filter((f) => minimatch(f.path.slice(prefix.length), args.pattern, { dot: true }))
-        .sort((a, b) => b.mtime - a.mtime || a.path.localeCompare(b.path));
-      if (matches.length === 0) return { content: "No files match.", is_error: false };
-      const shown = matches.slice(0, MAX_MATCHES).map((m) => toAgentPath(m.path));
-      const more =
-        matches.length > MAX_MATCHES ? `\n… and ${matches.length - MAX_MATCHES} more; narrow the pattern.` : "";
-      return { content: clip(shown.join("\n") + more), is_error: false };
-    }),
-});
-
-// ---- Grep -------------------------------------------------------------------------------------------------------
-
-export const grepTool: BuiltinTool = defineTool({
-  name: "Grep",
-  description:
-    "Search workspace files with a regular expression (RE2 syntax, as in ripgrep). output_mode: files_with_matches " +
-    "(default), content (matching lines with line numbers; context adds lines around them) or count.",
-  input: z.strictObject({
-    pattern: z.string().min(1).describe("Regular expression."),
-    path: z.string().optional().describe("File or folder to search (default: the workspace)."),
-    glob: z.string().optional().describe('Only files whose path matches this glob ("**/*.ts").'),
-    output_mode: z.enum(["files_with_matches", "content", "count"]).optional(),
-    case_insensitive: z.boolean().optional(),
-    context: z.number().int().min(0).max(20).optional().describe("Lines of context around each match (content mode)."),
-  }),
-  example: '{"pattern": "TODO"}',
-  run: (args, ctx) =>
-    guarded(async () => {
-      // RE2 semantics (linear time): a model-written pattern cannot backtrack catastrophically and stall the object.
-      const { RE2JS: RE2 } = await loadRe2();
-      let regex: RE2JS;
-      try {
-        regex = RE2.compile(args.pattern, args.case_insensitive ? RE2.CASE_INSENSITIVE : 0);
-      } catch (error) {
-        return toolError(
-          `Invalid regular expression (RE2 syntax: no backreferences or lookaround): ${error instanceof Error ? error.message : String(error)}`,
-        );
-      }
-      const target = toStorePath(args.path ?? ".");
-      const fs = new WorkspaceFs(ctx.workspace, { readOnly: true, displayRoot: WORKSPACE_ROOT });
-      const targetStat = await fs.stat(target);
-      const candidates = targetStat.isFile ? [{ path: target, mtime: 0 }] : filesUnder(ctx, target);
-      const prefix = target === "/" ? "/" : `${target}/`;
-      const mode = args.output_mode ?? "files_with_matches";
-      const out: string[] = [];
-      const skippedLarge: string[] = [];
-      let scanned = 0;
-      let stoppedEarly = false;
-      let matchedFiles = 0;
-      for (const file of candidates) {
-        if (
-          args.glob &&
-          !minimatch(targetStat.isFile ? file.path.slice(1) : file.path.slice(prefix.length), args.glob, {
-            dot: true,
-            matchBase: true,
-          })
-        )
-          continue;
-        if (ctx.signal.aborted) throw ctx.signal.reason;
-        const size = (await fs.stat(file.path)).size;
-        if (size > MAX_GREP_FILE_BYTES) {
-          skippedLarge.push(toAgentPath(file.path));
-          continue;
-        }
-        scanned += size;
-        if (scanned > MAX_GREP_TOTAL_BYTES) {
-          stoppedEarly = true;
-          break;
-        }
-        const bytes = await fs.readFileBuffer(file.path);
-        if (isBinary(bytes)) continue;
-        const lines = new TextDecoder().decode(bytes).split("\n");
-        const hits = lines.flatMap((line, i) =>
-          regex.matcher(line.length > MAX_LINE_SCAN ? line.slice(0, MAX_LINE_SCAN) : line).find() ? [i] : [],
-        );
-        if (hits.length === 0) continue;
-        matchedFiles++;
-        const shown = toAgentPath(file.path);
-        if (mode === "files_with_matches") out.push(shown);
-        else if (mode === "count") out.push(`${shown}:${hits.length}`);
-        else {
-          const around = args.context ?? 0;
-          const keep = new Set<number>();
-          for (const hit of hits)
-            for (let i = Math.max(0, hit - around); i <= Math.min(lines.length - 1, hit + around); i++) keep.add(i);
-          for (const i of [...keep].sort((a, b) => a - b))
-            out.push(`${shown}:${i + 1}${hits.includes(i) ? ":" : "-"}${lines[i]}`);
-        }
-        if (out.length >= MAX_MATCHES) break;
-      }
-      const notes = [
-        ...(out.length >= MAX_MATCHES ? [`… stopped at ${MAX_MATCHES} lines; narrow the search.`] : []),
-        ...(stoppedEarly
-          ? [`… stopped after ${MAX_GREP_TOTAL_BYTES / 1024 / 1024} MiB of files; narrow the search.`]
-          : []),
-        ...(skippedLarge.length > 0
-          ? [`Not searched (over ${MAX_GREP_FILE_BYTES / 1024 / 1024} MiB; use Bash grep): ${skippedLarge.join(", ")}`]
-          : []),
-      ];
-      if (matchedFiles === 0) return { content: ["No matches.", ...notes].join("\n"), is_error: false };
-      return { content: clip([out.slice(0, MAX_MATCHES).join("\n"), ...notes].join("\n")), is_error: false };
     }),
 });

@@ -1,7 +1,9 @@
 // What a tool result may hold in the conversation: at most MAX_RESULT_CHARS of text for the model (the full text is
 // in the run bundle, and the cut says where), and no image too large for the conversation's storage rows.
 import type { ToolResult, ToolResultBlock } from "../contracts/tool-result.ts";
-import { MAX_RESULT_CHARS } from "./file-tools.ts";
+
+/** The most text one result sends back to the model. */
+export const MAX_RESULT_CHARS = 30_000;
 
 /** Images larger than this (base64 characters) are not kept in the conversation, whose rows must stay small. */
 const MAX_IMAGE_CHARS = 1024 * 1024;
@@ -36,4 +38,11 @@ export function capResult(result: ToolResult, artifact: string | null): ToolResu
     return text ? [{ ...block, text }] : [];
   });
   return cut ? { ...result, content: blocks } : result;
+}
+
+/** Text within MAX_RESULT_CHARS, its cut saying how long it was (for results whose whole text is kept nowhere). */
+export function clipText(text: string): string {
+  return text.length <= MAX_RESULT_CHARS
+    ? text
+    : `${text.slice(0, MAX_RESULT_CHARS)}\n… [cut at ${MAX_RESULT_CHARS} characters of ${text.length}]`;
 }

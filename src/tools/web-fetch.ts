@@ -5,7 +5,7 @@ import { z } from "zod";
 import { BlockedUrlError } from "../errors.ts";
 import { FetchTimeoutError, guardedFetch } from "../net/guarded-fetch.ts";
 import { defineTool } from "./define-tool.ts";
-import { MAX_RESULT_CHARS } from "./file-tools.ts";
+import { MAX_RESULT_CHARS } from "./result-cap.ts";
 import { type BuiltinTool, toolError } from "./tool.ts";
 
 export const webFetchTool: BuiltinTool = defineTool({

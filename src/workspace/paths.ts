@@ -1,7 +1,7 @@
-// Paths as tools receive them: absolute under the workspace root ("/workspace/src/a.ts") or relative to it
-// ("src/a.ts"). Anything that resolves outside the workspace is refused with a message the model can act on.
+// Workspace paths: the store's own (absolute within the workspace, "/src/a.ts", normalized), and paths as tools
+// receive them: absolute under the workspace root ("/workspace/src/a.ts") or relative to it ("src/a.ts"). Anything
+// that resolves outside the workspace is refused with a message the model can act on.
 import { WORKSPACE_ROOT } from "./root.ts";
-import { normalize } from "./workspace.ts";
 
 export class WorkspacePathError extends Error {}
 
@@ -29,4 +29,21 @@ export function toStorePath(input: string): string {
 /** The path the agent sees for a store path. */
 export function toAgentPath(storePath: string): string {
   return storePath === "/" ? WORKSPACE_ROOT : `${WORKSPACE_ROOT}${storePath}`;
+}
+
+/** "/a/b/c" → "/a/b"; "/a" → "/". */
+export function parentOf(path: string): string {
+  const i = path.lastIndexOf("/");
+  return i <= 0 ? "/" : path.slice(0, i);
+}
+
+/** Normalizes an absolute path: no empty segments, no ".", ".." resolved (never above the root). */
+export function normalize(path: string): string {
+  const out: string[] = [];
+  for (const segment of path.split("/")) {
+    if (!segment || segment === ".") continue;
+    if (segment === "..") out.pop();
+    else out.push(segment);
+  }
+  return `/${out.join("/")}`;
 }

@@ -4,7 +4,8 @@
 // With readOnly, every change fails with EROFS (an agent whose file_system.write is off).
 import type { BufferEncoding, CpOptions, FsStat, IFileSystem, MkdirOptions, RmOptions } from "just-bash";
 import { decode, encode, encodingOf } from "./encoding.ts";
-import { normalize, parentOf, type Workspace, type WorkspaceChange } from "./workspace.ts";
+import { normalize, parentOf } from "./paths.ts";
+import type { Workspace, WorkspaceChange } from "./workspace.ts";
 
 type Node =
   | { type: "file"; content: Uint8Array; mode: number; mtime: number }

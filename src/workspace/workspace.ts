@@ -2,16 +2,12 @@
 // to R2, so it survives evictions and restarts. Paths here are absolute within the workspace ("/src/a.ts"); agents
 // see them under AgentContext.workspace ("/workspace/src/a.ts") and the API as relative paths ("src/a.ts").
 // Changes are made through a WorkspaceFs and committed in one transaction, so a tool call that is interrupted
-// leaves the workspace as it was.
+// leaves the workspace as it was. How large it may grow is limits.ts; its paths are paths.ts.
+import { MAX_FILE_BYTES, MAX_WORKSPACE_BYTES, MAX_WORKSPACE_ENTRIES } from "./limits.ts";
+import { parentOf } from "./paths.ts";
 
 /** Files above this live in R2 rather than in a SQLite row (rows must stay under 2 MB). */
 export const SPILL_BYTES = 256 * 1024;
-/** Largest single file. */
-export const MAX_FILE_BYTES = 32 * 1024 * 1024;
-/** Largest workspace. */
-export const MAX_WORKSPACE_BYTES = 256 * 1024 * 1024;
-/** Most files and folders in a workspace (its listing is one response). */
-export const MAX_WORKSPACE_ENTRIES = 10_000;
 
 export type NodeType = "file" | "directory";
 
@@ -57,22 +53,6 @@ export class Workspace {
     this.bucket = bucket;
     this.keyPrefix = keyPrefix;
     this.transaction = transaction;
-  }
-
-  static migrate(sql: SqlStorage): void {
-    sql.exec(`CREATE TABLE IF NOT EXISTS workspace_files (
-      path TEXT PRIMARY KEY,
-      parent TEXT NOT NULL,
-      type TEXT NOT NULL,
-      content BLOB,
-      r2_key TEXT,
-      size INTEGER NOT NULL,
-      mode INTEGER NOT NULL,
-      mtime INTEGER NOT NULL
-    )`);
-    sql.exec("CREATE INDEX IF NOT EXISTS workspace_files_parent ON workspace_files (parent)");
-    // Tool calls whose workspace changes are committed, with their results (see WorkspaceFs.commit).
-    sql.exec("CREATE TABLE IF NOT EXISTS workspace_settled (key TEXT PRIMARY KEY, result TEXT NOT NULL)");
   }
 
   /** One path's metadata; "/" always exists. */
@@ -280,35 +260,4 @@ export class Workspace {
     }
     return obsolete;
   }
-}
-
-/**
- * The index of the first of these file paths whose file, with the folders it implies, takes an empty workspace past
- * MAX_WORKSPACE_ENTRIES; -1 if they all fit. Lets the Worker refuse seed files before the task's object sees them.
- */
-export function firstSeedOverflow(paths: readonly string[]): number {
-  const entries = new Set<string>();
-  for (const [index, path] of paths.entries()) {
-    // A path already counted has had its folders counted with it.
-    for (let at = path; at !== "/" && !entries.has(at); at = parentOf(at)) entries.add(at);
-    if (entries.size > MAX_WORKSPACE_ENTRIES) return index;
-  }
-  return -1;
-}
-
-/** "/a/b/c" → "/a/b"; "/a" → "/". */
-export function parentOf(path: string): string {
-  const i = path.lastIndexOf("/");
-  return i <= 0 ? "/" : path.slice(0, i);
-}
-
-/** Normalizes an absolute path: no empty segments, no ".", ".." resolved (never above the root). */
-export function normalize(path: string): string {
-  const out: string[] = [];
-  for (const segment of path.split("/")) {
-    if (!segment || segment === ".") continue;
-    if (segment === "..") out.pop();
-    else out.push(segment);
-  }
-  return `/${out.join("/")}`;
 }

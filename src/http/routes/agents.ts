@@ -3,15 +3,15 @@ import { Hono } from "hono";
 import type { Agent } from "../../agents/agent.ts";
 import { registry } from "../../agents/catalog.ts";
 import { SkillAgent } from "../../agents/skill-agent.ts";
-import { callbackPolicy, callbackWebhook, checkCallbackUrl } from "../../callbacks/callbacks.ts";
+import { callbackWebhook } from "../../callbacks/payload.ts";
+import { callbackPolicy, checkCallbackUrl } from "../../callbacks/policy.ts";
 import { resolveModel } from "../../config/models.ts";
-import { unpricedBudget } from "../../config/prices.ts";
-import { retentionDays, retentionPolicyOrDefault } from "../../config/retention.ts";
 import type { Env } from "../../env.ts";
 import { ApiError } from "../../errors.ts";
 import type { TaskLimits, TaskWebhook } from "../../tasks/task.ts";
-import { loosenedLimit } from "../../tasks/task-limits.ts";
-import { firstSeedOverflow, MAX_WORKSPACE_ENTRIES } from "../../workspace/workspace.ts";
+import { taskInit, taskModel } from "../../tasks/task-init.ts";
+import { loosenedLimit, requirePricedBudget } from "../../tasks/task-limits.ts";
+import { firstSeedOverflow, MAX_WORKSPACE_ENTRIES } from "../../workspace/limits.ts";
 import type { AppEnv } from "../app-env.ts";
 import type { AgentDescription, AgentList } from "../responses.ts";
 import { CreateTaskBody, WorkspacePath } from "../schemas.ts";
@@ -133,14 +133,9 @@ export const agentRoutes = new Hono<AppEnv>()
     const loosened = loosenedLimit(body, agent);
     if (loosened) throw new ApiError("validation_failed", loosened.message, loosened.field);
     const files = seedFiles(body.files);
-    const model = resolveModel(agent.model, c.env.OUTPOST_DEFAULT_MODEL);
+    const model = taskModel(agent, c.env);
     const limits = taskLimits(body);
-    const unpriced = unpricedBudget({
-      budget: limits.max_budget_usd ?? agent.maxBudgetUsd,
-      model,
-      prices: c.env.OUTPOST_PRICES,
-    });
-    if (unpriced) throw new ApiError("validation_failed", unpriced, "max_budget_usd");
+    requirePricedBudget({ limits, agent, model, prices: c.env.OUTPOST_PRICES, field: "max_budget_usd" });
     // Callbacks carry the task's result, error and what it waits for: another way to read it, so they need `read`.
     if (body.webhook && !mayRead(c)) {
       throw new ApiError(
@@ -152,25 +147,25 @@ export const agentRoutes = new Hono<AppEnv>()
     const webhook = body.webhook ? taskWebhook(c.env, body.webhook) : null;
     await takeRateToken(c);
     const { id, fingerprint } = await creationId(c, body);
-    return startTask(c, c.get("tenant"), {
-      id,
-      tenant: c.get("tenant"),
-      ...(fingerprint ? { fingerprint } : {}),
-      webhook,
-      redactionMode: body.redaction_mode ?? agent.redactionMode,
-      dryRun: body.dry_run === true,
-      agent: agent.name,
-      input: body.input,
-      metadata: body.metadata ?? {},
-      model,
-      retentionDays: retentionDays(retentionPolicyOrDefault(c.env.OUTPOST_RETENTION), {
-        explicit: body.retention_days ?? null,
-        tags: body.tags ?? [],
+    const tenant = c.get("tenant");
+    return startTask(
+      c,
+      tenant,
+      taskInit(c.env, {
+        id,
+        fingerprint,
+        tenant,
+        agent,
+        input: body.input,
+        metadata: body.metadata ?? {},
+        model,
+        redactionMode: body.redaction_mode,
+        dryRun: body.dry_run === true,
+        tags: body.tags,
+        retentionDays: body.retention_days,
+        limits,
+        webhook,
+        files,
       }),
-      retentionExplicit: body.retention_days !== undefined,
-      tags: [...new Set(body.tags ?? [])],
-      parentTaskId: null,
-      limits,
-      files,
-    });
+    );
   });

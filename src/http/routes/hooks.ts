@@ -8,8 +8,6 @@
 // the hook's budget and lock its real sender out); the input; then one token from the hook's bucket; then the start.
 import { type Context, Hono } from "hono";
 import { registry } from "../../agents/catalog.ts";
-import { resolveModel } from "../../config/models.ts";
-import { retentionDays, retentionPolicyOrDefault } from "../../config/retention.ts";
 import type { Env } from "../../env.ts";
 import { ApiError } from "../../errors.ts";
 import {
@@ -22,6 +20,7 @@ import {
 import { readSecret } from "../../lib/secrets.ts";
 import type { TaskView } from "../../tasks/task.ts";
 import { taskStubFor } from "../../tasks/task-ids.ts";
+import { taskInit } from "../../tasks/task-init.ts";
 import type { AppEnv } from "../app-env.ts";
 import type { HookIgnored, HookPong, HookReceipt } from "../responses.ts";
 import { MAX_INPUT_CHARS } from "../schemas.ts";
@@ -84,20 +83,18 @@ export const hookRoutes = new Hono<AppEnv>().post("/:hook_id", async (c) => {
   const perMinute = hook.rate_limit_per_minute ?? DEFAULT_HOOK_RATE_LIMIT_PER_MINUTE;
   await takeToken(c, `hook:${hookId}`, perMinute, `The hook "${hookId}" may start ${perMinute} runs a minute`);
   // A copy that arrived since the lookup above lands on the same object and gets its task (replayed).
-  const { task, replayed } = await launch(c, tenant, {
-    id,
+  const { task, replayed } = await launch(
+    c,
     tenant,
-    trigger: { hook_id: hookId, delivery_id: verified.deliveryId, event: verified.event },
-    agent: agent.name,
-    redactionMode: agent.redactionMode,
-    input,
-    metadata: hook.metadata ?? {},
-    model: resolveModel(agent.model, c.env.OUTPOST_DEFAULT_MODEL),
-    retentionDays: retentionDays(retentionPolicyOrDefault(c.env.OUTPOST_RETENTION), { explicit: null, tags: [] }),
-    retentionExplicit: false,
-    tags: [],
-    parentTaskId: null,
-  });
+    taskInit(c.env, {
+      id,
+      tenant,
+      trigger: { hook_id: hookId, delivery_id: verified.deliveryId, event: verified.event },
+      agent,
+      input,
+      metadata: hook.metadata ?? {},
+    }),
+  );
   return receipt(c, hookId, verified.deliveryId, task, replayed);
 });
 

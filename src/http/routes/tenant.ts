@@ -1,7 +1,7 @@
 // GET /v1/tenant (admin): who the key belongs to, the tenant's keys (ids and scopes, never digests), and the secret
 // that verifies the tenant's signed callbacks.
 import { Hono } from "hono";
-import { tenantSigningSecret } from "../../callbacks/callbacks.ts";
+import { tenantSigningSecret } from "../../callbacks/signing.ts";
 import { loadKeyRing } from "../../tenants/api-keys.ts";
 import type { AppEnv } from "../app-env.ts";
 import { requireAdmin } from "../auth.ts";

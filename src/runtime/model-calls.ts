@@ -1,0 +1,261 @@
+// The model calls of a run, each on record from start to end: its request and response files in the run bundle,
+// every streamed delta as an event (held back while it could be the start of a secret), the call in flight (so an
+// eviction's abandoned call is still counted), its tokens and cost in the task's usage, its transcript record, and
+// the task's budgets, checked before and after it. RunRuntime.streamModel (run-runtime.ts) is this.
+import type { MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/messages";
+import { costOf, type PriceTable } from "../config/prices.ts";
+import type { AgentMessage, AgentRuntime, ModelCallOptions, RunLimits } from "../contracts/runtime.ts";
+import type { AgentUsage, CallUsage } from "../contracts/usage.ts";
+import { CanceledError, LimitExceededError, toErrorInfo } from "../errors.ts";
+import type { Redactor } from "../events/redaction.ts";
+import type { ModelProvider } from "../llm/provider.ts";
+import type { RunBundle } from "../run-bundle/run-bundle.ts";
+import { estimateTokens, type Transcript } from "../run-bundle/transcript.ts";
+import type { TaskStore } from "../tasks/task-store.ts";
+import { DeltaBatcher } from "./delta-batcher.ts";
+import type { PendingCalls } from "./pending-calls.ts";
+
+/** The run's settings for its model calls (RunRuntimeDeps has them too). */
+export interface ModelCallSettings {
+  taskId: string;
+  provider: ModelProvider;
+  prices: PriceTable;
+  /** The budgets are checked before and after every model call. */
+  limits: Pick<RunLimits, "maxBudgetUsd" | "maxTokens">;
+  signal: AbortSignal;
+  /** The SDK's transport retries; used to tell whether a failed attempt will be retried. */
+  maxRetries: number;
+  /** Holds back streamed text that could be the start of a secret (the deployment's Redactor). */
+  redactor: Pick<Redactor, "releasable">;
+}
+
+export interface ModelCallDeps extends ModelCallSettings {
+  store: TaskStore;
+  bundle: RunBundle;
+  transcript: Transcript;
+  pendingCalls: PendingCalls;
+  /** The runtime's emit: nothing is appended once the task has ended. */
+  emit: AgentRuntime["emit"];
+  /** The task's usage so far. */
+  usage: () => AgentUsage;
+}
+
+/** What the SDK retries: connection errors (no status), 408, 409, 429 and 5xx. */
+function sdkRetries(status: number | null): boolean {
+  return status === null || status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/** The run's model calls: one RunRuntime has one, and its streamModel is stream. */
+export class ModelCalls {
+  private readonly deps: ModelCallDeps;
+
+  constructor(deps: ModelCallDeps) {
+    this.deps = deps;
+  }
+
+  /** One model call, streamed: what it yields is on record before the caller sees it. */
+  async *stream(params: MessageCreateParamsBase, options: ModelCallOptions): AsyncGenerator<AgentMessage, void> {
+    const { deps } = this;
+    const turn = options.turnIndex;
+    const callSite = options.callSite ?? "decision_loop";
+    const attempt = options.attempt ?? 1;
+    const span = options.spanId;
+    const artifact = `artifacts/llm/${callSite}_turn_${turn}_attempt_${attempt}`;
+    this.countAbandonedCalls();
+    // A resumed run that is already over budget makes no further call.
+    this.checkBudget(deps.usage());
+    const requestText = JSON.stringify(params, null, 2);
+    await deps.bundle.write(`${artifact}_request.txt`, requestText);
+    const base = { turn_index: turn, call_site: callSite, attempt };
+    deps.emit(
+      "llm_request_sent",
+      { ...base, provider: deps.provider.name, model: params.model, message_count: params.messages.length },
+      span,
+    );
+    const started = Date.now();
+    let text = "";
+    let outputChars = 0;
+    const callKey = artifact;
+    // Each delta event is redacted on its own, so no secret may be split between two of them: the batcher keeps
+    // back what the redactor cannot yet tell from the start of one.
+    const deltas = new DeltaBatcher(
+      (kind, index, chunk) => {
+        if (kind === "text") deps.emit("llm_text_delta", { turn_index: turn, index, text: chunk }, span);
+        else deps.emit("llm_thinking_delta", { turn_index: turn, index, thinking: chunk }, span);
+        outputChars += chunk.length;
+        deps.pendingCalls.progress(callKey, outputChars);
+      },
+      (text) => deps.redactor.releasable(text),
+    );
+    try {
+      const stream = deps.provider.stream(
+        { ...params, stream: true },
+        {
+          signal: deps.signal,
+          headers: { "x-outpost-task-id": deps.taskId },
+          onAttempt: (http) => {
+            if ((http.status !== null && http.status < 400) || !sdkRetries(http.status)) return;
+            if (http.attempt > deps.maxRetries) return;
+            deltas.flush();
+            deps.emit(
+              "llm_retry_scheduled",
+              { ...base, status: http.status, delay_seconds: http.retry_after_seconds, http_attempt: http.attempt + 1 },
+              span,
+            );
+          },
+        },
+      );
+      for await (const item of stream) {
+        if (item.type === "stream_event" && item.event.type === "message_start") {
+          // From here the provider bills this call: on record until it completes or fails.
+          const u = item.event.message.usage;
+          deps.pendingCalls.start({
+            key: callKey,
+            model: params.model,
+            input_tokens: u.input_tokens,
+            cache_creation_input_tokens: u.cache_creation_input_tokens ?? 0,
+            cache_read_input_tokens: u.cache_read_input_tokens ?? 0,
+          });
+        } else if (item.type === "stream_event" && item.event.type === "content_block_delta") {
+          const delta = item.event.delta;
+          if (delta.type === "text_delta") {
+            text += delta.text;
+            deltas.add("text", item.event.index, delta.text);
+          } else if (delta.type === "thinking_delta") {
+            deltas.add("thinking", item.event.index, delta.thinking);
+          }
+        } else if (item.type === "assistant") {
+          deltas.flush();
+          deps.pendingCalls.settle(callKey);
+          const latency = Date.now() - started;
+          const u = item.message.usage;
+          const call: CallUsage = {
+            model: params.model,
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            cache_creation_input_tokens: u.cache_creation_input_tokens ?? 0,
+            cache_read_input_tokens: u.cache_read_input_tokens ?? 0,
+            cost_usd: null,
+          };
+          call.cost_usd = costOf(deps.prices, params.model, call);
+          const usage = deps.store.addUsage(call);
+          const responseText = JSON.stringify(item.message, null, 2);
+          await deps.bundle.write(`${artifact}_response.txt`, responseText);
+          deps.transcript.append({
+            ...base,
+            provider: deps.provider.name,
+            model: params.model,
+            status: "success",
+            request_artifact: `${artifact}_request.txt`,
+            response_text: text,
+            prompt_estimated_tokens: estimateTokens(requestText),
+            usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens, latency_ms: latency },
+            request_id: item.request_id,
+            stop_reason: item.message.stop_reason,
+            error: null,
+            retryable: null,
+          });
+          deps.emit(
+            "llm_response_received",
+            {
+              ...base,
+              meta: {
+                stop_reason: item.message.stop_reason,
+                request_id: item.request_id,
+                latency_ms: latency,
+                usage: { ...call },
+              },
+              response_preview: text.slice(0, 200),
+            },
+            span,
+          );
+          // The call is recorded; a budget it used up ends the run here, before the tool calls it asks for run.
+          // A final answer is kept: the check before any further call stops what would come after it.
+          if (item.message.stop_reason === "tool_use") this.checkBudget(usage);
+        }
+        yield item;
+      }
+    } catch (error) {
+      deltas.flush();
+      deps.pendingCalls.settle(callKey);
+      // A budget reached by a call that completed: the call is on record as a success already.
+      if (error instanceof LimitExceededError) throw error;
+      if (error instanceof CanceledError) {
+        // A canceled call keeps what it produced, like a failed one.
+        await deps.bundle.write(`${artifact}_response.txt`, `CANCELED\n--- partial text ---\n${text}`);
+        throw error;
+      }
+      const info = toErrorInfo(error);
+      await deps.bundle.write(
+        `${artifact}_response.txt`,
+        `REQUEST FAILED: ${info.code}: ${info.message}\n--- partial text ---\n${text}`,
+      );
+      deps.transcript.append({
+        ...base,
+        provider: deps.provider.name,
+        model: params.model,
+        status: "request_failed",
+        request_artifact: `${artifact}_request.txt`,
+        response_text: text || null,
+        prompt_estimated_tokens: estimateTokens(requestText),
+        usage: { input_tokens: null, output_tokens: null, latency_ms: Date.now() - started },
+        request_id: typeof info.request_id === "string" ? info.request_id : null,
+        stop_reason: null,
+        error: `${info.code}: ${info.message}`,
+        retryable: info.retryable,
+      });
+      deps.emit("llm_request_failed", { ...base, error: info, retryable: info.retryable }, span);
+      throw error;
+    } finally {
+      // A caller that stops reading early still gets what was received on record.
+      deltas.flush();
+    }
+  }
+
+  /**
+   * Calls an earlier instance of the object started and never finished (an eviction or a restart cut them short):
+   * the provider billed them, so their tokens and cost go into usage.recovery, each with an llm_call_abandoned event.
+   */
+  private countAbandonedCalls(): void {
+    const { deps } = this;
+    for (const call of deps.pendingCalls.takeAbandoned()) {
+      const outputTokens = Math.ceil(call.output_chars / 4);
+      const cost = costOf(deps.prices, call.model, {
+        input_tokens: call.input_tokens,
+        output_tokens: outputTokens,
+        cache_creation_input_tokens: call.cache_creation_input_tokens,
+        cache_read_input_tokens: call.cache_read_input_tokens,
+      });
+      const usage = deps.store.addRecoveredCall({
+        input_tokens: call.input_tokens,
+        output_tokens: outputTokens,
+        cost_usd: cost,
+      });
+      deps.emit("llm_call_abandoned", {
+        call: call.key,
+        model: call.model,
+        input_tokens: call.input_tokens,
+        output_tokens_estimated: outputTokens,
+        cost_usd: cost,
+        recovery: usage.recovery,
+      });
+    }
+  }
+
+  /** Throws LimitExceededError when the task's spending has reached one of its budgets. */
+  private checkBudget(usage: AgentUsage): void {
+    const { maxBudgetUsd, maxTokens } = this.deps.limits;
+    if (maxBudgetUsd !== null && usage.total_cost_usd !== null && usage.total_cost_usd >= maxBudgetUsd) {
+      throw new LimitExceededError(
+        "max_budget_usd",
+        `max_budget_usd limit reached: the task's model calls cost $${usage.total_cost_usd.toFixed(6)} of $${maxBudgetUsd}.`,
+      );
+    }
+    if (maxTokens !== null && usage.total_tokens >= maxTokens) {
+      throw new LimitExceededError(
+        "max_tokens",
+        `max_tokens limit reached: the task's model calls used ${usage.total_tokens} tokens of ${maxTokens}.`,
+      );
+    }
+  }
+}

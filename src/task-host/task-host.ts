@@ -1,0 +1,198 @@
+// What a task's Durable Object is made of: the collaborators over its SQLite storage and R2 (the task's row and
+// state, event log, conversation, step journal, checkpoints, run bundle, workspace and callbacks), built once per
+// instance with the deployment's environment (secrets, redaction, outbound policy, prices, model providers, skills)
+// and wired to the run supervisor, which drives the runs. It knows whether the object holds a task at all: the
+// storage schema (src/storage/migrations.ts) exists only once a task has been created, so an object asked about an
+// unknown id writes nothing. The object's class (durable-objects/task-object.ts) is the RPC surface over this.
+import { registry } from "../agents/catalog.ts";
+import { CallbackOutbox } from "../callbacks/outbox.ts";
+import { callbackPolicy } from "../callbacks/policy.ts";
+import { retrySchedule } from "../callbacks/retry-schedule.ts";
+import { tenantSigningSecret } from "../callbacks/signing.ts";
+import { loadPriceTable } from "../config/prices.ts";
+import { retentionPolicyOrDefault } from "../config/retention.ts";
+import type { Env } from "../env.ts";
+import { EventLog } from "../events/event-log.ts";
+import { Redactor } from "../events/redaction.ts";
+import { secretLookup } from "../lib/secrets.ts";
+import { createProvider } from "../llm/providers.ts";
+import { outboundPolicy } from "../net/outbound.ts";
+import { RunBundle, runPrefix } from "../run-bundle/run-bundle.ts";
+import { Transcript } from "../run-bundle/transcript.ts";
+import { CheckpointLog } from "../runtime/checkpoints.ts";
+import { MessageLog } from "../runtime/conversation.ts";
+import { PendingCalls } from "../runtime/pending-calls.ts";
+import { MODEL_MAX_RETRIES, RunSupervisor } from "../runtime/run-supervisor.ts";
+import { StepJournal } from "../runtime/step-journal.ts";
+import { BUNDLED_SKILL_FILES } from "../skills/bundled.generated.ts";
+import { SkillCatalog } from "../skills/catalog.ts";
+import { hasSchema, migrate } from "../storage/migrations.ts";
+import { createTask } from "../tasks/creation.ts";
+import { expireTask, hasTombstone, readTombstone, type Tombstone } from "../tasks/expiry.ts";
+import type { StartOutcome, TaskInit, TaskView } from "../tasks/task.ts";
+import { TaskState } from "../tasks/task-state.ts";
+import { type TaskRecord, TaskStore } from "../tasks/task-store.ts";
+import { taskView } from "../tasks/task-view.ts";
+import { Workspace, workspacePrefix } from "../workspace/workspace.ts";
+
+export class TaskHost {
+  /** The deployment's secrets and credential shapes: nothing leaves the object without passing it. */
+  readonly redactor: Redactor;
+  readonly store: TaskStore;
+  readonly state: TaskState;
+  readonly events: EventLog;
+  readonly conversation: MessageLog;
+  readonly journal: StepJournal;
+  readonly checkpoints: CheckpointLog;
+  readonly bundle: RunBundle;
+  readonly workspace: Workspace;
+  readonly callbacks: CallbackOutbox;
+  /** The run's lifecycle: start, heartbeat, cancel, crashes, a person's answers, bundle upload and expiry. */
+  readonly supervisor: RunSupervisor;
+
+  private readonly ctx: DurableObjectState;
+  private readonly env: Env;
+  private readonly sql: SqlStorage;
+  /** False until a task is created: an object asked about an unknown id writes nothing, not even its schema. */
+  private ready: boolean;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    this.ctx = ctx;
+    this.env = env;
+    this.sql = ctx.storage.sql;
+    // An object that holds a task brings its storage up to the code's schema before anything reads it.
+    this.ready = hasSchema(this.sql);
+    if (this.ready) migrate(ctx.storage);
+    const redactor = Redactor.fromEnv(env);
+    this.redactor = redactor;
+    this.store = new TaskStore(this.sql, () => retentionPolicyOrDefault(env.OUTPOST_RETENTION), redactor);
+    const taskId = () => this.requireTask().id;
+    this.events = new EventLog(
+      this.sql,
+      () => {
+        const task = this.requireTask();
+        return { runId: task.id, traceId: task.traceId, rootSpanId: task.rootSpanId };
+      },
+      () => ({ redactor, mode: this.task()?.redaction_mode ?? "full" }),
+    );
+    this.conversation = new MessageLog(this.sql);
+    this.state = new TaskState(this.sql);
+    this.journal = new StepJournal(this.sql, env.RUNS, () => `${runPrefix(taskId())}.journal/`);
+    this.checkpoints = new CheckpointLog(this.sql, this.conversation, taskId);
+    this.bundle = new RunBundle(this.sql, env.RUNS, taskId, (text) => redactor.text(text));
+    this.workspace = new Workspace(
+      this.sql,
+      env.RUNS,
+      () => workspacePrefix(taskId()),
+      (fn) => ctx.storage.transactionSync(fn),
+    );
+    this.callbacks = new CallbackOutbox({
+      sql: this.sql,
+      events: this.events,
+      state: this.state,
+      task: () => this.task(),
+      // The callbacks' own policy, never the tools' OUTPOST_ALLOW_PRIVATE_HOSTS, at every attempt.
+      policy: () => callbackPolicy(env),
+      redact: (value) => redactor.value(value),
+      signingSecret: async (tenant) =>
+        env.OUTPOST_WEBHOOK_SECRET ? tenantSigningSecret(env.OUTPOST_WEBHOOK_SECRET, tenant) : undefined,
+      retrySeconds: () => retrySchedule(env.OUTPOST_CALLBACK_RETRY_SECONDS),
+    });
+    this.supervisor = new RunSupervisor({
+      redactor,
+      callbacks: this.callbacks,
+      store: this.store,
+      events: this.events,
+      journal: this.journal,
+      conversation: this.conversation,
+      state: this.state,
+      bundle: this.bundle,
+      transcript: new Transcript(this.sql),
+      workspace: this.workspace,
+      checkpoints: this.checkpoints,
+      pendingCalls: new PendingCalls(this.sql),
+      registry,
+      storage: ctx.storage,
+      provider: (llm) =>
+        createProvider(llm, {
+          secret: secretLookup(env),
+          anthropic: { apiKey: env.ANTHROPIC_API_KEY || undefined, baseURL: env.ANTHROPIC_BASE_URL || undefined },
+          outbound: outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),
+          maxRetries: MODEL_MAX_RETRIES,
+        }),
+      prices: () => loadPriceTable(env.OUTPOST_PRICES),
+      secret: secretLookup(env),
+      outbound: () => outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),
+      skills: () => SkillCatalog.load(BUNDLED_SKILL_FILES, env.RUNS),
+      expire: () => this.expire(),
+    });
+  }
+
+  /** The task this object holds, or null. */
+  task(): TaskRecord | null {
+    return this.ready ? this.store.get() : null;
+  }
+
+  requireTask(): TaskRecord {
+    const task = this.task();
+    if (!task) throw new Error("This object holds no task.");
+    return task;
+  }
+
+  /** The task as the object returns it. */
+  view(task: TaskRecord): TaskView {
+    return taskView(task, { state: this.state, redactor: this.redactor, lastEventSeq: this.events.lastSeq() });
+  }
+
+  /** The durable half of start() (src/tasks/creation.ts); the object launches the run. */
+  create(init: TaskInit): Promise<StartOutcome> {
+    // The journal of the task this object is about to hold (its id is not stored yet).
+    const journal = new StepJournal(this.sql, this.env.RUNS, () => `${runPrefix(init.id)}.journal/`);
+    return createTask(
+      {
+        open: () => this.open(),
+        store: this.store,
+        state: this.state,
+        events: this.events,
+        workspace: this.workspace,
+        conversation: this.conversation,
+        journal: this.journal,
+        storeResult: (name, result) => journal.store(name, result),
+        armHeartbeat: () => this.supervisor.armHeartbeat(),
+        transaction: (fn) => this.supervisor.transaction(fn),
+        view: (task) => this.view(task),
+      },
+      init,
+    );
+  }
+
+  /** When the task expired (seed 003 retention), or null if it did not (unknown or still kept). */
+  expired(): Tombstone | null {
+    return this.ready ? null : readTombstone(this.sql);
+  }
+
+  /** Retention has run out: everything the task has goes, its tombstone stays (src/tasks/expiry.ts). */
+  private async expire(): Promise<void> {
+    const task = this.requireTask();
+    await expireTask({
+      taskId: task.id,
+      bucket: this.env.RUNS,
+      prefixes: [runPrefix(task.id), workspacePrefix(task.id)],
+      storage: this.ctx.storage,
+      forget: () => {
+        this.ready = false;
+        this.store.invalidate();
+        this.events.invalidate();
+      },
+    });
+  }
+
+  /** Makes the storage ready for a new task: false when the object's task has expired (its tombstone holds the id). */
+  private open(): boolean {
+    if (this.ready) return true;
+    if (hasTombstone(this.sql)) return false;
+    migrate(this.ctx.storage);
+    this.ready = true;
+    return true;
+  }
+}
