@@ -1,12 +1,12 @@
 // Test configuration: every test file runs inside workerd (the same runtime as production) through the
-// Cloudflare vitest plugin; the model emulator and real MCP servers run in Node (test/global-setup.ts), reached over real HTTP.
+// Cloudflare vitest plugin; the model emulator and real MCP servers run in Node (test/support/global-setup.ts), reached over real HTTP.
 import { createHash } from "node:crypto";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
 const sha256 = (key: string) => createHash("sha256").update(key).digest("hex");
 
-/** The test deployment's keys, stored hashed as in production (test/helpers.ts names them). */
+/** The test deployment's keys, stored hashed as in production (test/support/helpers.ts names them). */
 const API_KEYS = [
   { tenant: "default", scopes: ["admin"], sha256: sha256("test-key-1") },
   { tenant: "default", scopes: ["admin"], sha256: sha256("test-key-2") },
@@ -37,7 +37,7 @@ export default defineConfig({
           OUTPOST_WEBHOOK_SECRET: "test-webhook-root-secret",
           // Callback receivers in the tests listen on loopback over plain http, and retry quickly. The receiver is also
           // reachable as [::ffff:7f00:1] (127.0.0.1 IPv4-mapped), which only the tools' list below allows: callbacks
-          // must not inherit it (test/callback-policy.test.ts).
+          // must not inherit it (test/callbacks/policy.test.ts).
           OUTPOST_HTTP_CALLBACK_HOSTS: "127.0.0.1,[::ffff:7f00:1]",
           OUTPOST_CALLBACK_ALLOW_PRIVATE_HOSTS: "127.0.0.1",
           OUTPOST_CALLBACK_RETRY_SECONDS: "0.2,0.2,0.2,0.2,0.2",
@@ -51,7 +51,7 @@ export default defineConfig({
           TEST_STANDARD_HOOK_SECRET: `whsec_${Buffer.from("test-standard-hook-secret").toString("base64")}`,
           OUTPOST_PRICES: "",
           OUTPOST_DEFAULT_MODEL: "",
-          // The real MCP servers of test/mcp-servers.ts listen on loopback. [::ffff:7f00:1] is for the callback policy
+          // The real MCP servers of test/support/mcp-servers.ts listen on loopback. [::ffff:7f00:1] is for the callback policy
           // test only: a host the tools may reach that callbacks may not.
           OUTPOST_ALLOW_PRIVATE_HOSTS: "127.0.0.1,[::ffff:7f00:1]",
           MCP_TEST_TOKEN: "test-mcp-token",
@@ -60,7 +60,7 @@ export default defineConfig({
     })),
   ],
   test: {
-    globalSetup: ["./test/global-setup.ts"],
+    globalSetup: ["./test/support/global-setup.ts"],
     include: ["test/**/*.test.ts"],
     // Test files mostly wait on I/O (the emulator, MCP servers, alarms): two at a time roughly halves the run on a
     // 2-core machine without starving the timing-sensitive tests (the default on 2 cores is one at a time).

@@ -14,7 +14,7 @@ import {
 } from "./reply.ts";
 import { parseMessagesRequest } from "./request.ts";
 
-// Re-exported for the modules that have long imported them from here (test/events-sse.test.ts).
+// Re-exported for the modules that have long imported them from here (test/events/sse.test.ts).
 export { chunkJson, chunkText };
 
 interface BlockRendering {

@@ -5,7 +5,7 @@
 // 1. A three-turn tool-using task killed while the second model call waits for its first token: the same answer, no
 //    tool run twice, the interrupted model call re-issued exactly once, and a gapless event log.
 // 2. A task killed while a slow call of a side-effecting MCP tool is in flight, against the ledger server of
-//    test/ledger-mcp-server.ts (run here in Node), which honours idempotency keys: the resumed run sends the call
+//    test/support/ledger-mcp-server.ts (run here in Node), which honours idempotency keys: the resumed run sends the call
 //    again with the same key, the charge is executed once, the model gets its result once, the log is gapless.
 //    CRASH_LOOPS=20 repeats this scenario (one kill each) and prints the figures; CI runs it once.
 // The agent of scenario 2 must point at the ledger's random port and must not live in src/. So the Worker wrangler
@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startWrangler, type WranglerDev } from "../bench/wrangler.ts";
 import { startEmulator } from "../emulator/server.ts";
-import { type LedgerStats, startLedgerServer } from "../test/ledger-mcp-server.ts";
+import { type LedgerStats, startLedgerServer } from "../test/support/ledger-mcp-server.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const KEY = "crash-test-key";

@@ -3,10 +3,10 @@
 // responses: replaced by [REDACTED] in redacted mode) and one line saying when it is emitted. Everything else about
 // events is derived from it: the EventType union and the typed emit (AgentRuntime.emit, EventLog.append), the
 // terminal set (src/events/event-record.ts), redaction's content fields (src/events/redaction.ts) and the table in
-// docs/reference/events.md (scripts/event-table.ts renders it, `npm run docs:events` writes it, test/docs.test.ts
+// docs/reference/events.md (scripts/event-table.ts renders it, `npm run docs:events` writes it, test/project/docs.test.ts
 // checks it).
 // The schemas give types; nothing parses a payload at runtime (every event is appended on the hot path). The tests
-// parse every frame they read with them (test/helpers.ts parseEvent), strictly: a field missing here fails them.
+// parse every frame they read with them (test/support/helpers.ts parseEvent), strictly: a field missing here fails them.
 // A contract, so the runtime's contract can name the payload types: it imports nothing but zod, other contracts and
 // the floor (ErrorInfo, the Json type). Two payloads are also response bodies' parts: input_requested's is the task's
 // pending_input, human_decision's the decision (src/approvals/requests.ts); their free-form fields are Json, so a task

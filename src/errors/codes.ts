@@ -1,7 +1,7 @@
 // The one list of error codes: every code an Outpost error can carry, with what it means where it appears. A route
 // answers a code with the HTTP status written here (ApiError reads it), a failed task carries it with the
 // retryability written here (OutpostError reads it), and docs/reference/errors.md is this table in prose
-// (test/docs.test.ts holds the page to it; `npm run docs:errors` rewrites its tables). A code that is not here
+// (test/project/docs.test.ts holds the page to it; `npm run docs:errors` rewrites its tables). A code that is not here
 // does not compile: ApiError, OutpostError, ErrorInfo and RpcFailure take only these. A leaf: it imports nothing.
 
 /**

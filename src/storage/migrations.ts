@@ -217,6 +217,16 @@ export const MIGRATIONS: readonly Migration[] = [
       for (const [from, to] of Object.entries(RENAMED_IN_VERSION_6)) sql.exec(`ALTER TABLE ${from} RENAME TO ${to}`);
     },
   },
+  {
+    version: 7,
+    adds: "the task's crash count and each event's redaction mode on objects created before either existed",
+    up: (sql) => {
+      // Both columns were once added to the CREATE TABLE statements alone, so an object created before that lacks
+      // them whatever its version: a crash could not be counted and its events could not be read.
+      addColumns(sql, "task", [["crashes", "INTEGER NOT NULL DEFAULT 0"]]);
+      addColumns(sql, "events_log", [["redaction_mode", "TEXT NOT NULL DEFAULT 'full'"]]);
+    },
+  },
 ];
 
 /** The version the code expects: the last step's. */
@@ -265,7 +275,7 @@ function columnsOf(sql: SqlStorage, table: string): Set<string> {
   );
 }
 
-/** Adds the columns `table` does not have yet (versions 3 to 5 added these to objects that predate them). */
+/** Adds the columns `table` does not have yet, to objects that predate them. */
 function addColumns(sql: SqlStorage, table: string, columns: readonly (readonly [string, string])[]): void {
   const existing = columnsOf(sql, table);
   for (const [name, type] of columns) {

@@ -1,7 +1,8 @@
 // The storage schema's migrations (src/storage/migrations.ts) on objects deployed before the latest version: an
 // object's storage built as version 5 left it, by hand, with a row in every table, is brought to the current version
-// with every row kept under the new table names, and migrating again changes nothing; and a real task whose storage
-// is put back as version 5 left it is served whole after a reset, as a run in flight would be after a deploy.
+// with every row kept under the new table names; an object created before the crash count and the events' redaction
+// mode gets both columns; migrating again changes nothing; and a real task whose storage is put back as version 5
+// left it is served whole after a reset, as a run in flight would be after a deploy.
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -19,7 +20,7 @@ import {
   toolUse,
   uniqueMarker,
   waitForTask,
-} from "../helpers.ts";
+} from "../support/helpers.ts";
 
 /** Every table of a task object's storage as version 5 created it, under the names it had then. */
 const VERSION_5_TABLES = [
@@ -256,7 +257,7 @@ describe("storage migrations", () => {
     const expectedRows = Object.fromEntries(
       Object.entries(VERSION_5_ROWS).map(([table, rows]) => [
         renamed(table),
-        table === "schema_migrations" ? [{ version: 5 }, { version: 6 }] : rows,
+        table === "schema_migrations" ? [{ version: 5 }, { version: 6 }, { version: 7 }] : rows,
       ]),
     );
     expect(outcome.after).toEqual({
@@ -265,7 +266,7 @@ describe("storage migrations", () => {
       // The checkpoints' AUTOINCREMENT counter goes with its table.
       sequences: [{ name: "runtime_checkpoints", seq: 7 }],
     });
-    expect([outcome.version, SCHEMA_VERSION]).toEqual([6, 6]);
+    expect([outcome.version, SCHEMA_VERSION]).toEqual([7, 7]);
     expect(Object.keys(outcome.after.rows as object).sort()).toEqual([
       "bundle_files",
       "bundle_transcript",
@@ -284,6 +285,38 @@ describe("storage migrations", () => {
     ]);
   });
 
+  it("adds the crash count and the events' redaction mode to an object created before either column, keeping its rows", async () => {
+    const outcome = await runInDurableObject(freshObject(), (_instance, state) => {
+      const sql = state.storage.sql;
+      for (const statement of VERSION_5_TABLES) sql.exec(statement);
+      for (const table of ["task", "events_log"]) {
+        for (const row of VERSION_5_ROWS[table] ?? []) {
+          const columns = Object.keys(row);
+          sql.exec(
+            `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+            ...Object.values(row),
+          );
+        }
+      }
+      // As the objects created before these columns hold their tables (DROP COLUMN rewrites the table without it).
+      sql.exec("ALTER TABLE task DROP COLUMN crashes");
+      sql.exec("ALTER TABLE events_log DROP COLUMN redaction_mode");
+      sql.exec("INSERT INTO schema_migrations (version) VALUES (6)");
+      const version = migrate(state.storage);
+      return {
+        version,
+        task: sql.exec("SELECT id, status, crashes FROM task").toArray(),
+        events: sql.exec("SELECT seq, event_type, redaction_mode FROM events_log ORDER BY seq").toArray(),
+      };
+    });
+    expect(outcome.version).toBe(SCHEMA_VERSION);
+    expect(outcome.task).toEqual([{ id: TASK_ID, status: "running", crashes: 0 }]);
+    expect(outcome.events).toEqual(
+      (VERSION_5_ROWS.events_log ?? []).map((e) => ({ seq: e.seq, event_type: e.event_type, redaction_mode: "full" })),
+    );
+    expect(outcome.events.length).toBeGreaterThan(0);
+  });
+
   it("changes nothing when an object at the current version is migrated again", async () => {
     const outcome = await runInDurableObject(freshObject(), (_instance, state) => {
       const first = migrate(state.storage);
@@ -294,7 +327,7 @@ describe("storage migrations", () => {
     expect([outcome.first, outcome.again]).toEqual([SCHEMA_VERSION, SCHEMA_VERSION]);
     expect(outcome.after).toEqual(outcome.before);
     expect((outcome.before.rows as Record<string, unknown>).schema_migrations).toEqual(
-      [1, 2, 3, 4, 5, 6].map((version) => ({ version })),
+      [1, 2, 3, 4, 5, 6, 7].map((version) => ({ version })),
     );
   });
 
@@ -328,7 +361,7 @@ describe("storage migrations", () => {
       tables: tablesOf(state.storage.sql),
       version: state.storage.sql.exec<{ v: number }>("SELECT MAX(version) AS v FROM schema_migrations").one().v,
     }));
-    expect(stored.version).toBe(6);
+    expect(stored.version).toBe(SCHEMA_VERSION);
     expect(stored.tables.filter((t) => t in TABLES_RENAMED_IN_VERSION_6)).toEqual([]);
     expect(stored.tables).toEqual(expect.arrayContaining(Object.values(TABLES_RENAMED_IN_VERSION_6)));
   });

@@ -1,0 +1,269 @@
+// The layers of src/: which folder may import which. LAYERS below is the one table of allowed imports (the
+// architecture page draws it); every relative import in src/ and durable-objects/ must follow it, neither the table
+// nor the modules have a cycle, and the leaves (lib/, errors/, errors.ts, contracts/) import nothing above
+// themselves. The sources are read as text through vite's `import.meta.glob`, since tests run inside workerd (no
+// node:fs).
+import { describe, expect, it } from "vitest";
+
+/**
+ * The floor: lib/ imports nothing of src/, errors/ (the code registry, the ErrorInfo schema) only lib/, errors.ts only
+ * errors/, contracts/ only lib/ and errors/. Every other module may import them (they are left out of the rows below).
+ */
+const FLOOR = ["lib", "errors", "errors.ts", "contracts"] as const;
+
+/**
+ * What each part of the code may import besides the floor: a folder of src/ by its name, a file at the root of
+ * src/ by its file name, and durable-objects/. Ordered from the bottom up; a row names only rows above it, except
+ * env.ts (see TYPE_ONLY).
+ */
+const LAYERS: Readonly<Record<string, readonly string[]>> = {
+  lib: [],
+  errors: ["lib"],
+  "errors.ts": ["errors"],
+  contracts: ["lib", "errors"],
+  config: [],
+  net: [],
+  events: [],
+  workspace: [],
+  skills: [],
+  tenants: [],
+  storage: [],
+  llm: ["net"],
+  mcp: ["net"],
+  approvals: ["events"],
+  tasks: ["approvals", "config", "events", "tenants", "workspace", "env.ts"],
+  "run-bundle": ["events", "tasks"],
+  "inbound-hooks": ["tasks", "tenants"],
+  callbacks: ["events", "net", "tasks", "env.ts"],
+  tools: ["approvals", "events", "mcp", "net", "tasks", "workspace"],
+  agents: ["approvals", "config", "events", "inbound-hooks", "llm", "mcp", "skills", "tenants", "tools"],
+  runtime: [
+    "agents",
+    "approvals",
+    "callbacks",
+    "config",
+    "events",
+    "llm",
+    "net",
+    "run-bundle",
+    "skills",
+    "tasks",
+    "tools",
+    "workspace",
+  ],
+  "task-host": [
+    "agents",
+    "approvals",
+    "callbacks",
+    "config",
+    "events",
+    "llm",
+    "net",
+    "run-bundle",
+    "runtime",
+    "skills",
+    "storage",
+    "tasks",
+    "workspace",
+    "env.ts",
+  ],
+  "durable-objects": [
+    "approvals",
+    "callbacks",
+    "events",
+    "run-bundle",
+    "runtime",
+    "task-host",
+    "tasks",
+    "workspace",
+    "env.ts",
+  ],
+  http: [
+    "agents",
+    "approvals",
+    "callbacks",
+    "config",
+    "durable-objects",
+    "events",
+    "inbound-hooks",
+    "runtime",
+    "tasks",
+    "tenants",
+    "workspace",
+    "env.ts",
+  ],
+  "index.ts": ["durable-objects", "http", "env.ts"],
+  "env.ts": ["durable-objects", "index.ts"],
+};
+
+/**
+ * The Worker's bindings name the Durable Object classes, which import most of src/: env.ts is imported, and
+ * imports, for types only, so its cycle never exists at runtime.
+ */
+const TYPE_ONLY = "env.ts";
+
+interface Import {
+  /** The importing file, from the repository root. */
+  file: string;
+  /** The imported file, from the repository root. */
+  target: string;
+  typeOnly: boolean;
+}
+
+/**
+ * Modules the Worker imports for their types only: the response schemas, which only the tests (and the OpenAPI
+ * document) build; building them in every isolate would cost CPU at each cold start for nothing.
+ */
+const TYPES_ONLY_MODULES = ["src/http/responses"];
+
+/** The code whose imports are checked, by path from the repository root. */
+const sources: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(
+    import.meta.glob<string>(["../../src/**/*.ts", "../../durable-objects/*.ts"], {
+      query: "?raw",
+      import: "default",
+      eager: true,
+    }),
+  ).map(([key, text]) => [key.replace(/^\.\.\/\.\.\//, ""), text]),
+);
+
+/** `import … from "…"`, `export … from "…"` and `import "…"` statements (the clause: names, braces, `* as`). */
+const STATIC_IMPORT = /^\s*(?:import|export)\s+(type\s+)?(?:[\w\s{},*$]*?\s+from\s+)?["']([^"']+)["']/gm;
+/** `import("…")`: a type when written `typeof import("…")` or `import("…").Name`, else a dynamic import. */
+const INLINE_IMPORT = /(typeof\s+)?\bimport\(\s*["']([^"']+)["']\s*\)(\s*\.\s*[A-Za-z_$])?/g;
+
+/** The relative imports of each file, resolved to paths from the repository root. */
+function importsOf(files: Readonly<Record<string, string>>): Import[] {
+  const found: Import[] = [];
+  for (const [file, text] of Object.entries(files)) {
+    for (const m of text.matchAll(STATIC_IMPORT)) {
+      const spec = m[2] ?? "";
+      if (spec.startsWith(".")) found.push({ file, target: resolve(file, spec), typeOnly: m[1] !== undefined });
+    }
+    for (const m of text.matchAll(INLINE_IMPORT)) {
+      const spec = m[2] ?? "";
+      const typeOnly = m[1] !== undefined || m[3] !== undefined;
+      if (spec.startsWith(".")) found.push({ file, target: resolve(file, spec), typeOnly });
+    }
+  }
+  return found;
+}
+
+function resolve(file: string, spec: string): string {
+  const parts = file.split("/").slice(0, -1);
+  for (const part of spec.split("/")) {
+    if (part === "..") parts.pop();
+    else if (part !== ".") parts.push(part);
+  }
+  return parts.join("/");
+}
+
+/** The row a file belongs to: its folder under src/, its name at the root of src/, or durable-objects. */
+function layerOf(path: string): string {
+  const [top, second] = path.split("/");
+  return (top === "src" ? second : top) ?? "";
+}
+
+function onFloor(layer: string): boolean {
+  return (FLOOR as readonly string[]).includes(layer);
+}
+
+function mayImport(from: string, to: string): boolean {
+  if (from === to) return true;
+  if (onFloor(to) && !onFloor(from)) return true;
+  return LAYERS[from]?.includes(to) ?? false;
+}
+
+/** Every import the table does not allow, as "file → target". */
+function violations(files: Readonly<Record<string, string>>): string[] {
+  return importsOf(files)
+    .filter(({ file, target }) => !mayImport(layerOf(file), layerOf(target)))
+    .map(({ file, target }) => `${file} → ${target}`);
+}
+
+describe("layering of src/", () => {
+  it("every import follows the table of allowed imports", () => {
+    expect(violations(sources)).toEqual([]);
+  });
+
+  it("reports an import the table does not allow", () => {
+    const files = {
+      "src/lib/leaf.ts": 'import { Agent } from "../agents/agent.ts";\n',
+      "src/tools/tool.ts": 'import type { AgentContext } from "../agents/context.ts";\n',
+      "src/agents/agent.ts": 'const load = () => import("../runtime/runner.ts");\n',
+      "src/contracts/runtime.ts": 'export { ConfigError } from "../errors.ts";\n',
+    };
+    expect(violations(files)).toEqual([
+      "src/lib/leaf.ts → src/agents/agent.ts",
+      "src/tools/tool.ts → src/agents/context.ts",
+      "src/agents/agent.ts → src/runtime/runner.ts",
+      "src/contracts/runtime.ts → src/errors.ts",
+    ]);
+  });
+
+  it("has a row for every folder and root file of src/", () => {
+    const layers = new Set(Object.keys(sources).map(layerOf));
+    expect([...layers].filter((layer) => LAYERS[layer] === undefined)).toEqual([]);
+    expect(Object.keys(LAYERS).filter((layer) => !layers.has(layer))).toEqual([]);
+  });
+
+  it("keeps lib/ free of imports from src/, errors/ to lib/, errors.ts to errors/, and contracts/ to lib/ and errors/", () => {
+    const leafImports = importsOf(sources)
+      .map(({ file, target }) => ({ file, from: layerOf(file), to: layerOf(target) }))
+      .filter(({ from, to }) => onFloor(from) && from !== to && !(LAYERS[from] ?? []).includes(to));
+    expect(leafImports).toEqual([]);
+  });
+
+  it("imports env.ts, and lets env.ts import, for types only", () => {
+    const valueImports = importsOf(sources)
+      .filter(({ file, target }) => layerOf(file) !== layerOf(target))
+      .filter(({ file, target }) => layerOf(target) === TYPE_ONLY || layerOf(file) === TYPE_ONLY)
+      .filter(({ typeOnly }) => !typeOnly)
+      .map(({ file, target }) => `${file} → ${target}`);
+    expect(valueImports).toEqual([]);
+  });
+
+  it("imports the response schemas for their types only", () => {
+    const valueImports = importsOf(sources)
+      .filter(({ target }) => TYPES_ONLY_MODULES.includes(target.replace(/\.ts$/, "")))
+      .filter(({ typeOnly }) => !typeOnly)
+      .map(({ file, target }) => `${file} → ${target}`);
+    expect(valueImports).toEqual([]);
+  });
+
+  it("has no import cycle between modules, apart from env.ts's type-only imports", () => {
+    const graph = new Map<string, string[]>();
+    for (const { file, target } of importsOf(sources)) {
+      if (layerOf(file) === TYPE_ONLY || layerOf(target) === TYPE_ONLY) continue;
+      graph.set(file, [...(graph.get(file) ?? []), target]);
+    }
+    const cycles: string[] = [];
+    const seen = new Map<string, "open" | "done">();
+    const visit = (file: string, path: readonly string[]): void => {
+      seen.set(file, "open");
+      for (const next of graph.get(file) ?? []) {
+        if (seen.get(next) === "open") cycles.push([...path.slice(path.indexOf(next)), next].join(" → "));
+        else if (!seen.has(next)) visit(next, [...path, next]);
+      }
+      seen.set(file, "done");
+    };
+    for (const file of Object.keys(sources)) if (!seen.has(file)) visit(file, [file]);
+    expect(cycles).toEqual([]);
+  });
+
+  it("allows no cycle between layers, apart from env.ts's type-only imports", () => {
+    const cycles: string[] = [];
+    const seen = new Map<string, "open" | "done">();
+    const visit = (layer: string, path: readonly string[]): void => {
+      seen.set(layer, "open");
+      for (const next of layer === TYPE_ONLY ? [] : (LAYERS[layer] ?? [])) {
+        if (next === TYPE_ONLY) continue;
+        if (seen.get(next) === "open") cycles.push([...path.slice(path.indexOf(next)), next].join(" → "));
+        else if (!seen.has(next)) visit(next, [...path, next]);
+      }
+      seen.set(layer, "done");
+    };
+    for (const layer of Object.keys(LAYERS)) if (!seen.has(layer)) visit(layer, [layer]);
+    expect(cycles).toEqual([]);
+  });
+});

@@ -1,0 +1,224 @@
+// Runs end to end through the HTTP API, the task's Durable Object and the Anthropic SDK against the emulator:
+// transport retries, provider failures mid-run, thinking, tool denial, invalid tool input and max_turns.
+import { describe, expect, it } from "vitest";
+import { MessageListSchema } from "../../src/http/responses.ts";
+import {
+  api,
+  apiJson,
+  blocksOfType,
+  emulatorRequests,
+  parseEvent,
+  readSse,
+  type ScriptTurn,
+  script,
+  startTask,
+  uniqueMarker,
+  waitForTask,
+} from "../support/helpers.ts";
+
+interface Event {
+  seq: number;
+  event_type: string;
+  payload: Record<string, unknown>;
+}
+
+async function events(id: string): Promise<Event[]> {
+  const frames = await readSse(await api(`/v1/tasks/${id}/events`));
+  return frames.map((f) => parseEvent(f.data));
+}
+
+async function artifact(id: string, path: string): Promise<string> {
+  const res = await api(`/v1/tasks/${id}/artifacts/${path}`);
+  expect(res.status).toBe(200);
+  return res.text();
+}
+
+async function run(agent: string, turns: ScriptTurn[], label: string) {
+  const marker = uniqueMarker(label);
+  await script(marker, turns);
+  const task = await startTask(agent, `do it ${marker}`);
+  const done = await waitForTask(task.id);
+  return { id: task.id, done, events: await events(task.id) };
+}
+
+const todo = (content: string) => ({ todos: [{ content, status: "pending" }] });
+
+describe("model calls inside a run", () => {
+  it("records the SDK's transport retry of a 429 and completes the run", async () => {
+    const {
+      id,
+      done,
+      events: log,
+    } = await run(
+      "assistant",
+      [{ content: [{ type: "text", text: "after retry" }], faults: [{ kind: "http", status: 429, retry_after: 0 }] }],
+      "retry-429",
+    );
+    expect(done.status).toBe("completed");
+    expect(done.result).toBe("after retry");
+    const retries = log.filter((e) => e.event_type === "llm_retry_scheduled");
+    expect(retries.map((e) => [e.payload.status, e.payload.http_attempt, e.payload.delay_seconds])).toEqual([
+      [429, 2, 0],
+    ]);
+    expect((await emulatorRequests(id)).map((r) => r.status)).toEqual([429, 200]);
+    expect(done.usage.model_calls).toBe(1);
+  });
+
+  it("fails the run with provider_overloaded after the SDK's retries of a 529 are spent, keeping the bundle", async () => {
+    const overloaded = { kind: "http", status: 529, retry_after: 0 };
+    const {
+      id,
+      done,
+      events: log,
+    } = await run(
+      "assistant",
+      [{ content: [{ type: "text", text: "never" }], faults: [overloaded, overloaded, overloaded] }],
+      "overloaded",
+    );
+    expect(done.status).toBe("failed");
+    expect(done.error?.code).toBe("provider_overloaded");
+    expect(log.map((e) => e.event_type)).toEqual([
+      "task_created",
+      "run_started",
+      "checkpoint_saved",
+      "llm_request_sent",
+      "llm_retry_scheduled",
+      "llm_retry_scheduled",
+      "llm_request_failed",
+      "run_failed",
+    ]);
+    expect(log.at(-1)?.payload.reason).toBe(done.error?.message);
+    expect(await artifact(id, "artifacts/llm/decision_loop_turn_1_attempt_1_response.txt")).toContain(
+      "REQUEST FAILED: provider_overloaded",
+    );
+    expect(await artifact(id, "final_summary.md")).toContain("provider_overloaded");
+    expect(await artifact(id, "llm_transcript.log")).toContain("request_failed");
+  });
+
+  it("fails with streaming_error on an error event mid-stream and keeps the text that arrived", async () => {
+    const {
+      id,
+      done,
+      events: log,
+    } = await run(
+      "assistant",
+      [
+        {
+          content: [{ type: "text", text: "one two three four five six" }],
+          faults: [{ kind: "stream_error", after_deltas: 3 }],
+        },
+      ],
+      "midstream",
+    );
+    expect(done.status).toBe("failed");
+    expect(done.error?.code).toBe("streaming_error");
+    const partial = log
+      .filter((e) => e.event_type === "llm_text_delta")
+      .map((e) => e.payload.text)
+      .join("");
+    expect(partial).toBe("one two three ");
+    expect(await artifact(id, "artifacts/llm/decision_loop_turn_1_attempt_1_response.txt")).toContain(
+      "--- partial text ---\none two three ",
+    );
+    const failed = log.find((e) => e.event_type === "llm_request_failed");
+    expect(failed?.payload.retryable).toBe(true);
+  });
+
+  it("fails with streaming_error naming the bad JSON when the provider sends a malformed frame", async () => {
+    const { done } = await run(
+      "assistant",
+      [{ content: [{ type: "text", text: "hello there" }], faults: [{ kind: "malformed", after_deltas: 0 }] }],
+      "malformed",
+    );
+    expect(done.status).toBe("failed");
+    // message_start and the block start had arrived, so it is a mid-stream failure whose cause is the bad JSON.
+    expect(done.error?.code).toBe("streaming_error");
+    expect(done.error?.message).toMatch(/^The model stream broke after 2 events: .*not valid JSON/);
+  });
+
+  it("streams thinking as deltas and sends the signed thinking block back on the next turn", async () => {
+    const {
+      id,
+      done,
+      events: log,
+    } = await run(
+      "planner",
+      [
+        {
+          content: [
+            { type: "thinking", thinking: "The user wants a plan.", signature: "sig-abc" },
+            { type: "tool_use", name: "TodoWrite", input: todo("Plan") },
+          ],
+        },
+        { content: [{ type: "text", text: "Planned." }] },
+      ],
+      "thinking",
+    );
+    expect(done.status).toBe("completed");
+    const thinking = log
+      .filter((e) => e.event_type === "llm_thinking_delta")
+      .map((e) => e.payload.thinking)
+      .join("");
+    expect(thinking).toBe("The user wants a plan.");
+    const request = JSON.parse(await artifact(id, "artifacts/llm/decision_loop_turn_2_attempt_1_request.txt")) as {
+      messages: { role: string; content: { type: string; thinking?: string; signature?: string }[] }[];
+    };
+    expect(request.messages[1]?.content[0]).toEqual({
+      type: "thinking",
+      thinking: "The user wants a plan.",
+      signature: "sig-abc",
+    });
+  });
+});
+
+describe("tools inside a run", () => {
+  it("denies a tool the agent may not use, tells the model, and continues", async () => {
+    const {
+      id,
+      done,
+      events: log,
+    } = await run(
+      "planner",
+      [
+        { content: [{ type: "tool_use", name: "Bash", input: { command: "rm -rf /" } }] },
+        { content: [{ type: "text", text: "I cannot run commands." }] },
+      ],
+      "denied",
+    );
+    expect(done.status).toBe("completed");
+    expect(done.result).toBe("I cannot run commands.");
+    const denied = log.find((e) => e.event_type === "tool_denied");
+    expect(denied?.payload).toMatchObject({ tool_name: "Bash", reason: "not_allowed", turn_index: 1 });
+    expect(log.some((e) => e.event_type === "tool_call_started")).toBe(false);
+    const messages = await apiJson(`/v1/tasks/${id}/messages`, MessageListSchema);
+    const [result] = blocksOfType(messages.messages[2], "tool_result");
+    expect(result?.is_error).toBe(true);
+    expect(result?.content).toBe('Tool "Bash" is not available to this agent. Available tools: TodoWrite.');
+  });
+
+  it("returns invalid TodoWrite input to the model as an actionable error", async () => {
+    const { id, done } = await run(
+      "planner",
+      [
+        { content: [{ type: "tool_use", name: "TodoWrite", input: { todos: [{ content: "x", status: "later" }] } }] },
+        { content: [{ type: "text", text: "ok" }] },
+      ],
+      "bad-input",
+    );
+    expect(done.status).toBe("completed");
+    const messages = await apiJson(`/v1/tasks/${id}/messages`, MessageListSchema);
+    const [result] = blocksOfType(messages.messages[2], "tool_result");
+    expect(result?.is_error).toBe(true);
+    expect(result?.content).toMatch(/^Invalid TodoWrite input at todos\.0\.status: /);
+  });
+
+  it("ends the run with max_turns when the model keeps calling tools", async () => {
+    const turn = { content: [{ type: "tool_use" as const, name: "TodoWrite", input: todo("again") }] };
+    const { done, events: log } = await run("planner", [turn, turn, turn, turn, turn], "max-turns");
+    expect(done.status).toBe("failed");
+    expect(done.error?.code).toBe("max_turns");
+    expect(done.error?.message).toMatch(/^max_turns limit reached/);
+    expect(log.filter((e) => e.event_type === "llm_request_sent")).toHaveLength(4);
+    expect(log.at(-1)?.event_type).toBe("run_failed");
+  });
+});

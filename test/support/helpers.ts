@@ -1,0 +1,386 @@
+// Shared test helpers: calls into the Worker exactly as an HTTP client would, scripts for the model emulator, and
+// an SSE reader that parses frames the way a browser EventSource does, checking every event it reads against the
+// event catalog (parseEvent). Every JSON answer a helper reads is checked against its response schema
+// (src/http/responses.ts) with parseBody, strictly: a member the schema does not list fails the test.
+import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
+import { z } from "zod";
+import { Agent, type AgentDefinition } from "../../src/agents/agent.ts";
+import { registry } from "../../src/agents/catalog.ts";
+import { CUSTOM_EVENT_PREFIX, EVENT_CATALOG, EVENT_TYPES, type EventType } from "../../src/contracts/events.ts";
+import type { RequestErrorCode } from "../../src/errors/codes.ts";
+import { type EventRecord, EventRecordSchema } from "../../src/events/event-record.ts";
+import { REDACTED, type RedactionMode } from "../../src/events/redaction.ts";
+import { type ErrorBody, ErrorBodySchema, type TaskResource, TaskResourceSchema } from "../../src/http/responses.ts";
+import type { ContentBlock, MessageContent } from "../../src/runtime/conversation.ts";
+import type { Workspace } from "../../src/workspace/workspace.ts";
+
+export const API_KEY = "test-key-1";
+
+/** For unit tests that build a Toolbox outside a task: any use of the workspace fails the test. */
+export const NO_WORKSPACE = new Proxy({} as Workspace, {
+  get() {
+    throw new Error("this test has no workspace");
+  },
+});
+export const BASE = "https://outpost.test";
+
+export function api(path: string, init: RequestInit & { key?: string | null } = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  if (init.key !== null) headers.set("authorization", `Bearer ${init.key ?? API_KEY}`);
+  if (init.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
+  return exports.default.fetch(new Request(BASE + path, { ...init, headers }));
+}
+
+export interface ScriptTurn {
+  content: (
+    | { type: "text"; text: string }
+    | { type: "tool_use"; name: string; input: Record<string, unknown>; id?: string }
+    | { type: "thinking"; thinking: string; signature?: string }
+  )[];
+  stop_reason?: string;
+  usage?: { input_tokens?: number; output_tokens?: number };
+  faults?: Record<string, unknown>[];
+}
+
+/** Registers an emulator script answering any conversation whose first user message contains `match`. */
+export async function script(
+  match: string,
+  turns: ScriptTurn[],
+  latency: { ttft_ms?: number; token_delay_ms?: number } = {},
+): Promise<void> {
+  const res = await fetch(`${env.ANTHROPIC_BASE_URL}/_emulator/scripts`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ match, turns, ...latency }),
+  });
+  if (res.status !== 201) throw new Error(`emulator script registration failed: ${res.status} ${await res.text()}`);
+}
+
+export interface EmulatorRequestRecord {
+  task_id: string | null;
+  turn: number;
+  status: number;
+  fault: string | null;
+  service_ms: number;
+}
+
+export async function emulatorRequests(taskId: string): Promise<EmulatorRequestRecord[]> {
+  const res = await fetch(`${env.ANTHROPIC_BASE_URL}/_emulator/stats`);
+  const body = (await res.json()) as { requests: EmulatorRequestRecord[] };
+  return body.requests.filter((r) => r.task_id === taskId);
+}
+
+/** The stub of a task's Durable Object, for tests that reach into it (alarms, evictions, storage). */
+export function stubFor(id: string) {
+  return env.TASKS.get(env.TASKS.idFromName(id));
+}
+
+/**
+ * The tables version 6 of a task object's storage schema renamed (src/storage/migrations.ts), old name → new name.
+ * Written out here rather than imported, so that the tests of older objects check what the migrations do.
+ */
+export const TABLES_RENAMED_IN_VERSION_6: Readonly<Record<string, string>> = {
+  steps_journal: "runtime_steps",
+  conversation_messages: "runtime_messages",
+  checkpoints: "runtime_checkpoints",
+  pending_calls: "runtime_pending_calls",
+  llm_transcript: "bundle_transcript",
+  deliveries: "callbacks_deliveries",
+  delivery_attempts: "callbacks_attempts",
+};
+
+/**
+ * Puts a task object's tables back under the names they had before version 6, as objects deployed earlier hold them
+ * (the test then deletes the newer schema_migrations rows and resets the object).
+ */
+export function renameTablesAsBeforeVersion6(sql: SqlStorage): void {
+  for (const [old, now] of Object.entries(TABLES_RENAMED_IN_VERSION_6)) sql.exec(`ALTER TABLE ${now} RENAME TO ${old}`);
+}
+
+/** What `fn` threw, so a test can assert on the error's class, code and message; fails if it threw nothing. */
+export function errorOf(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("expected an error");
+}
+
+export function uniqueMarker(label: string): string {
+  return `[${label}-${crypto.randomUUID()}]`;
+}
+
+/**
+ * A JSON value checked against a response schema (src/http/responses.ts), strictly: a member the schema does not
+ * list, or one of another type, throws with what does not match. Returns the value as it is (not zod's copy), so
+ * assertions see exactly what was sent.
+ */
+export function checkBody<S extends z.ZodType>(schema: S, json: unknown): z.output<S> {
+  const checked = schema.safeParse(json);
+  if (!checked.success) {
+    throw new Error(`The answer does not match its schema: ${z.prettifyError(checked.error)}\n${JSON.stringify(json)}`);
+  }
+  return json as z.output<S>;
+}
+
+/** A response's JSON body, checked against its response schema (checkBody). */
+export async function parseBody<S extends z.ZodType>(res: Response, schema: S): Promise<z.output<S>> {
+  return checkBody(schema, await res.json());
+}
+
+/** Calls `path` (GET unless `init` says otherwise) and returns its JSON body, checked against `schema`. */
+export async function apiJson<S extends z.ZodType>(
+  path: string,
+  schema: S,
+  init: Parameters<typeof api>[1] = {},
+): Promise<z.output<S>> {
+  return parseBody(await api(path, init), schema);
+}
+
+/** A message's content blocks of `type`; a message that is text, or absent, fails the test. */
+export function blocksOfType<T extends ContentBlock["type"]>(
+  message: { content: MessageContent } | undefined,
+  type: T,
+): Extract<ContentBlock, { type: T }>[] {
+  const content = message?.content;
+  if (!Array.isArray(content)) throw new Error(`expected content blocks, got ${JSON.stringify(content)}`);
+  return content.filter((block): block is Extract<ContentBlock, { type: T }> => block.type === type);
+}
+
+/** The request a waiting task shows (its pending_input's request_id); a task that waits for nothing fails the test. */
+export function pendingRequestId(task: Pick<TaskResource, "id" | "pending_input">): string {
+  if (!task.pending_input) throw new Error(`task ${task.id} waits for nothing`);
+  return task.pending_input.request_id;
+}
+
+export async function startTask(
+  agent: string,
+  input: string,
+  extra: Record<string, unknown> = {},
+): Promise<TaskResource> {
+  const res = await api(`/v1/agents/${agent}/tasks`, { method: "POST", body: JSON.stringify({ input, ...extra }) });
+  if (res.status !== 202) throw new Error(`start failed: ${res.status} ${await res.text()}`);
+  return parseBody(res, TaskResourceSchema);
+}
+
+export async function waitForTask(id: string, seconds = 20): Promise<TaskResource> {
+  const res = await api(`/v1/tasks/${id}?wait=${seconds}`);
+  if (res.status !== 200) throw new Error(`get failed: ${res.status}`);
+  return parseBody(res, TaskResourceSchema);
+}
+
+export interface SseFrame {
+  id: string | undefined;
+  event: string | undefined;
+  data: string;
+}
+
+/**
+ * Parses an SSE body into frames until the stream ends (or `until` says stop, which cancels the body). Every frame is
+ * a task's event: parseEvent checks it against the event catalog, and a frame that breaks it fails the test.
+ */
+export async function readSse(res: Response, until?: (frame: SseFrame) => boolean): Promise<SseFrame[]> {
+  if (!res.body) throw new Error("no body");
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  const frames: SseFrame[] = [];
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let end = buffer.indexOf("\n\n");
+    while (end !== -1) {
+      const raw = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      end = buffer.indexOf("\n\n");
+      const frame: SseFrame = { id: undefined, event: undefined, data: "" };
+      let hasData = false;
+      for (const line of raw.split("\n")) {
+        if (line.startsWith("id: ")) frame.id = line.slice(4);
+        else if (line.startsWith("event: ")) frame.event = line.slice(7);
+        else if (line.startsWith("data: ")) {
+          frame.data += line.slice(6);
+          hasData = true;
+        }
+      }
+      if (!hasData) continue;
+      const record = parseEvent(frame.data);
+      if (frame.event !== record.event_type)
+        throw new Error(`frame ${frame.id}: event ${frame.event}, record ${record.event_type}`);
+      frames.push(frame);
+      if (until?.(frame)) {
+        await reader.cancel();
+        return frames;
+      }
+    }
+  }
+  return frames;
+}
+
+export function eventTypes(frames: SseFrame[]): string[] {
+  return frames.map((f) => f.event ?? "");
+}
+
+export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+export const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * Asserts the JSON error shape exactly: status, code, field (or its absence), request_id = x-request-id, and the
+ * error's further members (`details`, matchers allowed) or their absence.
+ */
+export async function expectError(
+  res: Response,
+  status: number,
+  code: RequestErrorCode,
+  field?: string,
+  details: Record<string, unknown> = {},
+): Promise<ErrorBody> {
+  expect(res.status).toBe(status);
+  expect(res.headers.get("content-type")).toBe("application/json");
+  const requestId = res.headers.get("x-request-id");
+  expect(requestId).toMatch(UUID_V4);
+  const body: unknown = await res.json();
+  const expected: Record<string, unknown> = {
+    ...details,
+    code,
+    message: expect.any(String),
+    request_id: requestId ?? "",
+  };
+  if (field !== undefined) expected.field = field;
+  expect(body).toStrictEqual({ error: expected });
+  return checkBody(ErrorBodySchema, body);
+}
+
+// ---- Runs of agents defined by the test itself -----------------------------------------------------------------
+
+export interface EventBody {
+  seq: number;
+  event_type: string;
+  payload: Record<string, unknown>;
+  redaction_mode: "full" | "redacted";
+}
+
+/** A record as sent: the seed 002 EventRecord, and no other member. */
+const RecordSchema = z.strictObject(EventRecordSchema.shape);
+
+/** An event of an agent's own (`custom_…`): any JSON object. */
+const CustomPayloadSchema = z.record(z.string(), z.unknown());
+
+/** Each event type's payload schema as a stream in each mode shows it. */
+const payloadSchemas = new Map<string, z.ZodType>();
+
+/**
+ * The catalog's payload schema of `type` in `mode`: in redacted mode, each content field may be [REDACTED] instead.
+ * Strict: a field the catalog does not list fails.
+ */
+function payloadSchema(type: EventType, mode: RedactionMode): z.ZodType {
+  const key = `${type} ${mode}`;
+  let schema = payloadSchemas.get(key);
+  if (!schema) {
+    const { payload, content } = EVENT_CATALOG[type];
+    const redactable = (object: z.ZodObject) =>
+      mode === "full"
+        ? object
+        : object.extend(
+            Object.fromEntries(
+              (content as readonly string[]).flatMap((field) => {
+                const value = object.shape[field];
+                return value ? [[field, value.or(z.literal(REDACTED))]] : [];
+              }),
+            ),
+          );
+    schema =
+      "shape" in payload
+        ? redactable(payload)
+        : z.discriminatedUnion(payload.def.discriminator, payload.options.map(redactable) as [z.ZodObject]);
+    payloadSchemas.set(key, schema);
+  }
+  return schema;
+}
+
+/** One SSE frame's record (its `data:`), parsed and checked against the event catalog: see checkEvent. */
+export function parseEvent(data: string): EventRecord {
+  return checkEvent(JSON.parse(data));
+}
+
+/**
+ * An event record checked against the event catalog (src/contracts/events.ts): the record's members, its type (the
+ * catalog's, or an agent's own `custom_…`) and its payload, strictly, against its type's schema in the record's
+ * redaction mode. Throws with what does not match; returns the record as it is.
+ */
+export function checkEvent(json: unknown): EventRecord {
+  const record = RecordSchema.parse(json);
+  const type = record.event_type;
+  const builtIn = (EVENT_TYPES as readonly string[]).includes(type);
+  if (!builtIn && !type.startsWith(CUSTOM_EVENT_PREFIX)) {
+    throw new Error(`${type} is not in the event catalog: ${JSON.stringify(json)}`);
+  }
+  const schema = builtIn ? payloadSchema(type as EventType, record.redaction_mode) : CustomPayloadSchema;
+  const checked = schema.safeParse(record.payload);
+  if (!checked.success) {
+    throw new Error(
+      `${type} (seq ${record.seq}) does not match the event catalog: ${z.prettifyError(checked.error)}\n${JSON.stringify(json)}`,
+    );
+  }
+  return json as EventRecord;
+}
+
+let agentCounter = 0;
+
+/** Registers an agent class for this definition (agents are classes, built with no arguments) and returns its name. */
+export function defineAgent(definition: Omit<AgentDefinition, "name" | "systemPrompt">): string {
+  const name = `test_agent_${++agentCounter}`;
+  registry.register(
+    name,
+    class extends Agent {
+      constructor() {
+        super({ name, systemPrompt: "You use tools.", maxTurns: 4, ...definition });
+      }
+    },
+  );
+  return name;
+}
+
+export async function events(id: string): Promise<EventBody[]> {
+  const frames = await readSse(await api(`/v1/tasks/${id}/events`));
+  return frames.map((f) => parseEvent(f.data));
+}
+
+export function ofType(list: EventBody[], type: string): EventBody[] {
+  return list.filter((e) => e.event_type === type);
+}
+
+export async function waitForEvent(id: string, predicate: (e: EventBody) => boolean): Promise<void> {
+  const match = (f: SseFrame) => predicate(parseEvent(f.data));
+  const frames = await readSse(await api(`/v1/tasks/${id}/events`), match);
+  if (!frames.some(match)) throw new Error("the run ended before the awaited event");
+}
+
+/** The request the model received on `turn` (from the run bundle), parsed. */
+export async function modelRequest(
+  id: string,
+  turn: number,
+): Promise<{ tools?: { name: string; input_schema: unknown }[]; messages: { role: string; content: unknown }[] }> {
+  const res = await api(`/v1/tasks/${id}/artifacts/artifacts/llm/decision_loop_turn_${turn}_attempt_1_request.txt`);
+  expect(res.status).toBe(200);
+  return JSON.parse(await res.text());
+}
+
+/** The tool_result blocks the model got on `turn`. */
+export async function toolResults(
+  id: string,
+  turn: number,
+): Promise<{ tool_use_id: string; content: unknown; is_error: boolean }[]> {
+  const request = await modelRequest(id, turn);
+  const last = request.messages.at(-1);
+  const blocks = (last?.content ?? []) as { type: string; tool_use_id: string; content: unknown; is_error: boolean }[];
+  return blocks.filter((b) => b.type === "tool_result");
+}
+
+export function toolUse(name: string, input: Record<string, unknown>): ScriptTurn["content"][number] {
+  return { type: "tool_use", name, input };
+}
+
+export const done: ScriptTurn = { content: [{ type: "text", text: "Done." }] };
