@@ -1,5 +1,6 @@
 // Benchmark configuration: the emulator's fixed latency, task counts per concurrency level, the scripted 3-turn
-// conversation every measured task follows, the stalled script for the memory phase, and the issue's targets.
+// conversation every measured task follows, the stalled script for the memory phase, the conversation case, and the
+// issues' targets.
 
 /** Fixed model latency for every measured call: time to first token, then this much per streamed chunk. */
 export const LATENCY = { ttftMs: 20, tokenDelayMs: 1 } as const;
@@ -61,9 +62,15 @@ export const STALL_SCRIPT = {
   turns: [{ content: [{ type: "text", text: "never sent" }], ttft_ms: STALL_TTFT_MS }],
 };
 
-/** The issue's targets. */
+/** The conversation case: one session of this many messages; the first one's message contains CHAT_MARKER. */
+export const CHAT_MESSAGES = 50;
+export const CHAT_MARKER = "[outpost-bench-chat]";
+
+/** The issues' targets. */
 export const TARGETS = {
   firstEventP95Ms: 50,
   overheadP50RatioToFloor: 2,
   overheadP95Ms: 10,
+  /** A session's last messages cost at most this much more than its early ones (CPU per message). */
+  chatLateToEarlyRatio: 1.2,
 } as const;

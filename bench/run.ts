@@ -9,8 +9,10 @@ import { dirname, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { type RequestRecord, type RunningEmulator, startEmulator } from "../emulator/server.ts";
+import { type ChatResult, chatScript, runChat } from "./chat.ts";
 import {
   API_KEY,
+  CHAT_MESSAGES,
   LATENCY,
   LEVELS,
   MODEL_TURNS,
@@ -200,8 +202,15 @@ interface Target {
   pass: boolean;
 }
 
-function targets(outpost: OutpostLevel[], floor: FloorLevel[]): Target[] {
-  const out: Target[] = [];
+function targets(outpost: OutpostLevel[], floor: FloorLevel[], chat: ChatResult): Target[] {
+  const out: Target[] = [
+    {
+      name: `session: CPU per message, last 10 / messages 2–11 (${CHAT_MESSAGES} messages)`,
+      value: chat.cpuRatio,
+      limit: `<= ${TARGETS.chatLateToEarlyRatio}x`,
+      pass: chat.cpuRatio <= TARGETS.chatLateToEarlyRatio,
+    },
+  ];
   for (const level of outpost.filter((l) => l.target === "wrangler proxy")) {
     const c = `c=${level.concurrency}`;
     const floorLevel = floor.find((f) => f.concurrency === level.concurrency);
@@ -237,6 +246,7 @@ function report(result: {
   wrangler_restarts: string[];
   targets: Target[];
   ping: { proxy: Summary; direct: Summary | null };
+  chat: ChatResult;
 }): string {
   const lines: string[] = [];
   const rows: string[][] = [];
@@ -303,6 +313,25 @@ function report(result: {
       (result.ping.direct
         ? `, direct to the Worker's workerd ${fmt(result.ping.direct.p50, 2)}/${fmt(result.ping.direct.p95, 2)} ms`
         : ", direct port not found"),
+  );
+
+  const { chat } = result;
+  const picked = chat.messages.filter((msg) => [1, 2, 10, 25, 49, 50].includes(msg.index));
+  lines.push("", `Conversation: one session, ${chat.messages.length} messages (each POST …/messages?wait=60):`);
+  lines.push(
+    table(
+      ["message", "wall ms", "model service ms", "overhead ms", "Outpost workerd CPU ms"],
+      picked.map((msg) => [
+        String(msg.index),
+        fmt(msg.wallMs),
+        fmt(msg.serviceMs),
+        fmt(msg.overheadMs),
+        fmt(msg.cpuMs),
+      ]),
+    ),
+  );
+  lines.push(
+    `messages 2–11 mean: CPU ${fmt(chat.early.cpuMs)} ms, overhead ${fmt(chat.early.overheadMs)} ms; last 10: CPU ${fmt(chat.late.cpuMs)} ms, overhead ${fmt(chat.late.overheadMs)} ms (×${fmt(chat.cpuRatio, 2)} CPU, ×${fmt(chat.overheadRatio, 2)} overhead)`,
   );
 
   const m = result.memory;
@@ -372,6 +401,7 @@ async function main(): Promise<void> {
     }
     await registerScript(emulator, SCRIPT);
     await registerScript(emulator, STALL_SCRIPT);
+    await registerScript(emulator, chatScript());
     log(`emulator at ${emulator.url}; starting wrangler dev…`);
     await session.fresh();
     log(`warm-up: ${WARMUP_TASKS} floor runs (not counted)`);
@@ -401,6 +431,9 @@ async function main(): Promise<void> {
       proxy: await pingLatency(dev.url, 50),
       direct: directUrl ? await pingLatency(directUrl, 50) : null,
     }));
+
+    log(`conversation: one session of ${CHAT_MESSAGES} messages, each sent with ?wait=…`);
+    const chat = await session.phase("the conversation", (dev) => runChat(dev, dev.url, () => emulatorStats(emulator)));
 
     // A fresh wrangler for memory, so the idle baseline is not inflated by the heap of the runs above and no
     // leftover object from them wakes up mid-phase.
@@ -442,8 +475,9 @@ async function main(): Promise<void> {
       floor,
       ping,
       memory,
+      chat,
       wrangler_restarts: session.reruns,
-      targets: targets(outpost, floor),
+      targets: targets(outpost, floor, chat),
       bench_seconds: round((performance.now() - benchStarted) / 1000, 1),
     };
     const output = report(result);

@@ -3,16 +3,19 @@
 // the run's lifecycle (start, heartbeat, cancel, crashes, bundle upload) src/runtime/run-supervisor.ts, and creating
 // and expiring the task src/tasks/. Each method answers for an unknown task without writing anything.
 import { DurableObject } from "cloudflare:workers";
-import type { DecisionInput } from "../src/approvals/requests.ts";
+import type { DecisionInput, HumanDecision } from "../src/approvals/requests.ts";
 import type { DecisionFailure } from "../src/approvals/resume.ts";
 import type { Delivery } from "../src/callbacks/delivery.ts";
 import type { RpcResult } from "../src/contracts/rpc.ts";
 import type { Env } from "../src/env.ts";
-import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
-import { openEventStream } from "../src/events/sse.ts";
+import { type EventRecord, TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
+import { type EventStreamOptions, openEventStream } from "../src/events/sse.ts";
 import { type ArtifactEntry, runPrefix } from "../src/run-bundle/run-bundle.ts";
 import type { Checkpoint, CheckpointSummary } from "../src/runtime/checkpoints.ts";
 import type { StoredMessage } from "../src/runtime/conversation.ts";
+import type { SessionView, TurnView } from "../src/sessions/session.ts";
+import { INTERRUPTED } from "../src/sessions/session-flow.ts";
+import { isEnded, turnView } from "../src/sessions/turns.ts";
 import { TaskHost } from "../src/task-host/task-host.ts";
 import type { Tombstone } from "../src/tasks/expiry.ts";
 import { toolCallLedger } from "../src/tasks/fork.ts";
@@ -27,6 +30,19 @@ import {
 import type { WorkspaceEntry } from "../src/workspace/workspace.ts";
 
 export type Subscription = { id: string; stream: ReadableStream<Uint8Array> } | { finished: true };
+
+/** An event stream over the object's log, opened when the subscription is registered. */
+function openEventStreamFor(
+  host: TaskHost,
+  after: number,
+  options: Omit<EventStreamOptions, "signal" | "onClose">,
+): (registration: { signal: AbortSignal; onClose: () => void }) => ReadableStream<Uint8Array> {
+  return (registration) => openEventStream(host.events, after, { ...options, ...registration });
+}
+
+function isClosed(host: TaskHost): boolean {
+  return host.record()?.status === "closed";
+}
 
 export class TaskObject extends DurableObject<Env> {
   private readonly host: TaskHost;
@@ -254,7 +270,191 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
-    const task = this.host.task();
-    if (task) await this.host.supervisor.alarm(task);
+    const record = this.host.record();
+    if (record) await this.host.supervisor.alarm(record);
+  }
+
+  // ---- A chat session (src/sessions/): the same object, run and storage, one turn per message ----------------------
+
+  /** Creates the session, once (a repeat of the creating request gets the original answer, as for a task). */
+  async startSession(init: TaskInit): Promise<StartOutcome<SessionView>> {
+    return this.host.createSession({ ...init, session: init.session ?? { busy: "reject" } });
+  }
+
+  async session(): Promise<SessionView | null> {
+    const session = this.host.session();
+    if (!session) return null;
+    this.host.supervisor.resumeIfIdle(session);
+    return this.host.sessionView(session);
+  }
+
+  /** One turn, or null when the session or the turn is unknown. */
+  async turn(turnId: string): Promise<TurnView | null> {
+    const session = this.host.session();
+    const turn = session ? this.host.turns.get(turnId) : null;
+    return session && turn ? this.host.redactor.value(turnView(session.id, turn)) : null;
+  }
+
+  /**
+   * A message (seed 004 send): a new turn by the session's busy policy. With `stream`, the answer carries the turn's
+   * event stream from its turn_queued event to its turn_finished (send_streaming).
+   */
+  async send(
+    message: string,
+    options: { streaming: boolean },
+  ): Promise<
+    RpcResult<{ turn: TurnView; subscription?: Subscription }, "session_not_found" | "session_closed" | "session_busy">
+  > {
+    const { host } = this;
+    const session = host.session();
+    if (!session) return { ok: false, error: { code: "session_not_found", message: "No such session." } };
+    const before = host.events.lastSeq();
+    const sent = await host.sessions.send(message, options.streaming);
+    if (!sent.ok) return { ok: false, error: { code: sent.code, message: sent.message } };
+    // The stream is opened before the run can write anything, so no event of the turn is missed.
+    const subscription = options.streaming ? this.openTurnStream(sent.turn.id, before) : undefined;
+    if (sent.effect === "started") await host.supervisor.begin();
+    else if (sent.effect === "interrupting") await this.interrupt();
+    const turn = host.turns.get(sent.turn.id) ?? sent.turn;
+    return {
+      ok: true,
+      value: { turn: host.redactor.value(turnView(session.id, turn)), ...(subscription ? { subscription } : {}) },
+    };
+  }
+
+  /**
+   * Stops the current turn for a newer message (busy: interrupt): the run here unwinds and its end starts the next
+   * turn; a turn with no run here (waiting for a person, or resumed by the heartbeat later) ends now.
+   */
+  private async interrupt(): Promise<void> {
+    const { host } = this;
+    if (await host.supervisor.stopActive()) return;
+    const current = host.turns.current();
+    if (current?.interrupted) await host.sessions.finishTurn(current.id, { canceled: INTERRUPTED });
+    if (host.record()?.status === "pending") await host.supervisor.begin();
+  }
+
+  /** Resolves when the turn has ended or waits for a person, or after `timeoutMs`: the turn as it is then. */
+  async waitTurn(turnId: string, timeoutMs: number): Promise<TurnView | null> {
+    const { host } = this;
+    const session = host.session();
+    if (!session || !host.turns.get(turnId)) return null;
+    const settled = () => {
+      const turn = host.turns.get(turnId);
+      return !turn || isEnded(turn) || (turn.status === "running" && host.record()?.status === "input_required");
+    };
+    if (!settled() && timeoutMs > 0) {
+      host.supervisor.resumeIfIdle(session);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, timeoutMs);
+        const stop = host.events.listen((record) => {
+          if (
+            (record.event_type === "turn_finished" && record.payload.turn_id === turnId) ||
+            record.event_type === "input_requested" ||
+            TERMINAL_EVENT_TYPES.has(record.event_type)
+          ) {
+            if (settled()) done();
+          }
+        });
+        function done() {
+          clearTimeout(timer);
+          stop();
+          resolve();
+        }
+      });
+    }
+    return this.turn(turnId);
+  }
+
+  /**
+   * The session's events after `after`, one stream across turns, ending with session_closed; with `turnId`, one
+   * turn's events, ending with its turn_finished. `finished` as for subscribe().
+   */
+  async subscribeSession(after: number, turnId?: string): Promise<Subscription | null | "turn_not_found"> {
+    const { host } = this;
+    const session = host.session();
+    if (!session) return null;
+    host.supervisor.resumeIfIdle(session);
+    if (turnId === undefined) {
+      if (session.status === "closed" && after >= host.events.lastSeq()) return { finished: true };
+      return this.subscription(openEventStreamFor(host, after, { isFinished: () => isClosed(host) }));
+    }
+    const turn = host.turns.get(turnId);
+    if (!turn) return "turn_not_found";
+    if (isEnded(turn) && turn.result !== null && after >= host.events.lastSeq()) return { finished: true };
+    return this.openTurnStream(turnId, after);
+  }
+
+  /** A person's answer to what the session's current turn waits for (the same rules as a task's). */
+  async resumeSession(
+    decision: DecisionInput,
+  ): Promise<
+    RpcResult<
+      { session: SessionView; decision: HumanDecision; replayed: boolean },
+      "session_not_found" | DecisionFailure
+    >
+  > {
+    if (!this.host.session()) return { ok: false, error: { code: "session_not_found", message: "No such session." } };
+    const outcome = await this.host.supervisor.resume(decision);
+    if (!outcome.ok) return { ok: false, error: outcome.error };
+    const session = this.host.session();
+    if (!session) return { ok: false, error: { code: "session_not_found", message: "No such session." } };
+    return {
+      ok: true,
+      value: { session: this.host.sessionView(session), decision: outcome.decision, replayed: outcome.replayed },
+    };
+  }
+
+  /**
+   * Closes the session (seed 004 close): the turn under way is stopped and ends canceled, queued ones are dropped, its
+   * MCP sessions end with the run, and no more messages are taken. Closing a closed session changes nothing.
+   */
+  async closeSession(): Promise<SessionView | null> {
+    const { host } = this;
+    const session = host.session();
+    if (!session) return null;
+    if (host.sessions.close("closed by client")) {
+      // The run sees the session closed at its next step and unwinds without writing anything more.
+      await host.supervisor.stopActive();
+      await host.supervisor.afterClose();
+    }
+    const closed = host.session();
+    return closed ? host.sessionView(closed) : null;
+  }
+
+  private openTurnStream(turnId: string, after: number): Subscription {
+    const { host } = this;
+    const turn = host.turns.get(turnId);
+    // Events of the turns before it are not its own: they are skipped until its turn_started.
+    let started = turn?.startedSeq !== null && turn?.startedSeq !== undefined && after >= turn.startedSeq;
+    const ofTurn = (record: EventRecord) => record.payload.turn_id === turnId;
+    return this.subscription(
+      openEventStreamFor(host, after, {
+        isFinished: () => {
+          const now = host.turns.get(turnId);
+          return now === null || isEnded(now);
+        },
+        endsAt: (record) =>
+          TERMINAL_EVENT_TYPES.has(record.event_type) || (record.event_type === "turn_finished" && ofTurn(record)),
+        include: (record) => {
+          if (record.event_type === "turn_started" && ofTurn(record)) started = true;
+          return (
+            started ||
+            (record.event_type === "turn_queued" && ofTurn(record)) ||
+            TERMINAL_EVENT_TYPES.has(record.event_type)
+          );
+        },
+      }),
+    );
+  }
+
+  private subscription(
+    open: (options: { signal: AbortSignal; onClose: () => void }) => ReadableStream<Uint8Array>,
+  ): Subscription {
+    const id = crypto.randomUUID();
+    const abort = new AbortController();
+    this.subscriptions.set(id, abort);
+    const stream = open({ signal: abort.signal, onClose: () => this.subscriptions.delete(id) });
+    return { id, stream };
   }
 }

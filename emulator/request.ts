@@ -1,6 +1,6 @@
 // The emulator's common view of a model call, in the Anthropic Messages shape that scripts and default replies are
 // written against (other dialects convert their requests into it): parsing a Messages API body with the minimal
-// validation the real API would reject on, and the text views (first user text, last user text, tool results) that
+// validation the real API would reject on (among it: every tool call answered in the next message), and the text views (first user text, last user text, tool results) that
 // script matching and default replies key on.
 
 export interface RequestMessage {
@@ -58,6 +58,8 @@ export function parseMessagesRequest(body: unknown): Parsed<MessagesRequest> {
       return fail(`messages.${index}.content: Input should be a string or a list of content blocks`);
     }
   }
+  const unanswered = unansweredToolUse(parsedMessages);
+  if (unanswered) return fail(unanswered);
   if (tools !== undefined && (!Array.isArray(tools) || !tools.every(isRecord))) {
     return fail("tools: Input should be a list of tool definitions");
   }
@@ -75,6 +77,31 @@ export function parseMessagesRequest(body: unknown): Parsed<MessagesRequest> {
       prompt: { system, messages, tools },
     },
   };
+}
+
+/**
+ * The real API's rule for tool calls: every tool_use of an assistant message is answered by a tool_result in the next
+ * message, which must be a user message. Returns its error message for the first call left unanswered, or null.
+ */
+function unansweredToolUse(messages: readonly RequestMessage[]): string | null {
+  for (const [index, message] of messages.entries()) {
+    if (message.role !== "assistant" || typeof message.content === "string") continue;
+    const ids = message.content.filter((b) => b.type === "tool_use").map((b) => String(b.id));
+    if (ids.length === 0) continue;
+    const next = messages[index + 1];
+    // A conversation may end on the calls: the request then asks for nothing about them yet (a prefill).
+    if (!next) continue;
+    const answered = new Set(
+      typeof next.content === "string" || next.role !== "user"
+        ? []
+        : next.content.filter((b) => b.type === "tool_result").map((b) => String(b.tool_use_id)),
+    );
+    const missing = ids.filter((id) => !answered.has(id));
+    if (missing.length > 0) {
+      return `messages.${index + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+    }
+  }
+  return null;
 }
 
 export function fail(message: string): { ok: false; message: string } {

@@ -30,10 +30,12 @@ export interface AgentContext {
   /** The run's tools: definitions for the model, and calls with permission checks, timeouts and fallbacks. */
   tools: Toolbox;
   /**
-   * Set when the task is a fork of another task's checkpoint: the conversation to continue from (already recorded
-   * as this task's messages) and the number of model turns it had taken.
+   * Set when the run continues a conversation: a fork of another task's checkpoint, or a session's next turn. The
+   * conversation (already recorded as this object's messages, the turn's message last), the number of model turns
+   * it had taken (steps are numbered on from there), and the turn max_turns counts from: 0 for a fork, whose limit
+   * covers its origin's turns too; the turn's first for a session, whose every message gets max_turns of its own.
    */
-  startFrom?: { messages: MessageParam[]; turn: number } | undefined;
+  startFrom?: { messages: MessageParam[]; turn: number; countTurnsFrom?: number } | undefined;
   /** Seed 002 dry run: compose the first prompt, save it as dry_run_prompt.txt, and call no model. */
   dryRun: boolean;
   /** The skill catalog (seed 002): the skills compiled into the Worker and those uploaded to R2. Loaded on call. */

@@ -29,9 +29,29 @@ export function modelRequest(parts: ModelRequestParts): MessageCreateParamsBase 
     model: parts.model,
     max_tokens: parts.maxTokens,
     system: parts.system,
-    messages: parts.messages,
+    messages: alternating(parts.messages),
     ...(tools.length > 0 ? { tools } : {}),
   };
+}
+
+/**
+ * Messages with consecutive ones of the same role joined, as the API requires roles to alternate. A conversation
+ * holds two user messages in a row where a session's turn ended after its tool results (interrupted, or out of
+ * turns) and the next message followed; the stored conversation keeps both as they were.
+ */
+export function alternating(messages: readonly MessageParam[]): MessageParam[] {
+  const out: MessageParam[] = [];
+  for (const message of messages) {
+    const previous = out.at(-1);
+    if (previous?.role === message.role) {
+      out[out.length - 1] = { ...previous, content: [...blocksOf(previous), ...blocksOf(message)] } as MessageParam;
+    } else out.push(message);
+  }
+  return out;
+}
+
+function blocksOf(message: MessageParam): ContentBlockParam[] {
+  return typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
 }
 
 /** Response blocks as request blocks, so the assistant turn can be sent back to the model unchanged. */

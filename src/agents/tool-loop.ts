@@ -40,7 +40,8 @@ export async function runToolLoop(context: AgentContext, steps: ToolLoopSteps): 
     if (uses.length > 0) await runToolCalls(context, steps, messages, uses, turn);
   }
   const maxTurns = context.config.limits.maxTurns;
-  while (turn < maxTurns) {
+  const lastTurn = (start?.countTurnsFrom ?? 0) + maxTurns;
+  while (turn < lastTurn) {
     turn++;
     const current = turn;
     const reply = await runtime.step(`turn_${current}_model`, (info) => steps.modelTurn(messages, current, info));
@@ -64,7 +65,7 @@ export async function runToolLoop(context: AgentContext, steps: ToolLoopSteps): 
       ),
     ],
     runtime.usage(),
-    { turns: maxTurns },
+    { turns: lastTurn },
   );
 }
 

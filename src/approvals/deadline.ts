@@ -32,6 +32,11 @@ export interface DeadlineDeps {
   resume: (decision: DecisionInput) => Promise<unknown>;
   /** Wakes the object at `at` (epoch ms). */
   wakeAt: (at: number) => Promise<void>;
+  /**
+   * A session's turn waits, not a task's run: "fail" fails the turn (after the decision is on record), and the
+   * session goes on with its next message.
+   */
+  failTurn?: ((error: ErrorInfo) => Promise<void>) | undefined;
 }
 
 /**
@@ -74,19 +79,24 @@ export async function approvalDeadline(deps: DeadlineDeps): Promise<DeadlineOutc
     type: "LimitExceededError",
     retryable: false,
   };
+  // The timeout decided: on record like any decision (a late answer to the request gets already_decided), then
+  // the run's end.
+  const decision: HumanDecision = {
+    request_id: requestIdOf(pending),
+    action: "fail",
+    message: error.message,
+    tool_input: null,
+    state_updates: null,
+    decided_by: "timeout",
+    decided_at: new Date().toISOString(),
+  };
+  if (deps.failTurn) {
+    deps.transaction(() => recordDecision({ state: deps.state, events }, pending, decision));
+    await deps.failTurn(error);
+    return { kind: "run_failed", ended: false };
+  }
   const ended = deps.transaction(() => {
     if (!store.finish("failed", { error })) return false;
-    // The timeout decided: on record like any decision (a late answer to the request gets already_decided), then
-    // the run's end.
-    const decision: HumanDecision = {
-      request_id: requestIdOf(pending),
-      action: "fail",
-      message: error.message,
-      tool_input: null,
-      state_updates: null,
-      decided_by: "timeout",
-      decided_at: new Date().toISOString(),
-    };
     recordDecision({ state: deps.state, events }, pending, decision);
     events.append("run_failed", { reason: error.message, error, errors: [error], usage: store.get()?.usage });
     return true;

@@ -14,6 +14,7 @@
 import { z } from "zod";
 import { ErrorInfoSchema as ErrorInfo } from "../errors/error-info.ts";
 import { JsonObjectSchema, JsonSchema } from "../lib/json.ts";
+import { ExecutionResultSchema } from "./execution-result.ts";
 import { AgentUsageSchema, CallUsageSchema } from "./usage.ts";
 
 /** An event's payload: one object, or objects told apart by a field (llm_decision_decoded's `success`). */
@@ -406,6 +407,55 @@ export const EVENT_CATALOG = {
   run_canceled: event({
     description: "A client canceled the task.",
     payload: () => z.strictObject({ reason: z.string(), previous_status: z.string() }),
+    terminal: true,
+  }),
+
+  // A chat session's turns (seed 004 AgentSession; see docs/sessions.md)
+  session_created: event({
+    description: "The session was created: its first event.",
+    payload: () =>
+      z.strictObject({
+        session_id: z.string(),
+        agent: z.string(),
+        metadata: JsonObject,
+        model: z.string(),
+        busy: z.enum(["reject", "enqueue", "interrupt"]),
+        files: z.array(z.string()).describe("seeded paths"),
+      }),
+  }),
+  turn_queued: event({
+    description: "A message was accepted as the session's next turn.",
+    payload: () => z.strictObject({ turn_id: z.string(), index: count, message: z.string(), streaming: z.boolean() }),
+    content: ["message"],
+  }),
+  turn_started: event({
+    description: "A turn started: its message is now the conversation's last.",
+    payload: () =>
+      z.strictObject({
+        turn_id: z.string(),
+        index: count,
+        message: z.string(),
+        streaming: z.boolean(),
+        unanswered_tool_calls: z
+          .array(z.string())
+          .describe("calls the turn before left without a result, answered before the message"),
+      }),
+    content: ["message"],
+  }),
+  turn_finished: event({
+    description: "A turn ended: its ExecutionResult (seed 004). The turn's stream ends after it.",
+    payload: () =>
+      z.strictObject({
+        turn_id: z.string(),
+        index: count,
+        status: z.enum(["completed", "failed", "canceled"]),
+        result: ExecutionResultSchema,
+      }),
+    content: ["result"],
+  }),
+  session_closed: event({
+    description: "The session was closed: its last event.",
+    payload: () => z.strictObject({ reason: z.string(), turns: count, usage: AgentUsageSchema }),
     terminal: true,
   }),
 

@@ -75,6 +75,10 @@ export const ERROR_CODES = {
   task_not_found: {
     request: { status: 404, when: "no task with that id, or a malformed id (`field`: `id`)" },
   },
+  session_not_found: {
+    request: { status: 404, when: "no session with that id, or a malformed id (`field`: `id`)" },
+  },
+  turn_not_found: { request: { status: 404, when: "the session has no turn with that id (`field`: `turn_id`)" } },
   checkpoint_not_found: {
     request: { status: 404, when: "the task has no checkpoint with that id (`field`: `checkpoint_id`)" },
   },
@@ -87,6 +91,19 @@ export const ERROR_CODES = {
   },
   route_not_found: { request: { status: 404, when: "no such route or method" } },
   task_already_finished: { request: { status: 409, when: "cancel of a task that has already ended" } },
+  session_busy: {
+    request: {
+      status: 409,
+      when: 'a message while a turn is under way, to a session whose busy policy is "reject" (the default)',
+    },
+  },
+  session_closed: { request: { status: 409, when: "a message or an answer to a session that has been closed" } },
+  agent_not_conversational: {
+    request: {
+      status: 400,
+      when: "a session with an agent that does not run the default tool loop (a skill agent, a custom `execute()`)",
+    },
+  },
   task_not_waiting: {
     request: { status: 409, when: "a resume of a task that is not waiting for input (`input_required`)" },
   },

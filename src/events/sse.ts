@@ -1,5 +1,5 @@
 // Server-Sent Events over the event log: replay everything after the client's cursor, then follow live, then end
-// after the terminal event. The stream is bytes so it can cross Durable Object RPC and become a Response body.
+// after the terminal event (or the event the caller names: a session turn's end). The stream is bytes so it can cross Durable Object RPC and become a Response body.
 import { type EventRecord, recordJson, TERMINAL_EVENT_TYPES } from "./event-record.ts";
 
 /** The narrow view of the event log this needs (STYLE: small collaborators, narrow interfaces). */
@@ -9,8 +9,15 @@ export interface EventSource {
 }
 
 export interface EventStreamOptions {
-  /** True when the run has ended and its terminal event is in the log. */
+  /** True when what the stream follows has ended and its last event is in the log. */
   isFinished: () => boolean;
+  /**
+   * The event the stream ends after: by default a terminal event (a task's run, a session). A session turn's stream
+   * (src/sessions/) ends after that turn's turn_finished as well.
+   */
+  endsAt?: (record: EventRecord) => boolean;
+  /** Which events the stream sends (default: all); the others move the cursor on without a frame. */
+  include?: (record: EventRecord) => boolean;
   /** A comment line this often keeps proxies from closing an idle stream (WHATWG suggests ~15 s). */
   heartbeatMs?: number;
   /** Close a reader that falls this many bytes behind; it reconnects with Last-Event-ID and loses nothing. */
@@ -50,6 +57,8 @@ export function openEventStream(
   after: number,
   options: EventStreamOptions,
 ): ReadableStream<Uint8Array> {
+  const endsAt = options.endsAt ?? ((record: EventRecord) => TERMINAL_EVENT_TYPES.has(record.event_type));
+  const include = options.include ?? (() => true);
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const maxBuffered = options.maxBufferedBytes ?? 8 * 1024 * 1024;
   let stopListening: (() => void) | undefined;
@@ -103,8 +112,8 @@ export function openEventStream(
   /** Writes one event's frame; false once the stream has ended with it. */
   const send = (record: EventRecord): boolean => {
     cursor = record.seq;
-    write(sseFrameText(record));
-    if (TERMINAL_EVENT_TYPES.has(record.event_type)) {
+    if (include(record)) write(sseFrameText(record));
+    if (endsAt(record)) {
       finish();
       return false;
     }
@@ -116,7 +125,7 @@ export function openEventStream(
       if (closed) return;
       if (record.seq <= cursor) {
         // A cursor ahead of the log (a bad Last-Event-ID) must still see the run end, or the stream never would.
-        if (TERMINAL_EVENT_TYPES.has(record.event_type)) finish();
+        if (endsAt(record)) finish();
         return;
       }
       send(record);

@@ -7,6 +7,7 @@ import { errorResponse } from "./errors.ts";
 import type { Health } from "./responses.ts";
 import { agentRoutes } from "./routes/agents.ts";
 import { hookRoutes } from "./routes/hooks.ts";
+import { sessionRoutes } from "./routes/sessions.ts";
 import { taskRoutes } from "./routes/tasks.ts";
 import { tenantRoutes } from "./routes/tenant.ts";
 
@@ -28,6 +29,7 @@ app.use("/v1/*", (c, next) => (c.req.path.startsWith("/v1/hooks/") ? next() : re
 app.route("/v1/hooks", hookRoutes);
 app.route("/v1/agents", agentRoutes);
 app.route("/v1/tasks", taskRoutes);
+app.route("/v1/sessions", sessionRoutes);
 app.route("/v1/tenant", tenantRoutes);
 
 app.notFound((c) => errorResponse(c, new ApiError("route_not_found", `No route for ${c.req.method} ${c.req.path}.`)));

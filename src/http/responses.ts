@@ -16,6 +16,7 @@ import { REQUEST_ERROR_CODES } from "../errors/codes.ts";
 import { HOOK_SCHEMES } from "../inbound-hooks/hook.ts";
 import { CheckpointSchema, CheckpointSummarySchema } from "../runtime/checkpoints.ts";
 import { StoredMessageSchema } from "../runtime/conversation.ts";
+import { SESSION_STATUSES, SessionViewSchema, TurnViewSchema } from "../sessions/session.ts";
 import { TASK_STATUSES, TaskViewSchema } from "../tasks/task.ts";
 import { SCOPES } from "../tenants/api-keys.ts";
 
@@ -171,6 +172,60 @@ export type ResumedTaskReceipt = z.infer<typeof ResumedTaskReceiptSchema>;
 /** POST /v1/tasks/:id/resume: the task with the decision on record (a replay: the same, with Idempotent-Replayed). */
 export const ResumeResponseSchema = z.union([ResumedTaskSchema, ResumedTaskReceiptSchema]);
 export type ResumeResponse = z.infer<typeof ResumeResponseSchema>;
+
+// ---- Sessions (src/sessions/) ---------------------------------------------------------------------------------
+
+/** Where everything about a session is. */
+export const SessionLinksSchema = z.strictObject({
+  self: z.url(),
+  messages: z.url(),
+  events: z.url(),
+  resume: z.url(),
+});
+export type SessionLinks = z.infer<typeof SessionLinksSchema>;
+
+/** A session as a key that may read it gets it (POST /v1/agents/:name/sessions, GET and DELETE /v1/sessions/:id). */
+export const SessionResourceSchema = SessionViewSchema.unwrap().extend({ links: SessionLinksSchema });
+export type SessionResource = z.infer<typeof SessionResourceSchema>;
+
+/** A session as a key without `read` gets it: its id, status and links. */
+export const SessionReceiptSchema = z.strictObject({
+  id: TaskId,
+  status: z.enum(SESSION_STATUSES),
+  last_event_seq: Count,
+  links: SessionLinksSchema,
+});
+export type SessionReceipt = z.infer<typeof SessionReceiptSchema>;
+
+export const SessionResponseSchema = z.union([SessionResourceSchema, SessionReceiptSchema]);
+export type SessionResponse = z.infer<typeof SessionResponseSchema>;
+
+/** Where everything about a turn is. */
+export const TurnLinksSchema = z.strictObject({ self: z.url(), events: z.url(), session: z.url() });
+export type TurnLinks = z.infer<typeof TurnLinksSchema>;
+
+/**
+ * A turn (one message and what it produced) as a key that may read it gets it: POST /v1/sessions/:id/messages (200
+ * once it has ended, with its seed 004 ExecutionResult as `result`; 202 while it runs or is queued) and
+ * GET /v1/sessions/:id/turns/:turn_id.
+ */
+export const TurnResourceSchema = TurnViewSchema.unwrap().extend({ links: TurnLinksSchema });
+export type TurnResource = z.infer<typeof TurnResourceSchema>;
+
+/** A turn as a key without `read` gets it. */
+export const TurnReceiptSchema = TurnViewSchema.unwrap()
+  .pick({ id: true, session_id: true, index: true, status: true })
+  .extend({ links: TurnLinksSchema });
+export type TurnReceipt = z.infer<typeof TurnReceiptSchema>;
+
+export const TurnResponseSchema = z.union([TurnResourceSchema, TurnReceiptSchema]);
+export type TurnResponse = z.infer<typeof TurnResponseSchema>;
+
+/** POST /v1/sessions/:id/resume: the session with the decision on record. */
+export const ResumedSessionSchema = SessionResourceSchema.extend({ decision: HumanDecisionSchema });
+export const ResumedSessionReceiptSchema = SessionReceiptSchema.extend({ decision: DecisionReceiptSchema });
+export const SessionResumeResponseSchema = z.union([ResumedSessionSchema, ResumedSessionReceiptSchema]);
+export type SessionResumeResponse = z.infer<typeof SessionResumeResponseSchema>;
 
 /** GET /v1/tasks/:id/messages: the conversation, redacted. */
 export const MessageListSchema = z.strictObject({ task_id: TaskId, messages: z.array(StoredMessageSchema) });

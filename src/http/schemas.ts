@@ -2,7 +2,7 @@
 // HTTP API reference (docs/reference/http-api.md) documents the same limits.
 import { z } from "zod";
 import { REDACTION_MODES } from "../events/redaction.ts";
-import { CALLBACK_EVENTS } from "../tasks/task.ts";
+import { BUSY_POLICIES, CALLBACK_EVENTS } from "../tasks/task.ts";
 import { toStorePath, WorkspacePathError } from "../workspace/paths.ts";
 
 export const MAX_INPUT_CHARS = 100_000;
@@ -147,3 +147,32 @@ export const ResumeBody = z.strictObject({
     .optional(),
 });
 export type ResumeBody = z.infer<typeof ResumeBody>;
+
+/** POST /v1/agents/:name/sessions: a chat session's settings; its messages come one by one. */
+export const CreateSessionBody = z.strictObject({
+  metadata: Metadata.optional(),
+  /** What a message does while a turn is under way: reject it (409), enqueue it, or interrupt the turn. */
+  busy: z.enum(BUSY_POLICIES).optional(),
+  /** Seed 004 max_turns: model turns per message (the agent's maxTurns otherwise). */
+  max_turns: z.number().int().min(1).max(MAX_TURNS_LIMIT).optional(),
+  /** Total cost of the session's model calls, USD, across its turns. */
+  max_budget_usd: z.number().positive().max(100_000).optional(),
+  /** Total tokens of the session's model calls, across its turns. */
+  max_tokens: z.number().int().positive().max(1_000_000_000).optional(),
+  tags: CreateTaskBody.shape.tags,
+  /** Days to keep the session after it is closed; otherwise the retention policy decides. */
+  retention_days: z.number().int().min(1).max(3650).optional(),
+  redaction_mode: z.enum(REDACTION_MODES).optional(),
+  files: CreateTaskBody.shape.files,
+});
+export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
+
+/** POST /v1/sessions/:id/messages (seed 004 send, send_streaming). */
+export const SendMessageBody = z.strictObject({
+  message: z
+    .string()
+    .trim()
+    .min(1, "must not be empty")
+    .max(MAX_INPUT_CHARS, `must be at most ${MAX_INPUT_CHARS} characters`),
+});
+export type SendMessageBody = z.infer<typeof SendMessageBody>;

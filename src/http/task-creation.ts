@@ -73,21 +73,32 @@ export async function launch(
   const started = await taskStubFor(c.env, tenant, init.id).start(init);
   // The task, when start() created it or found it created by the same request (StartOutcome).
   if (started.task) return { task: started.task, replayed: started.outcome === "replayed" };
+  throw creationRefused(started);
+}
+
+/** Why an object created nothing (StartOutcome), as the API's error. */
+export function creationRefused(
+  started: { outcome: "mismatch" | "expired" } | { outcome: "workspace_full"; message: string },
+): ApiError {
   if (started.outcome === "mismatch") {
-    throw new ApiError(
+    return new ApiError(
       "idempotency_key_reused",
       "This Idempotency-Key was used for a different request (another route or body); use a new key.",
       "idempotency-key",
     );
   }
   if (started.outcome === "expired") {
-    throw new ApiError(
+    return new ApiError(
       "task_expired",
-      "The task this request created has expired under the retention policy; use a new Idempotency-Key.",
+      "What this request created has expired under the retention policy; use a new Idempotency-Key.",
       "idempotency-key",
     );
   }
-  throw new ApiError("workspace_full", `The seed files do not fit the workspace: ${started.message}.`, "files");
+  return new ApiError(
+    "workspace_full",
+    `The seed files do not fit the workspace: ${"message" in started ? started.message : ""}.`,
+    "files",
+  );
 }
 
 /** Starts the task and answers 202 with it, or replays the original 202 to a repeated request. */

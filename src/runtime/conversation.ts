@@ -58,12 +58,21 @@ export type StoredMessage = z.infer<typeof StoredMessageSchema>;
 
 export class MessageLog {
   private readonly sql: SqlStorage;
+  /**
+   * The conversation as the model's context, once read: a session's next turn continues from it without reading the
+   * whole history again. Kept in step by record(); dropped after a rolled-back transaction.
+   */
+  private context: MessageParam[] | undefined;
 
   constructor(sql: SqlStorage) {
     this.sql = sql;
   }
 
   record(index: number, message: MessageParam): void {
+    if (this.context !== undefined) {
+      if (index === this.context.length) this.context.push(message);
+      else if (index > this.context.length) this.context = undefined;
+    }
     this.sql.exec(
       "INSERT OR IGNORE INTO runtime_messages (idx, role, content, created_at) VALUES (?, ?, ?, ?)",
       index,
@@ -73,16 +82,46 @@ export class MessageLog {
     );
   }
 
+  /** Forgets the cached context (after a rolled-back transaction). */
+  invalidate(): void {
+    this.context = undefined;
+  }
+
+  /** The conversation as the model's context (a copy the caller may extend), read from storage only the first time. */
+  contextMessages(): MessageParam[] {
+    this.context ??= this.list().map(
+      (m): MessageParam => ({ role: m.role, content: m.content as MessageParam["content"] }),
+    );
+    return [...this.context];
+  }
+
+  /** The index the next message takes. */
+  nextIndex(): number {
+    return this.sql.exec<{ n: number }>("SELECT COALESCE(MAX(idx), -1) + 1 AS n FROM runtime_messages").one().n;
+  }
+
+  /** The last message, if any. */
+  last(): StoredMessage | null {
+    return this.rows("SELECT * FROM runtime_messages ORDER BY idx DESC LIMIT 1")[0] ?? null;
+  }
+
+  /** The messages from `index` on (a turn's). */
+  from(index: number): StoredMessage[] {
+    return this.rows("SELECT * FROM runtime_messages WHERE idx >= ? ORDER BY idx", index);
+  }
+
   /** How many messages the conversation holds (they are recorded by index, without gaps). */
   count(): number {
     return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM runtime_messages").one().n;
   }
 
   list(): StoredMessage[] {
+    return this.rows("SELECT * FROM runtime_messages ORDER BY idx");
+  }
+
+  private rows(query: string, ...bindings: SqlStorageValue[]): StoredMessage[] {
     return this.sql
-      .exec<{ idx: number; role: string; content: string; created_at: string }>(
-        "SELECT * FROM runtime_messages ORDER BY idx",
-      )
+      .exec<{ idx: number; role: string; content: string; created_at: string }>(query, ...bindings)
       .toArray()
       .map((row) => ({
         index: row.idx,

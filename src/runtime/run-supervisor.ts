@@ -1,4 +1,4 @@
-// The life of a task's run inside its Durable Object: starting it in this instance, the heartbeat that resumes it
+// The life of a task's run (or a session turn's) inside its Durable Object: starting it in this instance, the heartbeat that resumes it
 // after an eviction, cancelling it, what happens when it crashes, and uploading its bundle once it has ended. A
 // person's answers and approval deadlines go on through it, by the rules of src/approvals. The object delegates to
 // this; it owns no storage of its own, only what this instance is doing right now.
@@ -11,7 +11,7 @@ import { applyDecision, type ResumeResult } from "../approvals/resume.ts";
 import type { CallbackOutbox } from "../callbacks/outbox.ts";
 import type { PriceTable } from "../config/prices.ts";
 import type { RpcFailure } from "../contracts/rpc.ts";
-import { toErrorInfo } from "../errors.ts";
+import { type ErrorInfo, toErrorInfo } from "../errors.ts";
 import type { Redactor } from "../events/redaction.ts";
 import type { LlmConfig, ModelProvider } from "../llm/provider.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
@@ -21,7 +21,7 @@ import { isTerminal } from "../tasks/task.ts";
 import { FORK_STATE_KEY } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
 import { RunRuntime, type TaskStorage } from "./run-runtime.ts";
-import { runTask } from "./runner.ts";
+import { type RunShape, runTask, taskRunShape } from "./runner.ts";
 
 /**
  * While a run is in flight the object keeps an alarm this far ahead. An awaited fetch does not keep an object
@@ -52,6 +52,10 @@ export interface SupervisorDeps extends TaskStorage {
   secret: (name: string) => string | undefined;
   outbound: () => OutboundPolicy;
   skills: () => Promise<SkillCatalog>;
+  /** A session's run: its current turn (src/sessions/), or null when no turn is under way. */
+  turnShape?: () => Promise<RunShape | null>;
+  /** A session's turn kept crashing, or its approval wait ran out: it fails, and the session goes on. */
+  turnCrashed?: (error: ErrorInfo) => Promise<void>;
 }
 
 export class RunSupervisor {
@@ -89,9 +93,27 @@ export class RunSupervisor {
    * a crash, though: a polling client must not use up the crash allowance in a few milliseconds.
    */
   resumeIfIdle(task: TaskRecord): void {
-    if (isTerminal(task.status) || task.status === "input_required" || this.active) return;
+    if (isTerminal(task.status) || task.status === "input_required" || task.status === "ready" || this.active) return;
     if (this.lastCrashAt !== undefined && Date.now() - this.lastCrashAt < HEARTBEAT_MS) return;
     this.launch();
+  }
+
+  /**
+   * Stops the run executing in this instance, if any, at its next safe point, and resolves once it has unwound.
+   * Returns false when none runs here.
+   */
+  async stopActive(): Promise<boolean> {
+    const active = this.active;
+    if (!active) return false;
+    active.abort.abort();
+    await active.promise;
+    return true;
+  }
+
+  /** A session was closed: its bundle is uploaded and its retention runs, as after a task's end. */
+  async afterClose(): Promise<void> {
+    await this.scheduleBundleUpload();
+    await this.armCallbacks();
   }
 
   /** Cancels the run at its next safe point (the model stream is aborted at once). */
@@ -137,6 +159,8 @@ export class RunSupervisor {
       await this.approvalDeadline(task);
       return;
     }
+    // A session between turns keeps no alarm: it costs nothing until its next message.
+    if (task.status === "ready") return;
     if (!isTerminal(task.status)) {
       await this.deps.storage.setAlarm(Date.now() + HEARTBEAT_MS);
       // Re-read: the run may have stopped to wait for a person while the alarm was being set. A pending task is one
@@ -199,6 +223,7 @@ export class RunSupervisor {
     }
     const { deps } = this;
     const abort = new AbortController();
+    let crashed = false;
     const promise = runTask({
       store: deps.store,
       events: deps.events,
@@ -212,15 +237,9 @@ export class RunSupervisor {
       workspace: deps.workspace,
       pendingInput: (pending) => deps.state.put(PENDING_INPUT_KEY, pending),
       skills: deps.skills,
-      startFrom: () => {
-        const origin = deps.state.get<{ turn: number; message_count: number }>(FORK_STATE_KEY);
-        if (!origin) return undefined;
-        // The fork point only: a resumed fork replays its own steps on top of it, as any run does.
-        const messages = deps.conversation
-          .list()
-          .slice(0, origin.message_count)
-          .map((m): MessageParam => ({ role: m.role, content: m.content }));
-        return { messages, turn: origin.turn };
+      shape: async (task) => {
+        if (task.kind === "task") return this.taskShape(task);
+        return deps.turnShape ? deps.turnShape() : null;
       },
       runtime: (prices, limits, provider) =>
         new RunRuntime({
@@ -234,17 +253,41 @@ export class RunSupervisor {
         }),
     })
       .then(() => this.afterRun())
-      .catch((error: unknown) => this.afterCrash(error))
+      .catch((error: unknown) => {
+        crashed = true;
+        return this.afterCrash(error);
+      })
       .finally(() => {
         this.active = null;
-        // A resume that came while the previous run was unwinding (e.g. a second approval in the same turn).
-        if (this.relaunch) {
-          this.relaunch = false;
-          const status = this.deps.store.get()?.status;
-          if (status === "running" || status === "pending") this.launch();
-        }
+        const status = this.deps.store.get()?.status;
+        // A resume that came while the previous run was unwinding (e.g. a second approval in the same turn), or a
+        // session's next turn, started as the last one ended. After a crash only the heartbeat tries again.
+        const again = this.relaunch || (!crashed && status === "pending");
+        this.relaunch = false;
+        if (again && (status === "running" || status === "pending")) this.launch();
       });
     this.active = { promise, abort };
+  }
+
+  /** A task's run: its input, or a fork's conversation up to the fork point. */
+  private taskShape(task: TaskRecord): RunShape {
+    const { deps } = this;
+    const origin = deps.state.get<{ turn: number; message_count: number }>(FORK_STATE_KEY);
+    // The fork point only: a resumed fork replays its own steps on top of it, as any run does.
+    const startFrom = origin
+      ? {
+          messages: deps.conversation
+            .list()
+            .slice(0, origin.message_count)
+            .map((m): MessageParam => ({ role: m.role, content: m.content })),
+          turn: origin.turn,
+        }
+      : undefined;
+    return taskRunShape(
+      { store: deps.store, events: deps.events, transaction: (fn) => this.transaction(fn) },
+      task,
+      startFrom,
+    );
   }
 
   private async afterRun(): Promise<void> {
@@ -255,6 +298,8 @@ export class RunSupervisor {
   private async afterRunAlarms(): Promise<void> {
     const task = this.task();
     if (isTerminal(task.status)) await this.scheduleBundleUpload();
+    // A session between turns: no heartbeat (callbacks re-arm the alarm if they need it).
+    else if (task.status === "ready") await this.deps.storage.deleteAlarm();
     else if (task.status === "input_required") {
       // A waiting task keeps no heartbeat: its object can sleep for days. Only an approval deadline wakes it.
       const due = approvalDueAt(this.deps.state);
@@ -288,9 +333,15 @@ export class RunSupervisor {
       onTimeout: () => registry.create(task.assigned_agent).permissions.onTimeout,
       resume: (decision) => this.resume(decision),
       wakeAt: (at) => this.deps.storage.setAlarm(at),
+      failTurn: task.kind === "session" ? this.deps.turnCrashed : undefined,
     });
     if (outcome.kind !== "run_failed") return;
     if (outcome.ended) await this.scheduleBundleUpload();
+    // A session's next queued turn may have started as the failed one ended; else it is ready, with no alarm.
+    if (task.kind === "session") {
+      if (this.task().status === "pending") await this.begin();
+      else await this.afterRunAlarms();
+    }
     await this.armCallbacks();
   }
 
@@ -305,6 +356,14 @@ export class RunSupervisor {
     const crashes = store.recordCrash();
     if (crashes < MAX_RUN_CRASHES) return;
     const reason = `The run crashed ${crashes} times and was stopped: ${info.message}`;
+    // A session's turn fails, not the session: its next message starts afresh (the count starts again with it).
+    if (this.task().kind === "session" && this.deps.turnCrashed) {
+      await this.deps.turnCrashed({ ...info, message: reason });
+      this.relaunch = true;
+      await this.afterRunAlarms();
+      await this.armCallbacks();
+      return;
+    }
     const failed = this.transaction(() => {
       if (!store.finish("failed", { error: { ...info, message: reason } })) return false;
       events.append("run_failed", { reason, error: { ...info, message: reason }, errors: [info] });

@@ -1,5 +1,7 @@
-// Runs a task's agent to its end on the durable runtime, and records the outcome: the terminal status and the
-// terminal event are written together, before anything else is attempted.
+// Runs an agent to its end on the durable runtime, and records the outcome. What is run is the run's shape: a task's
+// one run (its input; the outcome is the terminal status and event, written together before anything else is
+// attempted), or a session's turn (src/sessions/: the turn's message on the conversation so far; the outcome ends the
+// turn and the session is ready again). The task host picks the shape by what the object holds.
 import type { AgentContext } from "../agents/context.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
 import { type AgentResult, failureResult } from "../agents/result.ts";
@@ -13,7 +15,7 @@ import type { LlmConfig, ModelProvider } from "../llm/provider.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import { isTerminal } from "../tasks/task.ts";
 import { runLimits } from "../tasks/task-limits.ts";
-import type { TaskStore } from "../tasks/task-store.ts";
+import type { TaskRecord, TaskStore } from "../tasks/task-store.ts";
 import { Toolbox } from "../tools/toolbox.ts";
 import { WORKSPACE_ROOT } from "../workspace/root.ts";
 import type { Workspace } from "../workspace/workspace.ts";
@@ -39,10 +41,20 @@ export interface RunnerDeps {
   workspace: Workspace;
   /** Stores what the run waits for (PendingInput), inside the transaction that moves it to input_required. */
   pendingInput: (pending: Record<string, unknown>) => void;
-  /** For a forked task: the conversation it continues and the turns taken before it. */
-  startFrom: () => AgentContext["startFrom"];
+  /** What this run is: null when there is nothing to run (a session between turns). */
+  shape: (task: TaskRecord) => Promise<RunShape | null>;
   /** The skill catalog (bundled skills and R2 uploads). */
   skills: AgentContext["skills"];
+}
+
+/** What a run does with its agent: the input and the conversation it starts from, and how it records its outcome. */
+export interface RunShape {
+  /** What the agent is asked: the task's input, or the turn's message. */
+  input: string;
+  /** A conversation to continue (a fork's, a session's), or undefined to start from `input` alone. */
+  startFrom: AgentContext["startFrom"];
+  /** Records the outcome; called once the agent has returned (or failed) and its tools are closed. */
+  finish(result: AgentResult): Promise<void>;
 }
 
 /** Longest final_summary carried by a run_finished event. */
@@ -52,7 +64,9 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
   const { store, events } = deps;
   const task = store.get();
   // A task that waits for a person runs again only through resume.
-  if (!task || isTerminal(task.status) || task.status === "input_required") return;
+  if (!task || isTerminal(task.status) || task.status === "input_required" || task.status === "ready") return;
+  const shape = await deps.shape(task);
+  if (!shape) return;
   let result: AgentResult;
   let tools: Toolbox | undefined;
   try {
@@ -64,7 +78,7 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
     const limits: RunLimits = runLimits(task.limits, agent);
     if (store.markRunning()) {
       events.append("run_started", {
-        task: task.input,
+        task: shape.input,
         agent: agent.name,
         provider: agent.llmConfig?.provider ?? "anthropic",
         model: task.model,
@@ -89,14 +103,14 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
     await tools.open();
     const context: AgentContext = {
       taskId: task.id,
-      input: task.input,
+      input: shape.input,
       workspace: WORKSPACE_ROOT,
       branch: typeof task.metadata.branch === "string" ? task.metadata.branch : undefined,
       config: { model: task.model, prices, limits },
       extra: task.metadata,
       runtime,
       tools,
-      startFrom: deps.startFrom(),
+      startFrom: shape.startFrom,
       skills: deps.skills,
       dryRun: task.dry_run,
     };
@@ -108,8 +122,10 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
       recordWait(deps, error);
       return;
     }
-    // A cancel already wrote the outcome; any other error, CanceledError included, fails the run.
-    if (store.get()?.status === "canceled") {
+    // A cancel (or a session's close) already wrote the outcome; any other error, CanceledError included, fails
+    // the run.
+    const now = store.get()?.status;
+    if (now === undefined || isTerminal(now)) {
       await tools?.close();
       return;
     }
@@ -117,7 +133,20 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
   }
   // Seed 002 cleanup: sessions end, and mcp_servers_disconnected comes before the terminal event.
   await tools?.close();
-  finishTask(deps, result);
+  await shape.finish(result);
+}
+
+/** A task's one run: its input, a fork's conversation, and the terminal status and event as its outcome. */
+export function taskRunShape(
+  deps: Pick<RunnerDeps, "store" | "events" | "transaction">,
+  task: TaskRecord,
+  startFrom: AgentContext["startFrom"],
+): RunShape {
+  return {
+    input: task.input,
+    startFrom,
+    finish: async (result) => finishTask(deps, result),
+  };
 }
 
 /**

@@ -3,7 +3,7 @@
 // new step, which brings an object from the version before it. An object applies the steps it has not applied yet,
 // each in its own transaction with its row in schema_migrations, the first time an instance opens its storage (or
 // when its task is created). Tables are named after the subsystem that owns them: task*, events_*, runtime_*,
-// bundle_*, workspace_*, callbacks_*.
+// bundle_*, workspace_*, callbacks_*, sessions_*.
 //
 // Versions 1 to 5 were written before this list: each ran the whole schema as idempotent statements (CREATE TABLE
 // IF NOT EXISTS, column changes guarded by pragma_table_info), so their steps here are idempotent too, and each of
@@ -225,6 +225,30 @@ export const MIGRATIONS: readonly Migration[] = [
       // them whatever its version: a crash could not be counted and its events could not be read.
       addColumns(sql, "task", [["crashes", "INTEGER NOT NULL DEFAULT 0"]]);
       addColumns(sql, "events_log", [["redaction_mode", "TEXT NOT NULL DEFAULT 'full'"]]);
+    },
+  },
+  {
+    version: 8,
+    adds: "chat sessions: the row's kind and busy policy, and a session's turns",
+    up: (sql) => {
+      sql.exec("ALTER TABLE task ADD COLUMN kind TEXT NOT NULL DEFAULT 'task'");
+      sql.exec("ALTER TABLE task ADD COLUMN busy TEXT");
+      sql.exec(`CREATE TABLE sessions_turns (
+        id TEXT PRIMARY KEY,
+        idx INTEGER NOT NULL UNIQUE,
+        message TEXT NOT NULL,
+        status TEXT NOT NULL,
+        streaming INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        started_at TEXT,
+        ended_at TEXT,
+        first_message INTEGER,
+        start_model_turn INTEGER,
+        usage_before TEXT,
+        started_seq INTEGER,
+        interrupted INTEGER NOT NULL DEFAULT 0,
+        result TEXT
+      )`);
     },
   },
 ];

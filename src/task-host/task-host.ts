@@ -1,7 +1,8 @@
 // What a task's Durable Object is made of: the collaborators over its SQLite storage and R2 (the task's row and
 // state, event log, conversation, step journal, checkpoints, run bundle, workspace and callbacks), built once per
 // instance with the deployment's environment (secrets, redaction, outbound policy, prices, model providers, skills)
-// and wired to the run supervisor, which drives the runs. It knows whether the object holds a task at all: the
+// and wired to the run supervisor, which drives the runs, and to the session flow, which makes a session's messages
+// runs (src/sessions/). It knows whether the object holds a task at all: the
 // storage schema (src/storage/migrations.ts) exists only once a task has been created, so an object asked about an
 // unknown id writes nothing. The object's class (durable-objects/task-object.ts) is the RPC surface over this.
 import { registry } from "../agents/catalog.ts";
@@ -24,11 +25,16 @@ import { MessageLog } from "../runtime/conversation.ts";
 import { PendingCalls } from "../runtime/pending-calls.ts";
 import { MODEL_MAX_RETRIES, RunSupervisor } from "../runtime/run-supervisor.ts";
 import { StepJournal } from "../runtime/step-journal.ts";
+import type { SessionView } from "../sessions/session.ts";
+import { SessionFlow } from "../sessions/session-flow.ts";
+import { sessionView } from "../sessions/session-view.ts";
+import { TurnLog } from "../sessions/turns.ts";
 import { BUNDLED_SKILL_FILES } from "../skills/bundled.generated.ts";
 import { SkillCatalog } from "../skills/catalog.ts";
 import { hasSchema, migrate } from "../storage/migrations.ts";
 import { createTask } from "../tasks/creation.ts";
 import { expireTask, hasTombstone, readTombstone, type Tombstone } from "../tasks/expiry.ts";
+import { toolCallLedger } from "../tasks/fork.ts";
 import type { StartOutcome, TaskInit, TaskView } from "../tasks/task.ts";
 import { TaskState } from "../tasks/task-state.ts";
 import { type TaskRecord, TaskStore } from "../tasks/task-store.ts";
@@ -49,6 +55,10 @@ export class TaskHost {
   readonly callbacks: CallbackOutbox;
   /** The run's lifecycle: start, heartbeat, cancel, crashes, a person's answers, bundle upload and expiry. */
   readonly supervisor: RunSupervisor;
+  /** A session's turns (src/sessions/): unused by a task. */
+  readonly turns: TurnLog;
+  /** How a session's messages become turns, each an ordinary run of the supervisor. */
+  readonly sessions: SessionFlow;
 
   private readonly ctx: DurableObjectState;
   private readonly env: Env;
@@ -66,14 +76,14 @@ export class TaskHost {
     const redactor = Redactor.fromEnv(env);
     this.redactor = redactor;
     this.store = new TaskStore(this.sql, () => retentionPolicyOrDefault(env.OUTPOST_RETENTION), redactor);
-    const taskId = () => this.requireTask().id;
+    const taskId = () => this.requireRecord().id;
     this.events = new EventLog(
       this.sql,
       () => {
-        const task = this.requireTask();
+        const task = this.requireRecord();
         return { runId: task.id, traceId: task.traceId, rootSpanId: task.rootSpanId };
       },
-      () => ({ redactor, mode: this.task()?.redaction_mode ?? "full" }),
+      () => ({ redactor, mode: this.record()?.redaction_mode ?? "full" }),
     );
     this.conversation = new MessageLog(this.sql);
     this.state = new TaskState(this.sql);
@@ -125,12 +135,55 @@ export class TaskHost {
       outbound: () => outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),
       skills: () => SkillCatalog.load(BUNDLED_SKILL_FILES, env.RUNS),
       expire: () => this.expire(),
+      turnShape: () => this.sessions.shape(),
+      turnCrashed: async (error) => {
+        const current = this.turns.current();
+        if (current) await this.sessions.finishTurn(current.id, { crashed: error });
+      },
+    });
+    this.turns = new TurnLog(this.sql);
+    this.sessions = new SessionFlow({
+      store: this.store,
+      events: this.events,
+      conversation: this.conversation,
+      turns: this.turns,
+      state: this.state,
+      transaction: (fn) => {
+        try {
+          return this.supervisor.transaction(fn);
+        } catch (error) {
+          this.turns.invalidate();
+          throw error;
+        }
+      },
+      settledToolCalls: async (ids) => {
+        const record = this.requireRecord();
+        return (await toolCallLedger(this, record, [...ids]))?.settled ?? {};
+      },
     });
   }
 
-  /** The task this object holds, or null. */
-  task(): TaskRecord | null {
+  /** What this object holds, a task or a session, or null. */
+  record(): TaskRecord | null {
     return this.ready ? this.store.get() : null;
+  }
+
+  /** The task this object holds, or null (also when it holds a session: the task routes do not see sessions). */
+  task(): TaskRecord | null {
+    const record = this.record();
+    return record?.kind === "task" ? record : null;
+  }
+
+  /** The session this object holds, or null. */
+  session(): TaskRecord | null {
+    const record = this.record();
+    return record?.kind === "session" ? record : null;
+  }
+
+  requireRecord(): TaskRecord {
+    const record = this.record();
+    if (!record) throw new Error("This object holds no task.");
+    return record;
   }
 
   requireTask(): TaskRecord {
@@ -144,26 +197,50 @@ export class TaskHost {
     return taskView(task, { state: this.state, redactor: this.redactor, lastEventSeq: this.events.lastSeq() });
   }
 
-  /** The durable half of start() (src/tasks/creation.ts); the object launches the run. */
-  create(init: TaskInit): Promise<StartOutcome> {
-    // The journal of the task this object is about to hold (its id is not stored yet).
-    const journal = new StepJournal(this.sql, this.env.RUNS, () => `${runPrefix(init.id)}.journal/`);
+  /** The session as the object returns it. */
+  sessionView(session: TaskRecord): SessionView {
+    return sessionView(session, {
+      status: this.sessions.status(),
+      turns: this.turns.list(),
+      messages: this.conversation.list(),
+      state: this.state,
+      redactor: this.redactor,
+      lastEventSeq: this.events.lastSeq(),
+    });
+  }
+
+  /** Creates a session (src/tasks/creation.ts, init.session): ready, with no run and no alarm until a message. */
+  createSession(init: TaskInit): Promise<StartOutcome<SessionView>> {
     return createTask(
-      {
-        open: () => this.open(),
-        store: this.store,
-        state: this.state,
-        events: this.events,
-        workspace: this.workspace,
-        conversation: this.conversation,
-        journal: this.journal,
-        storeResult: (name, result) => journal.store(name, result),
-        armHeartbeat: () => this.supervisor.armHeartbeat(),
-        transaction: (fn) => this.supervisor.transaction(fn),
-        view: (task) => this.view(task),
-      },
+      this.creationDeps(init, (record) => this.sessionView(record)),
       init,
     );
+  }
+
+  /** The durable half of start() (src/tasks/creation.ts); the object launches the run. */
+  create(init: TaskInit): Promise<StartOutcome> {
+    return createTask(
+      this.creationDeps(init, (task) => this.view(task)),
+      init,
+    );
+  }
+
+  private creationDeps<View>(init: TaskInit, view: (record: TaskRecord) => View) {
+    // The journal of the task this object is about to hold (its id is not stored yet).
+    const journal = new StepJournal(this.sql, this.env.RUNS, () => `${runPrefix(init.id)}.journal/`);
+    return {
+      open: () => this.open(),
+      store: this.store,
+      state: this.state,
+      events: this.events,
+      workspace: this.workspace,
+      conversation: this.conversation,
+      journal: this.journal,
+      storeResult: (name: string, result: unknown) => journal.store(name, result),
+      armHeartbeat: () => this.supervisor.armHeartbeat(),
+      transaction: <T>(fn: () => T) => this.supervisor.transaction(fn),
+      view,
+    };
   }
 
   /** When the task expired (seed 003 retention), or null if it did not (unknown or still kept). */
@@ -173,7 +250,7 @@ export class TaskHost {
 
   /** Retention has run out: everything the task has goes, its tombstone stays (src/tasks/expiry.ts). */
   private async expire(): Promise<void> {
-    const task = this.requireTask();
+    const task = this.requireRecord();
     await expireTask({
       taskId: task.id,
       bucket: this.env.RUNS,
@@ -183,6 +260,8 @@ export class TaskHost {
         this.ready = false;
         this.store.invalidate();
         this.events.invalidate();
+        this.conversation.invalidate();
+        this.turns.invalidate();
       },
     });
   }

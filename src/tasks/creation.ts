@@ -9,8 +9,11 @@ import type { StartOutcome, TaskInit, TaskView } from "./task.ts";
 import { FORK_STATE_KEY, type ForkState, IDEMPOTENCY_KEY, type TaskState } from "./task-state.ts";
 import type { TaskRecord, TaskStore } from "./task-store.ts";
 
-/** What creating a task writes to; `Stored` is a tool result as the step journal keeps it. */
-export interface CreationDeps<Stored> {
+/**
+ * What creating a task writes to; `Stored` is a tool result as the step journal keeps it, `View` what the object
+ * answers with (a task's view, or a session's).
+ */
+export interface CreationDeps<Stored, View> {
   /** Readies the object's storage for a task (its schema); false when a tombstone holds the id (the task expired). */
   open: () => boolean;
   store: Pick<TaskStore, "get" | "create">;
@@ -24,20 +27,24 @@ export interface CreationDeps<Stored> {
   /** The run's heartbeat alarm (src/runtime/run-supervisor.ts). */
   armHeartbeat: () => Promise<void>;
   transaction: <T>(fn: () => T) => T;
-  view: (task: TaskRecord) => TaskView;
+  view: (task: TaskRecord) => View;
 }
 
 /**
  * Creates the task, its seeded files, its first event and its heartbeat alarm; the caller launches the run, or, when
- * the object is reset before that, the heartbeat does.
+ * the object is reset before that, the heartbeat does. A session (init.session) is created the same way, but ready:
+ * it has no run and no alarm until its first message (src/sessions/).
  */
-export async function createTask<Stored>(deps: CreationDeps<Stored>, init: TaskInit): Promise<StartOutcome> {
+export async function createTask<Stored, View = TaskView>(
+  deps: CreationDeps<Stored, View>,
+  init: TaskInit,
+): Promise<StartOutcome<View>> {
   // An id derived from a key or delivery whose task has expired cannot be given to a new task.
   if (!deps.open()) return { outcome: "expired" };
   const files = Object.entries(init.files ?? {});
   const existing = deps.store.get();
   if (existing) {
-    const original = deps.state.get<{ fingerprint: string; response: TaskView }>(IDEMPOTENCY_KEY);
+    const original = deps.state.get<{ fingerprint: string; response: View }>(IDEMPOTENCY_KEY);
     if (init.fingerprint !== undefined && original?.fingerprint !== init.fingerprint) return { outcome: "mismatch" };
     return { outcome: "replayed", task: original?.response ?? deps.view(existing) };
   }
@@ -53,7 +60,7 @@ export async function createTask<Stored>(deps: CreationDeps<Stored>, init: TaskI
     : [];
   // The heartbeat comes first: from the commit on, the task is never without one (an alarm that finds no task,
   // because the commit did not happen, does nothing).
-  await deps.armHeartbeat();
+  if (!init.session) await deps.armHeartbeat();
   // Seed files that do not fit the workspace (the Worker checks them first) are refused as a value: an exception
   // would reach the client as a 500.
   let created: boolean;
@@ -78,23 +85,33 @@ export async function createTask<Stored>(deps: CreationDeps<Stored>, init: TaskI
         };
         deps.state.put(FORK_STATE_KEY, origin);
       }
-      deps.events.append("task_created", {
-        task_id: task.id,
-        agent: task.assigned_agent,
-        input: task.input,
-        metadata: task.metadata,
-        model: task.model,
-        parent_task_id: task.parent_task_id,
-        files: files.map(([path]) => path.slice(1)),
-        ...(init.trigger ? { trigger: init.trigger } : {}),
-        ...(init.fork
-          ? {
-              forked_from: { task_id: init.fork.task_id, checkpoint_id: init.fork.checkpoint_id },
-              settled_tool_calls: Object.keys(init.fork.settled),
-              uncertain_tool_calls: Object.keys(init.fork.uncertain ?? {}),
-            }
-          : {}),
-      });
+      if (init.session) {
+        deps.events.append("session_created", {
+          session_id: task.id,
+          agent: task.assigned_agent,
+          metadata: task.metadata,
+          model: task.model,
+          busy: init.session.busy,
+          files: files.map(([path]) => path.slice(1)),
+        });
+      } else
+        deps.events.append("task_created", {
+          task_id: task.id,
+          agent: task.assigned_agent,
+          input: task.input,
+          metadata: task.metadata,
+          model: task.model,
+          parent_task_id: task.parent_task_id,
+          files: files.map(([path]) => path.slice(1)),
+          ...(init.trigger ? { trigger: init.trigger } : {}),
+          ...(init.fork
+            ? {
+                forked_from: { task_id: init.fork.task_id, checkpoint_id: init.fork.checkpoint_id },
+                settled_tool_calls: Object.keys(init.fork.settled),
+                uncertain_tool_calls: Object.keys(init.fork.uncertain ?? {}),
+              }
+            : {}),
+        });
       if (init.fingerprint !== undefined) {
         deps.state.put(IDEMPOTENCY_KEY, { fingerprint: init.fingerprint, response: deps.view(requireTask(deps)) });
       }
@@ -109,7 +126,7 @@ export async function createTask<Stored>(deps: CreationDeps<Stored>, init: TaskI
   return { outcome: "created", task: deps.view(task) };
 }
 
-function requireTask(deps: Pick<CreationDeps<unknown>, "store">): TaskRecord {
+function requireTask(deps: Pick<CreationDeps<unknown, unknown>, "store">): TaskRecord {
   const task = deps.store.get();
   if (!task) throw new Error("This object holds no task.");
   return task;

@@ -8,7 +8,7 @@ import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { Env } from "../env.ts";
 import { ApiError } from "../errors.ts";
 import type { Json, JsonObject } from "../lib/json.ts";
-import type { TaskStatus, TaskView, ToolCallLedger } from "./task.ts";
+import type { RecordStatus, TaskView, ToolCallLedger } from "./task.ts";
 import { type NewTask, type TaskAgent, taskModel } from "./task-init.ts";
 import { requirePricedBudget, stricterRedaction } from "./task-limits.ts";
 import { FORK_STATE_KEY, type ForkState, type TaskState } from "./task-state.ts";
@@ -143,7 +143,7 @@ export interface LedgerSources {
  */
 export async function toolCallLedger(
   sources: LedgerSources,
-  task: { id: string; status: TaskStatus },
+  task: { id: string; status: RecordStatus },
   toolUseIds: string[],
 ): Promise<ToolCallLedger | null> {
   let journal: { settled: JsonObject; started: string[] };

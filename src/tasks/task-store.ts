@@ -6,7 +6,17 @@ import { type AgentUsage, addCallUsage, addRecovery, type CallUsage, emptyUsage 
 import type { ErrorInfo } from "../errors.ts";
 import { randomHex } from "../events/event-record.ts";
 import type { Redactor } from "../events/redaction.ts";
-import type { TaskInit, TaskLimits, TaskMetadata, TaskStatus, TaskTrigger, TaskView, TaskWebhook } from "./task.ts";
+import type {
+  BusyPolicy,
+  RecordKind,
+  RecordStatus,
+  TaskInit,
+  TaskLimits,
+  TaskMetadata,
+  TaskTrigger,
+  TaskView,
+  TaskWebhook,
+} from "./task.ts";
 
 interface TaskRow extends Record<string, SqlStorageValue> {
   id: string;
@@ -34,9 +44,16 @@ interface TaskRow extends Record<string, SqlStorageValue> {
   trigger: string | null;
   redaction_mode: string;
   dry_run: number;
+  kind: string;
+  busy: string | null;
 }
 
-export interface TaskRecord extends Omit<TaskView, "last_event_seq" | "pending_input"> {
+export interface TaskRecord extends Omit<TaskView, "last_event_seq" | "pending_input" | "status"> {
+  status: RecordStatus;
+  /** A task, or a chat session (src/sessions/). */
+  kind: RecordKind;
+  /** A session's busy policy; null for a task. */
+  busy: BusyPolicy | null;
   tenant: string;
   retentionExplicit: boolean;
   traceId: string;
@@ -88,11 +105,13 @@ export class TaskStore {
     this.sql.exec(
       `INSERT INTO task (id, agent, input, metadata, status, model, usage, created_at, retention_days, parent_task_id,
         trace_id, root_span_id, limits, tags, retention_explicit, tenant, webhook, trigger, redaction_mode,
-        dry_run) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        dry_run, kind, busy) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       init.id,
       init.agent,
       init.input,
       JSON.stringify(init.metadata),
+      // A session is ready for its first message; a task's run is about to start.
+      init.session ? "ready" : "pending",
       init.model,
       JSON.stringify(emptyUsage()),
       new Date().toISOString(),
@@ -108,6 +127,8 @@ export class TaskStore {
       init.trigger ? JSON.stringify(init.trigger) : null,
       init.redactionMode ?? "full",
       init.dryRun ? 1 : 0,
+      init.session ? "session" : "task",
+      init.session?.busy ?? null,
     );
     this.cache = undefined;
     return true;
@@ -125,6 +146,34 @@ export class TaskStore {
   /** input_required → running: a person answered. */
   resumeInput(): boolean {
     return this.transition(["input_required"], "running", {});
+  }
+
+  /** ready → pending: a session's next turn starts (the supervisor launches its run). */
+  startTurn(): boolean {
+    // Crashes count per turn: one turn's do not use up the next one's allowance.
+    return this.transition(["ready"], "pending", { crashes: "0" });
+  }
+
+  /** A session's turn has ended: the session is ready for the next message. */
+  endTurn(): boolean {
+    return this.transition(["pending", "running", "input_required"], "ready", {});
+  }
+
+  /**
+   * Closes a session whatever it is doing (its run, if any, is stopped by the caller). Its retention counts from now,
+   * as a task's counts from its end. Returns whether this call closed it.
+   */
+  close(): boolean {
+    const task = this.get();
+    if (!task) return false;
+    const days = retentionDays(this.retention(), {
+      explicit: task.retentionExplicit ? task.retention_days : null,
+      tags: task.tags,
+    });
+    return this.transition(["ready", "pending", "running", "input_required"], "closed", {
+      completed_at: new Date().toISOString(),
+      retention_days: String(days),
+    });
   }
 
   /** Replaces the task's metadata (seed 003 state_updates at a resume). */
@@ -182,7 +231,7 @@ export class TaskStore {
     this.cache = undefined;
   }
 
-  private transition(from: TaskStatus[], to: TaskStatus, fields: Record<string, string | null>): boolean {
+  private transition(from: RecordStatus[], to: RecordStatus, fields: Record<string, string | null>): boolean {
     const names = Object.keys(fields);
     const sets = names.map((n) => `${n} = ?`).join(", ");
     const cursor = this.sql.exec(
@@ -202,7 +251,9 @@ function fromRow(row: TaskRow): TaskRecord {
     assigned_agent: row.agent,
     input: row.input,
     metadata: JSON.parse(row.metadata) as TaskMetadata,
-    status: row.status as TaskStatus,
+    status: row.status as RecordStatus,
+    kind: row.kind === "session" ? "session" : "task",
+    busy: row.busy === "enqueue" || row.busy === "interrupt" || row.busy === "reject" ? row.busy : null,
     model: row.model,
     result: row.result,
     error: row.error ? (JSON.parse(row.error) as ErrorInfo) : null,

@@ -2,7 +2,7 @@
 // ids, tenant, bundle and retention flags), with what it waits for and the number of its newest event.
 import { pendingRequest } from "../approvals/requests.ts";
 import type { Redactor } from "../events/redaction.ts";
-import type { TaskView } from "./task.ts";
+import type { TaskStatus, TaskView } from "./task.ts";
 import type { TaskState } from "./task-state.ts";
 import type { TaskRecord } from "./task-store.ts";
 
@@ -10,10 +10,21 @@ export function taskView(
   task: TaskRecord,
   from: { state: Pick<TaskState, "get">; redactor: Pick<Redactor, "value">; lastEventSeq: number },
 ): TaskView {
-  const { traceId: _t, rootSpanId: _s, bundleFlushed: _b, retentionExplicit: _r, tenant: _n, ...rest } = task;
-  const stored = rest.status === "input_required" ? pendingRequest(from.state) : undefined;
+  const {
+    traceId: _t,
+    rootSpanId: _s,
+    bundleFlushed: _b,
+    retentionExplicit: _r,
+    tenant: _n,
+    kind: _k,
+    busy: _u,
+    status,
+    ...rest
+  } = task;
+  const stored = status === "input_required" ? pendingRequest(from.state) : undefined;
   // What the model asked for (a command, a tool's arguments) may hold a secret, like any text the runtime did not
   // write; the input_requested event and callbacks show it redacted too.
   const pending = stored ? from.redactor.value(stored) : null;
-  return { ...rest, pending_input: pending, last_event_seq: from.lastEventSeq };
+  // Only a task's row is shown as a task, and a task's row never holds a session's statuses (ready, closed).
+  return { ...rest, status: status as TaskStatus, pending_input: pending, last_event_seq: from.lastEventSeq };
 }

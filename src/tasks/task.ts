@@ -15,7 +15,24 @@ import type { JsonObject } from "../lib/json.ts";
 
 export const TASK_STATUSES = ["pending", "running", "input_required", "completed", "failed", "canceled"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
-export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "canceled"]);
+
+/**
+ * What an object's row holds: a task (one run of its input) or a chat session (src/sessions/: a series of turns on
+ * one conversation, each an ordinary run). A session's row is `ready` between turns and `closed` once closed; while
+ * a turn runs it goes through a task's statuses.
+ */
+export const RECORD_KINDS = ["task", "session"] as const;
+export type RecordKind = (typeof RECORD_KINDS)[number];
+export type RecordStatus = TaskStatus | "ready" | "closed";
+export const TERMINAL_STATUSES: ReadonlySet<RecordStatus> = new Set(["completed", "failed", "canceled", "closed"]);
+
+/**
+ * What a session does with a message that arrives while a turn is under way (LangGraph's multitask strategies):
+ * `reject` it (409 session_busy), `enqueue` it to run after the turns before it, or `interrupt` the current turn,
+ * keeping what that turn did, and run it next.
+ */
+export const BUSY_POLICIES = ["reject", "enqueue", "interrupt"] as const;
+export type BusyPolicy = (typeof BUSY_POLICIES)[number];
 
 /** The task statuses a callback can be sent for. */
 export const CALLBACK_EVENTS = ["completed", "failed", "canceled", "input_required"] as const;
@@ -128,6 +145,8 @@ export interface TaskInit {
   fork?: ForkOrigin;
   /** Files to put in the workspace before the run starts: workspace path ("/src/a.ts") → UTF-8 content. */
   files?: Record<string, string>;
+  /** A chat session (src/sessions/) rather than a task: no run until its first message; `input` is empty. */
+  session?: { busy: BusyPolicy };
 }
 
 export interface ForkOrigin {
@@ -162,8 +181,8 @@ export interface ToolCallLedger {
  * What start() did: created the task, found it created by the same request before, or could not (workspace_full:
  * its seed files do not fit the workspace, which the Worker checks first; `message` says which limit).
  */
-export type StartOutcome =
-  | { outcome: "created" | "replayed"; task: TaskView }
+export type StartOutcome<View = TaskView> =
+  | { outcome: "created" | "replayed"; task: View }
   | { outcome: "mismatch"; task?: undefined }
   | { outcome: "expired"; task?: undefined }
   | { outcome: "workspace_full"; message: string; task?: undefined };
@@ -175,6 +194,6 @@ export interface ResumeOutcome {
   replayed: boolean;
 }
 
-export function isTerminal(status: TaskStatus): boolean {
+export function isTerminal(status: RecordStatus): boolean {
   return TERMINAL_STATUSES.has(status);
 }

@@ -19,9 +19,9 @@ import {
   expectError,
   ISO_TIME,
   parseBody,
-  renameTablesAsBeforeVersion6,
   script,
   startTask,
+  storageAsBeforeVersion6,
   waitForTask,
 } from "../support/helpers.ts";
 
@@ -134,7 +134,7 @@ describe("delivery log", () => {
     // The object as version 4 left it: no error classes, and the start of each answer kept.
     await runInDurableObject(stub, (_instance, state) => {
       const sql = state.storage.sql;
-      renameTablesAsBeforeVersion6(sql);
+      storageAsBeforeVersion6(sql);
       sql.exec("ALTER TABLE delivery_attempts DROP COLUMN error_class");
       sql.exec("ALTER TABLE delivery_attempts ADD COLUMN response_excerpt TEXT");
       sql.exec("UPDATE delivery_attempts SET response_excerpt = ?", excerpt);

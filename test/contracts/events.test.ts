@@ -24,8 +24,8 @@ function record(eventType: string, payload: Record<string, unknown>, mode: "full
 const TODOS = { todos: [{ content: "Read the brief", status: "completed" }], completed: 1, total: 1 };
 
 describe("the event catalog", () => {
-  it("ends a run's stream after run_finished, run_failed and run_canceled only", () => {
-    expect([...TERMINAL_EVENT_TYPES].sort()).toEqual(["run_canceled", "run_failed", "run_finished"]);
+  it("ends a task's stream after run_finished, run_failed and run_canceled, and a session's after session_closed", () => {
+    expect([...TERMINAL_EVENT_TYPES].sort()).toEqual(["run_canceled", "run_failed", "run_finished", "session_closed"]);
   });
 
   it("leaves the custom_ prefix to agents' own events", () => {

@@ -20,12 +20,16 @@ import {
   MessageListSchema,
   RedeliveryResponseSchema,
   ResumeResponseSchema,
+  SessionResponseSchema,
+  SessionResumeResponseSchema,
   TaskResponseSchema,
   TenantSchema,
+  TurnResponseSchema,
   WorkspaceListSchema,
 } from "../../src/http/responses.ts";
 import type { Checkpoint } from "../../src/runtime/checkpoints.ts";
 import type { StoredMessage } from "../../src/runtime/conversation.ts";
+import type { SessionView, TurnView } from "../../src/sessions/session.ts";
 import type { ResumeOutcome, StartOutcome, TaskView, ToolCallLedger } from "../../src/tasks/task.ts";
 
 /** Every body the API answers with (and the callback it sends), by route. */
@@ -45,6 +49,9 @@ const BODIES: Readonly<Record<string, z.ZodType>> = {
   "GET /v1/tasks/:id/workspace": WorkspaceListSchema,
   "POST /v1/hooks/:hook_id": HookResponseSchema,
   "GET /v1/tenant": TenantSchema,
+  "POST /v1/agents/:name/sessions, GET and DELETE /v1/sessions/:id": SessionResponseSchema,
+  "POST /v1/sessions/:id/messages, GET /v1/sessions/:id/turns/:turn_id": TurnResponseSchema,
+  "POST /v1/sessions/:id/resume": SessionResumeResponseSchema,
   "callbacks (POST to the task's webhook URL)": CallbackPayloadSchema,
 };
 
@@ -111,5 +118,15 @@ describe("the task object's RPC results", () => {
     expectTypeOf<Returned<"deliveries">>().toExtend<Delivery[] | null>();
     expectTypeOf<NonNullable<Returned<"redeliver">["value"]>>().not.toBeNever();
     expectTypeOf<NonNullable<Returned<"redeliver">["value"]>>().toExtend<Delivery>();
+    expectTypeOf<Returned<"session">>().not.toBeNever();
+    expectTypeOf<Returned<"session">>().toExtend<SessionView | null>();
+    expectTypeOf<Returned<"startSession">>().not.toBeNever();
+    expectTypeOf<Returned<"startSession">>().toExtend<StartOutcome<SessionView>>();
+    expectTypeOf<NonNullable<Returned<"send">["value"]>["turn"]>().not.toBeNever();
+    expectTypeOf<NonNullable<Returned<"send">["value"]>["turn"]>().toExtend<TurnView>();
+    expectTypeOf<Returned<"waitTurn">>().not.toBeNever();
+    expectTypeOf<Returned<"waitTurn">>().toExtend<TurnView | null>();
+    expectTypeOf<Returned<"closeSession">>().not.toBeNever();
+    expectTypeOf<Returned<"closeSession">>().toExtend<SessionView | null>();
   });
 });

@@ -12,9 +12,9 @@ import {
   defineAgent,
   done,
   events,
-  renameTablesAsBeforeVersion6,
   script,
   startTask,
+  storageAsBeforeVersion6,
   stubFor,
   TABLES_RENAMED_IN_VERSION_6,
   toolUse,
@@ -254,19 +254,24 @@ describe("storage migrations", () => {
       const version = migrate(state.storage);
       return { version, after: snapshot(sql) };
     });
-    const expectedRows = Object.fromEntries(
-      Object.entries(VERSION_5_ROWS).map(([table, rows]) => [
-        renamed(table),
-        table === "schema_migrations" ? [{ version: 5 }, { version: 6 }, { version: 7 }] : rows,
-      ]),
-    );
+    const expectedRows = {
+      ...Object.fromEntries(
+        Object.entries(VERSION_5_ROWS).map(([table, rows]) => [
+          renamed(table),
+          table === "schema_migrations" ? [{ version: 5 }, { version: 6 }, { version: 7 }, { version: 8 }] : rows,
+        ]),
+      ),
+      // Version 8: every row held a task, and there are no sessions' turns yet.
+      task: (VERSION_5_ROWS.task ?? []).map((row) => ({ ...row, kind: "task", busy: null })),
+      sessions_turns: [],
+    };
     expect(outcome.after).toEqual({
       rows: expectedRows,
       indexes: [{ name: "workspace_files_parent", tbl_name: "workspace_files" }],
       // The checkpoints' AUTOINCREMENT counter goes with its table.
       sequences: [{ name: "runtime_checkpoints", seq: 7 }],
     });
-    expect([outcome.version, SCHEMA_VERSION]).toEqual([7, 7]);
+    expect([outcome.version, SCHEMA_VERSION]).toEqual([8, 8]);
     expect(Object.keys(outcome.after.rows as object).sort()).toEqual([
       "bundle_files",
       "bundle_transcript",
@@ -278,6 +283,7 @@ describe("storage migrations", () => {
       "runtime_pending_calls",
       "runtime_steps",
       "schema_migrations",
+      "sessions_turns",
       "task",
       "task_state",
       "workspace_files",
@@ -327,7 +333,7 @@ describe("storage migrations", () => {
     expect([outcome.first, outcome.again]).toEqual([SCHEMA_VERSION, SCHEMA_VERSION]);
     expect(outcome.after).toEqual(outcome.before);
     expect((outcome.before.rows as Record<string, unknown>).schema_migrations).toEqual(
-      [1, 2, 3, 4, 5, 6, 7].map((version) => ({ version })),
+      [1, 2, 3, 4, 5, 6, 7, 8].map((version) => ({ version })),
     );
   });
 
@@ -351,8 +357,9 @@ describe("storage migrations", () => {
     });
     const before = await read();
     await runInDurableObject(stubFor(task.id), (_instance, state) => {
-      renameTablesAsBeforeVersion6(state.storage.sql);
-      state.storage.sql.exec("DELETE FROM schema_migrations WHERE version > 5");
+      const { sql } = state.storage;
+      storageAsBeforeVersion6(sql);
+      sql.exec("DELETE FROM schema_migrations WHERE version > 5");
     });
     // The next request meets a fresh instance, whose constructor migrates the storage it finds.
     await abortAllDurableObjects();

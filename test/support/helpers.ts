@@ -91,10 +91,15 @@ export const TABLES_RENAMED_IN_VERSION_6: Readonly<Record<string, string>> = {
 };
 
 /**
- * Puts a task object's tables back under the names they had before version 6, as objects deployed earlier hold them
- * (the test then deletes the newer schema_migrations rows and resets the object).
+ * Puts a task object's storage back as objects deployed before version 6 hold it: without what version 8 added (the
+ * row's kind and busy policy, the sessions' turns), and its tables under the names they had (the test then deletes
+ * the newer schema_migrations rows and resets the object). Version 7 only adds what may be missing, so it leaves
+ * nothing to undo.
  */
-export function renameTablesAsBeforeVersion6(sql: SqlStorage): void {
+export function storageAsBeforeVersion6(sql: SqlStorage): void {
+  sql.exec("DROP TABLE sessions_turns");
+  sql.exec("ALTER TABLE task DROP COLUMN kind");
+  sql.exec("ALTER TABLE task DROP COLUMN busy");
   for (const [old, now] of Object.entries(TABLES_RENAMED_IN_VERSION_6)) sql.exec(`ALTER TABLE ${now} RENAME TO ${old}`);
 }
 

@@ -1,6 +1,6 @@
-// /v1/agents: the agents compiled into this Worker, and starting a task on one.
+// /v1/agents: the agents compiled into this Worker, and starting a task or a chat session on one.
 import { Hono } from "hono";
-import type { Agent } from "../../agents/agent.ts";
+import { Agent } from "../../agents/agent.ts";
 import { registry } from "../../agents/catalog.ts";
 import { SkillAgent } from "../../agents/skill-agent.ts";
 import { callbackWebhook } from "../../callbacks/payload.ts";
@@ -9,15 +9,22 @@ import { resolveModel } from "../../config/models.ts";
 import type { Env } from "../../env.ts";
 import { ApiError } from "../../errors.ts";
 import type { TaskLimits, TaskWebhook } from "../../tasks/task.ts";
+import { taskStubFor } from "../../tasks/task-ids.ts";
 import { taskInit, taskModel } from "../../tasks/task-init.ts";
 import { loosenedLimit, requirePricedBudget } from "../../tasks/task-limits.ts";
 import { firstSeedOverflow, MAX_WORKSPACE_ENTRIES } from "../../workspace/limits.ts";
 import type { AppEnv } from "../app-env.ts";
 import type { AgentDescription, AgentList } from "../responses.ts";
-import { CreateTaskBody, WorkspacePath } from "../schemas.ts";
-import { creationId, startTask, takeRateToken } from "../task-creation.ts";
+import { CreateSessionBody, CreateTaskBody, WorkspacePath } from "../schemas.ts";
+import { creationId, creationRefused, startTask, takeRateToken } from "../task-creation.ts";
 import { mayRead } from "../task-resource.ts";
 import { jsonBody, parseWith } from "../validation.ts";
+import { sessionResource } from "./sessions.ts";
+
+/** Whether the agent runs the default tool loop (not a skill agent's decision loop, not a custom execute()). */
+function runsToolLoop(agent: Agent): boolean {
+  return !(agent instanceof SkillAgent) && agent.execute === Agent.prototype.execute;
+}
 
 function describe(agent: Agent, configuredModel: string | undefined): AgentDescription {
   return {
@@ -58,7 +65,9 @@ function describe(agent: Agent, configuredModel: string | undefined): AgentDescr
 }
 
 /** The task's own limits from the request; max_turns and max_iterations are one limit, the smaller winning. */
-function taskLimits(body: CreateTaskBody): TaskLimits {
+function taskLimits(
+  body: Pick<CreateTaskBody, "max_turns" | "max_iterations" | "max_budget_usd" | "max_tokens">,
+): TaskLimits {
   const turns = [body.max_turns, body.max_iterations].filter((n): n is number => n !== undefined);
   return {
     ...(turns.length > 0 ? { max_turns: Math.min(...turns) } : {}),
@@ -124,6 +133,51 @@ export const agentRoutes = new Hono<AppEnv>()
   .get("/:name", (c) => {
     // A name that cannot be registered, and another tenant's agent, are answered like any unknown name: 404.
     return c.json(describe(registry.createFor(c.req.param("name"), c.get("tenant")), c.env.OUTPOST_DEFAULT_MODEL));
+  })
+  .post("/:name/sessions", async (c) => {
+    const agent = registry.createFor(c.req.param("name"), c.get("tenant"));
+    const body = await jsonBody(c, CreateSessionBody);
+    // A session's turns continue one conversation through the default tool loop; a skill agent's decision loop and a
+    // custom execute() start from their input alone.
+    if (!runsToolLoop(agent)) {
+      throw new ApiError(
+        "agent_not_conversational",
+        `Agent "${agent.name}" does not run the default tool loop, so it cannot hold a conversation; start tasks on it instead.`,
+        "name",
+      );
+    }
+    const loosened = loosenedLimit(body, agent);
+    if (loosened) throw new ApiError("validation_failed", loosened.message, loosened.field);
+    const files = seedFiles(body.files);
+    const model = taskModel(agent, c.env);
+    const limits = taskLimits(body);
+    requirePricedBudget({ limits, agent, model, prices: c.env.OUTPOST_PRICES, field: "max_budget_usd" });
+    await takeRateToken(c);
+    const { id, fingerprint } = await creationId(c, body);
+    const tenant = c.get("tenant");
+    const init = taskInit(c.env, {
+      id,
+      fingerprint,
+      tenant,
+      agent,
+      input: "",
+      metadata: body.metadata ?? {},
+      model,
+      redactionMode: body.redaction_mode,
+      tags: body.tags,
+      retentionDays: body.retention_days,
+      limits,
+      files,
+    });
+    const started = await taskStubFor(c.env, tenant, id).startSession({
+      ...init,
+      session: { busy: body.busy ?? "reject" },
+    });
+    if (!started.task) throw creationRefused(started);
+    const resource = sessionResource(c, started.task);
+    c.header("Location", resource.links.self);
+    if (started.outcome === "replayed") c.header("Idempotent-Replayed", "true");
+    return c.json(resource, 201);
   })
   .post("/:name/tasks", async (c) => {
     const agent = registry.createFor(c.req.param("name"), c.get("tenant"));

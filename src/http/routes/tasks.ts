@@ -6,22 +6,14 @@ import { Hono } from "hono";
 import { registry } from "../../agents/catalog.ts";
 import { unhandledCode } from "../../errors/codes.ts";
 import { ApiError } from "../../errors.ts";
-import type { JsonObject } from "../../lib/json.ts";
 import { planFork } from "../../tasks/fork.ts";
 import { taskInit } from "../../tasks/task-init.ts";
 import type { AppEnv } from "../app-env.ts";
+import { decisionInput, decisionRefused } from "../decisions.ts";
 import type { CheckpointList, DeliveryList, MessageList } from "../responses.ts";
 import { EventCursor, ForkBody, ResumeBody, WaitQuery } from "../schemas.ts";
 import { creationId, rateLimitPerMinute, startTask, takeRateToken, takeToken } from "../task-creation.ts";
-import {
-  decisionResource,
-  deliveryResource,
-  mayRead,
-  missingTask,
-  readableDetails,
-  taskResource,
-  taskStub,
-} from "../task-resource.ts";
+import { decisionResource, deliveryResource, missingTask, taskResource, taskStub } from "../task-resource.ts";
 import { jsonBody, parseWith } from "../validation.ts";
 import { taskFileRoutes } from "./task-files.ts";
 
@@ -127,56 +119,16 @@ export const taskRoutes = new Hono<AppEnv>()
   })
   .post("/:id/resume", async (c) => {
     const { id, stub } = taskStub(c);
-    const body = await jsonBody(c, ResumeBody);
-    const { current_agent, ...updates } = body.state_updates ?? {};
-    if (body.tool_input !== undefined && body.action !== "modify") {
-      throw new ApiError("validation_failed", "tool_input goes with action modify.", "tool_input");
-    }
-    if (current_agent !== undefined) {
-      throw new ApiError(
-        "validation_failed",
-        "A task keeps its agent while it runs; to hand the conversation to another agent, fork from the waiting checkpoint (turn_<n>_await_<tool_use_id>) with state_updates.current_agent.",
-        "state_updates.current_agent",
-      );
-    }
-    const outcome = await stub.resume({
-      request_id: body.request_id,
-      action: body.action,
-      message: body.message ?? null,
-      // Parsed from the JSON body: JSON.
-      tool_input: (body.tool_input as JsonObject | undefined) ?? null,
-      state_updates: Object.keys(updates).length > 0 ? updates : null,
-      decided_by: c.get("apiKeyId"),
-    });
-    const { value, error } = outcome;
+    const decision = decisionInput(c, await jsonBody(c, ResumeBody), "task");
+    const { value, error } = await stub.resume(decision);
     if (value) {
       const { task, decision, replayed } = value;
       // A repeat of a recorded decision is answered like the original: the task and the decision, marked replayed.
       if (replayed) c.header("Idempotent-Replayed", "true");
       return c.json({ ...taskResource(c, task), decision: decisionResource(c, decision) });
     }
-    switch (error.code) {
-      case "task_not_found":
-        throw await missingTask(stub, id);
-      case "tool_input_required":
-        throw new ApiError("validation_failed", error.message, "tool_input");
-      case "message_required":
-        throw new ApiError("validation_failed", error.message, "message");
-      case "pending_input_changed": {
-        // The message names the request waiting now: what a key that may not read must not learn (it could then
-        // answer a request it was never shown).
-        const message = mayRead(c)
-          ? error.message
-          : "The task waits for another request than the one named; a key with the read scope can see which.";
-        throw new ApiError("pending_input_changed", message, "request_id", readableDetails(c, error.details));
-      }
-      case "already_decided":
-        throw new ApiError("already_decided", error.message, "request_id", readableDetails(c, error.details));
-      case "task_not_waiting":
-        throw new ApiError("task_not_waiting", error.message);
-      default:
-        return unhandledCode(error.code);
-    }
+    if (error.code === "task_not_found") throw await missingTask(stub, id);
+    return decisionRefused(c, { ...error, code: error.code });
   })
   .get("/:id/deliveries", async (c) => {
     const { id, stub } = taskStub(c);

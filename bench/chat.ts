@@ -1,0 +1,96 @@
+// The conversation case of `npm run bench`: one chat session of CHAT_MESSAGES messages against the emulator, each
+// sent with POST /v1/sessions/:id/messages?wait= and timed as the client sees it. Per message: the Outpost workerd's
+// CPU, and the overhead beyond model time (wall time − the emulator's service time for that message's model call).
+// What Outpost does per message must not grow with the conversation: the late messages are compared with the early
+// ones measured in the same run.
+import { performance } from "node:perf_hooks";
+import type { RequestRecord } from "../emulator/server.ts";
+import { AGENT, API_KEY, CHAT_MARKER, CHAT_MESSAGES } from "./config.ts";
+import { httpJson } from "./http.ts";
+import { mean, round } from "./util.ts";
+import { cpuMs, type WranglerDev } from "./wrangler.ts";
+
+export interface ChatMessage {
+  index: number;
+  wallMs: number;
+  serviceMs: number;
+  overheadMs: number;
+  cpuMs: number;
+}
+
+export interface ChatResult {
+  sessionId: string;
+  messages: ChatMessage[];
+  /**
+   * Means over messages 2–11 and the last ten, and late ÷ early. Ten messages a window: the workerd's CPU is read in
+   * 10 ms clock ticks, and one message takes a few of them.
+   */
+  early: { cpuMs: number; overheadMs: number };
+  late: { cpuMs: number; overheadMs: number };
+  cpuRatio: number;
+  overheadRatio: number;
+}
+
+/** The script: one short reply per message (the emulator picks replies by the assistant messages it is sent). */
+export function chatScript(): unknown {
+  return {
+    match: CHAT_MARKER,
+    turns: Array.from({ length: CHAT_MESSAGES }, (_, i) => ({
+      content: [{ type: "text", text: `Reply ${i + 1}: noted, and here is a short answer to go on with.` }],
+    })),
+  };
+}
+
+export async function runChat(
+  dev: WranglerDev,
+  baseUrl: string,
+  stats: () => Promise<RequestRecord[]>,
+): Promise<ChatResult> {
+  const created = await httpJson("POST", `${baseUrl}/v1/agents/${AGENT}/sessions`, { apiKey: API_KEY, body: {} });
+  const sessionId = (created.body as { id?: unknown } | null)?.id;
+  if (created.status !== 201 || typeof sessionId !== "string") {
+    throw new Error(`POST /v1/agents/${AGENT}/sessions: HTTP ${created.status}: ${JSON.stringify(created.body)}`);
+  }
+  const timed: { index: number; wallMs: number; cpuMs: number }[] = [];
+  for (let index = 1; index <= CHAT_MESSAGES; index++) {
+    const message = index === 1 ? `${CHAT_MARKER} Let us talk about a small project.` : `Message ${index}: go on.`;
+    const cpuBefore = cpuMs(dev.workerPid);
+    const t0 = performance.now();
+    const res = await httpJson("POST", `${baseUrl}/v1/sessions/${sessionId}/messages?wait=60`, {
+      apiKey: API_KEY,
+      body: { message },
+    });
+    const wallMs = performance.now() - t0;
+    const turn = res.body as { status?: unknown } | null;
+    if (res.status !== 200 || turn?.status !== "completed") {
+      throw new Error(`message ${index}: HTTP ${res.status}: ${JSON.stringify(res.body)}`);
+    }
+    timed.push({ index, wallMs, cpuMs: cpuMs(dev.workerPid) - cpuBefore });
+  }
+  // The model calls of this session, in order: one per message.
+  const records = (await stats()).filter((r) => r.task_id === sessionId).sort((a, b) => a.turn - b.turn);
+  const messages = timed.map((t, i): ChatMessage => {
+    const serviceMs = records[i]?.service_ms ?? Number.NaN;
+    return {
+      index: t.index,
+      wallMs: round(t.wallMs),
+      serviceMs: round(serviceMs),
+      overheadMs: round(t.wallMs - serviceMs),
+      cpuMs: round(t.cpuMs),
+    };
+  });
+  const window = (from: number, to: number) => {
+    const part = messages.filter((m) => m.index >= from && m.index <= to);
+    return { cpuMs: round(mean(part.map((m) => m.cpuMs))), overheadMs: round(mean(part.map((m) => m.overheadMs))) };
+  };
+  const early = window(2, 11);
+  const late = window(CHAT_MESSAGES - 9, CHAT_MESSAGES);
+  return {
+    sessionId,
+    messages,
+    early,
+    late,
+    cpuRatio: round(late.cpuMs / early.cpuMs),
+    overheadRatio: round(late.overheadMs / early.overheadMs),
+  };
+}

@@ -1,0 +1,179 @@
+// /v1/sessions/:id: a chat session (seed 004 AgentSession; src/sessions/). Read it, send it a message (seed 004 send,
+// or send_streaming with Accept: text/event-stream), follow its events across turns or one turn's, answer what a turn
+// waits for, and close it. A session is created on its agent: POST /v1/agents/:name/sessions (routes/agents.ts).
+import type { Context } from "hono";
+import { Hono } from "hono";
+import type { TaskObject } from "../../../durable-objects/task-object.ts";
+import { unhandledCode } from "../../errors/codes.ts";
+import { ApiError } from "../../errors.ts";
+import type { SessionView, TurnView } from "../../sessions/session.ts";
+import { taskStubFor } from "../../tasks/task-ids.ts";
+import type { AppEnv } from "../app-env.ts";
+import { decisionInput, decisionRefused } from "../decisions.ts";
+import type { SessionLinks, SessionResponse, SessionResumeResponse, TurnLinks, TurnResponse } from "../responses.ts";
+import { EventCursor, ResumeBody, SendMessageBody, TaskIdParam, WaitQuery } from "../schemas.ts";
+import { decisionResource, mayRead } from "../task-resource.ts";
+import { jsonBody, parseWith } from "../validation.ts";
+
+/** How long POST /v1/sessions/:id/messages waits for the turn's end unless ?wait= says (seconds). */
+const DEFAULT_SEND_WAIT_SECONDS = 30;
+
+/** The stub of the session's object; a malformed id is answered like an unknown one, without touching storage. */
+export function sessionStub(c: Context<AppEnv>) {
+  const raw = c.req.param("id") ?? "";
+  if (!TaskIdParam.safeParse(raw).success) throw sessionNotFound(raw);
+  // The tenant is part of the object's name: another tenant's session id reaches an empty object (404).
+  return { id: raw, stub: taskStubFor(c.env, c.get("tenant"), raw) };
+}
+
+export function sessionNotFound(id: string): ApiError {
+  return new ApiError("session_not_found", `No session with id "${id}".`, "id");
+}
+
+function sessionLinks(c: Context<AppEnv>, id: string): SessionLinks {
+  const self = `${new URL(c.req.url).origin}/v1/sessions/${id}`;
+  return { self, messages: `${self}/messages`, events: `${self}/events`, resume: `${self}/resume` };
+}
+
+export function sessionResource(c: Context<AppEnv>, session: SessionView): SessionResponse {
+  const links = sessionLinks(c, session.id);
+  if (!mayRead(c)) return { id: session.id, status: session.status, last_event_seq: session.last_event_seq, links };
+  return { ...session, links };
+}
+
+function turnResource(c: Context<AppEnv>, turn: TurnView): TurnResponse {
+  const session = `${new URL(c.req.url).origin}/v1/sessions/${turn.session_id}`;
+  const self = `${session}/turns/${turn.id}`;
+  const links: TurnLinks = { self, events: `${self}/events`, session };
+  if (!mayRead(c)) return { id: turn.id, session_id: turn.session_id, index: turn.index, status: turn.status, links };
+  return { ...turn, links };
+}
+
+/** An SSE cursor from Last-Event-ID or ?after= (0 without either). */
+function cursorOf(c: Context<AppEnv>): number {
+  const header = c.req.header("last-event-id");
+  const query = c.req.query("after");
+  if (header !== undefined) return parseWith(EventCursor, header.trim(), "last-event-id");
+  if (query !== undefined) return parseWith(EventCursor, query, "after");
+  return 0;
+}
+
+/** An event stream as the response, ended on the object's side as soon as the client goes. */
+function streamResponse(
+  c: Context<AppEnv>,
+  stub: DurableObjectStub<TaskObject>,
+  subscription: { id: string; stream: ReadableStream<Uint8Array> },
+  headers: Record<string, string> = {},
+): Response {
+  const unsubscribe = () => c.executionCtx.waitUntil(stub.unsubscribe(subscription.id).catch(() => undefined));
+  if (c.req.raw.signal.aborted) unsubscribe();
+  else c.req.raw.signal.addEventListener("abort", unsubscribe, { once: true });
+  return new Response(subscription.stream, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache, no-transform",
+      "x-accel-buffering": "no",
+      "x-request-id": c.get("requestId"),
+      ...headers,
+    },
+  });
+}
+
+/** Whether the client asks for the answer as an event stream (send_streaming). */
+function wantsStream(c: Context<AppEnv>): boolean {
+  return (c.req.header("accept") ?? "").toLowerCase().includes("text/event-stream");
+}
+
+/** A stream is the session's content: only for a key that may read. */
+function requireRead(c: Context<AppEnv>, what: string): void {
+  if (!mayRead(c)) throw new ApiError("insufficient_scope", `${what} needs the read scope.`, "authorization");
+}
+
+export const sessionRoutes = new Hono<AppEnv>()
+  .get("/:id", async (c) => {
+    const { id, stub } = sessionStub(c);
+    const session = await stub.session();
+    if (!session) throw sessionNotFound(id);
+    return c.json(sessionResource(c, session));
+  })
+  .post("/:id/messages", async (c) => {
+    const { id, stub } = sessionStub(c);
+    const body = await jsonBody(c, SendMessageBody);
+    const streaming = wantsStream(c);
+    if (streaming) requireRead(c, "A streamed answer");
+    const waitParam = c.req.query("wait");
+    const waitSeconds = waitParam === undefined ? DEFAULT_SEND_WAIT_SECONDS : parseWith(WaitQuery, waitParam, "wait");
+    const sent = await stub.send(body.message, { streaming });
+    if (!sent.ok) {
+      switch (sent.error.code) {
+        case "session_not_found":
+          throw sessionNotFound(id);
+        case "session_busy":
+        case "session_closed":
+          throw new ApiError(sent.error.code, sent.error.message);
+        default:
+          return unhandledCode(sent.error.code);
+      }
+    }
+    const { turn, subscription } = sent.value;
+    const location = turnResource(c, turn).links.self;
+    if (subscription && "id" in subscription) {
+      return streamResponse(c, stub, subscription, { location, "x-turn-id": turn.id });
+    }
+    const settled = waitSeconds > 0 ? await stub.waitTurn(turn.id, Math.round(waitSeconds * 1000)) : turn;
+    const now = settled ?? turn;
+    c.header("Location", location);
+    // 200 with the ExecutionResult once the turn has ended; 202 while it runs, waits for a person or is queued.
+    return c.json(turnResource(c, now), now.result ? 200 : 202);
+  })
+  .get("/:id/turns/:turn_id", async (c) => {
+    const { id, stub } = sessionStub(c);
+    const turnId = c.req.param("turn_id");
+    const waitParam = c.req.query("wait");
+    const waitSeconds = waitParam === undefined ? 0 : parseWith(WaitQuery, waitParam, "wait");
+    const turn =
+      waitSeconds > 0 ? await stub.waitTurn(turnId, Math.round(waitSeconds * 1000)) : await stub.turn(turnId);
+    if (turn) return c.json(turnResource(c, turn));
+    if (!(await stub.session())) throw sessionNotFound(id);
+    throw new ApiError("turn_not_found", `Session ${id} has no turn "${turnId}".`, "turn_id");
+  })
+  .get("/:id/events", async (c) => {
+    const { id, stub } = sessionStub(c);
+    const subscription = await stub.subscribeSession(cursorOf(c));
+    if (!subscription) throw sessionNotFound(id);
+    if (subscription === "turn_not_found" || "finished" in subscription) return c.body(null, 204);
+    return streamResponse(c, stub, subscription);
+  })
+  .get("/:id/turns/:turn_id/events", async (c) => {
+    const { id, stub } = sessionStub(c);
+    const turnId = c.req.param("turn_id");
+    const subscription = await stub.subscribeSession(cursorOf(c), turnId);
+    if (!subscription) throw sessionNotFound(id);
+    if (subscription === "turn_not_found") {
+      throw new ApiError("turn_not_found", `Session ${id} has no turn "${turnId}".`, "turn_id");
+    }
+    // The turn has ended and the client has every event up to its end.
+    if ("finished" in subscription) return c.body(null, 204);
+    return streamResponse(c, stub, subscription);
+  })
+  .post("/:id/resume", async (c) => {
+    const { id, stub } = sessionStub(c);
+    const decision = decisionInput(c, await jsonBody(c, ResumeBody), "session");
+    const { value, error } = await stub.resumeSession(decision);
+    if (value) {
+      const { session, decision, replayed } = value;
+      if (replayed) c.header("Idempotent-Replayed", "true");
+      return c.json({
+        ...sessionResource(c, session),
+        decision: decisionResource(c, decision),
+      } as SessionResumeResponse);
+    }
+    if (error.code === "session_not_found") throw sessionNotFound(id);
+    return decisionRefused(c, { ...error, code: error.code });
+  })
+  .delete("/:id", async (c) => {
+    const { id, stub } = sessionStub(c);
+    const session = await stub.closeSession();
+    if (!session) throw sessionNotFound(id);
+    return c.json(sessionResource(c, session));
+  });
