@@ -6,13 +6,16 @@ import { DurableObject } from "cloudflare:workers";
 import type { DecisionInput, HumanDecision } from "../src/approvals/requests.ts";
 import type { DecisionFailure } from "../src/approvals/resume.ts";
 import type { Delivery } from "../src/callbacks/delivery.ts";
+import type { ExecutionResult } from "../src/contracts/execution-result.ts";
 import type { RpcResult } from "../src/contracts/rpc.ts";
+import { emptyUsage } from "../src/contracts/usage.ts";
 import type { Env } from "../src/env.ts";
 import { type EventRecord, TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
 import { type EventStreamOptions, openEventStream } from "../src/events/sse.ts";
 import { type ArtifactEntry, runPrefix } from "../src/run-bundle/run-bundle.ts";
 import type { Checkpoint, CheckpointSummary } from "../src/runtime/checkpoints.ts";
 import type { StoredMessage } from "../src/runtime/conversation.ts";
+import { executionResult, type TurnOutcome } from "../src/runtime/execution-result.ts";
 import type { SessionView, TurnView } from "../src/sessions/session.ts";
 import { INTERRUPTED } from "../src/sessions/session-flow.ts";
 import { isEnded, turnView } from "../src/sessions/turns.ts";
@@ -27,6 +30,7 @@ import {
   type TaskView,
   type ToolCallLedger,
 } from "../src/tasks/task.ts";
+import { INVOCATION_STATE_KEY, type InvocationState } from "../src/tasks/task-state.ts";
 import type { WorkspaceEntry } from "../src/workspace/workspace.ts";
 
 export type Subscription = { id: string; stream: ReadableStream<Uint8Array> } | { finished: true };
@@ -134,6 +138,28 @@ export class TaskObject extends DurableObject<Env> {
 
   async unsubscribe(id: string): Promise<void> {
     this.subscriptions.get(id)?.abort();
+  }
+
+  /**
+   * An invocation's ExecutionResult (seed 004 invoke_once) once it has ended: built from its messages from its input
+   * on, redacted as any answer is; null for an unknown task, one that has not ended, or one that is not an
+   * invocation.
+   */
+  async invocationResult(): Promise<ExecutionResult | null> {
+    const { host } = this;
+    const task = host.task();
+    const invocation = host.state.get<InvocationState>(INVOCATION_STATE_KEY);
+    if (!task || !invocation || !isTerminal(task.status)) return null;
+    const outcome: TurnOutcome =
+      task.status === "completed"
+        ? { ok: true, response: task.result ?? "" }
+        : {
+            ok: false,
+            reason: task.error?.message ?? "canceled by client",
+            ...(task.result ? { response: task.result } : {}),
+          };
+    const messages = host.conversation.from(invocation.context_messages);
+    return host.redactor.value(executionResult(messages, emptyUsage(), task.usage, outcome));
   }
 
   /** Live readers attached to the task (SSE subscribers and ?wait= callers). */

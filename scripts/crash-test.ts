@@ -1,4 +1,4 @@
-// npm run test:crash — the runtime killed in the middle of a run, for real, in two scenarios. Each SIGKILLs
+// npm run test:crash — the runtime killed in the middle of a run, for real, in three scenarios. Each SIGKILLs
 // wrangler and its workerd processes (the whole process group, as a crashed machine would), starts `wrangler dev`
 // again on the same persisted state, and checks the run completes as if nothing had happened. Exits non-zero on any
 // difference.
@@ -8,6 +8,8 @@
 //    test/support/ledger-mcp-server.ts (run here in Node), which honours idempotency keys: the resumed run sends the call
 //    again with the same key, the charge is executed once, the model gets its result once, the log is gapless.
 //    CRASH_LOOPS=20 repeats this scenario (one kill each) and prints the figures; CI runs it once.
+// 3. A chat session killed in the middle of its second message's turn (its second model call): the turn completes
+//    with its answer, its tool ran once, the session takes the next message, and its event log is gapless.
 // The agent of scenario 2 must point at the ledger's random port and must not live in src/. So the Worker wrangler
 // serves is wrapped: startWrangler adds an entry module to its snapshot of the tree that re-exports the Worker
 // unchanged and registers one more agent in its registry before any request arrives, exactly as the vitest helpers
@@ -48,6 +50,19 @@ const PLANNER_SCRIPT = {
       ttft_ms: 4_000,
     },
     { content: [{ type: "text", text: PLANNER_ANSWER }] },
+  ],
+};
+
+const SESSION_MARKER = `[crash-session-${crypto.randomUUID()}]`;
+const SESSION_ANSWER = "Second answer, after the restart.";
+const SESSION_SCRIPT = {
+  match: SESSION_MARKER,
+  turns: [
+    { content: [{ type: "text", text: "First answer." }] },
+    todo([{ content: "Remember the first answer", status: "completed" }]),
+    // The second message's second model call waits 4 s for its first token: the runtime is killed in that window.
+    { content: [{ type: "text", text: SESSION_ANSWER }], ttft_ms: 4_000 },
+    { content: [{ type: "text", text: "Third answer." }] },
   ],
 };
 
@@ -98,8 +113,13 @@ async function api(base: string, path: string, init: RequestInit = {}): Promise<
 }
 
 /** Reads the task's SSE stream until `predicate` matches an event (or the stream ends); returns the events read. */
-async function readEvents(base: string, id: string, predicate?: (e: EventRecord) => boolean): Promise<EventRecord[]> {
-  const res = await api(base, `/v1/tasks/${id}/events`);
+async function readEvents(
+  base: string,
+  id: string,
+  predicate?: (e: EventRecord) => boolean,
+  kind: "tasks" | "sessions" = "tasks",
+): Promise<EventRecord[]> {
+  const res = await api(base, `/v1/${kind}/${id}/events`);
   if (!res.body) return [];
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   const events: EventRecord[] = [];
@@ -196,6 +216,53 @@ async function plannerScenario(): Promise<void> {
   const turns = await modelTurns(emulator.url, id);
   check("the model saw turns 0, 1, 1 (re-issued once), 2", JSON.stringify(turns) === "[0,1,1,2]", turns);
   check("workerd really restarted", dev.workerPid !== before, { before, after: dev.workerPid });
+}
+
+/** A chat session killed in the middle of its second message's turn: the turn completes, the session goes on. */
+async function sessionScenario(): Promise<void> {
+  console.log("== scenario 3: a chat session killed in the middle of a turn");
+  await fetch(`${emulator.url}/_emulator/scripts`, { method: "POST", body: JSON.stringify(SESSION_SCRIPT) });
+  const created = await api(dev.url, "/v1/agents/planner/sessions", { method: "POST", body: "{}" });
+  const id = ((await created.json()) as { id: string }).id;
+  const send = async (message: string, wait: number) =>
+    (await (
+      await api(dev.url, `/v1/sessions/${id}/messages?wait=${wait}`, {
+        method: "POST",
+        body: JSON.stringify({ message }),
+      })
+    ).json()) as { id: string; status: string; result?: { response: string; tool_calls: unknown[] } | null };
+  const first = await send(`Hello ${SESSION_MARKER}`, 30);
+  check("the first message was answered", first.result?.response === "First answer.", first);
+  const second = await send("Note it down, then answer.", 0);
+  console.log(`session ${id}: waiting for the second message's second model call`);
+  // Steps are numbered across the session: the second message's model turns are 2 and 3.
+  await readEvents(dev.url, id, (e) => e.event_type === "llm_request_sent" && e.payload.turn_index === 3, "sessions");
+  await new Promise((r) => setTimeout(r, 500));
+  await crashAndRestart();
+
+  const turn = (await (await api(dev.url, `/v1/sessions/${id}/turns/${second.id}?wait=60`)).json()) as {
+    status: string;
+    result: { response: string; tool_calls: unknown[] } | null;
+  };
+  check("the interrupted turn completed after the restart", turn.status === "completed", turn);
+  check("with its answer", turn.result?.response === SESSION_ANSWER, turn.result);
+  check("and its one tool call", turn.result?.tool_calls.length === 1, turn.result);
+  const third = await send("And now?", 30);
+  check("the session took the next message", third.result?.response === "Third answer.", third);
+  const events = await readEvents(
+    dev.url,
+    id,
+    (e) => e.event_type === "turn_finished" && e.payload.turn_id === third.id,
+    "sessions",
+  );
+  check(
+    "the session's event log is gapless",
+    gapless(events),
+    events.map((e) => e.seq),
+  );
+  check("the TodoWrite ran exactly once", count(events, "todo_list_updated") === 1, count(events, "todo_list_updated"));
+  const turns = await modelTurns(emulator.url, id);
+  check("the model saw turns 0, 1, 2 (re-issued once), 2, 3", JSON.stringify(turns) === "[0,1,2,2,3]", turns);
 }
 
 /** What one run of scenario 2 showed, for the figures of CRASH_LOOPS. */
@@ -296,6 +363,7 @@ async function ledgerScenario(loop: number): Promise<LedgerOutcome> {
 
 try {
   await plannerScenario();
+  await sessionScenario();
   const outcomes: LedgerOutcome[] = [];
   for (let loop = 1; loop <= LOOPS; loop++) outcomes.push(await ledgerScenario(loop));
   if (LOOPS > 1) {

@@ -315,9 +315,12 @@ export const EVENT_CATALOG = {
         final_summary_truncated: z.boolean().describe("cut at 256 KiB; the task's result is whole"),
         usage: AgentUsageSchema.optional(),
         metadata: JsonObject,
+        execution_result: ExecutionResultSchema.optional().describe(
+          "an invocation's (`POST /v1/agents/:name/invoke`) seed 004 ExecutionResult",
+        ),
       }),
     terminal: true,
-    content: ["final_summary"],
+    content: ["final_summary", "execution_result"],
   }),
   run_failed: event({
     description: "The run failed.",
@@ -327,8 +330,12 @@ export const EVENT_CATALOG = {
         error: ErrorInfo,
         errors: z.array(ErrorInfo),
         usage: AgentUsageSchema.optional().describe("absent for a crashed run"),
+        execution_result: ExecutionResultSchema.optional().describe(
+          "an invocation's (`POST /v1/agents/:name/invoke`) seed 004 ExecutionResult",
+        ),
       }),
     terminal: true,
+    content: ["execution_result"],
   }),
 
   // Human feedback and checkpoints (seed 003)

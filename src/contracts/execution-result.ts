@@ -1,6 +1,6 @@
 // Seed 004's ExecutionResult: what one turn of a conversation produced, whoever ran it (a session's message, an
 // invoke_once call). A contract, since the turn_finished event carries it (src/contracts/events.ts) and the session's
-// turns show it (src/sessions/); built in src/sessions/execution-result.ts. A wire type: a zod schema built on first
+// turns show it (src/sessions/); built in src/runtime/execution-result.ts. A wire type: a zod schema built on first
 // use (z.lazy), like every wire schema.
 import { z } from "zod";
 import { JsonSchema } from "../lib/json.ts";

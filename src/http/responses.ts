@@ -12,6 +12,7 @@ import { PERMISSION_MODES } from "../approvals/permissions.ts";
 import { HumanDecisionSchema, PendingInputSchema } from "../approvals/requests.ts";
 import { DeliverySchema } from "../callbacks/delivery.ts";
 import { CallbackPayloadSchema } from "../callbacks/payload.ts";
+import { ExecutionResultSchema } from "../contracts/execution-result.ts";
 import { REQUEST_ERROR_CODES } from "../errors/codes.ts";
 import { HOOK_SCHEMES } from "../inbound-hooks/hook.ts";
 import { CheckpointSchema, CheckpointSummarySchema } from "../runtime/checkpoints.ts";
@@ -172,6 +173,18 @@ export type ResumedTaskReceipt = z.infer<typeof ResumedTaskReceiptSchema>;
 /** POST /v1/tasks/:id/resume: the task with the decision on record (a replay: the same, with Idempotent-Replayed). */
 export const ResumeResponseSchema = z.union([ResumedTaskSchema, ResumedTaskReceiptSchema]);
 export type ResumeResponse = z.infer<typeof ResumeResponseSchema>;
+
+/**
+ * POST /v1/agents/:name/invoke once the run has ended (seed 004 invoke_once): the task it ran as, and its
+ * ExecutionResult. While it runs (or for a key without `read`), the answer is the task itself (TaskResponseSchema).
+ */
+export const InvocationSchema = z.strictObject({
+  task_id: TaskId,
+  status: z.enum(TASK_STATUSES),
+  result: ExecutionResultSchema,
+  links: TaskLinksSchema,
+});
+export type Invocation = z.infer<typeof InvocationSchema>;
 
 // ---- Sessions (src/sessions/) ---------------------------------------------------------------------------------
 

@@ -176,3 +176,23 @@ export const SendMessageBody = z.strictObject({
     .max(MAX_INPUT_CHARS, `must be at most ${MAX_INPUT_CHARS} characters`),
 });
 export type SendMessageBody = z.infer<typeof SendMessageBody>;
+
+/** One message of an invocation's context: plain text, as seed 004 section 3b has the history. */
+const ContextMessage = z.strictObject({
+  role: z.enum(["user", "assistant"]),
+  content: z.string().min(1, "must not be empty").max(MAX_INPUT_CHARS, `must be at most ${MAX_INPUT_CHARS} characters`),
+});
+
+/** POST /v1/agents/:name/invoke (seed 004 invoke_once): one message on a fresh conversation seeded with `context`. */
+export const InvokeBody = z.strictObject({
+  message: SendMessageBody.shape.message,
+  context: z.array(ContextMessage).max(200, "at most 200 messages").optional(),
+  metadata: Metadata.optional(),
+  max_turns: CreateTaskBody.shape.max_turns,
+  max_budget_usd: CreateTaskBody.shape.max_budget_usd,
+  max_tokens: CreateTaskBody.shape.max_tokens,
+  tags: CreateTaskBody.shape.tags,
+  retention_days: CreateTaskBody.shape.retention_days,
+  redaction_mode: CreateTaskBody.shape.redaction_mode,
+});
+export type InvokeBody = z.infer<typeof InvokeBody>;

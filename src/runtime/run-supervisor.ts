@@ -11,6 +11,7 @@ import { applyDecision, type ResumeResult } from "../approvals/resume.ts";
 import type { CallbackOutbox } from "../callbacks/outbox.ts";
 import type { PriceTable } from "../config/prices.ts";
 import type { RpcFailure } from "../contracts/rpc.ts";
+import { emptyUsage } from "../contracts/usage.ts";
 import { type ErrorInfo, toErrorInfo } from "../errors.ts";
 import type { Redactor } from "../events/redaction.ts";
 import type { LlmConfig, ModelProvider } from "../llm/provider.ts";
@@ -18,8 +19,9 @@ import type { OutboundPolicy } from "../net/outbound.ts";
 import { finalSummary } from "../run-bundle/final-summary.ts";
 import type { SkillCatalog } from "../skills/catalog.ts";
 import { isTerminal } from "../tasks/task.ts";
-import { FORK_STATE_KEY } from "../tasks/task-state.ts";
+import { FORK_STATE_KEY, INVOCATION_STATE_KEY, type InvocationState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
+import { executionResult, runOutcome } from "./execution-result.ts";
 import { RunRuntime, type TaskStorage } from "./run-runtime.ts";
 import { type RunShape, runTask, taskRunShape } from "./runner.ts";
 
@@ -269,9 +271,23 @@ export class RunSupervisor {
     this.active = { promise, abort };
   }
 
-  /** A task's run: its input, or a fork's conversation up to the fork point. */
+  /** A task's run: its input, a fork's conversation up to the fork point, or an invocation's context. */
   private taskShape(task: TaskRecord): RunShape {
     const { deps } = this;
+    const writes = { store: deps.store, events: deps.events, transaction: <T>(fn: () => T) => this.transaction(fn) };
+    const invocation = deps.state.get<InvocationState>(INVOCATION_STATE_KEY);
+    if (invocation) {
+      const first = invocation.context_messages;
+      const messages = deps.conversation.contextMessages().slice(0, first + 1);
+      return taskRunShape(writes, task, { messages, turn: 0 }, (result) =>
+        executionResult(
+          deps.conversation.from(first),
+          emptyUsage(),
+          deps.store.get()?.usage ?? emptyUsage(),
+          runOutcome(result),
+        ),
+      );
+    }
     const origin = deps.state.get<{ turn: number; message_count: number }>(FORK_STATE_KEY);
     // The fork point only: a resumed fork replays its own steps on top of it, as any run does.
     const startFrom = origin
@@ -283,11 +299,7 @@ export class RunSupervisor {
           turn: origin.turn,
         }
       : undefined;
-    return taskRunShape(
-      { store: deps.store, events: deps.events, transaction: (fn) => this.transaction(fn) },
-      task,
-      startFrom,
-    );
+    return taskRunShape(writes, task, startFrom);
   }
 
   private async afterRun(): Promise<void> {

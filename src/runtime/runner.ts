@@ -7,6 +7,7 @@ import type { AgentRegistry } from "../agents/registry.ts";
 import { type AgentResult, failureResult } from "../agents/result.ts";
 import { recordWait } from "../approvals/wait.ts";
 import type { PriceTable } from "../config/prices.ts";
+import type { ExecutionResult } from "../contracts/execution-result.ts";
 import type { RunLimits } from "../contracts/runtime.ts";
 import { AwaitingInputError, toErrorInfo, WorkflowError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
@@ -136,16 +137,21 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
   await shape.finish(result);
 }
 
-/** A task's one run: its input, a fork's conversation, and the terminal status and event as its outcome. */
+/**
+ * A task's one run: its input, a fork's conversation or an invocation's context, and the terminal status and event
+ * as its outcome; an invocation's terminal event carries its ExecutionResult (`invocation`: it from the run's
+ * result).
+ */
 export function taskRunShape(
   deps: Pick<RunnerDeps, "store" | "events" | "transaction">,
   task: TaskRecord,
   startFrom: AgentContext["startFrom"],
+  invocation?: (result: AgentResult) => ExecutionResult,
 ): RunShape {
   return {
     input: task.input,
     startFrom,
-    finish: async (result) => finishTask(deps, result),
+    finish: async (result) => finishTask(deps, result, invocation?.(result)),
   };
 }
 
@@ -153,7 +159,11 @@ export function taskRunShape(
  * Writes the outcome once: the status check-and-set and the terminal event commit together or not at all, and
  * everything read from the agent's result is read before either is written.
  */
-export function finishTask(deps: Pick<RunnerDeps, "store" | "events" | "transaction">, result: AgentResult): void {
+export function finishTask(
+  deps: Pick<RunnerDeps, "store" | "events" | "transaction">,
+  result: AgentResult,
+  executionResult?: ExecutionResult,
+): void {
   const { store, events } = deps;
   const success = result.success;
   const output = result.output;
@@ -170,10 +180,17 @@ export function finishTask(deps: Pick<RunnerDeps, "store" | "events" | "transact
         final_summary_truncated: output.length > MAX_SUMMARY_CHARS,
         usage: store.get()?.usage,
         metadata,
+        ...(executionResult ? { execution_result: executionResult } : {}),
       });
       return;
     }
     if (!store.finish("failed", { error: first, ...(output ? { result: output } : {}) })) return;
-    events.append("run_failed", { reason: first.message, error: first, errors, usage: store.get()?.usage });
+    events.append("run_failed", {
+      reason: first.message,
+      error: first,
+      errors,
+      usage: store.get()?.usage,
+      ...(executionResult ? { execution_result: executionResult } : {}),
+    });
   });
 }

@@ -14,10 +14,10 @@ import type { ErrorInfo } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
 import type { JsonObject } from "../lib/json.ts";
 import type { MessageLog } from "../runtime/conversation.ts";
+import { executionResult, runOutcome, type TurnOutcome } from "../runtime/execution-result.ts";
 import type { RunShape } from "../runtime/runner.ts";
 import type { TaskState } from "../tasks/task-state.ts";
 import type { TaskStore } from "../tasks/task-store.ts";
-import { executionResult, type TurnOutcome } from "./execution-result.ts";
 import type { SessionStatus } from "./session.ts";
 import { isEnded, type Turn, type TurnLog } from "./turns.ts";
 
@@ -154,13 +154,9 @@ export class SessionFlow {
       } else if ("crashed" in how) {
         status = "failed";
         outcome = { ok: false, reason: how.crashed.message };
-      } else if (how.result.success) {
-        status = "completed";
-        outcome = { ok: true, response: how.result.output };
       } else {
-        status = "failed";
-        const reason = how.result.errors[0]?.message ?? "The turn failed without a reported error.";
-        outcome = { ok: false, reason, response: how.result.output };
+        status = how.result.success ? "completed" : "failed";
+        outcome = runOutcome(how.result);
       }
       const result = this.endNow(turn, status, outcome);
       this.startNow(settled);

@@ -6,7 +6,14 @@ import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { EventLog } from "../events/event-log.ts";
 import { WorkspaceFullError } from "../workspace/workspace.ts";
 import type { StartOutcome, TaskInit, TaskView } from "./task.ts";
-import { FORK_STATE_KEY, type ForkState, IDEMPOTENCY_KEY, type TaskState } from "./task-state.ts";
+import {
+  FORK_STATE_KEY,
+  type ForkState,
+  IDEMPOTENCY_KEY,
+  INVOCATION_STATE_KEY,
+  type InvocationState,
+  type TaskState,
+} from "./task-state.ts";
 import type { TaskRecord, TaskStore } from "./task-store.ts";
 
 /**
@@ -69,6 +76,12 @@ export async function createTask<Stored, View = TaskView>(
       if (!deps.store.create(init)) return false;
       const task = requireTask(deps);
       deps.workspace.seed(files);
+      if (init.context) {
+        // The context, then the input as the next user message: the run continues from there.
+        const messages: MessageParam[] = [...init.context, { role: "user", content: init.input }];
+        for (const [index, message] of messages.entries()) deps.conversation.record(index, message);
+        deps.state.put(INVOCATION_STATE_KEY, { context_messages: init.context.length } satisfies InvocationState);
+      }
       if (init.fork) {
         for (const [index, message] of init.fork.messages.entries()) deps.conversation.record(index, message);
         // The ledger of settled tool calls carries over: the fork replays these results instead of running the calls.

@@ -16,6 +16,14 @@ export interface ForkState {
   uncertain?: Record<string, string>;
 }
 
+/** An invocation (invoke_once): InvocationState. */
+export const INVOCATION_STATE_KEY = "invocation";
+
+/** What an invocation keeps: how many messages of context come before its input (its input is message n). */
+export interface InvocationState {
+  context_messages: number;
+}
+
 /** A task created under an Idempotency-Key: {fingerprint, response} (the request's hash and the original reply). */
 export const IDEMPOTENCY_KEY = "idempotency";
 

@@ -145,6 +145,11 @@ export interface TaskInit {
   fork?: ForkOrigin;
   /** Files to put in the workspace before the run starts: workspace path ("/src/a.ts") → UTF-8 content. */
   files?: Record<string, string>;
+  /**
+   * seed 004 invoke_once: the conversation the task continues, its input being the next user message. Recorded as
+   * the task's first messages; the run starts from them.
+   */
+  context?: MessageParam[];
   /** A chat session (src/sessions/) rather than a task: no run until its first message; `input` is empty. */
   session?: { busy: BusyPolicy };
 }

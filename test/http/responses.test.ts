@@ -17,6 +17,7 @@ import {
   ErrorBodySchema,
   HealthSchema,
   HookResponseSchema,
+  InvocationSchema,
   MessageListSchema,
   RedeliveryResponseSchema,
   ResumeResponseSchema,
@@ -52,6 +53,7 @@ const BODIES: Readonly<Record<string, z.ZodType>> = {
   "POST /v1/agents/:name/sessions, GET and DELETE /v1/sessions/:id": SessionResponseSchema,
   "POST /v1/sessions/:id/messages, GET /v1/sessions/:id/turns/:turn_id": TurnResponseSchema,
   "POST /v1/sessions/:id/resume": SessionResumeResponseSchema,
+  "POST /v1/agents/:name/invoke (200)": InvocationSchema,
   "callbacks (POST to the task's webhook URL)": CallbackPayloadSchema,
 };
 

@@ -1,4 +1,5 @@
 // /v1/agents: the agents compiled into this Worker, and starting a task or a chat session on one.
+import type { Context } from "hono";
 import { Hono } from "hono";
 import { Agent } from "../../agents/agent.ts";
 import { registry } from "../../agents/catalog.ts";
@@ -8,18 +9,76 @@ import { callbackPolicy, checkCallbackUrl } from "../../callbacks/policy.ts";
 import { resolveModel } from "../../config/models.ts";
 import type { Env } from "../../env.ts";
 import { ApiError } from "../../errors.ts";
-import type { TaskLimits, TaskWebhook } from "../../tasks/task.ts";
+import type { TaskInit, TaskLimits, TaskWebhook } from "../../tasks/task.ts";
 import { taskStubFor } from "../../tasks/task-ids.ts";
 import { taskInit, taskModel } from "../../tasks/task-init.ts";
 import { loosenedLimit, requirePricedBudget } from "../../tasks/task-limits.ts";
 import { firstSeedOverflow, MAX_WORKSPACE_ENTRIES } from "../../workspace/limits.ts";
 import type { AppEnv } from "../app-env.ts";
-import type { AgentDescription, AgentList } from "../responses.ts";
-import { CreateSessionBody, CreateTaskBody, WorkspacePath } from "../schemas.ts";
-import { creationId, creationRefused, startTask, takeRateToken } from "../task-creation.ts";
-import { mayRead } from "../task-resource.ts";
+import { requireRead, streamResponse, wantsStream } from "../event-stream.ts";
+import type { AgentDescription, AgentList, Invocation } from "../responses.ts";
+import { CreateSessionBody, CreateTaskBody, InvokeBody, WaitQuery, WorkspacePath } from "../schemas.ts";
+import { creationId, creationRefused, launch, startTask, takeRateToken } from "../task-creation.ts";
+import { mayRead, taskResource } from "../task-resource.ts";
 import { jsonBody, parseWith } from "../validation.ts";
 import { sessionResource } from "./sessions.ts";
+
+/** How long POST /v1/agents/:name/invoke waits for the run's end unless ?wait= says (seconds). */
+const DEFAULT_INVOKE_WAIT_SECONDS = 30;
+
+/** What a request that starts a run on an agent may set (the task, session and invoke bodies). */
+type RunRequest = Pick<
+  CreateTaskBody,
+  "metadata" | "max_turns" | "max_budget_usd" | "max_tokens" | "tags" | "retention_days" | "redaction_mode"
+> & { max_iterations?: number | undefined };
+
+/**
+ * What every request that starts a run on an agent does before it starts one: its limits and redaction may tighten
+ * the agent's, never loosen them (refused, not clamped, so that the client never believes it got what it asked
+ * for); a budget needs a priced model; then the route's own checks, the key's rate limit, and the id (from the
+ * Idempotency-Key, if any). Returns the TaskInit.
+ */
+async function newRun(
+  c: Context<AppEnv>,
+  agent: Agent,
+  body: RunRequest,
+  run: { input: string; files?: Record<string, string>; dryRun?: boolean; check?: () => void },
+): Promise<TaskInit> {
+  const loosened = loosenedLimit(body, agent);
+  if (loosened) throw new ApiError("validation_failed", loosened.message, loosened.field);
+  const model = taskModel(agent, c.env);
+  const limits = taskLimits(body);
+  requirePricedBudget({ limits, agent, model, prices: c.env.OUTPOST_PRICES, field: "max_budget_usd" });
+  run.check?.();
+  await takeRateToken(c);
+  const { id, fingerprint } = await creationId(c, body);
+  const tenant = c.get("tenant");
+  return taskInit(c.env, {
+    id,
+    fingerprint,
+    tenant,
+    agent,
+    input: run.input,
+    metadata: body.metadata ?? {},
+    model,
+    redactionMode: body.redaction_mode,
+    ...(run.dryRun !== undefined ? { dryRun: run.dryRun } : {}),
+    tags: body.tags,
+    retentionDays: body.retention_days,
+    limits,
+    ...(run.files ? { files: run.files } : {}),
+  });
+}
+
+/** 400 agent_not_conversational unless the agent runs the default tool loop, which can continue a conversation. */
+function requireConversational(agent: Agent, what: string): void {
+  if (runsToolLoop(agent)) return;
+  throw new ApiError(
+    "agent_not_conversational",
+    `Agent "${agent.name}" does not run the default tool loop, so it cannot ${what}.`,
+    "name",
+  );
+}
 
 /** Whether the agent runs the default tool loop (not a skill agent's decision loop, not a custom execute()). */
 function runsToolLoop(agent: Agent): boolean {
@@ -65,9 +124,7 @@ function describe(agent: Agent, configuredModel: string | undefined): AgentDescr
 }
 
 /** The task's own limits from the request; max_turns and max_iterations are one limit, the smaller winning. */
-function taskLimits(
-  body: Pick<CreateTaskBody, "max_turns" | "max_iterations" | "max_budget_usd" | "max_tokens">,
-): TaskLimits {
+function taskLimits(body: RunRequest): TaskLimits {
   const turns = [body.max_turns, body.max_iterations].filter((n): n is number => n !== undefined);
   return {
     ...(turns.length > 0 ? { max_turns: Math.min(...turns) } : {}),
@@ -137,39 +194,11 @@ export const agentRoutes = new Hono<AppEnv>()
   .post("/:name/sessions", async (c) => {
     const agent = registry.createFor(c.req.param("name"), c.get("tenant"));
     const body = await jsonBody(c, CreateSessionBody);
-    // A session's turns continue one conversation through the default tool loop; a skill agent's decision loop and a
-    // custom execute() start from their input alone.
-    if (!runsToolLoop(agent)) {
-      throw new ApiError(
-        "agent_not_conversational",
-        `Agent "${agent.name}" does not run the default tool loop, so it cannot hold a conversation; start tasks on it instead.`,
-        "name",
-      );
-    }
-    const loosened = loosenedLimit(body, agent);
-    if (loosened) throw new ApiError("validation_failed", loosened.message, loosened.field);
+    // A session's turns continue one conversation through the default tool loop.
+    requireConversational(agent, "hold a conversation; start tasks on it instead");
     const files = seedFiles(body.files);
-    const model = taskModel(agent, c.env);
-    const limits = taskLimits(body);
-    requirePricedBudget({ limits, agent, model, prices: c.env.OUTPOST_PRICES, field: "max_budget_usd" });
-    await takeRateToken(c);
-    const { id, fingerprint } = await creationId(c, body);
-    const tenant = c.get("tenant");
-    const init = taskInit(c.env, {
-      id,
-      fingerprint,
-      tenant,
-      agent,
-      input: "",
-      metadata: body.metadata ?? {},
-      model,
-      redactionMode: body.redaction_mode,
-      tags: body.tags,
-      retentionDays: body.retention_days,
-      limits,
-      files,
-    });
-    const started = await taskStubFor(c.env, tenant, id).startSession({
+    const init = await newRun(c, agent, body, { input: "", files });
+    const started = await taskStubFor(c.env, init.tenant, init.id).startSession({
       ...init,
       session: { busy: body.busy ?? "reject" },
     });
@@ -179,47 +208,53 @@ export const agentRoutes = new Hono<AppEnv>()
     if (started.outcome === "replayed") c.header("Idempotent-Replayed", "true");
     return c.json(resource, 201);
   })
+  .post("/:name/invoke", async (c) => {
+    const agent = registry.createFor(c.req.param("name"), c.get("tenant"));
+    const body = await jsonBody(c, InvokeBody);
+    // The context is a conversation the run continues: the default tool loop's to continue.
+    requireConversational(agent, "continue a conversation; start a task on it instead");
+    const streaming = wantsStream(c);
+    if (streaming) requireRead(c, "A streamed answer");
+    const waitParam = c.req.query("wait");
+    const waitSeconds = waitParam === undefined ? DEFAULT_INVOKE_WAIT_SECONDS : parseWith(WaitQuery, waitParam, "wait");
+    const init = await newRun(c, agent, body, { input: body.message });
+    const { task, replayed } = await launch(c, init.tenant, { ...init, context: body.context ?? [] });
+    const resource = taskResource(c, task);
+    c.header("Location", resource.links.self);
+    if (replayed) c.header("Idempotent-Replayed", "true");
+    const stub = taskStubFor(c.env, init.tenant, task.id);
+    if (streaming) {
+      const subscription = await stub.subscribe(0);
+      if (subscription && "id" in subscription) {
+        return streamResponse(c, stub, subscription, { location: resource.links.self, "x-task-id": task.id });
+      }
+    }
+    const now = waitSeconds > 0 ? ((await stub.wait(Math.round(waitSeconds * 1000))) ?? task) : task;
+    const result = mayRead(c) ? await stub.invocationResult() : null;
+    if (!result) return c.json(taskResource(c, now), 202);
+    return c.json({ task_id: now.id, status: now.status, result, links: resource.links } satisfies Invocation, 200);
+  })
   .post("/:name/tasks", async (c) => {
     const agent = registry.createFor(c.req.param("name"), c.get("tenant"));
     const body = await jsonBody(c, CreateTaskBody);
-    // A task may tighten its agent's limits and redaction, never loosen them: refused, not clamped, so that the
-    // client never believes it got what it asked for.
-    const loosened = loosenedLimit(body, agent);
-    if (loosened) throw new ApiError("validation_failed", loosened.message, loosened.field);
     const files = seedFiles(body.files);
-    const model = taskModel(agent, c.env);
-    const limits = taskLimits(body);
-    requirePricedBudget({ limits, agent, model, prices: c.env.OUTPOST_PRICES, field: "max_budget_usd" });
-    // Callbacks carry the task's result, error and what it waits for: another way to read it, so they need `read`.
-    if (body.webhook && !mayRead(c)) {
-      throw new ApiError(
-        "insufficient_scope",
-        "Callbacks carry the task's result and what it waits for; asking for them needs the read scope.",
-        "webhook",
-      );
-    }
-    const webhook = body.webhook ? taskWebhook(c.env, body.webhook) : null;
-    await takeRateToken(c);
-    const { id, fingerprint } = await creationId(c, body);
-    const tenant = c.get("tenant");
-    return startTask(
-      c,
-      tenant,
-      taskInit(c.env, {
-        id,
-        fingerprint,
-        tenant,
-        agent,
-        input: body.input,
-        metadata: body.metadata ?? {},
-        model,
-        redactionMode: body.redaction_mode,
-        dryRun: body.dry_run === true,
-        tags: body.tags,
-        retentionDays: body.retention_days,
-        limits,
-        webhook,
-        files,
-      }),
-    );
+    let webhook: TaskWebhook | null = null;
+    const init = await newRun(c, agent, body, {
+      input: body.input,
+      files,
+      dryRun: body.dry_run === true,
+      check: () => {
+        // Callbacks carry the task's result, error and what it waits for: another way to read it, so they need
+        // `read`.
+        if (body.webhook && !mayRead(c)) {
+          throw new ApiError(
+            "insufficient_scope",
+            "Callbacks carry the task's result and what it waits for; asking for them needs the read scope.",
+            "webhook",
+          );
+        }
+        webhook = body.webhook ? taskWebhook(c.env, body.webhook) : null;
+      },
+    });
+    return startTask(c, init.tenant, { ...init, webhook });
   });

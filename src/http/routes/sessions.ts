@@ -3,13 +3,13 @@
 // waits for, and close it. A session is created on its agent: POST /v1/agents/:name/sessions (routes/agents.ts).
 import type { Context } from "hono";
 import { Hono } from "hono";
-import type { TaskObject } from "../../../durable-objects/task-object.ts";
 import { unhandledCode } from "../../errors/codes.ts";
 import { ApiError } from "../../errors.ts";
 import type { SessionView, TurnView } from "../../sessions/session.ts";
 import { taskStubFor } from "../../tasks/task-ids.ts";
 import type { AppEnv } from "../app-env.ts";
 import { decisionInput, decisionRefused } from "../decisions.ts";
+import { requireRead, streamResponse, wantsStream } from "../event-stream.ts";
 import type { SessionLinks, SessionResponse, SessionResumeResponse, TurnLinks, TurnResponse } from "../responses.ts";
 import { EventCursor, ResumeBody, SendMessageBody, TaskIdParam, WaitQuery } from "../schemas.ts";
 import { decisionResource, mayRead } from "../task-resource.ts";
@@ -56,37 +56,6 @@ function cursorOf(c: Context<AppEnv>): number {
   if (header !== undefined) return parseWith(EventCursor, header.trim(), "last-event-id");
   if (query !== undefined) return parseWith(EventCursor, query, "after");
   return 0;
-}
-
-/** An event stream as the response, ended on the object's side as soon as the client goes. */
-function streamResponse(
-  c: Context<AppEnv>,
-  stub: DurableObjectStub<TaskObject>,
-  subscription: { id: string; stream: ReadableStream<Uint8Array> },
-  headers: Record<string, string> = {},
-): Response {
-  const unsubscribe = () => c.executionCtx.waitUntil(stub.unsubscribe(subscription.id).catch(() => undefined));
-  if (c.req.raw.signal.aborted) unsubscribe();
-  else c.req.raw.signal.addEventListener("abort", unsubscribe, { once: true });
-  return new Response(subscription.stream, {
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache, no-transform",
-      "x-accel-buffering": "no",
-      "x-request-id": c.get("requestId"),
-      ...headers,
-    },
-  });
-}
-
-/** Whether the client asks for the answer as an event stream (send_streaming). */
-function wantsStream(c: Context<AppEnv>): boolean {
-  return (c.req.header("accept") ?? "").toLowerCase().includes("text/event-stream");
-}
-
-/** A stream is the session's content: only for a key that may read. */
-function requireRead(c: Context<AppEnv>, what: string): void {
-  if (!mayRead(c)) throw new ApiError("insufficient_scope", `${what} needs the read scope.`, "authorization");
 }
 
 export const sessionRoutes = new Hono<AppEnv>()

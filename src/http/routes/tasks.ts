@@ -10,6 +10,7 @@ import { planFork } from "../../tasks/fork.ts";
 import { taskInit } from "../../tasks/task-init.ts";
 import type { AppEnv } from "../app-env.ts";
 import { decisionInput, decisionRefused } from "../decisions.ts";
+import { streamResponse } from "../event-stream.ts";
 import type { CheckpointList, DeliveryList, MessageList } from "../responses.ts";
 import { EventCursor, ForkBody, ResumeBody, WaitQuery } from "../schemas.ts";
 import { creationId, rateLimitPerMinute, startTask, takeRateToken, takeToken } from "../task-creation.ts";
@@ -50,19 +51,7 @@ export const taskRoutes = new Hono<AppEnv>()
     if (!subscription) throw await missingTask(stub, id);
     // The run has ended and the client has every event: 204 tells an EventSource to stop reconnecting.
     if ("finished" in subscription) return c.body(null, 204);
-    // The object would notice a cancelled stream only at its next write; the request signal (enable_request_signal)
-    // says at once that the client has gone. waitUntil: the response is over by then, and a plain call would drop.
-    const unsubscribe = () => c.executionCtx.waitUntil(stub.unsubscribe(subscription.id).catch(() => undefined));
-    if (c.req.raw.signal.aborted) unsubscribe();
-    else c.req.raw.signal.addEventListener("abort", unsubscribe, { once: true });
-    return new Response(subscription.stream, {
-      headers: {
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-cache, no-transform",
-        "x-accel-buffering": "no",
-        "x-request-id": c.get("requestId"),
-      },
-    });
+    return streamResponse(c, stub, subscription);
   })
   .post("/:id/cancel", async (c) => {
     const { id, stub } = taskStub(c);

@@ -1,10 +1,11 @@
-// Building seed 004's ExecutionResult (its schema: src/contracts/execution-result.ts) for a turn that has ended: read
-// off the turn's own messages (from the user message that started it) and the usage the turn added, so it costs what
-// the turn holds, never what the conversation holds.
+// Building seed 004's ExecutionResult (its schema: src/contracts/execution-result.ts) for a turn that has ended (a
+// session's message, or an invocation's one run): read off the turn's own messages (from the user message that
+// started it) and the usage the turn added, so it costs what the turn holds, never what the conversation holds.
+import type { AgentResult } from "../agents/result.ts";
 import type { ExecutionResult } from "../contracts/execution-result.ts";
 import type { AgentUsage } from "../contracts/usage.ts";
 import type { Json } from "../lib/json.ts";
-import type { MessageContent } from "../runtime/conversation.ts";
+import type { MessageContent } from "./conversation.ts";
 
 /** A message of the turn as the conversation stores it. */
 export interface TurnMessage {
@@ -14,6 +15,13 @@ export interface TurnMessage {
 
 /** How the turn ended: its answer, or why it did not produce one. */
 export type TurnOutcome = { ok: true; response: string } | { ok: false; reason: string; response?: string };
+
+/** How an agent's run ended, as a turn's outcome. */
+export function runOutcome(result: AgentResult): TurnOutcome {
+  if (result.success) return { ok: true, response: result.output };
+  const reason = result.errors[0]?.message ?? "The run failed without a reported error.";
+  return { ok: false, reason, response: result.output };
+}
 
 /**
  * The result of a turn: `messages` are the turn's, from its user message on; `before` and `after` the usage totals
