@@ -10,20 +10,23 @@ import type { ExecutionResult } from "../src/contracts/execution-result.ts";
 import type { RpcResult } from "../src/contracts/rpc.ts";
 import { emptyUsage } from "../src/contracts/usage.ts";
 import type { Env } from "../src/env.ts";
-import { type EventRecord, TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
+import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
 import { type EventStreamOptions, openEventStream } from "../src/events/sse.ts";
+import { untilEvent } from "../src/events/wait.ts";
 import { type ArtifactEntry, runPrefix } from "../src/run-bundle/run-bundle.ts";
 import type { Checkpoint, CheckpointSummary } from "../src/runtime/checkpoints.ts";
 import type { StoredMessage } from "../src/runtime/conversation.ts";
 import { executionResult, type TurnOutcome } from "../src/runtime/execution-result.ts";
 import type { SessionView, TurnView } from "../src/sessions/session.ts";
 import { INTERRUPTED } from "../src/sessions/session-flow.ts";
+import { turnStreamOptions } from "../src/sessions/turn-stream.ts";
 import { isEnded, turnView } from "../src/sessions/turns.ts";
 import { TaskHost } from "../src/task-host/task-host.ts";
 import type { Tombstone } from "../src/tasks/expiry.ts";
 import { toolCallLedger } from "../src/tasks/fork.ts";
 import {
   isTerminal,
+  type RecordKind,
   type ResumeOutcome,
   type StartOutcome,
   type TaskInit,
@@ -92,17 +95,11 @@ export class TaskObject extends DurableObject<Env> {
     // A task that waits for a person is answered at once too: the client has something to do.
     if (isTerminal(task.status) || task.status === "input_required" || timeoutMs <= 0) return host.view(task);
     host.supervisor.resumeIfIdle(task);
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, timeoutMs);
-      const stop = host.events.listen((record) => {
-        if (TERMINAL_EVENT_TYPES.has(record.event_type) || record.event_type === "input_requested") done();
-      });
-      function done() {
-        clearTimeout(timer);
-        stop();
-        resolve();
-      }
-    });
+    await untilEvent(
+      host.events,
+      (record) => TERMINAL_EVENT_TYPES.has(record.event_type) || record.event_type === "input_requested",
+      timeoutMs,
+    );
     return host.view(host.requireTask());
   }
 
@@ -110,8 +107,8 @@ export class TaskObject extends DurableObject<Env> {
    * The conversation as a client may see it: redacted, since tool results hold what tools read (the model's own
    * context keeps them as they were).
    */
-  async messages(): Promise<StoredMessage[] | null> {
-    return this.host.task() ? this.host.redactor.value(this.host.conversation.list()) : null;
+  async messages(kind: RecordKind = "task"): Promise<StoredMessage[] | null> {
+    return this.host.recordOf(kind) ? this.host.redactor.value(this.host.conversation.list()) : null;
   }
 
   /**
@@ -187,8 +184,9 @@ export class TaskObject extends DurableObject<Env> {
     };
   }
 
-  async artifacts(): Promise<ArtifactEntry[] | null> {
-    const task = this.host.task();
+  /** The run bundle's files (a session's: `kind` "session"), or null for an unknown task or session. */
+  async artifacts(kind: RecordKind = "task"): Promise<ArtifactEntry[] | null> {
+    const task = this.host.recordOf(kind);
     if (!task) return null;
     await this.host.supervisor.completeBundle(task);
     return this.host.bundle.list();
@@ -197,9 +195,10 @@ export class TaskObject extends DurableObject<Env> {
   /** A staged artifact's content, or where it is in R2. */
   async artifact(
     path: string,
+    kind: RecordKind = "task",
   ): Promise<{ kind: "staged"; content: string; content_type: string } | { kind: "r2"; key: string } | null> {
     const { host } = this;
-    const task = host.task();
+    const task = host.recordOf(kind);
     if (!task) return null;
     await host.supervisor.completeBundle(task);
     if (!host.bundle.has(path)) return null;
@@ -243,9 +242,9 @@ export class TaskObject extends DurableObject<Env> {
     return this.host.task() ? this.host.checkpoints.get(checkpointId) : null;
   }
 
-  /** The workspace's files and folders, or null for an unknown task. */
-  async workspaceList(): Promise<WorkspaceEntry[] | null> {
-    return this.host.task() ? this.host.workspace.list() : null;
+  /** The workspace's files and folders, or null for an unknown task (or session: `kind` "session"). */
+  async workspaceList(kind: RecordKind = "task"): Promise<WorkspaceEntry[] | null> {
+    return this.host.recordOf(kind) ? this.host.workspace.list() : null;
   }
 
   /**
@@ -254,6 +253,7 @@ export class TaskObject extends DurableObject<Env> {
    */
   async workspaceFile(
     path: string,
+    kind: RecordKind = "task",
   ): Promise<
     | { size: number; modified_at: string; body: ReadableStream<Uint8Array>; r2Key?: undefined }
     | { size: number; modified_at: string; r2Key: string; body?: undefined }
@@ -261,7 +261,7 @@ export class TaskObject extends DurableObject<Env> {
     | null
   > {
     const { workspace } = this.host;
-    if (!this.host.task()) return null;
+    if (!this.host.recordOf(kind)) return null;
     const meta = workspace.stat(path);
     if (!meta) return null;
     if (meta.type === "directory") return "directory";
@@ -371,23 +371,15 @@ export class TaskObject extends DurableObject<Env> {
     };
     if (!settled() && timeoutMs > 0) {
       host.supervisor.resumeIfIdle(session);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, timeoutMs);
-        const stop = host.events.listen((record) => {
-          if (
-            (record.event_type === "turn_finished" && record.payload.turn_id === turnId) ||
+      await untilEvent(
+        host.events,
+        (record) =>
+          ((record.event_type === "turn_finished" && record.payload.turn_id === turnId) ||
             record.event_type === "input_requested" ||
-            TERMINAL_EVENT_TYPES.has(record.event_type)
-          ) {
-            if (settled()) done();
-          }
-        });
-        function done() {
-          clearTimeout(timer);
-          stop();
-          resolve();
-        }
-      });
+            TERMINAL_EVENT_TYPES.has(record.event_type)) &&
+          settled(),
+        timeoutMs,
+      );
     }
     return this.turn(turnId);
   }
@@ -449,29 +441,7 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   private openTurnStream(turnId: string, after: number): Subscription {
-    const { host } = this;
-    const turn = host.turns.get(turnId);
-    // Events of the turns before it are not its own: they are skipped until its turn_started.
-    let started = turn?.startedSeq !== null && turn?.startedSeq !== undefined && after >= turn.startedSeq;
-    const ofTurn = (record: EventRecord) => record.payload.turn_id === turnId;
-    return this.subscription(
-      openEventStreamFor(host, after, {
-        isFinished: () => {
-          const now = host.turns.get(turnId);
-          return now === null || isEnded(now);
-        },
-        endsAt: (record) =>
-          TERMINAL_EVENT_TYPES.has(record.event_type) || (record.event_type === "turn_finished" && ofTurn(record)),
-        include: (record) => {
-          if (record.event_type === "turn_started" && ofTurn(record)) started = true;
-          return (
-            started ||
-            (record.event_type === "turn_queued" && ofTurn(record)) ||
-            TERMINAL_EVENT_TYPES.has(record.event_type)
-          );
-        },
-      }),
-    );
+    return this.subscription(openEventStreamFor(this.host, after, turnStreamOptions(this.host.turns, turnId, after)));
   }
 
   private subscription(

@@ -191,9 +191,12 @@ export type Invocation = z.infer<typeof InvocationSchema>;
 /** Where everything about a session is. */
 export const SessionLinksSchema = z.strictObject({
   self: z.url(),
+  /** GET lists the conversation; POST sends a message. */
   messages: z.url(),
   events: z.url(),
   resume: z.url(),
+  artifacts: z.url(),
+  workspace: z.url(),
 });
 export type SessionLinks = z.infer<typeof SessionLinksSchema>;
 
@@ -233,6 +236,13 @@ export type TurnReceipt = z.infer<typeof TurnReceiptSchema>;
 
 export const TurnResponseSchema = z.union([TurnResourceSchema, TurnReceiptSchema]);
 export type TurnResponse = z.infer<typeof TurnResponseSchema>;
+
+/** GET /v1/sessions/:id/messages: the conversation, redacted. */
+export const SessionMessageListSchema = z.strictObject({
+  session_id: TaskId,
+  messages: z.array(StoredMessageSchema),
+});
+export type SessionMessageList = z.infer<typeof SessionMessageListSchema>;
 
 /** POST /v1/sessions/:id/resume: the session with the decision on record. */
 export const ResumedSessionSchema = SessionResourceSchema.extend({ decision: HumanDecisionSchema });
@@ -362,3 +372,11 @@ export const TenantSchema = z.strictObject({
   webhook_signing_secret: z.string().nullable(),
 });
 export type TenantView = z.infer<typeof TenantSchema>;
+
+/** GET /v1/sessions/:id/artifacts: the session's run bundle (uploaded to R2 once it is closed). */
+export const SessionArtifactListSchema = z.strictObject({ session_id: TaskId, artifacts: z.array(ArtifactSchema) });
+export type SessionArtifactList = z.infer<typeof SessionArtifactListSchema>;
+
+/** GET /v1/sessions/:id/workspace: the session's workspace, shared by its turns. */
+export const SessionWorkspaceListSchema = z.strictObject({ session_id: TaskId, files: z.array(WorkspaceEntrySchema) });
+export type SessionWorkspaceList = z.infer<typeof SessionWorkspaceListSchema>;

@@ -35,7 +35,7 @@ import { hasSchema, migrate } from "../storage/migrations.ts";
 import { createTask } from "../tasks/creation.ts";
 import { expireTask, hasTombstone, readTombstone, type Tombstone } from "../tasks/expiry.ts";
 import { toolCallLedger } from "../tasks/fork.ts";
-import type { StartOutcome, TaskInit, TaskView } from "../tasks/task.ts";
+import type { RecordKind, StartOutcome, TaskInit, TaskView } from "../tasks/task.ts";
 import { TaskState } from "../tasks/task-state.ts";
 import { type TaskRecord, TaskStore } from "../tasks/task-store.ts";
 import { taskView } from "../tasks/task-view.ts";
@@ -170,14 +170,18 @@ export class TaskHost {
 
   /** The task this object holds, or null (also when it holds a session: the task routes do not see sessions). */
   task(): TaskRecord | null {
-    const record = this.record();
-    return record?.kind === "task" ? record : null;
+    return this.recordOf("task");
   }
 
   /** The session this object holds, or null. */
   session(): TaskRecord | null {
+    return this.recordOf("session");
+  }
+
+  /** What the object holds if it is of this kind, else null (a task's routes do not see a session, nor the reverse). */
+  recordOf(kind: RecordKind): TaskRecord | null {
     const record = this.record();
-    return record?.kind === "session" ? record : null;
+    return record?.kind === kind ? record : null;
   }
 
   requireRecord(): TaskRecord {

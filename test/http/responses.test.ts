@@ -21,8 +21,11 @@ import {
   MessageListSchema,
   RedeliveryResponseSchema,
   ResumeResponseSchema,
+  SessionArtifactListSchema,
+  SessionMessageListSchema,
   SessionResponseSchema,
   SessionResumeResponseSchema,
+  SessionWorkspaceListSchema,
   TaskResponseSchema,
   TenantSchema,
   TurnResponseSchema,
@@ -54,6 +57,9 @@ const BODIES: Readonly<Record<string, z.ZodType>> = {
   "POST /v1/sessions/:id/messages, GET /v1/sessions/:id/turns/:turn_id": TurnResponseSchema,
   "POST /v1/sessions/:id/resume": SessionResumeResponseSchema,
   "POST /v1/agents/:name/invoke (200)": InvocationSchema,
+  "GET /v1/sessions/:id/messages": SessionMessageListSchema,
+  "GET /v1/sessions/:id/artifacts": SessionArtifactListSchema,
+  "GET /v1/sessions/:id/workspace": SessionWorkspaceListSchema,
   "callbacks (POST to the task's webhook URL)": CallbackPayloadSchema,
 };
 

@@ -4,8 +4,14 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ExecutionResultSchema } from "../../src/contracts/execution-result.ts";
-import { SessionResourceSchema, SessionResumeResponseSchema, TurnResourceSchema } from "../../src/http/responses.ts";
-import type { SessionView } from "../../src/sessions/session.ts";
+import {
+  SessionArtifactListSchema,
+  SessionMessageListSchema,
+  SessionResourceSchema,
+  SessionResumeResponseSchema,
+  SessionWorkspaceListSchema,
+  TurnResourceSchema,
+} from "../../src/http/responses.ts";
 import {
   api,
   defineAgent,
@@ -24,7 +30,7 @@ import {
 const chatty = defineAgent({ allowedTools: ["TodoWrite"] });
 const reviewed = defineAgent({ allowedTools: ["TodoWrite"], permissionMode: "manual" });
 
-async function createSession(agent: string, body: Record<string, unknown> = {}): Promise<SessionView> {
+async function createSession(agent: string, body: Record<string, unknown> = {}) {
   const res = await api(`/v1/agents/${agent}/sessions`, { method: "POST", body: JSON.stringify(body) });
   expect(res.status).toBe(201);
   const session = await parseBody(res, SessionResourceSchema);
@@ -447,6 +453,60 @@ describe("a chat session", () => {
   });
 });
 
+describe("a session's record", () => {
+  it("serves its conversation, workspace and run bundle, the bundle whole in R2 once it is closed", async () => {
+    const writer = defineAgent({ fileSystem: { write: true } });
+    const marker = uniqueMarker("session-files");
+    await script(marker, [
+      { content: [toolUse("Write", { file_path: "notes.md", content: "kept across turns" })], stop_reason: "tool_use" },
+      say("Written."),
+      say("It says: kept across turns."),
+    ]);
+    const session = await createSession(writer);
+    await sendAndWait(session.id, `Write it ${marker}`);
+    await sendAndWait(session.id, "What does it say?");
+    const messages = await parseBody(await api(`/v1/sessions/${session.id}/messages`), SessionMessageListSchema);
+    expect(messages.session_id).toBe(session.id);
+    expect(messages.messages.map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+    ]);
+    const workspace = await parseBody(await api(`/v1/sessions/${session.id}/workspace`), SessionWorkspaceListSchema);
+    const file = workspace.files.find((f) => f.path === "notes.md");
+    expect(file).toMatchObject({ type: "file", url: `${session.links.workspace}/notes.md` });
+    const read = await api(`/v1/sessions/${session.id}/workspace/notes.md`);
+    expect(await read.text()).toBe("kept across turns");
+    await expectError(
+      await api(`/v1/sessions/${session.id}/workspace/absent.md`),
+      404,
+      "workspace_file_not_found",
+      "path",
+    );
+
+    expect((await api(`/v1/sessions/${session.id}`, { method: "DELETE" })).status).toBe(200);
+    const bundle = await parseBody(await api(`/v1/sessions/${session.id}/artifacts`), SessionArtifactListSchema);
+    const paths = bundle.artifacts.map((a) => a.path);
+    expect(paths).toEqual(expect.arrayContaining(["events.jsonl", "final_summary.md", "llm_transcript.log"]));
+    const summary = await (await api(`/v1/sessions/${session.id}/artifacts/final_summary.md`)).text();
+    expect(summary).toContain(`# Session ${session.id}`);
+    expect(summary).toContain("- Status: closed");
+    const log = await (await api(`/v1/sessions/${session.id}/artifacts/events.jsonl`)).text();
+    const types = log
+      .trim()
+      .split("\n")
+      .map((line) => (JSON.parse(line) as { event_type: string }).event_type);
+    expect(types[0]).toBe("session_created");
+    expect(types.at(-1)).toBe("session_closed");
+    // A session's files are not a task's, nor the reverse.
+    await expectError(await api(`/v1/tasks/${session.id}/artifacts`), 404, "task_not_found", "id");
+    await expectError(await api(`/v1/sessions/${crypto.randomUUID()}/workspace`), 404, "session_not_found", "id");
+  });
+});
+
 describe("session requests the API refuses", () => {
   it("answers unknown and malformed session ids, and unknown turns, with 404", async () => {
     const id = crypto.randomUUID();
@@ -489,6 +549,23 @@ describe("session requests the API refuses", () => {
     await expectError(await send(session.id, "hi", "?wait=-1"), 400, "validation_failed", "wait");
     // Nothing was sent: the session holds no turn.
     expect((await getSession(session.id)).turns).toEqual([]);
+  });
+
+  it("counts each message against the key's rate limit, storing nothing past it", async () => {
+    const marker = uniqueMarker("session-rate");
+    await script(marker, [say("One."), say("Two.")]);
+    // 3 runs a minute (vitest.config.ts): the session's creation and two messages.
+    const key = "test-limited-key";
+    const created = await api(`/v1/agents/${chatty}/sessions`, { method: "POST", body: "{}", key });
+    expect(created.status).toBe(201);
+    const { id } = await parseBody(created, SessionResourceSchema);
+    const message = (text: string) =>
+      api(`/v1/sessions/${id}/messages?wait=20`, { method: "POST", body: JSON.stringify({ message: text }), key });
+    expect((await message(`Hi ${marker}`)).status).toBe(200);
+    expect((await message("Again")).status).toBe(200);
+    await expectError(await message("Once more"), 429, "rate_limited");
+    const now = await parseBody(await api(`/v1/sessions/${id}`, { key }), SessionResourceSchema);
+    expect(now.turns).toHaveLength(2);
   });
 
   it("gives a key that may act but not read only ids, status and links, and no stream", async () => {

@@ -6,33 +6,37 @@ import { Hono } from "hono";
 import { unhandledCode } from "../../errors/codes.ts";
 import { ApiError } from "../../errors.ts";
 import type { SessionView, TurnView } from "../../sessions/session.ts";
-import { taskStubFor } from "../../tasks/task-ids.ts";
 import type { AppEnv } from "../app-env.ts";
 import { decisionInput, decisionRefused } from "../decisions.ts";
 import { requireRead, streamResponse, wantsStream } from "../event-stream.ts";
-import type { SessionLinks, SessionResponse, SessionResumeResponse, TurnLinks, TurnResponse } from "../responses.ts";
-import { EventCursor, ResumeBody, SendMessageBody, TaskIdParam, WaitQuery } from "../schemas.ts";
+import type {
+  SessionLinks,
+  SessionMessageList,
+  SessionResponse,
+  SessionResumeResponse,
+  TurnLinks,
+  TurnResponse,
+} from "../responses.ts";
+import { EventCursor, ResumeBody, SendMessageBody, WaitQuery } from "../schemas.ts";
+import { takeRateToken } from "../task-creation.ts";
 import { decisionResource, mayRead } from "../task-resource.ts";
 import { jsonBody, parseWith } from "../validation.ts";
+import { sessionNotFound, sessionStub } from "./session-stub.ts";
+import { sessionFileRoutes } from "./task-files.ts";
 
 /** How long POST /v1/sessions/:id/messages waits for the turn's end unless ?wait= says (seconds). */
 const DEFAULT_SEND_WAIT_SECONDS = 30;
 
-/** The stub of the session's object; a malformed id is answered like an unknown one, without touching storage. */
-export function sessionStub(c: Context<AppEnv>) {
-  const raw = c.req.param("id") ?? "";
-  if (!TaskIdParam.safeParse(raw).success) throw sessionNotFound(raw);
-  // The tenant is part of the object's name: another tenant's session id reaches an empty object (404).
-  return { id: raw, stub: taskStubFor(c.env, c.get("tenant"), raw) };
-}
-
-export function sessionNotFound(id: string): ApiError {
-  return new ApiError("session_not_found", `No session with id "${id}".`, "id");
-}
-
 function sessionLinks(c: Context<AppEnv>, id: string): SessionLinks {
   const self = `${new URL(c.req.url).origin}/v1/sessions/${id}`;
-  return { self, messages: `${self}/messages`, events: `${self}/events`, resume: `${self}/resume` };
+  return {
+    self,
+    messages: `${self}/messages`,
+    events: `${self}/events`,
+    resume: `${self}/resume`,
+    artifacts: `${self}/artifacts`,
+    workspace: `${self}/workspace`,
+  };
 }
 
 export function sessionResource(c: Context<AppEnv>, session: SessionView): SessionResponse {
@@ -65,6 +69,12 @@ export const sessionRoutes = new Hono<AppEnv>()
     if (!session) throw sessionNotFound(id);
     return c.json(sessionResource(c, session));
   })
+  .get("/:id/messages", async (c) => {
+    const { id, stub } = sessionStub(c);
+    const messages = await stub.messages("session");
+    if (!messages) throw sessionNotFound(id);
+    return c.json({ session_id: id, messages } satisfies SessionMessageList);
+  })
   .post("/:id/messages", async (c) => {
     const { id, stub } = sessionStub(c);
     const body = await jsonBody(c, SendMessageBody);
@@ -72,6 +82,8 @@ export const sessionRoutes = new Hono<AppEnv>()
     if (streaming) requireRead(c, "A streamed answer");
     const waitParam = c.req.query("wait");
     const waitSeconds = waitParam === undefined ? DEFAULT_SEND_WAIT_SECONDS : parseWith(WaitQuery, waitParam, "wait");
+    // A message starts a run, as a task's creation does: it counts against the key's rate limit.
+    await takeRateToken(c);
     const sent = await stub.send(body.message, { streaming });
     if (!sent.ok) {
       switch (sent.error.code) {
@@ -145,4 +157,5 @@ export const sessionRoutes = new Hono<AppEnv>()
     const session = await stub.closeSession();
     if (!session) throw sessionNotFound(id);
     return c.json(sessionResource(c, session));
-  });
+  })
+  .route("/", sessionFileRoutes);

@@ -1,12 +1,32 @@
-// /v1/tasks/:id/artifacts and /v1/tasks/:id/workspace: a task's run bundle and workspace files, listed with their URLs
-// and served from the task's object or straight from R2 (a large file never passes through the object's memory).
+// /v1/tasks/:id/artifacts and /v1/tasks/:id/workspace, and the same under /v1/sessions/:id: a task's or a session's run
+// bundle and workspace files, listed with their URLs and served from its object or straight from R2 (a large file
+// never passes through the object's memory).
 import { Hono } from "hono";
 import { ApiError } from "../../errors.ts";
+import type { RecordKind } from "../../tasks/task.ts";
 import type { AppEnv } from "../app-env.ts";
-import type { ArtifactList, WorkspaceList, WorkspaceListEntry } from "../responses.ts";
+import type {
+  ArtifactList,
+  SessionArtifactList,
+  SessionWorkspaceList,
+  WorkspaceList,
+  WorkspaceListEntry,
+} from "../responses.ts";
 import { ArtifactPath, WorkspacePath } from "../schemas.ts";
 import { missingTask, taskStub } from "../task-resource.ts";
 import { parseWith } from "../validation.ts";
+import { sessionNotFound, sessionStub } from "./session-stub.ts";
+
+/** Where each kind of object's files are, and how a missing one is answered. */
+const OWNERS = {
+  task: { path: "tasks", name: "Task", stub: taskStub, missing: missingTask },
+  session: {
+    path: "sessions",
+    name: "Session",
+    stub: sessionStub,
+    missing: async (_stub: unknown, id: string) => sessionNotFound(id),
+  },
+} as const;
 
 const TEXT_TYPES: Readonly<Record<string, string>> = {
   md: "text/markdown; charset=utf-8",
@@ -31,72 +51,87 @@ function encodePath(path: string): string {
   return path.split("/").map(encodeURIComponent).join("/");
 }
 
-export const taskFileRoutes = new Hono<AppEnv>()
-  .get("/:id/artifacts", async (c) => {
-    const { id, stub } = taskStub(c);
-    const artifacts = await stub.artifacts();
-    if (!artifacts) throw await missingTask(stub, id);
-    const base = `${new URL(c.req.url).origin}/v1/tasks/${id}/artifacts/`;
-    return c.json({
-      task_id: id,
-      artifacts: artifacts.map((a) => ({ ...a, url: base + encodePath(a.path) })),
-    } satisfies ArtifactList);
-  })
-  .get("/:id/workspace", async (c) => {
-    const { id, stub } = taskStub(c);
-    const files = await stub.workspaceList();
-    if (!files) throw await missingTask(stub, id);
-    const base = `${new URL(c.req.url).origin}/v1/tasks/${id}/workspace/`;
-    return c.json({
-      task_id: id,
-      files: files.map(
+/**
+ * The file routes of a task (`/v1/tasks/:id/…`) or a session (`/v1/sessions/:id/…`): its run bundle and its
+ * workspace, the object answering only for what it holds of that kind.
+ */
+function fileRoutes(kind: RecordKind) {
+  const owner = OWNERS[kind];
+  return new Hono<AppEnv>()
+    .get("/:id/artifacts", async (c) => {
+      const { id, stub } = owner.stub(c);
+      const artifacts = await stub.artifacts(kind);
+      if (!artifacts) throw await owner.missing(stub, id);
+      const base = `${new URL(c.req.url).origin}/v1/${owner.path}/${id}/artifacts/`;
+      const listed = artifacts.map((a) => ({ ...a, url: base + encodePath(a.path) }));
+      return c.json(
+        kind === "task"
+          ? ({ task_id: id, artifacts: listed } satisfies ArtifactList)
+          : ({ session_id: id, artifacts: listed } satisfies SessionArtifactList),
+      );
+    })
+    .get("/:id/workspace", async (c) => {
+      const { id, stub } = owner.stub(c);
+      const files = await stub.workspaceList(kind);
+      if (!files) throw await owner.missing(stub, id);
+      const base = `${new URL(c.req.url).origin}/v1/${owner.path}/${id}/workspace/`;
+      const listed = files.map(
         (f): WorkspaceListEntry =>
           f.type === "file" ? { ...f, type: "file", url: base + encodePath(f.path) } : { ...f, type: "directory" },
-      ),
-    } satisfies WorkspaceList);
-  })
-  .get("/:id/workspace/:path{[\\s\\S]+}", async (c) => {
-    const { id, stub } = taskStub(c);
-    const path = parseWith(WorkspacePath, c.req.param("path"), "path");
-    const found = await stub.workspaceFile(path);
-    if (found === null && !(await stub.get())) throw await missingTask(stub, id);
-    if (found === null || found === "directory") {
-      const what = found === "directory" ? "is a folder; GET /v1/tasks/:id/workspace lists it" : "does not exist";
-      throw new ApiError("workspace_file_not_found", `${path.slice(1)} ${what}.`, "path");
-    }
-    let body: ReadableStream<Uint8Array> | undefined = found.body;
-    if (found.r2Key !== undefined) {
-      const object = await c.env.RUNS.get(found.r2Key);
-      if (!object) throw new ApiError("workspace_file_not_found", `${path.slice(1)} does not exist.`, "path");
-      body = object.body;
-    }
-    return new Response(body, {
-      headers: {
-        "content-type": workspaceContentType(path),
-        "content-length": String(found.size),
-        "last-modified": new Date(found.modified_at).toUTCString(),
-        // Files an agent wrote are data, never a page of this API's origin: no sniffing, no scripts.
-        "x-content-type-options": "nosniff",
-        "content-security-policy": "sandbox; default-src 'none'",
-      },
+      );
+      return c.json(
+        kind === "task"
+          ? ({ task_id: id, files: listed } satisfies WorkspaceList)
+          : ({ session_id: id, files: listed } satisfies SessionWorkspaceList),
+      );
+    })
+    .get("/:id/workspace/:path{[\\s\\S]+}", async (c) => {
+      const { id, stub } = owner.stub(c);
+      const path = parseWith(WorkspacePath, c.req.param("path"), "path");
+      const found = await stub.workspaceFile(path, kind);
+      if (found === null && !(await stub.workspaceList(kind))) throw await owner.missing(stub, id);
+      if (found === null || found === "directory") {
+        const what =
+          found === "directory" ? `is a folder; GET /v1/${owner.path}/:id/workspace lists it` : "does not exist";
+        throw new ApiError("workspace_file_not_found", `${path.slice(1)} ${what}.`, "path");
+      }
+      let body: ReadableStream<Uint8Array> | undefined = found.body;
+      if (found.r2Key !== undefined) {
+        const object = await c.env.RUNS.get(found.r2Key);
+        if (!object) throw new ApiError("workspace_file_not_found", `${path.slice(1)} does not exist.`, "path");
+        body = object.body;
+      }
+      return new Response(body, {
+        headers: {
+          "content-type": workspaceContentType(path),
+          "content-length": String(found.size),
+          "last-modified": new Date(found.modified_at).toUTCString(),
+          // Files an agent wrote are data, never a page of this API's origin: no sniffing, no scripts.
+          "x-content-type-options": "nosniff",
+          "content-security-policy": "sandbox; default-src 'none'",
+        },
+      });
+    })
+    .get("/:id/artifacts/:path{[\\s\\S]+}", async (c) => {
+      const { id, stub } = owner.stub(c);
+      const path = parseWith(ArtifactPath, c.req.param("path"), "path");
+      const found = await stub.artifact(path, kind);
+      if (!found && !(await stub.artifacts(kind))) throw await owner.missing(stub, id);
+      if (!found) throw new ApiError("artifact_not_found", `${owner.name} ${id} has no artifact "${path}".`, "path");
+      if (found.kind === "staged") {
+        return new Response(found.content, { headers: { "content-type": found.content_type } });
+      }
+      const object = await c.env.RUNS.get(found.key);
+      if (!object) throw new ApiError("artifact_not_found", `${owner.name} ${id} has no artifact "${path}".`, "path");
+      return new Response(object.body, {
+        headers: {
+          "content-type": object.httpMetadata?.contentType ?? "application/octet-stream",
+          "content-length": String(object.size),
+          etag: object.httpEtag,
+        },
+      });
     });
-  })
-  .get("/:id/artifacts/:path{[\\s\\S]+}", async (c) => {
-    const { id, stub } = taskStub(c);
-    const path = parseWith(ArtifactPath, c.req.param("path"), "path");
-    const found = await stub.artifact(path);
-    if (!found && !(await stub.get())) throw await missingTask(stub, id);
-    if (!found) throw new ApiError("artifact_not_found", `Task ${id} has no artifact "${path}".`, "path");
-    if (found.kind === "staged") {
-      return new Response(found.content, { headers: { "content-type": found.content_type } });
-    }
-    const object = await c.env.RUNS.get(found.key);
-    if (!object) throw new ApiError("artifact_not_found", `Task ${id} has no artifact "${path}".`, "path");
-    return new Response(object.body, {
-      headers: {
-        "content-type": object.httpMetadata?.contentType ?? "application/octet-stream",
-        "content-length": String(object.size),
-        etag: object.httpEtag,
-      },
-    });
-  });
+}
+
+export const taskFileRoutes = fileRoutes("task");
+export const sessionFileRoutes = fileRoutes("session");
