@@ -58,6 +58,10 @@ export function parseMessagesRequest(body: unknown): Parsed<MessagesRequest> {
       return fail(`messages.${index}.content: Input should be a string or a list of content blocks`);
     }
   }
+  // The current API version takes no sampling parameters: any of them is a 400, whatever its value.
+  for (const key of ["temperature", "top_p", "top_k"]) {
+    if (key in body) return fail(`${key}: Extra inputs are not permitted`);
+  }
   const unanswered = unansweredToolUse(parsedMessages);
   if (unanswered) return fail(unanswered);
   if (tools !== undefined && (!Array.isArray(tools) || !tools.every(isRecord))) {

@@ -28,6 +28,8 @@ export { AGENT_NAME_PATTERN, type AgentDefinition } from "./definition.ts";
 export abstract class Agent {
   readonly name: string;
   readonly description: string;
+  /** Seed 003 Agent.role, or null. */
+  readonly role: string | null;
   readonly systemPrompt: string;
   /** allowed_tools as declared, or the wildcard of every declared MCP server when it was omitted. */
   readonly allowedTools: readonly string[];
@@ -37,6 +39,8 @@ export abstract class Agent {
   readonly model: string | undefined;
   readonly maxTurns: number;
   readonly maxTokens: number;
+  /** Seed 003 Agent.temperature, or null for the provider's default. */
+  readonly temperature: number | null;
   readonly maxBudgetUsd: number | null;
   readonly permissions: ToolPermissions;
   readonly hooks: readonly HookSpec[];
@@ -51,6 +55,7 @@ export abstract class Agent {
     const spec = parseDefinition(definition);
     this.name = spec.name;
     this.description = spec.description;
+    this.role = spec.role;
     this.systemPrompt = spec.systemPrompt;
     this.allowedTools = spec.allowedTools;
     this.declaredTools = spec.declaredTools;
@@ -59,6 +64,7 @@ export abstract class Agent {
     this.model = spec.model;
     this.maxTurns = spec.maxTurns;
     this.maxTokens = spec.maxTokens;
+    this.temperature = spec.temperature;
     this.maxBudgetUsd = spec.maxBudgetUsd;
     this.permissions = spec.permissions;
     this.hooks = spec.hooks;
@@ -111,7 +117,14 @@ export abstract class Agent {
     system = this.systemPrompt,
     tools = context.tools.definitions(),
   ): MessageCreateParamsBase {
-    return modelRequest({ model: context.config.model, maxTokens: this.maxTokens, system, messages, tools });
+    return modelRequest({
+      model: context.config.model,
+      maxTokens: this.maxTokens,
+      temperature: this.temperature,
+      system,
+      messages,
+      tools,
+    });
   }
 
   /** What this agent declares about its tools; the run's Toolbox resolves it against the servers. */

@@ -25,6 +25,8 @@ export const AgentDefinitionSchema = z.strictObject({
   /** Unique name, seed 003 pattern ^[a-z][a-z0-9_]*$ (it appears in URLs). */
   name: z.string().regex(AGENT_NAME_PATTERN),
   description: z.string().default(""),
+  /** Seed 003 Agent.role: the agent's role or purpose, shown with the agent (GET /v1/agents); not sent to the model. */
+  role: z.string().trim().min(1, "must not be empty").optional(),
   systemPrompt: z.string().refine((prompt) => prompt.trim() !== ""),
   /** Model turns before the run ends with "max_turns limit reached" (seed 004 max_turns). */
   maxTurns: z.number(POSITIVE_INTEGER).int(POSITIVE_INTEGER).positive(POSITIVE_INTEGER).default(DEFAULT_MAX_TURNS),
@@ -39,6 +41,15 @@ export const AgentDefinitionSchema = z.strictObject({
   allowedTools: z.array(z.string()).readonly().optional(),
   /** Pin a model; otherwise OUTPOST_DEFAULT_MODEL, then DEFAULT_MODEL (src/config/models.ts). */
   model: z.string().optional(),
+  /**
+   * Seed 003 Agent.temperature: the sampling temperature of every model call, 0–2, for OpenAI-compatible and Gemini
+   * agents (Anthropic's current API takes none). Absent: the provider's default.
+   */
+  temperature: z
+    .number("must be a number from 0 to 2")
+    .min(0, "must be at least 0")
+    .max(2, "must be at most 2")
+    .optional(),
   /** Output token budget of each model call. */
   maxTokens: z.number(POSITIVE_INTEGER).int(POSITIVE_INTEGER).positive(POSITIVE_INTEGER).default(DEFAULT_MAX_TOKENS),
   /** Default cost budget of a task, USD (a task may set its own max_budget_usd). */
@@ -80,6 +91,7 @@ export type AgentDefinition = z.input<typeof AgentDefinitionSchema>;
 export interface AgentSpec {
   name: string;
   description: string;
+  role: string | null;
   systemPrompt: string;
   /** allowedTools as declared, or the built-ins the settings turn on and every declared server's wildcard. */
   allowedTools: readonly string[];
@@ -90,6 +102,7 @@ export interface AgentSpec {
   model: string | undefined;
   maxTurns: number;
   maxTokens: number;
+  temperature: number | null;
   maxBudgetUsd: number | null;
   permissions: ToolPermissions;
   hooks: readonly HookSpec[];
@@ -119,6 +132,13 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
       }
     }
   }
+  // Validated per provider: Anthropic's current Messages API takes no sampling parameters (a request with one is a
+  // 400), so an Anthropic agent is refused here rather than failing every run.
+  if (parsed.temperature !== undefined && (parsed.llmConfig?.provider ?? "anthropic") === "anthropic") {
+    throw new ConfigError(
+      `Agent "${agent}": temperature is not taken by Anthropic's models (the Messages API dropped sampling parameters); it applies to openai_compatible and gemini agents.`,
+    );
+  }
   const tenants = parsed.tenants ? Object.freeze([...new Set(parsed.tenants)]) : null;
   for (const hook of parsed.hooks) {
     // A hook starts tasks of its tenant; one the agent refuses would fail every run it starts.
@@ -132,6 +152,7 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
   return {
     name: parsed.name,
     description: parsed.description,
+    role: parsed.role ?? null,
     systemPrompt: parsed.systemPrompt,
     allowedTools: Object.freeze([...tools]),
     declaredTools: parsed.allowedTools ? Object.freeze([...parsed.allowedTools]) : undefined,
@@ -140,6 +161,7 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
     model: parsed.model,
     maxTurns: parsed.maxTurns,
     maxTokens: parsed.maxTokens,
+    temperature: parsed.temperature ?? null,
     maxBudgetUsd: parsed.maxBudgetUsd ?? null,
     permissions: toolPermissions(agent, parsed, tools),
     hooks: Object.freeze(parsed.hooks),

@@ -16,6 +16,11 @@ export interface ModelRequestParts {
   model: string;
   /** The output token budget of this call (the agent's maxTokens). */
   maxTokens: number;
+  /**
+   * The sampling temperature (the agent's), or null for the provider's default. Carried beside the Messages API's
+   * fields for the providers that take one (temperatureOf in src/llm/provider.ts).
+   */
+  temperature?: number | null;
   system: string;
   messages: MessageParam[];
   /** The tools the model may call; none are sent when there are none (the API refuses an empty list). */
@@ -28,6 +33,7 @@ export function modelRequest(parts: ModelRequestParts): MessageCreateParamsBase 
   return {
     model: parts.model,
     max_tokens: parts.maxTokens,
+    ...(parts.temperature !== undefined && parts.temperature !== null ? { temperature: parts.temperature } : {}),
     system: parts.system,
     messages: alternating(parts.messages),
     ...(tools.length > 0 ? { tools } : {}),

@@ -64,7 +64,11 @@ export const AgentSchema = z.strictObject({
   /** "tool_loop" (the default loop) or "skills" (seed 002's decision loop over the skill catalog). */
   kind: z.enum(["tool_loop", "skills"]),
   description: z.string(),
+  /** Seed 003 Agent.role, or null. */
+  role: z.string().nullable(),
   model: z.string(),
+  /** Seed 003 Agent.temperature (OpenAI-compatible and Gemini agents), or null for the provider's default. */
+  temperature: z.number().nullable(),
   allowed_tools: z.array(z.string()),
   /** Seed 004's least-privilege settings, as the agent's built-in tools are run with them. */
   capabilities: z.strictObject({

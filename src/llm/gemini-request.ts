@@ -12,7 +12,7 @@ import {
   type ToolConfig,
 } from "@google/genai";
 import { contentText } from "./message-builder.ts";
-import type { StreamOptions } from "./provider.ts";
+import { type StreamOptions, temperatureOf } from "./provider.ts";
 
 /**
  * Google's documented stand-in for a thought signature (ai.google.dev/gemini-api/docs/thought-signatures). Gemini 3
@@ -26,6 +26,8 @@ export function toGeminiRequest(
   options: Pick<StreamOptions, "signal" | "headers">,
 ): GenerateContentParameters {
   const config: GenerateContentConfig = { maxOutputTokens: params.max_tokens, abortSignal: options.signal };
+  const temperature = temperatureOf(params);
+  if (temperature !== undefined) config.temperature = temperature;
   if (options.headers) config.httpOptions = { headers: options.headers };
   const system = contentText(params.system);
   if (system) config.systemInstruction = { parts: [{ text: system }] };

@@ -32,7 +32,7 @@ import {
   TimeoutError,
 } from "../errors.ts";
 import { contentText, MessageBuilder, ToolUseIds } from "./message-builder.ts";
-import { type ModelProvider, providerFailure, type StreamOptions } from "./provider.ts";
+import { type ModelProvider, providerFailure, type StreamOptions, temperatureOf } from "./provider.ts";
 
 export interface OpenAiCompatibleConfig {
   apiKey: string;
@@ -156,6 +156,12 @@ function stopReason(finish: string | null, toolUse: boolean): StopReason {
 }
 
 /** The Messages API request as a streamed Chat Completions request. */
+/** `{temperature}` when the request carries one, else nothing (the provider's default). */
+function temperatureField(params: MessageCreateParamsBase): { temperature?: number } {
+  const temperature = temperatureOf(params);
+  return temperature === undefined ? {} : { temperature };
+}
+
 export function toChatRequest(params: MessageCreateParamsBase): OpenAI.ChatCompletionCreateParamsStreaming {
   const messages: ChatCompletionMessageParam[] = [];
   const system = contentText(params.system);
@@ -179,6 +185,7 @@ export function toChatRequest(params: MessageCreateParamsBase): OpenAI.ChatCompl
     model: params.model,
     messages,
     max_completion_tokens: params.max_tokens,
+    ...temperatureField(params),
     stream: true,
     stream_options: { include_usage: true },
     ...(tools && tools.length > 0 ? { tools } : {}),

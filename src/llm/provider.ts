@@ -10,6 +10,16 @@ import { ProviderError } from "../errors.ts";
 import { isReservedSecret, RESERVED_SECRET_MESSAGE, secretNameFormat } from "../lib/secrets.ts";
 
 export const PROVIDER_NAMES = ["anthropic", "gemini", "openai_compatible"] as const;
+
+/**
+ * The sampling temperature a request carries for a provider that takes one (seed 003 Agent.temperature). The
+ * Messages API dropped temperature from its current version (it answers 400), so the type Outpost's requests are
+ * written in has no such field, and an Anthropic agent may not set one (src/agents/definition.ts).
+ */
+export function temperatureOf(params: MessageCreateParamsBase): number | undefined {
+  const value = (params as { temperature?: unknown }).temperature;
+  return typeof value === "number" ? value : undefined;
+}
 export type ProviderName = (typeof PROVIDER_NAMES)[number];
 
 /** One HTTP attempt made by the SDK, reported as soon as its response headers arrive. */

@@ -640,6 +640,19 @@ describe("emulator: errors", () => {
       { model: "emu-model", max_tokens: 1.5, messages: [{ role: "user", content: "hi" }] },
       { model: "emu-model", max_tokens: 10, messages: [] },
       { model: "emu-model", max_tokens: 10, messages: [{ role: "system", content: "hi" }] },
+      // The current API version takes no sampling parameters, whatever their value.
+      { model: "emu-model", max_tokens: 10, messages: [{ role: "user", content: "hi" }], temperature: 1 },
+      { model: "emu-model", max_tokens: 10, messages: [{ role: "user", content: "hi" }], top_p: 0.5 },
+      // A tool call must be answered in the next message.
+      {
+        model: "emu-model",
+        max_tokens: 10,
+        messages: [
+          { role: "user", content: "hi" },
+          { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "t", input: {} }] },
+          { role: "user", content: "and?" },
+        ],
+      },
     ];
     for (const body of invalid) {
       const error = await client.messages

@@ -7,6 +7,7 @@ import { Agent } from "../../src/agents/agent.ts";
 import { registry } from "../../src/agents/catalog.ts";
 import { SkillAgent } from "../../src/agents/skill-agent.ts";
 import { ConfigError } from "../../src/errors.ts";
+import { toGeminiRequest } from "../../src/llm/gemini-request.ts";
 import { toChatRequest } from "../../src/llm/openai-compatible.ts";
 import {
   api,
@@ -169,6 +170,53 @@ describe("provider configuration", () => {
     expect(make({ provider: "gemini", api_key: "sk-live-123" })).toThrow(/NAME of a Worker secret/);
     expect(make({ provider: "gemini", api_key: "OUTPOST_API_KEYS" })).toThrow(/Outpost's own secrets/);
     expect(make({ provider: "gemini", extra: 1 })).toThrow(ConfigError);
+  });
+
+  it("sends the agent's temperature to the providers that take one, and refuses it on an Anthropic agent", async () => {
+    class Tempered extends Agent {}
+    const make = (extra: Record<string, unknown>) => () =>
+      new Tempered({ name: "tempered", systemPrompt: "x", ...extra });
+    // Anthropic's current Messages API answers 400 to any sampling parameter, so the definition is refused.
+    expect(make({ temperature: 0.3 })).toThrow(/temperature is not taken by Anthropic's models/);
+    expect(make({ temperature: 2.5, llmConfig: providers[0][1] })).toThrow(/temperature must be at most 2/);
+    expect(make({ temperature: -1, llmConfig: providers[1][1] })).toThrow(/temperature must be at least 0/);
+    const agent = make({ temperature: 1.5, role: "planner of picnics", llmConfig: providers[0][1] })();
+    expect([agent.temperature, agent.role]).toEqual([1.5, "planner of picnics"]);
+
+    // Over the wire of each provider, and through a whole run against the emulator.
+    const params = {
+      model: "m",
+      max_tokens: 10,
+      messages: [{ role: "user" as const, content: "hi" }],
+      temperature: 1.5,
+    };
+    expect(toChatRequest(params)).toMatchObject({ temperature: 1.5 });
+    expect(toGeminiRequest(params, { signal: new AbortController().signal }).config).toMatchObject({
+      temperature: 1.5,
+    });
+    const { temperature: _temperature, ...untempered } = params;
+    expect(toChatRequest(untempered)).not.toHaveProperty("temperature");
+    expect(toGeminiRequest(untempered, { signal: new AbortController().signal }).config).not.toHaveProperty(
+      "temperature",
+    );
+    for (const [name, llmConfig] of providers) {
+      const tempered = defineAgent({ llmConfig, temperature: 0.2, role: "tester" });
+      const marker = uniqueMarker(`temperature-${name}`);
+      await script(marker, [{ content: [{ type: "text", text: "Cool." }] }]);
+      const task = await startTask(tempered, `hi ${marker}`);
+      expect((await waitForTask(task.id)).status).toBe("completed");
+      const request = await api(`/v1/tasks/${task.id}/artifacts`);
+      const listed = (await request.json()) as { artifacts: { path: string }[] };
+      const sent = listed.artifacts.find((a) => a.path.endsWith("_request.json") || a.path.endsWith("_request.txt"));
+      expect(sent).toBeDefined();
+      const body = JSON.parse(await (await api(`/v1/tasks/${task.id}/artifacts/${sent?.path}`)).text()) as Record<
+        string,
+        unknown
+      >;
+      expect(body.temperature).toBe(0.2);
+      const described = (await (await api(`/v1/agents/${tempered}`)).json()) as Record<string, unknown>;
+      expect([described.temperature, described.role]).toEqual([0.2, "tester"]);
+    }
   });
 
   it("translates a Messages API request into Chat Completions", () => {

@@ -91,7 +91,9 @@ function describe(agent: Agent, configuredModel: string | undefined): AgentDescr
     // "tool_loop" (the default loop) or "skills" (seed 002's decision loop over the skill catalog).
     kind: agent instanceof SkillAgent ? "skills" : "tool_loop",
     description: agent.description,
+    role: agent.role,
     model: resolveModel(agent.model, configuredModel),
+    temperature: agent.temperature,
     allowed_tools: [...agent.allowedTools],
     // Seed 004's least-privilege settings, as the agent's built-in tools are run with them.
     capabilities: {

@@ -122,7 +122,9 @@ describe("GET /v1/agents", () => {
           name: "assistant",
           kind: "tool_loop",
           description: "A concise general-purpose assistant that answers in one turn.",
+          role: null,
           model: "claude-sonnet-5-5",
+          temperature: null,
           allowed_tools: [],
           capabilities: {
             bash: { enabled: false, excluded_commands: [], allow_unsafe: false },
@@ -141,7 +143,9 @@ describe("GET /v1/agents", () => {
           name: "coder",
           kind: "tool_loop",
           description: "Works on the files of its task's workspace with a shell and file tools.",
+          role: null,
           model: "claude-sonnet-5-5",
+          temperature: null,
           allowed_tools: ["Bash", "Read", "Write", "Edit", "Glob", "Grep"],
           capabilities: {
             bash: { enabled: true, excluded_commands: [], allow_unsafe: false },
@@ -161,7 +165,9 @@ describe("GET /v1/agents", () => {
           kind: "skills",
           description:
             "Works through the project's skills (SKILL.md): release notes, incident triage, and any you add.",
+          role: null,
           model: "claude-sonnet-5-5",
+          temperature: null,
           allowed_tools: ["Bash", "AskUser"],
           capabilities: {
             bash: { enabled: true, excluded_commands: [], allow_unsafe: false },
@@ -180,7 +186,9 @@ describe("GET /v1/agents", () => {
           name: "planner",
           kind: "tool_loop",
           description: "Breaks a request into a task list (TodoWrite), then answers with the plan.",
+          role: null,
           model: "claude-sonnet-5-5",
+          temperature: null,
           allowed_tools: ["TodoWrite"],
           capabilities: {
             bash: { enabled: false, excluded_commands: [], allow_unsafe: false },
@@ -199,7 +207,9 @@ describe("GET /v1/agents", () => {
           name: "triage",
           kind: "tool_loop",
           description: "Triages a GitHub issue into a task list, which a person approves.",
+          role: null,
           model: "claude-sonnet-5-5",
+          temperature: null,
           allowed_tools: ["TodoWrite", "AskUser"],
           capabilities: {
             bash: { enabled: false, excluded_commands: [], allow_unsafe: false },
@@ -235,7 +245,9 @@ describe("GET /v1/agents/:name", () => {
       name: "planner",
       kind: "tool_loop",
       description: "Breaks a request into a task list (TodoWrite), then answers with the plan.",
+      role: null,
       model: "claude-sonnet-5-5",
+      temperature: null,
       allowed_tools: ["TodoWrite"],
       capabilities: {
         bash: { enabled: false, excluded_commands: [], allow_unsafe: false },
