@@ -62,6 +62,14 @@ export function parseMessagesRequest(body: unknown): Parsed<MessagesRequest> {
   for (const key of ["temperature", "top_p", "top_k"]) {
     if (key in body) return fail(`${key}: Extra inputs are not permitted`);
   }
+  const { thinking } = body;
+  if (isRecord(thinking) && thinking.type === "enabled") {
+    const budget = thinking.budget_tokens;
+    if (typeof budget !== "number" || !Number.isInteger(budget) || budget < 1024) {
+      return fail("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024");
+    }
+    if (budget >= maxTokens) return fail("max_tokens: must be greater than thinking.budget_tokens");
+  }
   const unanswered = unansweredToolUse(parsedMessages);
   if (unanswered) return fail(unanswered);
   if (tools !== undefined && (!Array.isArray(tools) || !tools.every(isRecord))) {

@@ -160,7 +160,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
 
     switch (route) {
       case "POST /v1/messages/count_tokens": {
-        const parsed = parseMessagesRequest(isRecord(body) ? { max_tokens: 1, ...body } : body);
+        // count_tokens takes no max_tokens: a placeholder above any thinking budget, which parsing compares with it.
+        const parsed = parseMessagesRequest(isRecord(body) ? { max_tokens: 1_000_000, ...body } : body);
         if (!parsed.ok) return sendError(exchange, anthropic, { status: 400, message: parsed.message });
         return sendJson(exchange, 200, { input_tokens: estimateInputTokens(parsed.value) });
       }

@@ -39,6 +39,8 @@ export abstract class Agent {
   readonly model: string | undefined;
   readonly maxTurns: number;
   readonly maxTokens: number;
+  /** Seed 004 extended thinking: its budget per call, or null. */
+  readonly thinkingBudget: number | null;
   /** Seed 003 Agent.temperature, or null for the provider's default. */
   readonly temperature: number | null;
   readonly maxBudgetUsd: number | null;
@@ -65,6 +67,7 @@ export abstract class Agent {
     this.maxTurns = spec.maxTurns;
     this.maxTokens = spec.maxTokens;
     this.temperature = spec.temperature;
+    this.thinkingBudget = spec.thinkingBudget;
     this.maxBudgetUsd = spec.maxBudgetUsd;
     this.permissions = spec.permissions;
     this.hooks = spec.hooks;
@@ -121,6 +124,7 @@ export abstract class Agent {
       model: context.config.model,
       maxTokens: this.maxTokens,
       temperature: this.temperature,
+      thinkingBudget: this.thinkingBudget,
       system,
       messages,
       tools,

@@ -50,8 +50,24 @@ export const AgentDefinitionSchema = z.strictObject({
     .min(0, "must be at least 0")
     .max(2, "must be at most 2")
     .optional(),
-  /** Output token budget of each model call. */
-  maxTokens: z.number(POSITIVE_INTEGER).int(POSITIVE_INTEGER).positive(POSITIVE_INTEGER).default(DEFAULT_MAX_TOKENS),
+  /** Output token budget of each model call (raised past extendedThinking's budget when left at its default). */
+  maxTokens: z.number(POSITIVE_INTEGER).int(POSITIVE_INTEGER).positive(POSITIVE_INTEGER).optional(),
+  /**
+   * Seed 004 ExtendedThinkingConfig: the model thinks before it answers, within budget_tokens of each call's output:
+   * 1,024 (the Messages API's minimum; the seed says 1,000) to 100,000. Anthropic agents only. The thinking streams as llm_thinking_delta events and stays, signed,
+   * in the conversation.
+   */
+  extendedThinking: z
+    .strictObject({
+      enabled: z.boolean("must be true or false").default(false),
+      budget_tokens: z
+        .number("must be a whole number from 1,024 to 100,000")
+        .int("must be a whole number from 1,024 to 100,000")
+        .min(1_024, "must be at least 1,024 (the Messages API's minimum)")
+        .max(100_000, "must be at most 100,000")
+        .default(10_000),
+    })
+    .optional(),
   /** Default cost budget of a task, USD (a task may set its own max_budget_usd). */
   maxBudgetUsd: z
     .number("must be a positive number of US dollars")
@@ -102,6 +118,8 @@ export interface AgentSpec {
   model: string | undefined;
   maxTurns: number;
   maxTokens: number;
+  /** The thinking budget of each call, or null when the agent does not think first. */
+  thinkingBudget: number | null;
   temperature: number | null;
   maxBudgetUsd: number | null;
   permissions: ToolPermissions;
@@ -139,6 +157,20 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
       `Agent "${agent}": temperature is not taken by Anthropic's models (the Messages API dropped sampling parameters); it applies to openai_compatible and gemini agents.`,
     );
   }
+  const thinking = parsed.extendedThinking?.enabled ? parsed.extendedThinking.budget_tokens : null;
+  if (thinking !== null && (parsed.llmConfig?.provider ?? "anthropic") !== "anthropic") {
+    throw new ConfigError(
+      `Agent "${agent}": extendedThinking is for Anthropic's models; this agent's provider is ${parsed.llmConfig?.provider}.`,
+    );
+  }
+  // The thinking is part of a call's output: max_tokens must exceed its budget (the API refuses otherwise). A
+  // maxTokens left out is raised to leave the default answer room; one set too low is refused.
+  if (thinking !== null && parsed.maxTokens !== undefined && parsed.maxTokens <= thinking) {
+    throw new ConfigError(
+      `Agent "${agent}": maxTokens (${parsed.maxTokens}) must be more than extendedThinking.budget_tokens (${thinking}): the thinking counts against each call's output.`,
+    );
+  }
+  const maxTokens = parsed.maxTokens ?? (thinking === null ? DEFAULT_MAX_TOKENS : thinking + DEFAULT_MAX_TOKENS);
   const tenants = parsed.tenants ? Object.freeze([...new Set(parsed.tenants)]) : null;
   for (const hook of parsed.hooks) {
     // A hook starts tasks of its tenant; one the agent refuses would fail every run it starts.
@@ -160,7 +192,8 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
     settings,
     model: parsed.model,
     maxTurns: parsed.maxTurns,
-    maxTokens: parsed.maxTokens,
+    maxTokens,
+    thinkingBudget: thinking,
     temperature: parsed.temperature ?? null,
     maxBudgetUsd: parsed.maxBudgetUsd ?? null,
     permissions: toolPermissions(agent, parsed, tools),
@@ -195,6 +228,7 @@ const SEED_SPELLINGS: Readonly<Record<string, string>> = {
   max_tokens: "maxTokens",
   max_iterations: "maxTurns",
   max_budget_usd: "maxBudgetUsd",
+  extended_thinking: "extendedThinking",
   permission_mode: "permissionMode",
 };
 

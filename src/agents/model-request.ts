@@ -21,6 +21,8 @@ export interface ModelRequestParts {
    * fields for the providers that take one (temperatureOf in src/llm/provider.ts).
    */
   temperature?: number | null;
+  /** Seed 004 extended thinking: the call's thinking budget, or null. */
+  thinkingBudget?: number | null;
   system: string;
   messages: MessageParam[];
   /** The tools the model may call; none are sent when there are none (the API refuses an empty list). */
@@ -34,6 +36,7 @@ export function modelRequest(parts: ModelRequestParts): MessageCreateParamsBase 
     model: parts.model,
     max_tokens: parts.maxTokens,
     ...(parts.temperature !== undefined && parts.temperature !== null ? { temperature: parts.temperature } : {}),
+    ...(parts.thinkingBudget ? { thinking: { type: "enabled" as const, budget_tokens: parts.thinkingBudget } } : {}),
     system: parts.system,
     messages: alternating(parts.messages),
     ...(tools.length > 0 ? { tools } : {}),

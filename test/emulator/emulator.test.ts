@@ -643,6 +643,19 @@ describe("emulator: errors", () => {
       // The current API version takes no sampling parameters, whatever their value.
       { model: "emu-model", max_tokens: 10, messages: [{ role: "user", content: "hi" }], temperature: 1 },
       { model: "emu-model", max_tokens: 10, messages: [{ role: "user", content: "hi" }], top_p: 0.5 },
+      // A thinking budget of at least 1,024 tokens, below max_tokens.
+      {
+        model: "emu-model",
+        max_tokens: 2000,
+        messages: [{ role: "user", content: "hi" }],
+        thinking: { type: "enabled", budget_tokens: 2000 },
+      },
+      {
+        model: "emu-model",
+        max_tokens: 4000,
+        messages: [{ role: "user", content: "hi" }],
+        thinking: { type: "enabled", budget_tokens: 1000 },
+      },
       // A tool call must be answered in the next message.
       {
         model: "emu-model",

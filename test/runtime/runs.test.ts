@@ -1,11 +1,14 @@
 // Runs end to end through the HTTP API, the task's Durable Object and the Anthropic SDK against the emulator:
 // transport retries, provider failures mid-run, thinking, tool denial, invalid tool input and max_turns.
 import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/agents/agent.ts";
+import { ConfigError } from "../../src/errors.ts";
 import { MessageListSchema } from "../../src/http/responses.ts";
 import {
   api,
   apiJson,
   blocksOfType,
+  defineAgent,
   emulatorRequests,
   parseEvent,
   readSse,
@@ -168,6 +171,73 @@ describe("model calls inside a run", () => {
       thinking: "The user wants a plan.",
       signature: "sig-abc",
     });
+  });
+});
+
+describe("extended thinking (seed 004 ExtendedThinkingConfig)", () => {
+  it("asks for thinking within the agent's budget, with room left for the answer, and keeps it signed", async () => {
+    const thinker = defineAgent({
+      allowedTools: ["TodoWrite"],
+      extendedThinking: { enabled: true, budget_tokens: 2048 },
+    });
+    const { id, done } = await run(
+      thinker,
+      [
+        {
+          content: [
+            { type: "thinking", thinking: "Think first.", signature: "sig-think" },
+            { type: "tool_use", name: "TodoWrite", input: todo("Think") },
+          ],
+        },
+        { content: [{ type: "text", text: "Thought it through." }] },
+      ],
+      "extended-thinking",
+    );
+    expect(done.status).toBe("completed");
+    for (const turn of [1, 2]) {
+      const request = JSON.parse(
+        await artifact(id, `artifacts/llm/decision_loop_turn_${turn}_attempt_1_request.txt`),
+      ) as {
+        thinking?: unknown;
+        max_tokens: number;
+        messages: { role: string; content: unknown }[];
+      };
+      expect(request.thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
+      // maxTokens was left out: raised past the budget by the default answer's room.
+      expect(request.max_tokens).toBe(2048 + 4096);
+    }
+    const second = JSON.parse(await artifact(id, "artifacts/llm/decision_loop_turn_2_attempt_1_request.txt")) as {
+      messages: { content: { type: string }[] }[];
+    };
+    expect(second.messages[1]?.content[0]).toEqual({
+      type: "thinking",
+      thinking: "Think first.",
+      signature: "sig-think",
+    });
+  });
+
+  it("refuses a budget outside 1,024–100,000, a maxTokens within it, and thinking on another provider", () => {
+    class Thinker extends Agent {}
+    const make = (extra: Record<string, unknown>) => () =>
+      new Thinker({ name: "thinker", systemPrompt: "x", ...extra });
+    expect(make({ extendedThinking: { enabled: true, budget_tokens: 1000 } })).toThrow(
+      /budget_tokens must be at least 1,024/,
+    );
+    expect(make({ extendedThinking: { enabled: true, budget_tokens: 200_000 } })).toThrow(/at most 100,000/);
+    expect(make({ extendedThinking: { enabled: true, budget_tokens: 8000 }, maxTokens: 8000 })).toThrow(
+      /maxTokens \(8000\) must be more than extendedThinking.budget_tokens \(8000\)/,
+    );
+    expect(
+      make({
+        extendedThinking: { enabled: true },
+        llmConfig: { provider: "gemini", endpoint: "https://example.com", api_key: "TEST_GEMINI_KEY" },
+      }),
+    ).toThrow(/extendedThinking is for Anthropic's models/);
+    expect(make({ extendedThinking: { enabled: true, depth: 3 } })).toThrow(ConfigError);
+    // The seed's snake_case spelling is pointed at the camelCase key.
+    expect(make({ extended_thinking: { enabled: true } })).toThrow(/extendedThinking/);
+    const off = make({ extendedThinking: { enabled: false, budget_tokens: 5000 } })();
+    expect([off.thinkingBudget, off.maxTokens]).toEqual([null, 4096]);
   });
 });
 
