@@ -69,6 +69,10 @@ export const AgentSchema = z.strictObject({
   model: z.string(),
   /** Seed 003 Agent.temperature (OpenAI-compatible and Gemini agents), or null for the provider's default. */
   temperature: z.number().nullable(),
+  /** Seed 004 extended thinking: each call's thinking budget, or null when the agent does not think first. */
+  thinking_budget_tokens: z.number().int().positive().nullable(),
+  /** Output tokens per model call (thinking included). */
+  max_tokens: z.number().int().positive(),
   allowed_tools: z.array(z.string()),
   /** Seed 004's least-privilege settings, as the agent's built-in tools are run with them. */
   capabilities: z.strictObject({

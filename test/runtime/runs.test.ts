@@ -214,6 +214,9 @@ describe("extended thinking (seed 004 ExtendedThinkingConfig)", () => {
       thinking: "Think first.",
       signature: "sig-think",
     });
+    // GET /v1/agents/:name says so.
+    const described = (await (await api(`/v1/agents/${thinker}`)).json()) as Record<string, unknown>;
+    expect([described.thinking_budget_tokens, described.max_tokens]).toEqual([2048, 2048 + 4096]);
   });
 
   it("refuses a budget outside 1,024–100,000, a maxTokens within it, and thinking on another provider", () => {

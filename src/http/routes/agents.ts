@@ -94,6 +94,8 @@ function describe(agent: Agent, configuredModel: string | undefined): AgentDescr
     role: agent.role,
     model: resolveModel(agent.model, configuredModel),
     temperature: agent.temperature,
+    thinking_budget_tokens: agent.thinkingBudget,
+    max_tokens: agent.maxTokens,
     allowed_tools: [...agent.allowedTools],
     // Seed 004's least-privilege settings, as the agent's built-in tools are run with them.
     capabilities: {

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { AssistantAgent } from "../../../src/agents/examples/assistant.ts";
 import { CoderAgent } from "../../../src/agents/examples/coder.ts";
 import { PlannerAgent } from "../../../src/agents/examples/planner.ts";
+import { DEFAULT_MAX_TOKENS } from "../../../src/config/models.ts";
 import { AgentListSchema, AgentSchema, HealthSchema, TaskResourceSchema } from "../../../src/http/responses.ts";
 import {
   API_KEY,
@@ -125,6 +126,8 @@ describe("GET /v1/agents", () => {
           role: null,
           model: "claude-sonnet-5-5",
           temperature: null,
+          thinking_budget_tokens: null,
+          max_tokens: DEFAULT_MAX_TOKENS,
           allowed_tools: [],
           capabilities: {
             bash: { enabled: false, excluded_commands: [], allow_unsafe: false },
@@ -146,6 +149,8 @@ describe("GET /v1/agents", () => {
           role: null,
           model: "claude-sonnet-5-5",
           temperature: null,
+          thinking_budget_tokens: null,
+          max_tokens: DEFAULT_MAX_TOKENS,
           allowed_tools: ["Bash", "Read", "Write", "Edit", "Glob", "Grep"],
           capabilities: {
             bash: { enabled: true, excluded_commands: [], allow_unsafe: false },
@@ -168,6 +173,8 @@ describe("GET /v1/agents", () => {
           role: null,
           model: "claude-sonnet-5-5",
           temperature: null,
+          thinking_budget_tokens: null,
+          max_tokens: DEFAULT_MAX_TOKENS,
           allowed_tools: ["Bash", "AskUser"],
           capabilities: {
             bash: { enabled: true, excluded_commands: [], allow_unsafe: false },
@@ -189,6 +196,8 @@ describe("GET /v1/agents", () => {
           role: null,
           model: "claude-sonnet-5-5",
           temperature: null,
+          thinking_budget_tokens: null,
+          max_tokens: DEFAULT_MAX_TOKENS,
           allowed_tools: ["TodoWrite"],
           capabilities: {
             bash: { enabled: false, excluded_commands: [], allow_unsafe: false },
@@ -210,6 +219,8 @@ describe("GET /v1/agents", () => {
           role: null,
           model: "claude-sonnet-5-5",
           temperature: null,
+          thinking_budget_tokens: null,
+          max_tokens: DEFAULT_MAX_TOKENS,
           allowed_tools: ["TodoWrite", "AskUser"],
           capabilities: {
             bash: { enabled: false, excluded_commands: [], allow_unsafe: false },
@@ -248,6 +259,8 @@ describe("GET /v1/agents/:name", () => {
       role: null,
       model: "claude-sonnet-5-5",
       temperature: null,
+      thinking_budget_tokens: null,
+      max_tokens: DEFAULT_MAX_TOKENS,
       allowed_tools: ["TodoWrite"],
       capabilities: {
         bash: { enabled: false, excluded_commands: [], allow_unsafe: false },
