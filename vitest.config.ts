@@ -15,6 +15,8 @@ const API_KEYS = [
   { id: "runner", tenant: "default", scopes: ["run"], sha256: sha256("test-run-key") },
   { id: "beta-runner", tenant: "beta", scopes: ["run", "read"], sha256: sha256("test-beta-key") },
   { id: "beta-admin", tenant: "beta", scopes: ["admin"], sha256: sha256("test-beta-admin") },
+  // A tenant of its own for the listing tests (test/tenants/directory.test.ts): no other test's tasks appear in it.
+  { id: "lister", tenant: "lister", scopes: ["admin"], sha256: sha256("test-lister-key") },
   {
     id: "limited",
     tenant: "limits",

@@ -68,7 +68,11 @@ export class TaskObject extends DurableObject<Env> {
    */
   async start(init: TaskInit): Promise<StartOutcome> {
     const outcome = await this.create(init);
-    if (outcome.outcome === "created") this.host.supervisor.launch();
+    if (outcome.outcome === "created") {
+      this.host.supervisor.launch();
+      // Into the tenant's directory (GET /v1/tasks) from the next alarm.
+      await this.host.supervisor.armOutbox();
+    }
     return outcome;
   }
 
@@ -284,7 +288,7 @@ export class TaskObject extends DurableObject<Env> {
     if (!host.callbacks.redeliver(deliveryId)) {
       return { ok: false, error: { code: "delivery_not_found", message: `No delivery "${deliveryId}".` } };
     }
-    await host.supervisor.armCallbacks();
+    await host.supervisor.armOutbox();
     const delivery = host.callbacks.list().find((d) => d.id === deliveryId);
     if (!delivery) return { ok: false, error: { code: "delivery_not_found", message: `No delivery "${deliveryId}".` } };
     return { ok: true, value: delivery };
@@ -304,7 +308,10 @@ export class TaskObject extends DurableObject<Env> {
 
   /** Creates the session, once (a repeat of the creating request gets the original answer, as for a task). */
   async startSession(init: TaskInit): Promise<StartOutcome<SessionView>> {
-    return this.host.createSession({ ...init, session: init.session ?? { busy: "reject" } });
+    const outcome = await this.host.createSession({ ...init, session: init.session ?? { busy: "reject" } });
+    // Into the tenant's directory (GET /v1/sessions): one alarm, after which an idle session keeps none.
+    if (outcome.outcome === "created") await this.host.supervisor.armOutbox();
+    return outcome;
   }
 
   async session(): Promise<SessionView | null> {

@@ -2,10 +2,13 @@
 // Durable Object, and made the ambient `Cloudflare.Env` so `env` from "cloudflare:workers" is typed in tests.
 import type { RateLimiter } from "../durable-objects/rate-limiter.ts";
 import type { TaskObject } from "../durable-objects/task-object.ts";
+import type { TenantObject } from "../durable-objects/tenant-object.ts";
 
 export interface Env {
   /** One Durable Object per task. */
   TASKS: DurableObjectNamespace<TaskObject>;
+  /** One Durable Object per tenant: the directory of its tasks and sessions. */
+  TENANTS: DurableObjectNamespace<TenantObject>;
   /** Run bundles: runs/<task_id>/… */
   RUNS: R2Bucket;
   /** Secret. Without it (and without ANTHROPIC_BASE_URL) model calls fail with provider_not_configured. */

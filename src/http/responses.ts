@@ -194,6 +194,44 @@ export const InvocationSchema = z.strictObject({
 });
 export type Invocation = z.infer<typeof InvocationSchema>;
 
+// ---- Listings (src/tenants/directory.ts) -------------------------------------------------------------------------
+
+/** What a listing shows of each task or session: enough to pick one; its own URL has the rest. */
+function summarySchema<const S extends readonly [string, ...string[]]>(statuses: S) {
+  return z.strictObject({
+    id: TaskId,
+    agent: z.string(),
+    status: z.enum(statuses),
+    parent_task_id: TaskId.nullable(),
+    tags: z.array(z.string()),
+    created_at: Timestamp,
+    /** When the status last changed. */
+    updated_at: Timestamp,
+    /** When the task ended or the session was closed; null before. */
+    ended_at: Timestamp.nullable(),
+    /** USD as of the last status change; null when a model it used has no price. */
+    total_cost_usd: z.number().nonnegative().nullable(),
+    links: z.strictObject({ self: z.url() }),
+  });
+}
+
+export const TaskSummarySchema = summarySchema(TASK_STATUSES);
+export type TaskSummary = z.infer<typeof TaskSummarySchema>;
+
+/** GET /v1/tasks: one page, newest first; next_cursor continues it (null on the last page). */
+export const TaskListSchema = z.strictObject({ tasks: z.array(TaskSummarySchema), next_cursor: z.string().nullable() });
+export type TaskList = z.infer<typeof TaskListSchema>;
+
+export const SessionSummarySchema = summarySchema(SESSION_STATUSES);
+export type SessionSummary = z.infer<typeof SessionSummarySchema>;
+
+/** GET /v1/sessions: one page, newest first. */
+export const SessionListSchema = z.strictObject({
+  sessions: z.array(SessionSummarySchema),
+  next_cursor: z.string().nullable(),
+});
+export type SessionList = z.infer<typeof SessionListSchema>;
+
 // ---- Sessions (src/sessions/) ---------------------------------------------------------------------------------
 
 /** Where everything about a session is. */

@@ -1,8 +1,10 @@
 // The HTTP API's wire schemas: request bodies, parameters and query strings. Types are inferred from them, and the
 // HTTP API reference (docs/reference/http-api.md) documents the same limits.
 import { z } from "zod";
+import { AGENT_NAME_PATTERN } from "../agents/definition.ts";
 import { REDACTION_MODES } from "../events/redaction.ts";
-import { BUSY_POLICIES, CALLBACK_EVENTS } from "../tasks/task.ts";
+import { SESSION_STATUSES } from "../sessions/session.ts";
+import { BUSY_POLICIES, CALLBACK_EVENTS, TASK_STATUSES } from "../tasks/task.ts";
 import { toStorePath, WorkspacePathError } from "../workspace/paths.ts";
 
 export const MAX_INPUT_CHARS = 100_000;
@@ -15,6 +17,9 @@ const MetadataValue = z.union([z.string().max(2_000), z.number(), z.boolean(), z
 const Metadata = z
   .record(z.string().min(1).max(64), MetadataValue)
   .refine((m) => Object.keys(m).length <= 32, "at most 32 keys");
+
+/** A task's label. */
+const Tag = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, "must be lowercase letters, digits, '-' or '_'");
 
 /** Most model turns a task may ask for. */
 export const MAX_TURNS_LIMIT = 1_000;
@@ -53,11 +58,8 @@ export const CreateTaskBody = z.strictObject({
   max_budget_usd: z.number().positive().max(100_000).optional(),
   /** Total tokens of the task's model calls (input, output and cache). */
   max_tokens: z.number().int().positive().max(1_000_000_000).optional(),
-  /** Labels matched by the retention policy's by_task rules (e.g. "critical"). */
-  tags: z
-    .array(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, "must be lowercase letters, digits, '-' or '_'"))
-    .max(16)
-    .optional(),
+  /** Labels matched by the retention policy's by_task rules (e.g. "critical"), and by listings' ?tag=. */
+  tags: z.array(Tag).max(16).optional(),
   /** Days to keep the task after it ends (seed 003 Task.retention_days); otherwise the retention policy decides. */
   retention_days: z.number().int().min(1).max(3650).optional(),
   /** Files to seed the workspace with: path → UTF-8 text. */
@@ -196,3 +198,33 @@ export const InvokeBody = z.strictObject({
   redaction_mode: CreateTaskBody.shape.redaction_mode,
 });
 export type InvokeBody = z.infer<typeof InvokeBody>;
+
+/** Most entries one page of a listing holds (GET /v1/tasks, GET /v1/sessions), and how many it holds unless asked. */
+export const MAX_LIST_LIMIT = 100;
+export const DEFAULT_LIST_LIMIT = 20;
+
+/** An instant in a query string: ISO 8601 with a time zone, normalised to UTC as the listings store it. */
+const QueryInstant = z.iso.datetime({ offset: true }).transform((value) => new Date(value).toISOString());
+
+/** The query string of a listing: every parameter optional, an unknown one refused (never ignored). */
+function listQuery<const S extends readonly [string, ...string[]]>(statuses: S) {
+  return z.strictObject({
+    limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
+    /** next_cursor from the previous page. */
+    cursor: z.string().min(1).max(512).optional(),
+    /** One status, or several separated by commas (or the parameter repeated): any of them. */
+    status: z.array(z.enum(statuses)).min(1).max(statuses.length).optional(),
+    agent: z.string().max(64).regex(AGENT_NAME_PATTERN, "must be an agent name").optional(),
+    tag: Tag.optional(),
+    created_after: QueryInstant.optional(),
+    created_before: QueryInstant.optional(),
+  });
+}
+
+/** GET /v1/tasks. */
+export const TaskListQuery = listQuery(TASK_STATUSES).extend({ parent_task_id: TaskIdParam.optional() });
+export type TaskListQuery = z.infer<typeof TaskListQuery>;
+
+/** GET /v1/sessions. */
+export const SessionListQuery = listQuery(SESSION_STATUSES);
+export type SessionListQuery = z.infer<typeof SessionListQuery>;

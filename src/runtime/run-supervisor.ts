@@ -8,7 +8,6 @@ import type { AgentRegistry } from "../agents/registry.ts";
 import { approvalDeadline, approvalDueAt } from "../approvals/deadline.ts";
 import { type DecisionInput, PENDING_INPUT_KEY } from "../approvals/requests.ts";
 import { applyDecision, type ResumeResult } from "../approvals/resume.ts";
-import type { CallbackOutbox } from "../callbacks/outbox.ts";
 import type { PriceTable } from "../config/prices.ts";
 import type { RpcFailure } from "../contracts/rpc.ts";
 import { emptyUsage } from "../contracts/usage.ts";
@@ -39,11 +38,24 @@ const MAX_RUN_CRASHES = 3;
 const UPLOAD_RETRY_MS = 60_000;
 const MAX_UPLOAD_RETRY_MS = 60 * 60_000;
 
+/** What the object sends on its own schedule, from its alarm. */
+export interface Outbox {
+  /** Takes note of what has happened since it last looked (the callbacks turn new events into deliveries). */
+  sync(): void;
+  /** When something is next due (ms since the epoch), or null when nothing waits. */
+  nextDueAt(): number | null;
+  /** Sends what is due; safe to repeat. */
+  deliverDue(): Promise<void>;
+}
+
 export interface SupervisorDeps extends TaskStorage {
   /** The deployment's redactor: streamed text is held back by it, and tool error text passes through it. */
   redactor: Redactor;
-  /** The task's outbound callbacks: sent from the alarm, armed whenever the run reaches a moment they report. */
-  callbacks: Pick<CallbackOutbox, "sync" | "nextDueAt" | "deliverDue">;
+  /**
+   * What leaves the object on its own schedule, from the alarm: the task's callbacks (src/callbacks/outbox.ts) and its
+   * entry in the tenant's directory (src/task-host/directory-report.ts). Armed whenever the task changes status.
+   */
+  outbox: Outbox;
   registry: AgentRegistry;
   storage: Pick<DurableObjectStorage, "setAlarm" | "getAlarm" | "deleteAlarm" | "transactionSync">;
   /** The provider for one run: the agent's llmConfig, or Anthropic (its configuration comes from the Worker's env). */
@@ -75,10 +87,11 @@ export class RunSupervisor {
     this.deps = deps;
   }
 
-  /** A run that goes on (a resumed wait): arm the heartbeat, then start it. */
+  /** A run that goes on (a resumed wait, a session's turn): arm the heartbeat, then start it. */
   async begin(): Promise<void> {
     await this.armHeartbeat();
     this.launch();
+    await this.armOutbox();
   }
 
   /**
@@ -115,7 +128,7 @@ export class RunSupervisor {
   /** A session was closed: its bundle is uploaded and its retention runs, as after a task's end. */
   async afterClose(): Promise<void> {
     await this.scheduleBundleUpload();
-    await this.armCallbacks();
+    await this.armOutbox();
   }
 
   /** Cancels the run at its next safe point (the model stream is aborted at once). */
@@ -128,14 +141,17 @@ export class RunSupervisor {
     // A running loop uploads the bundle once it has unwound (afterRun); otherwise do it now.
     if (this.active) this.active.abort.abort();
     else await this.scheduleBundleUpload();
-    await this.armCallbacks();
+    await this.armOutbox();
     return null;
   }
 
-  /** Turns new callback events into deliveries and makes sure the alarm comes when the next one is due. */
-  async armCallbacks(): Promise<void> {
-    this.deps.callbacks.sync();
-    const due = this.deps.callbacks.nextDueAt();
+  /**
+   * Turns new callback events into deliveries and makes sure the alarm comes when the next delivery or directory
+   * report is due. Called after every status change.
+   */
+  async armOutbox(): Promise<void> {
+    this.deps.outbox.sync();
+    const due = this.deps.outbox.nextDueAt();
     if (due === null) return;
     const current = await this.deps.storage.getAlarm();
     if (current === null || current > due) await this.deps.storage.setAlarm(due);
@@ -146,13 +162,13 @@ export class RunSupervisor {
    * retention period has passed, deletes the task. Idempotent.
    */
   async alarm(task: TaskRecord): Promise<void> {
-    // Callbacks first: a slow receiver must not hold back a run's recovery, and the next alarm is armed after.
-    await this.deps.callbacks.deliverDue();
+    // The outbox first: a slow receiver must not hold back a run's recovery, and the next alarm is armed after.
+    await this.deps.outbox.deliverDue();
     try {
       await this.onAlarm(task);
     } finally {
       // Retention may have deleted the task: then there is nothing left to deliver (the outbox knows).
-      await this.armCallbacks();
+      await this.armOutbox();
     }
   }
 
@@ -304,7 +320,7 @@ export class RunSupervisor {
 
   private async afterRun(): Promise<void> {
     await this.afterRunAlarms();
-    await this.armCallbacks();
+    await this.armOutbox();
   }
 
   private async afterRunAlarms(): Promise<void> {
@@ -354,7 +370,7 @@ export class RunSupervisor {
       if (this.task().status === "pending") await this.begin();
       else await this.afterRunAlarms();
     }
-    await this.armCallbacks();
+    await this.armOutbox();
   }
 
   /**
@@ -373,7 +389,7 @@ export class RunSupervisor {
       await this.deps.turnCrashed({ ...info, message: reason });
       this.relaunch = true;
       await this.afterRunAlarms();
-      await this.armCallbacks();
+      await this.armOutbox();
       return;
     }
     const failed = this.transaction(() => {
@@ -382,7 +398,7 @@ export class RunSupervisor {
       return true;
     });
     if (failed) await this.scheduleBundleUpload();
-    await this.armCallbacks();
+    await this.armOutbox();
   }
 
   /**

@@ -275,11 +275,14 @@ export function schemaVersion(sql: SqlStorage): number {
  * Applies the steps the object has not applied yet, in order, each in one transaction with its schema_migrations row,
  * so a step is either done and recorded or not started. Returns the version the storage is at.
  */
-export function migrate(storage: Pick<DurableObjectStorage, "sql" | "transactionSync">): number {
+export function migrate(
+  storage: Pick<DurableObjectStorage, "sql" | "transactionSync">,
+  steps: readonly Migration[] = MIGRATIONS,
+): number {
   const { sql } = storage;
   sql.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)");
   let current = schemaVersion(sql);
-  for (const step of MIGRATIONS) {
+  for (const step of steps) {
     if (step.version <= current) continue;
     storage.transactionSync(() => {
       step.up(sql);

@@ -39,7 +39,9 @@ import type { RecordKind, StartOutcome, TaskInit, TaskView } from "../tasks/task
 import { TaskState } from "../tasks/task-state.ts";
 import { type TaskRecord, TaskStore } from "../tasks/task-store.ts";
 import { taskView } from "../tasks/task-view.ts";
+import { type DirectoryEntry, tenantStubFor } from "../tenants/directory.ts";
 import { Workspace, workspacePrefix } from "../workspace/workspace.ts";
+import { DirectoryReporter } from "./directory-report.ts";
 
 export class TaskHost {
   /** The deployment's secrets and credential shapes: nothing leaves the object without passing it. */
@@ -53,6 +55,8 @@ export class TaskHost {
   readonly bundle: RunBundle;
   readonly workspace: Workspace;
   readonly callbacks: CallbackOutbox;
+  /** The object's entry in its tenant's directory (GET /v1/tasks, GET /v1/sessions). */
+  readonly directory: DirectoryReporter;
   /** The run's lifecycle: start, heartbeat, cancel, crashes, a person's answers, bundle upload and expiry. */
   readonly supervisor: RunSupervisor;
   /** A session's turns (src/sessions/): unused by a task. */
@@ -108,9 +112,23 @@ export class TaskHost {
         env.OUTPOST_WEBHOOK_SECRET ? tenantSigningSecret(env.OUTPOST_WEBHOOK_SECRET, tenant) : undefined,
       retrySeconds: () => retrySchedule(env.OUTPOST_CALLBACK_RETRY_SECONDS),
     });
+    this.directory = new DirectoryReporter({
+      state: this.state,
+      entry: () => this.directoryEntry(),
+      version: () => this.events.lastSeq(),
+      send: (report) => tenantStubFor(env, this.requireRecord().tenant).record(report),
+    });
+    const { callbacks, directory } = this;
     this.supervisor = new RunSupervisor({
       redactor,
-      callbacks: this.callbacks,
+      outbox: {
+        sync: () => callbacks.sync(),
+        nextDueAt: () => earliest(callbacks.nextDueAt(), directory.nextDueAt()),
+        deliverDue: async () => {
+          await callbacks.deliverDue();
+          await directory.deliverDue();
+        },
+      },
       store: this.store,
       events: this.events,
       journal: this.journal,
@@ -213,6 +231,25 @@ export class TaskHost {
     });
   }
 
+  /** The object's task or session as its tenant's directory lists it; null when it holds neither. */
+  private directoryEntry(): DirectoryEntry | null {
+    const record = this.record();
+    if (!record) return null;
+    const last = this.events.readAfter(this.events.lastSeq() - 1, 1)[0];
+    return {
+      id: record.id,
+      kind: record.kind,
+      agent: record.assigned_agent,
+      status: record.kind === "session" ? this.sessions.status() : record.status,
+      parent_task_id: record.parent_task_id,
+      tags: record.tags,
+      created_at: record.created_at,
+      updated_at: last?.timestamp ?? record.created_at,
+      ended_at: record.completed_at,
+      total_cost_usd: record.usage.total_cost_usd,
+    };
+  }
+
   /** Creates a session (src/tasks/creation.ts, init.session): ready, with no run and no alarm until a message. */
   createSession(init: TaskInit): Promise<StartOutcome<SessionView>> {
     return createTask(
@@ -255,6 +292,8 @@ export class TaskHost {
   /** Retention has run out: everything the task has goes, its tombstone stays (src/tasks/expiry.ts). */
   private async expire(): Promise<void> {
     const task = this.requireRecord();
+    // Out of the listings first: a failure here fails the alarm, which tries the whole expiry again.
+    await tenantStubFor(this.env, task.tenant).forget(task.id);
     await expireTask({
       taskId: task.id,
       bucket: this.env.RUNS,
@@ -278,4 +317,11 @@ export class TaskHost {
     this.ready = true;
     return true;
   }
+}
+
+/** The earlier of two due times, either of which may be absent. */
+function earliest(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Math.min(a, b);
 }

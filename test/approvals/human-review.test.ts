@@ -27,6 +27,7 @@ import {
   parseEvent,
   readSse,
   script,
+  settledAlarm,
   startTask,
   stubFor,
   toolUse,
@@ -80,8 +81,8 @@ describe("permission modes", () => {
     const log = await logUntilWaiting(task.id);
     expect(ofType(log, "input_requested").map((e) => e.payload.request_id)).toEqual([pending?.request_id]);
     expect(ofType(log, "tool_call_started")).toHaveLength(0);
-    const alarm = await runInDurableObject(stubFor(task.id), (_i, state) => state.storage.getAlarm());
-    expect(alarm).toBeNull();
+    // None once its listing in the tenant's directory says it waits.
+    expect(await settledAlarm(task.id, null)).toBeNull();
     // The wait is a checkpoint of its own (seed 003 awaiting_human).
     const list = await apiJson(`/v1/tasks/${task.id}/checkpoints`, CheckpointListSchema);
     expect(list.checkpoints.at(-1)).toMatchObject({ awaiting_human: true, next_action: "tool_calls" });
@@ -429,8 +430,7 @@ describe("questions, cancels, evictions and timeouts", () => {
     const task = await waitingTask(rejecting, "hitl-timeout-reject");
     const expiresAt = task.pending_input?.expires_at;
     expect(expiresAt).toEqual(expect.any(String));
-    const alarm = await runInDurableObject(stubFor(task.id), (_i, state) => state.storage.getAlarm());
-    expect(alarm).toBe(Date.parse(String(expiresAt)));
+    expect(await settledAlarm(task.id, Date.parse(String(expiresAt)))).toBe(Date.parse(String(expiresAt)));
     // Move the deadline into the past, then fire the alarm as the platform would.
     await runInDurableObject(stubFor(task.id), (_i, state) => {
       state.storage.sql.exec(

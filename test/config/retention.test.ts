@@ -6,12 +6,15 @@ import { describe, expect, it } from "vitest";
 import type { TaskObject } from "../../durable-objects/task-object.ts";
 import { DEFAULT_RETENTION, loadRetentionPolicy, retentionDays } from "../../src/config/retention.ts";
 import { ConfigError } from "../../src/errors.ts";
+import { TaskListSchema } from "../../src/http/responses.ts";
 import {
   api,
+  apiJson,
   defineAgent,
   done,
   expectError,
   script,
+  settledAlarm,
   startTask,
   stubFor,
   toolUse,
@@ -103,17 +106,21 @@ describe("retention of tasks", () => {
       { content: [toolUse("Write", { file_path: "big.txt", content: big })], stop_reason: "tool_use" },
       done,
     ]);
-    const task = await startTask(agent, `expire ${marker}`, { files: { "notes.md": "keep me" } });
+    // A tag of its own (no retention rule names it), to find the task in the tenant's listing.
+    const tag = `expire-${crypto.randomUUID().slice(0, 8)}`;
+    const task = await startTask(agent, `expire ${marker}`, { files: { "notes.md": "keep me" }, tags: [tag] });
     expect((await waitForTask(task.id)).status).toBe("completed");
+    const listed = async () => (await apiJson(`/v1/tasks?tag=${tag}`, TaskListSchema)).tasks.map((t) => t.status);
+    for (let i = 0; i < 50 && (await listed()).join() !== "completed"; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(await listed()).toEqual(["completed"]);
     // Reading the artifacts completes the bundle upload; the alarm after the run then waits for the expiry.
     expect((await api(`/v1/tasks/${task.id}/artifacts`)).status).toBe(200);
     const bundle = await env.RUNS.list({ prefix: `runs/${task.id}/` });
     expect(bundle.objects.length).toBeGreaterThan(3);
     expect((await env.RUNS.list({ prefix: `workspaces/${task.id}/` })).objects).toHaveLength(1);
     const expiresAt = Date.parse(String((await waitForTask(task.id)).expires_at));
-    const alarm = () => runInDurableObject(stubFor(task.id), (_i, state) => state.storage.getAlarm());
-    for (let i = 0; i < 50 && (await alarm()) !== expiresAt; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(await alarm()).toBe(expiresAt);
+    expect(await settledAlarm(task.id, expiresAt)).toBe(expiresAt);
 
     // Not due yet: the alarm only re-arms itself.
     await age(task.id, 6);
@@ -125,6 +132,8 @@ describe("retention of tasks", () => {
     expect((await env.RUNS.list({ prefix: `runs/${task.id}/` })).objects).toHaveLength(0);
     expect((await env.RUNS.list({ prefix: `workspaces/${task.id}/` })).objects).toHaveLength(0);
     const gone = await expectError(await api(`/v1/tasks/${task.id}`), 410, "task_expired", "id");
+    // Out of the listing too.
+    expect(await listed()).toEqual([]);
     expect(gone.error.message).toContain("expired at");
     for (const path of [
       "events",

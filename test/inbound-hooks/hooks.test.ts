@@ -21,6 +21,7 @@ import {
   parseBody,
   pendingRequestId,
   script,
+  settledAlarm,
   stubFor,
   toolUse,
   waitForTask,
@@ -289,9 +290,7 @@ describe("GitHub replays, events and rate limits", () => {
     // Retention runs out: the task's object keeps only its tombstone. Once the bundle is uploaded, the object's alarm
     // waits for the expiry; the completion is moved into the past and the alarm fired, as in test/config/retention.test.ts.
     const expiresAt = Date.parse(String(done.expires_at));
-    const alarm = () => runInDurableObject(stubFor(task_id), (_i, state) => state.storage.getAlarm());
-    for (let i = 0; i < 50 && (await alarm()) !== expiresAt; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(await alarm()).toBe(expiresAt);
+    expect(await settledAlarm(task_id, expiresAt)).toBe(expiresAt);
     await runInDurableObject(stubFor(task_id), async (instance: TaskObject, state) => {
       state.storage.sql.exec("UPDATE task SET completed_at = ?", new Date(Date.now() - 8 * 86_400_000).toISOString());
       (instance as unknown as { host: { store: { invalidate(): void } } }).host.store.invalidate();

@@ -2,6 +2,7 @@
 // an SSE reader that parses frames the way a browser EventSource does, checking every event it reads against the
 // event catalog (parseEvent). Every JSON answer a helper reads is checked against its response schema
 // (src/http/responses.ts) with parseBody, strictly: a member the schema does not list fails the test.
+import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { z } from "zod";
@@ -13,6 +14,8 @@ import { type EventRecord, EventRecordSchema } from "../../src/events/event-reco
 import { REDACTED, type RedactionMode } from "../../src/events/redaction.ts";
 import { type ErrorBody, ErrorBodySchema, type TaskResource, TaskResourceSchema } from "../../src/http/responses.ts";
 import type { ContentBlock, MessageContent } from "../../src/runtime/conversation.ts";
+import { taskObjectName } from "../../src/tasks/task-ids.ts";
+import { DEFAULT_TENANT } from "../../src/tenants/api-keys.ts";
 import type { Workspace } from "../../src/workspace/workspace.ts";
 
 export const API_KEY = "test-key-1";
@@ -72,8 +75,23 @@ export async function emulatorRequests(taskId: string): Promise<EmulatorRequestR
 }
 
 /** The stub of a task's Durable Object, for tests that reach into it (alarms, evictions, storage). */
-export function stubFor(id: string) {
-  return env.TASKS.get(env.TASKS.idFromName(id));
+export function stubFor(id: string, tenant = DEFAULT_TENANT) {
+  return env.TASKS.get(env.TASKS.idFromName(taskObjectName(tenant, id)));
+}
+
+/**
+ * Waits (up to 5 s) until the task's object keeps `expected` as its alarm, and returns the alarm it keeps then. Right
+ * after a status change the alarm is due soon for the tenant's directory report (src/task-host/directory-report.ts);
+ * once that is sent, the alarm is the task's own again (its expiry, an approval deadline, the heartbeat) or none.
+ */
+export async function settledAlarm(
+  id: string,
+  expected: number | null,
+  tenant = DEFAULT_TENANT,
+): Promise<number | null> {
+  const read = () => runInDurableObject(stubFor(id, tenant), (_instance, state) => state.storage.getAlarm());
+  for (let i = 0; i < 100 && (await read()) !== expected; i++) await new Promise((r) => setTimeout(r, 50));
+  return read();
 }
 
 /**

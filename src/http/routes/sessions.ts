@@ -1,4 +1,4 @@
-// /v1/sessions/:id: a chat session (seed 004 AgentSession; src/sessions/). Read it, send it a message (seed 004 send,
+// /v1/sessions: the tenant's sessions, newest first (listing.ts). /v1/sessions/:id: a chat session (seed 004 AgentSession; src/sessions/). Read it, send it a message (seed 004 send,
 // or send_streaming with Accept: text/event-stream), follow its events across turns or one turn's, answer what a turn
 // waits for, and close it. A session is created on its agent: POST /v1/agents/:name/sessions (routes/agents.ts).
 import type { Context } from "hono";
@@ -9,6 +9,7 @@ import type { SessionView, TurnView } from "../../sessions/session.ts";
 import type { AppEnv } from "../app-env.ts";
 import { decisionInput, decisionRefused } from "../decisions.ts";
 import { requireRead, streamResponse, wantsStream } from "../event-stream.ts";
+import { listSessions } from "../listing.ts";
 import type {
   SessionLinks,
   SessionMessageList,
@@ -63,6 +64,7 @@ function cursorOf(c: Context<AppEnv>): number {
 }
 
 export const sessionRoutes = new Hono<AppEnv>()
+  .get("/", async (c) => c.json(await listSessions(c)))
   .get("/:id", async (c) => {
     const { id, stub } = sessionStub(c);
     const session = await stub.session();

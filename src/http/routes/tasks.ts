@@ -1,4 +1,4 @@
-// /v1/tasks/:id: read a task, wait for it, stream its events, cancel it, read its messages and checkpoints, fork it,
+// /v1/tasks: the tenant's tasks, newest first (listing.ts). /v1/tasks/:id: read a task, wait for it, stream its events, cancel it, read its messages and checkpoints, fork it,
 // answer what it waits for, and see its callback deliveries; its files are task-files.ts. Every route talks to the
 // task's own Durable Object; the Worker only checks input and shapes responses (the fork's rules are
 // src/tasks/fork.ts).
@@ -11,6 +11,7 @@ import { taskInit } from "../../tasks/task-init.ts";
 import type { AppEnv } from "../app-env.ts";
 import { decisionInput, decisionRefused } from "../decisions.ts";
 import { streamResponse } from "../event-stream.ts";
+import { listTasks } from "../listing.ts";
 import type { CheckpointList, DeliveryList, MessageList } from "../responses.ts";
 import { EventCursor, ForkBody, ResumeBody, WaitQuery } from "../schemas.ts";
 import { creationId, rateLimitPerMinute, startTask, takeRateToken, takeToken } from "../task-creation.ts";
@@ -23,6 +24,7 @@ function checkpointNotFound(id: string, checkpointId: string, field = "checkpoin
 }
 
 export const taskRoutes = new Hono<AppEnv>()
+  .get("/", async (c) => c.json(await listTasks(c)))
   .get("/:id", async (c) => {
     const { id, stub } = taskStub(c);
     const waitParam = c.req.query("wait");

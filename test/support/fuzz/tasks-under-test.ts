@@ -26,6 +26,7 @@ import {
   parseEvent,
   readSse,
   script,
+  settledAlarm,
   startTask,
   stubFor,
   toolUse,
@@ -97,7 +98,11 @@ export interface TaskUnderTest {
 
 async function underTest(id: string): Promise<TaskUnderTest> {
   // The first read of a finished task's artifacts completes its bundle; the snapshot is taken after that.
-  await readJson(`/v1/tasks/${id}/artifacts`, ArtifactListSchema);
+  const { expires_at } = await readJson(`/v1/tasks/${id}/artifacts`, ArtifactListSchema).then(() =>
+    readJson(`/v1/tasks/${id}`, TaskResourceSchema),
+  );
+  // And after its directory report: then the alarm is its expiry (a finished task) or none (a waiting one).
+  await settledAlarm(id, expires_at === null ? null : Date.parse(expires_at));
   const snapshot = await snapshotOf(id);
   const { checkpoints } = snapshot.reads.checkpoints as CheckpointList;
   const { artifacts } = snapshot.reads.artifacts as ArtifactList;

@@ -1,0 +1,90 @@
+// GET /v1/tasks and GET /v1/sessions: a page of the tenant's tasks or sessions from its directory
+// (src/tenants/directory.ts), newest first, filtered by the query string and continued with an opaque cursor.
+import type { Context } from "hono";
+import { z } from "zod";
+import { ApiError } from "../errors.ts";
+import { type DirectoryCursor, type DirectoryEntry, type DirectoryQuery, tenantStubFor } from "../tenants/directory.ts";
+import type { AppEnv } from "./app-env.ts";
+import type { SessionList, SessionSummary, TaskList, TaskSummary } from "./responses.ts";
+import { SessionListQuery, TaskListQuery } from "./schemas.ts";
+import { parseWith } from "./validation.ts";
+
+const CursorSchema = z.tuple([z.iso.datetime(), z.uuid()]);
+
+/** A cursor is the last entry's place, [created_at, id], as base64url JSON: opaque to clients, checked on return. */
+function encodeCursor(cursor: DirectoryCursor): string {
+  return btoa(JSON.stringify([cursor.created_at, cursor.id]))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
+}
+
+function decodeCursor(text: string): DirectoryCursor {
+  let value: unknown;
+  try {
+    value = JSON.parse(atob(text.replaceAll("-", "+").replaceAll("_", "/")));
+  } catch {
+    value = undefined;
+  }
+  const parsed = CursorSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new ApiError(
+      "validation_failed",
+      "Invalid cursor: pass next_cursor from the previous page as it is.",
+      "cursor",
+    );
+  }
+  const [created_at, id] = parsed.data;
+  return { created_at, id };
+}
+
+/**
+ * The query string as one object: a repeated `status` (or one with commas) is a list; any other parameter given twice
+ * is refused rather than one of its values silently dropped.
+ */
+function queryObject(c: Context<AppEnv>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, values] of Object.entries(c.req.queries())) {
+    if (name === "status") out[name] = values.flatMap((v) => v.split(","));
+    else if (values.length > 1) {
+      throw new ApiError("validation_failed", `Invalid ${name}: given more than once.`, name);
+    } else if (values[0] !== undefined) out[name] = values[0];
+  }
+  return out;
+}
+
+function summary(c: Context<AppEnv>, path: string, entry: DirectoryEntry) {
+  const { kind: _kind, ...fields } = entry;
+  return { ...fields, links: { self: `${new URL(c.req.url).origin}/v1/${path}/${entry.id}` } };
+}
+
+/** One page of the tenant's tasks or sessions that match the query. */
+async function page(
+  c: Context<AppEnv>,
+  kind: DirectoryEntry["kind"],
+  query: { cursor?: string | undefined; status?: string[] | undefined } & Omit<
+    DirectoryQuery,
+    "kind" | "statuses" | "after"
+  >,
+): Promise<{ entries: DirectoryEntry[]; next_cursor: string | null }> {
+  const { cursor, status, ...filters } = query;
+  const found = await tenantStubFor(c.env, c.get("tenant")).list({
+    ...filters,
+    kind,
+    statuses: status ?? [],
+    ...(cursor === undefined ? {} : { after: decodeCursor(cursor) }),
+  });
+  return { entries: found.entries, next_cursor: found.next ? encodeCursor(found.next) : null };
+}
+
+/** GET /v1/tasks. */
+export async function listTasks(c: Context<AppEnv>): Promise<TaskList> {
+  const { entries, next_cursor } = await page(c, "task", parseWith(TaskListQuery, queryObject(c), "(query)"));
+  return { tasks: entries.map((entry) => summary(c, "tasks", entry) as TaskSummary), next_cursor };
+}
+
+/** GET /v1/sessions. */
+export async function listSessions(c: Context<AppEnv>): Promise<SessionList> {
+  const { entries, next_cursor } = await page(c, "session", parseWith(SessionListQuery, queryObject(c), "(query)"));
+  return { sessions: entries.map((entry) => summary(c, "sessions", entry) as SessionSummary), next_cursor };
+}

@@ -1,0 +1,34 @@
+// The storage schema of a tenant's Durable Object (durable-objects/tenant-object.ts), as one ordered list of steps
+// applied by the same migrate() as a task's (migrations.ts): a step is written once and never changed; the next
+// change is the next step. Tables are named after the subsystem that owns them: directory_* (src/tenants/directory.ts).
+import type { Migration } from "./migrations.ts";
+
+export const TENANT_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    adds: "the directory of the tenant's tasks and sessions, and their tags",
+    up: (sql) => {
+      sql.exec(`CREATE TABLE directory_records (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        status TEXT NOT NULL,
+        parent_task_id TEXT,
+        tags TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        ended_at TEXT,
+        total_cost_usd REAL,
+        version INTEGER NOT NULL
+      )`);
+      // Newest first within a kind, the order every listing pages in.
+      sql.exec("CREATE INDEX directory_records_by_kind ON directory_records (kind, created_at DESC, id DESC)");
+      sql.exec("CREATE INDEX directory_records_by_parent ON directory_records (parent_task_id, created_at DESC)");
+      sql.exec(`CREATE TABLE directory_tags (
+        tag TEXT NOT NULL,
+        id TEXT NOT NULL REFERENCES directory_records (id) ON DELETE CASCADE,
+        PRIMARY KEY (tag, id)
+      )`);
+    },
+  },
+];

@@ -1,0 +1,73 @@
+// A task's (or session's) entry in its tenant's directory (src/tenants/directory.ts), reported from the object's
+// alarm like a callback: whenever the status the API shows has changed since the last report, the next alarm sends
+// the entry as it is then. Reports are at least REPORT_INTERVAL_MS apart, so a run that changes status quickly costs
+// one report, not one per change, and the directory lags the task by at most that much. A failed report is tried
+// again with a backoff; what was reported last is stored, so an evicted object reports what it has not yet.
+
+import type { TaskState } from "../tasks/task-state.ts";
+import type { DirectoryEntry, DirectoryReport } from "../tenants/directory.ts";
+
+/** The most the directory lags a task's status by (when the tenant's object answers). */
+export const REPORT_INTERVAL_MS = 1_000;
+const MAX_RETRY_MS = 5 * 60_000;
+const REPORTED_KEY = "directory_reported";
+
+interface Reported {
+  /** What the last report said that a listing filters on. */
+  fingerprint: string;
+  /** When it was sent (ms since the epoch). */
+  at: number;
+}
+
+export interface DirectoryReportDeps {
+  state: Pick<TaskState, "get" | "put">;
+  /** The entry as the object's task or session is now; null when the object holds none. */
+  entry: () => DirectoryEntry | null;
+  /** The task's newest event number: reports carry it, so the directory never takes an older one over a newer. */
+  version: () => number;
+  send: (report: DirectoryReport) => Promise<void>;
+}
+
+export class DirectoryReporter {
+  private readonly deps: DirectoryReportDeps;
+  /** Consecutive failed reports in this instance, and when the next may be tried. */
+  private failures = 0;
+  private retryAt = 0;
+
+  constructor(deps: DirectoryReportDeps) {
+    this.deps = deps;
+  }
+
+  /** When the next report is due (ms since the epoch), or null when the directory is up to date. */
+  nextDueAt(): number | null {
+    const entry = this.deps.entry();
+    if (!entry) return null;
+    const reported = this.deps.state.get<Reported>(REPORTED_KEY);
+    if (reported?.fingerprint === fingerprint(entry)) return null;
+    return Math.max((reported?.at ?? 0) + REPORT_INTERVAL_MS, this.retryAt);
+  }
+
+  /** Sends the entry if a report is due. Called from the alarm; safe to repeat; never throws. */
+  async deliverDue(): Promise<void> {
+    const due = this.nextDueAt();
+    if (due === null || due > Date.now()) return;
+    const entry = this.deps.entry();
+    if (!entry) return;
+    try {
+      await this.deps.send({ entry, version: this.deps.version() });
+    } catch (error) {
+      this.failures++;
+      this.retryAt = Date.now() + Math.min(REPORT_INTERVAL_MS * 2 ** this.failures, MAX_RETRY_MS);
+      console.error("directory report failed; retrying", entry.id, error instanceof Error ? error.message : error);
+      return;
+    }
+    this.failures = 0;
+    this.retryAt = 0;
+    this.deps.state.put(REPORTED_KEY, { fingerprint: fingerprint(entry), at: Date.now() } satisfies Reported);
+  }
+}
+
+/** The fields of an entry that change over its life; cost is reported with them, not on its own. */
+function fingerprint(entry: DirectoryEntry): string {
+  return JSON.stringify([entry.status, entry.ended_at]);
+}
