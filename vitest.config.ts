@@ -44,7 +44,7 @@ export default defineConfig({
           OUTPOST_CALLBACK_ALLOW_PRIVATE_HOSTS: "127.0.0.1",
           OUTPOST_CALLBACK_RETRY_SECONDS: "0.2,0.2,0.2,0.2,0.2",
           TEST_GITHUB_HOOK_SECRET: "test-github-hook-secret",
-          // The example triage agent's hook (src/agents/examples/triage.ts).
+          // The example triage agent's hook (agents/triage.yaml).
           GITHUB_WEBHOOK_SECRET: "test-github-webhook-secret",
           // Keys of the agents that use the emulator's OpenAI-compatible and Gemini endpoints.
           TEST_OPENAI_KEY: "test-openai-key",

@@ -43,11 +43,17 @@ export interface WranglerDev {
 }
 
 /**
- * What the Worker's build reads: its config, sources, and the skills its [build] step compiles (with that step's
- * script). node_modules is linked, not copied.
+ * What the Worker's build reads: its config, sources, and the skills and agent files its [build] step compiles (with
+ * that step's scripts). node_modules is linked, not copied.
  */
-const SNAPSHOT_DIRS = ["src", "durable-objects", "skills"];
-const SNAPSHOT_FILES = ["wrangler.toml", "package.json", "tsconfig.json", "scripts/build-skills.ts"];
+const SNAPSHOT_DIRS = ["src", "durable-objects", "skills", "agents"];
+const SNAPSHOT_FILES = [
+  "wrangler.toml",
+  "package.json",
+  "tsconfig.json",
+  "scripts/build-skills.ts",
+  "scripts/build-agents.ts",
+];
 
 function snapshotTree(root: string, into: string, extraFiles: Readonly<Record<string, string>>): void {
   for (const dir of SNAPSHOT_DIRS) cpSync(join(root, dir), join(into, dir), { recursive: true });

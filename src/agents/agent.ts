@@ -25,6 +25,9 @@ import { runToolLoop } from "./tool-loop.ts";
 
 export { AGENT_NAME_PATTERN, type AgentDefinition } from "./definition.ts";
 
+/** Where an agent is defined (GET /v1/agents/:name shows it). */
+export type AgentOrigin = { kind: "typescript" } | { kind: "file"; path: string; warnings: readonly string[] };
+
 export abstract class Agent {
   readonly name: string;
   readonly description: string;
@@ -50,11 +53,14 @@ export abstract class Agent {
   readonly llmConfig: LlmConfig | null;
   /** The tenants that may see and run the agent, or null for every tenant. Ask visibleTo(), not this list. */
   readonly tenants: readonly string[] | null;
+  /** Where the agent is defined: a TypeScript class, or a file of agents/ with its startup warnings. */
+  readonly origin: AgentOrigin;
   private readonly declaredTools: readonly string[] | undefined;
 
   /** Checks the definition (a ConfigError or InvalidToolError naming what is wrong) and keeps it. */
-  constructor(definition: AgentDefinition) {
+  constructor(definition: AgentDefinition, origin: AgentOrigin = { kind: "typescript" }) {
     const spec = parseDefinition(definition);
+    this.origin = origin;
     this.name = spec.name;
     this.description = spec.description;
     this.role = spec.role;

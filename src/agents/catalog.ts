@@ -1,15 +1,10 @@
-// The agents this Worker serves, compiled in: add yours here (an import and a line in the literal).
-import { AssistantAgent } from "./examples/assistant.ts";
-import { CoderAgent } from "./examples/coder.ts";
+// The agents this Worker serves, compiled in: the files of agents/ (src/agents/files.generated.ts, built by
+// scripts/build-agents.ts), and the TypeScript classes, for agents that need code (a custom execute(), a skill
+// agent). Add a class here (an import and a line in the literal); add a file to agents/. One name, one agent: the
+// registry refuses a name defined twice.
 import { OperatorAgent } from "./examples/operator.ts";
-import { PlannerAgent } from "./examples/planner.ts";
-import { TriageAgent } from "./examples/triage.ts";
+import { fileAgentClasses } from "./file-agents.ts";
+import { AGENT_FILES } from "./files.generated.ts";
 import { AgentRegistry } from "./registry.ts";
 
-export const registry = AgentRegistry.from({
-  assistant: AssistantAgent,
-  coder: CoderAgent,
-  operator: OperatorAgent,
-  planner: PlannerAgent,
-  triage: TriageAgent,
-});
+export const registry = AgentRegistry.from({ operator: OperatorAgent }, fileAgentClasses(AGENT_FILES));

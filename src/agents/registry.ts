@@ -10,10 +10,10 @@ export type AgentClass = new () => Agent;
 export class AgentRegistry {
   private readonly agents = new Map<string, AgentClass>();
 
-  /** A registry from a literal of name → class (the compiled catalog). */
-  static from(classes: Readonly<Record<string, AgentClass>>): AgentRegistry {
+  /** A registry from literals of name → class (the compiled catalog); a name in two of them is refused. */
+  static from(...groups: readonly Readonly<Record<string, AgentClass>>[]): AgentRegistry {
     const registry = new AgentRegistry();
-    for (const [name, cls] of Object.entries(classes)) registry.register(name, cls);
+    for (const classes of groups) for (const [name, cls] of Object.entries(classes)) registry.register(name, cls);
     return registry;
   }
 

@@ -113,6 +113,13 @@ export const AgentSchema = z.strictObject({
   /** A skill agent's skills ("all": the whole catalog); null for another agent. */
   skills: z.union([z.array(z.string()), z.literal("all")]).nullable(),
   system_prompt: z.string(),
+  /** Where it is defined: a file of agents/ (its path) or a TypeScript class. */
+  source: z.discriminatedUnion("kind", [
+    z.strictObject({ kind: z.literal("file"), path: z.string() }),
+    z.strictObject({ kind: z.literal("typescript") }),
+  ]),
+  /** Seed 004's startup warnings about its definition (rules 2 and 3); empty when there are none. */
+  warnings: z.array(z.string()),
 });
 export type AgentDescription = z.infer<typeof AgentSchema>;
 

@@ -31,7 +31,8 @@ const STDIO_REFUSAL =
   "HTTP (most servers have a Streamable HTTP mode, and a stdio-to-HTTP bridge such as supergateway or mcp-proxy " +
   'covers the rest), then declare it with {transport: "streamable_http", url: "https://…/mcp"}.';
 
-const RemoteServer = z.strictObject({
+/** One remote MCP server's settings (also an agent file's `tools` entry, src/agents/agent-file.ts). */
+export const McpServerSchema = z.strictObject({
   /**
    * "streamable_http" (the default) falls back to the legacy SSE transport when the server rejects the
    * Streamable HTTP handshake with a 4xx; "sse" uses the legacy transport only.
@@ -47,7 +48,7 @@ const RemoteServer = z.strictObject({
   tools: z.record(z.string(), ToolSettings).optional(),
 });
 
-export type McpServerInput = z.input<typeof RemoteServer> | { transport: "stdio"; [key: string]: unknown };
+export type McpServerInput = z.input<typeof McpServerSchema> | { transport: "stdio"; [key: string]: unknown };
 
 export interface McpToolSettings {
   timeoutSeconds: number;
@@ -71,7 +72,7 @@ export const McpServersSchema = z
   .record(
     z.string().regex(SERVER_NAME),
     // A stdio server is named in the type so that a definition declaring one compiles and is refused with the reason.
-    z.custom<McpServerInput>().pipe(RemoteServer),
+    z.custom<McpServerInput>().pipe(McpServerSchema),
     {
       error: (issue) =>
         issue.code === "invalid_key"
@@ -81,7 +82,7 @@ export const McpServersSchema = z
   )
   .transform((servers) => Object.entries(servers).map(([name, server]) => toSpec(name, server)));
 
-function toSpec(name: string, server: z.output<typeof RemoteServer>): McpServerSpec {
+function toSpec(name: string, server: z.output<typeof McpServerSchema>): McpServerSpec {
   return {
     name,
     transport: server.transport,

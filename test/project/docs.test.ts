@@ -47,6 +47,7 @@ const repoFiles: readonly string[] = Object.keys(
     "../../bench/**",
     "../../emulator/**",
     "../../skills/**",
+    "../../agents/**",
     "../../docs/**",
   ]),
 )
@@ -57,7 +58,7 @@ const repoFiles: readonly string[] = Object.keys(
 const GENERATED = ["bench/results/"];
 
 /** The folders whose backticked paths must exist. */
-const CHECKED_PREFIXES = ["src/", "test/", "durable-objects/", "scripts/", "bench/", "emulator/"];
+const CHECKED_PREFIXES = ["src/", "test/", "durable-objects/", "scripts/", "bench/", "emulator/", "agents/"];
 
 /** A glob key (relative to this file: `../../src/env.ts`, `../support/helpers.ts`, `./layering.test.ts`) as a path from the repository root. */
 function fromRoot(globKey: string): string {
@@ -222,7 +223,7 @@ describe("links and paths", () => {
     expect(broken).toEqual([]);
   });
 
-  it("names only paths that exist in src/, test/, durable-objects/, scripts/, bench/ and emulator/", () => {
+  it("names only paths that exist in src/, test/, durable-objects/, scripts/, bench/, emulator/ and agents/", () => {
     const missing: string[] = [];
     for (const [page, text] of Object.entries(pages)) {
       for (const line of prose(text)) {
@@ -230,8 +231,10 @@ describe("links and paths", () => {
           const span = m[1] ?? "";
           if (!CHECKED_PREFIXES.some((prefix) => span.startsWith(prefix)) || /\s/.test(span)) continue;
           if (GENERATED.some((prefix) => span.startsWith(prefix))) continue;
-          // A placeholder (`src/tools/<name>.ts`) names a file to be written: its folder must exist.
-          const path = span.includes("<") ? span.slice(0, span.lastIndexOf("/", span.indexOf("<")) + 1) : span;
+          // A placeholder (`src/tools/<name>.ts`) names a file to be written, and a glob (`agents/*.yaml`) files of a
+          // folder: the folder must exist.
+          const wild = span.search(/[<*]/);
+          const path = wild >= 0 ? span.slice(0, span.lastIndexOf("/", wild) + 1) : span;
           if (!exists(path)) missing.push(`${page}: ${span}`);
         }
       }

@@ -3,7 +3,7 @@
 // against the result, the request artifact against the agent's definition.
 
 import { describe, expect, it } from "vitest";
-import { AssistantAgent } from "../../src/agents/examples/assistant.ts";
+import { registry } from "../../src/agents/catalog.ts";
 import { type ArtifactList, ArtifactListSchema, type TaskResource } from "../../src/http/responses.ts";
 import {
   api,
@@ -20,7 +20,7 @@ import {
   waitForTask,
 } from "../support/helpers.ts";
 
-const ASSISTANT_PROMPT = new AssistantAgent().systemPrompt;
+const ASSISTANT_PROMPT = registry.create("assistant").systemPrompt;
 
 /** Runs `agent` on a fresh script to its end. */
 async function run(agent: string, turns: ScriptTurn[]): Promise<{ task: TaskResource; input: string }> {

@@ -124,6 +124,8 @@ function describe(agent: Agent, configuredModel: string | undefined): AgentDescr
     })),
     skills: agent instanceof SkillAgent ? (agent.skillNames === "all" ? "all" : [...agent.skillNames]) : null,
     system_prompt: agent.systemPrompt,
+    source: agent.origin.kind === "file" ? { kind: "file", path: agent.origin.path } : { kind: "typescript" },
+    warnings: agent.origin.kind === "file" ? [...agent.origin.warnings] : [],
   };
 }
 

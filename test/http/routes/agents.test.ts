@@ -4,9 +4,7 @@
 
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { AssistantAgent } from "../../../src/agents/examples/assistant.ts";
-import { CoderAgent } from "../../../src/agents/examples/coder.ts";
-import { PlannerAgent } from "../../../src/agents/examples/planner.ts";
+import { registry } from "../../../src/agents/catalog.ts";
 import { DEFAULT_MAX_TOKENS } from "../../../src/config/models.ts";
 import { AgentListSchema, AgentSchema, HealthSchema, TaskResourceSchema } from "../../../src/http/responses.ts";
 import {
@@ -22,9 +20,9 @@ import {
   uniqueMarker,
 } from "../../support/helpers.ts";
 
-const ASSISTANT_PROMPT = new AssistantAgent().systemPrompt;
-const PLANNER_PROMPT = new PlannerAgent().systemPrompt;
-const CODER_PROMPT = new CoderAgent().systemPrompt;
+const ASSISTANT_PROMPT = registry.create("assistant").systemPrompt;
+const PLANNER_PROMPT = registry.create("planner").systemPrompt;
+const CODER_PROMPT = registry.create("coder").systemPrompt;
 
 /** A request straight to the Worker with exactly the headers given (the shared `api` helper adds some). */
 function raw(path: string, init: RequestInit = {}): Promise<Response> {
@@ -141,6 +139,8 @@ describe("GET /v1/agents", () => {
           hooks: [],
           skills: null,
           system_prompt: ASSISTANT_PROMPT,
+          source: { kind: "file", path: "agents/assistant.yaml" },
+          warnings: [],
         },
         {
           name: "coder",
@@ -164,6 +164,8 @@ describe("GET /v1/agents", () => {
           hooks: [],
           skills: null,
           system_prompt: CODER_PROMPT,
+          source: { kind: "file", path: "agents/coder.yaml" },
+          warnings: [],
         },
         {
           name: "operator",
@@ -188,6 +190,8 @@ describe("GET /v1/agents", () => {
           hooks: [],
           skills: "all",
           system_prompt: expect.stringContaining("You are an operations assistant."),
+          source: { kind: "typescript" },
+          warnings: [],
         },
         {
           name: "planner",
@@ -211,6 +215,8 @@ describe("GET /v1/agents", () => {
           hooks: [],
           skills: null,
           system_prompt: PLANNER_PROMPT,
+          source: { kind: "file", path: "agents/planner.yaml" },
+          warnings: [],
         },
         {
           name: "triage",
@@ -242,6 +248,8 @@ describe("GET /v1/agents", () => {
           ],
           skills: null,
           system_prompt: expect.stringContaining("You triage software issues."),
+          source: { kind: "file", path: "agents/triage.yaml" },
+          warnings: [],
         },
       ],
     });
@@ -274,6 +282,8 @@ describe("GET /v1/agents/:name", () => {
       hooks: [],
       skills: null,
       system_prompt: PLANNER_PROMPT,
+      source: { kind: "file", path: "agents/planner.yaml" },
+      warnings: [],
     });
   });
 

@@ -1,0 +1,305 @@
+// An agent written as a YAML file (seed 004 section 7, the Agent YAML with its `claude:` block; seed 003 Agent): the
+// file's schema, what it becomes (an agent definition, then checked by the same parseDefinition as a TypeScript
+// agent), and seed 004's startup validation rules, which refuse a file or warn about it. Files in agents/ are
+// compiled in by scripts/build-agents.ts, which fails the build with the file, line and key of the first problem.
+//
+// The file's keys are the seeds' snake_case names; each value is checked by the very schema the definition uses for
+// it (AgentDefinitionSchema's own parts), so a file and a class accept the same values. What Outpost adds beyond the
+// seeds (budgets, redaction, tenants, inbound hooks, WebFetch, per-tool approval rules) are top-level keys of the
+// same spelling. Adapted to Workers: `tools` are remote MCP servers (no stdio), and the settings Outpost does not
+// have yet are refused by name rather than ignored.
+import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
+import { z } from "zod";
+import { PERMISSION_SETTINGS_SHAPE } from "../approvals/permissions.ts";
+import { ConfigError } from "../errors.ts";
+import { LlmConfigSchema, PROVIDER_NAMES } from "../llm/provider.ts";
+import { McpServerSchema } from "../mcp/config.ts";
+import { type AgentDefinition, AgentDefinitionSchema, parseDefinition } from "./definition.ts";
+
+/** Largest agent file accepted (bytes): a prompt and settings, not a corpus. */
+export const MAX_AGENT_FILE_BYTES = 256 * 1024;
+
+const definition = AgentDefinitionSchema.shape;
+
+/** Seed 004 AuthProvider. Only api_key is wired today; the others are refused with that reason. */
+const AUTH_PROVIDERS = ["api_key", "oauth_token", "bedrock", "vertex", "foundry"] as const;
+
+/** Seed 004 LLMProvider, with Outpost's provider names (seed 002 ProviderName, and any OpenAI-compatible endpoint). */
+const ModelSchema = z.strictObject({
+  provider: z.enum(PROVIDER_NAMES).default("anthropic"),
+  /** The model id; absent: OUTPOST_DEFAULT_MODEL, then the built-in default. */
+  name: z.string().min(1).max(200).optional(),
+  temperature: definition.temperature,
+  max_tokens: definition.maxTokens,
+  auth_provider: z.enum(AUTH_PROVIDERS).optional(),
+  endpoint: LlmConfigSchema.in.shape.endpoint,
+  /** The NAME of the Worker secret holding the key, never the key. */
+  api_key: LlmConfigSchema.in.shape.api_key,
+});
+
+/** Seed 004 ClaudeConfig: every capability off unless turned on. */
+const ClaudeSchema = z.strictObject({
+  working_directory: z.string().optional(),
+  permission_mode: PERMISSION_SETTINGS_SHAPE.permissionMode.optional(),
+  max_turns: definition.maxTurns.optional(),
+  extended_thinking: definition.extendedThinking,
+  web_search: z.boolean().default(false),
+  bash: definition.bash.optional(),
+  file_system: definition.fileSystem.optional(),
+  subagents: z
+    .strictObject({
+      enabled: z.boolean().default(false),
+      max_parallel: z.number().int().min(1).max(16).default(4),
+    })
+    .optional(),
+  allowed_tools: z.array(z.string()).optional(),
+});
+
+/** A tool of the file: a remote MCP server by name, or one of seed 004's knowledge tools (see rule 1). */
+const ToolSchema = z.discriminatedUnion("type", [
+  McpServerSchema.extend({ type: z.literal("mcp"), name: z.string().min(1).max(64) }),
+  z.looseObject({ type: z.enum(["vectorstore", "hierarchical_document"]), name: z.string().optional() }),
+]);
+
+export const AgentFileSchema = z.strictObject({
+  name: definition.name,
+  description: definition.description,
+  role: definition.role,
+  /** The system prompt (seed 004 instructions; seed 003 system_prompt): inline text. */
+  instructions: z.union([
+    z.string().refine((s) => s.trim() !== "", "must not be empty"),
+    z.strictObject({ inline: z.string().refine((s) => s.trim() !== "", "must not be empty") }),
+  ]),
+  model: ModelSchema.prefault({}),
+  /** Seed 004: the provider of embeddings for knowledge tools (rule 1). Kept; used once knowledge tools exist. */
+  embedding_provider: z
+    .strictObject({
+      provider: z.string().min(1),
+      name: z.string().min(1).optional(),
+      endpoint: z.url().optional(),
+      api_key: z.string().optional(),
+    })
+    .optional(),
+  claude: ClaudeSchema.optional(),
+  tools: z.array(ToolSchema).max(32).default([]),
+  /** Semantic Kernel's tool filtering: Anthropic agents ignore it (rule 2). */
+  tool_filtering: z.unknown().optional(),
+  /** Kept for the test runner: not used by a run. */
+  evaluations: z.record(z.string(), z.unknown()).optional(),
+  test_cases: z.array(z.record(z.string(), z.unknown())).max(500).optional(),
+  // Outpost's own settings.
+  max_budget_usd: definition.maxBudgetUsd,
+  redaction_mode: definition.redactionMode.optional(),
+  tenants: definition.tenants,
+  hooks: z.record(z.string(), z.unknown()).optional(),
+  web_fetch: definition.webFetch.optional(),
+  tool_permissions: PERMISSION_SETTINGS_SHAPE.toolPermissions,
+  approval_timeout_seconds: PERMISSION_SETTINGS_SHAPE.approvalTimeoutSeconds,
+  on_approval_timeout: PERMISSION_SETTINGS_SHAPE.onApprovalTimeout.optional(),
+});
+type AgentFileInput = z.input<typeof AgentFileSchema>;
+type AgentFileValue = z.output<typeof AgentFileSchema>;
+
+/** A checked agent file: the definition it makes, its warnings, and what is kept for the test runner. */
+export interface AgentFile {
+  /** Where it came from, e.g. "agents/support.yaml". */
+  path: string;
+  definition: AgentDefinition;
+  /** Seed 004's startup warnings (rules 2 and 3, auth_provider on another provider). */
+  warnings: string[];
+  evaluations: Record<string, unknown> | null;
+  test_cases: Record<string, unknown>[];
+}
+
+/** A problem in a file, with the line of the key it is about when that is known. */
+export class AgentFileError extends ConfigError {
+  readonly path: string;
+  readonly line: number | null;
+  readonly key: string | null;
+
+  constructor(path: string, line: number | null, key: string | null, message: string) {
+    super(`${path}${line === null ? "" : `:${line}`}: ${key ? `${key}: ` : ""}${message}`);
+    this.path = path;
+    this.line = line;
+    this.key = key;
+  }
+}
+
+/** Parses and checks one agent file (YAML, or JSON, which is YAML too). */
+export function parseAgentFile(path: string, source: string): AgentFile {
+  const lines = new LineCounter();
+  const doc = parseDocument(source, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
+  const syntax = doc.errors[0];
+  if (syntax) {
+    const line = lines.linePos(syntax.pos[0]).line;
+    throw new AgentFileError(path, line, null, `not valid YAML: ${syntax.message.split("\n")[0]}`);
+  }
+  const lineOf = (keys: readonly PropertyKey[]) => keyLine(doc.contents, keys, lines);
+  const raw: unknown = doc.toJS({ maxAliasCount: 50 });
+  const parsed = AgentFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const at = issue?.path ?? [];
+    const keys = issue?.code === "unrecognized_keys" ? [...at, issue.keys[0] ?? ""] : at;
+    const key = keys.length > 0 ? keys.map(String).join(".") : null;
+    const message = issue?.code === "unrecognized_keys" ? "unknown key" : (issue?.message ?? "invalid");
+    throw new AgentFileError(path, lineOf(keys), key, message);
+  }
+  const file = parsed.data;
+  const refuse = (keys: PropertyKey[], message: string): never => {
+    throw new AgentFileError(path, lineOf(keys), keys.map(String).join("."), message);
+  };
+  const warnings = startupRules(file, refuse);
+  const defined = toDefinition(file, raw as AgentFileInput);
+  try {
+    // The checks that relate one key to another, exactly as for a TypeScript agent.
+    parseDefinition(defined);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const message = inFileTerms(error.message.replace(/^Agent "[^"]*": /, ""));
+    // The line of the key the message names first.
+    const named = Object.values(FILE_KEYS)
+      .map((k) => k.replace(/\.$/, ""))
+      .filter((k) => message.includes(k))
+      .sort((a, b) => message.indexOf(a) - message.indexOf(b))[0];
+    throw new AgentFileError(path, named ? lineOf(named.split(".")) : null, null, message);
+  }
+  return {
+    path,
+    definition: defined,
+    warnings,
+    evaluations: file.evaluations ?? null,
+    test_cases: file.test_cases ?? [],
+  };
+}
+
+/**
+ * Seed 004's startup validation rules 1–4 and what Outpost cannot run yet: an error refuses the file (`refuse`
+ * throws), a warning is returned.
+ */
+function startupRules(file: AgentFileValue, refuse: (keys: PropertyKey[], message: string) => never): string[] {
+  const warnings: string[] = [];
+  const anthropic = file.model.provider === "anthropic";
+  const knowledge = file.tools.findIndex((t) => t.type !== "mcp");
+  // Rule 1: knowledge tools on Anthropic need a provider of embeddings (Anthropic has none).
+  if (knowledge >= 0 && anthropic && !file.embedding_provider) {
+    refuse(["tools", knowledge], "a knowledge tool on an Anthropic agent needs embedding_provider (rule 1)");
+  }
+  if (knowledge >= 0) refuse(["tools", knowledge, "type"], "knowledge tools are not available in Outpost yet");
+  // Rule 2: tool filtering is Semantic Kernel's; an Anthropic agent ignores it.
+  if (file.tool_filtering !== undefined) {
+    if (anthropic) warnings.push("tool_filtering is ignored for Anthropic agents and was cleared (rule 2).");
+    else refuse(["tool_filtering"], "tool filtering is not available in Outpost");
+  }
+  // Rule 3: the claude block is for Anthropic's models only.
+  if (file.claude && !anthropic) {
+    warnings.push(
+      `the claude: block applies to Anthropic agents only; this agent's provider is ${file.model.provider}, so it is ignored (rule 3).`,
+    );
+  }
+  if (file.model.auth_provider !== undefined && !anthropic) {
+    warnings.push(`model.auth_provider applies to Anthropic agents only and is ignored for ${file.model.provider}.`);
+  }
+  if (anthropic && file.model.auth_provider !== undefined && file.model.auth_provider !== "api_key") {
+    refuse(["model", "auth_provider"], `"${file.model.auth_provider}" is not available in Outpost yet; use api_key`);
+  }
+  const claude = anthropic ? file.claude : undefined;
+  // Rule 4 is about claude.working_directory, which Outpost does not have yet: it is refused, not ignored.
+  if (claude?.working_directory !== undefined) {
+    refuse(["claude", "working_directory"], "not available in Outpost yet");
+  }
+  if (claude?.web_search) refuse(["claude", "web_search"], "not available in Outpost yet");
+  if (claude?.subagents?.enabled)
+    refuse(["claude", "subagents", "enabled"], "sub-agents are not available in Outpost yet");
+  return warnings;
+}
+
+/** The definition a checked file makes. Values come from the file as written, so defaults are the definition's. */
+function toDefinition(file: AgentFileValue, raw: AgentFileInput): AgentDefinition {
+  const model = raw.model ?? {};
+  const claude = file.model.provider === "anthropic" ? raw.claude : undefined;
+  const llm =
+    file.model.provider !== "anthropic" || model.endpoint !== undefined || model.api_key !== undefined
+      ? {
+          provider: file.model.provider,
+          ...(model.endpoint === undefined ? {} : { endpoint: model.endpoint }),
+          ...(model.api_key === undefined ? {} : { api_key: model.api_key }),
+        }
+      : undefined;
+  const servers = Object.fromEntries(
+    (raw.tools ?? []).flatMap((tool) => {
+      if (tool.type !== "mcp") return [];
+      const { type: _type, name, ...server } = tool;
+      return [[name, server]];
+    }),
+  );
+  const entries: [keyof AgentDefinition, unknown][] = [
+    ["name", raw.name],
+    ["description", raw.description],
+    ["role", raw.role],
+    ["systemPrompt", typeof raw.instructions === "string" ? raw.instructions : raw.instructions.inline],
+    ["model", model.name],
+    ["temperature", model.temperature],
+    ["maxTokens", model.max_tokens],
+    ["llmConfig", llm],
+    ["maxTurns", claude?.max_turns],
+    ["permissionMode", claude?.permission_mode],
+    ["extendedThinking", claude?.extended_thinking],
+    ["bash", claude?.bash],
+    ["fileSystem", claude?.file_system],
+    ["allowedTools", claude?.allowed_tools],
+    ["mcpServers", Object.keys(servers).length > 0 ? servers : undefined],
+    ["maxBudgetUsd", raw.max_budget_usd],
+    ["redactionMode", raw.redaction_mode],
+    ["tenants", raw.tenants],
+    ["hooks", raw.hooks],
+    ["webFetch", raw.web_fetch],
+    ["toolPermissions", raw.tool_permissions],
+    ["approvalTimeoutSeconds", raw.approval_timeout_seconds],
+    ["onApprovalTimeout", raw.on_approval_timeout],
+  ];
+  return Object.fromEntries(entries.filter(([, value]) => value !== undefined)) as AgentDefinition;
+}
+
+/** A definition's key → the file's, for messages from the checks that relate keys (parseDefinition). */
+const FILE_KEYS: Readonly<Record<string, string>> = {
+  "extendedThinking.budget_tokens": "claude.extended_thinking.budget_tokens",
+  extendedThinking: "claude.extended_thinking",
+  maxTokens: "model.max_tokens",
+  temperature: "model.temperature",
+  allowedTools: "claude.allowed_tools",
+  toolPermissions: "tool_permissions",
+  "hooks.": "hooks.",
+  "fileSystem.": "claude.file_system.",
+  "bash.": "claude.bash.",
+  "webFetch.": "web_fetch.",
+  "mcpServers.": "tools.",
+};
+
+function inFileTerms(message: string): string {
+  let out = message;
+  for (const [from, to] of Object.entries(FILE_KEYS)) out = out.replaceAll(from, to);
+  return out;
+}
+
+/** The 1-based line of the key at `keys` (or of the deepest part of it the document has), or null. */
+function keyLine(root: Node | null, keys: readonly PropertyKey[], lines: LineCounter): number | null {
+  let node: unknown = root;
+  let at: number | null = null;
+  for (const key of keys) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(key));
+      if (!pair) break;
+      const start = isScalar(pair.key) ? pair.key.range?.[0] : undefined;
+      if (start !== undefined) at = start;
+      node = pair.value;
+    } else if (isSeq(node)) {
+      const item = node.items[Number(key)];
+      if (!item) break;
+      const start = (item as Node).range?.[0];
+      if (start !== undefined) at = start;
+      node = item;
+    } else break;
+  }
+  return at === null ? null : lines.linePos(at).line;
+}

@@ -1,0 +1,269 @@
+// Agents as YAML files (seed 004 section 7, the Agent YAML): what a file becomes, how a broken one is refused (its
+// path, line and key, as the build prints it), and seed 004's startup validation rules 1–4, each refusing the file or
+// warning about it. The shipped files (agents/) are built by scripts/build-agents.ts before every test run, and run
+// through the API in every other test that uses assistant, planner, coder or triage.
+import { describe, expect, it } from "vitest";
+import { type AgentFile, AgentFileError, parseAgentFile } from "../../src/agents/agent-file.ts";
+import { registry } from "../../src/agents/catalog.ts";
+import { fileAgentClasses } from "../../src/agents/file-agents.ts";
+import { AGENT_FILES } from "../../src/agents/files.generated.ts";
+import { DEFAULT_MAX_TOKENS } from "../../src/config/models.ts";
+import { errorOf } from "../support/helpers.ts";
+
+const PATH = "agents/support.yaml";
+
+/** The agent a file makes, built as the registry builds file agents. */
+function agentOf(file: AgentFile) {
+  const cls = fileAgentClasses([file])[String(file.definition.name)];
+  if (!cls) throw new Error("no class");
+  return new cls();
+}
+
+/** The error a file is refused with. */
+function refusal(source: string): AgentFileError {
+  const error = errorOf(() => parseAgentFile(PATH, source));
+  expect(error).toBeInstanceOf(AgentFileError);
+  return error as AgentFileError;
+}
+
+const MINIMAL = "name: support\ninstructions: Help.\n";
+
+describe("an agent file", () => {
+  it("makes the agent its keys describe: model, claude settings, MCP tools and Outpost's own settings", () => {
+    const file = parseAgentFile(
+      PATH,
+      `name: support
+description: Answers support questions.
+role: Support engineer
+instructions:
+  inline: You answer support questions about the product.
+model:
+  provider: anthropic
+  name: claude-opus-5
+  max_tokens: 20000
+  auth_provider: api_key
+claude:
+  permission_mode: acceptEdits
+  max_turns: 6
+  extended_thinking:
+    enabled: true
+    budget_tokens: 4000
+  bash:
+    enabled: true
+    excluded_commands: [rm]
+  file_system:
+    read: true
+    write: true
+  allowed_tools: [Bash, Read, Write, mcp__docs__search]
+tools:
+  - type: mcp
+    name: docs
+    url: https://docs.example.com/mcp
+    required: true
+    headers:
+      Authorization:
+        secret: DOCS_TOKEN
+        prefix: "Bearer "
+max_budget_usd: 2.5
+redaction_mode: redacted
+tenants: [acme]
+tool_permissions:
+  Bash: ask
+approval_timeout_seconds: 600
+evaluations:
+  metrics: [groundedness]
+test_cases:
+  - name: refund
+    input: How do I get a refund?
+`,
+    );
+    expect(file.warnings).toEqual([]);
+    expect(file.evaluations).toEqual({ metrics: ["groundedness"] });
+    expect(file.test_cases).toEqual([{ name: "refund", input: "How do I get a refund?" }]);
+    const agent = agentOf(file);
+    expect(agent.origin).toEqual({ kind: "file", path: PATH, warnings: [] });
+    expect({
+      name: agent.name,
+      description: agent.description,
+      role: agent.role,
+      systemPrompt: agent.systemPrompt,
+      model: agent.model,
+      maxTokens: agent.maxTokens,
+      thinkingBudget: agent.thinkingBudget,
+      maxTurns: agent.maxTurns,
+      allowedTools: agent.allowedTools,
+      settings: agent.settings,
+      permissions: agent.permissions,
+      maxBudgetUsd: agent.maxBudgetUsd,
+      redactionMode: agent.redactionMode,
+      tenants: agent.tenants,
+      llmConfig: agent.llmConfig,
+    }).toEqual({
+      name: "support",
+      description: "Answers support questions.",
+      role: "Support engineer",
+      systemPrompt: "You answer support questions about the product.",
+      model: "claude-opus-5",
+      maxTokens: 20_000,
+      thinkingBudget: 4_000,
+      maxTurns: 6,
+      allowedTools: ["Bash", "Read", "Write", "mcp__docs__search"],
+      settings: {
+        bash: { enabled: true, excluded_commands: ["rm"], allow_unsafe: false },
+        fileSystem: { read: true, write: true, edit: false },
+        webFetch: { enabled: false, max_bytes: 1_048_576, timeout_seconds: 30 },
+      },
+      permissions: { mode: "acceptEdits", rules: { Bash: "ask" }, timeoutSeconds: 600, onTimeout: "reject" },
+      maxBudgetUsd: 2.5,
+      redactionMode: "redacted",
+      tenants: ["acme"],
+      llmConfig: null,
+    });
+    expect(agent.mcpServers).toEqual([
+      {
+        name: "docs",
+        transport: "streamable_http",
+        url: "https://docs.example.com/mcp",
+        headers: { Authorization: { secret: "DOCS_TOKEN", prefix: "Bearer " } },
+        required: true,
+        tools: {},
+      },
+    ]);
+  });
+
+  it("leaves what a file does not say to the definition's defaults: least privilege", () => {
+    const agent = agentOf(parseAgentFile(PATH, MINIMAL));
+    expect(agent.allowedTools).toEqual([]);
+    expect(agent.settings.bash.enabled).toBe(false);
+    expect(agent.maxTokens).toBe(DEFAULT_MAX_TOKENS);
+    expect(agent.maxTurns).toBe(10);
+    expect(agent.llmConfig).toBeNull();
+    expect(agent.description).toBe("");
+  });
+
+  it("runs an OpenAI-compatible or Gemini model with its endpoint, key secret and temperature", () => {
+    const agent = agentOf(
+      parseAgentFile(
+        PATH,
+        `${MINIMAL}model:\n  provider: openai_compatible\n  name: gpt-5\n  endpoint: https://llm.example.com/v1\n  api_key: LLM_KEY\n  temperature: 0.2\n`,
+      ),
+    );
+    expect(agent.llmConfig).toEqual({
+      provider: "openai_compatible",
+      endpoint: "https://llm.example.com/v1",
+      api_key: "LLM_KEY",
+    });
+    expect(agent.temperature).toBe(0.2);
+    expect(agent.model).toBe("gpt-5");
+  });
+
+  it("is what the shipped agents are: every file of agents/ is built in, named after its file", () => {
+    expect(AGENT_FILES.map((f) => f.path)).toEqual([
+      "agents/assistant.yaml",
+      "agents/coder.yaml",
+      "agents/planner.yaml",
+      "agents/triage.yaml",
+    ]);
+    for (const file of AGENT_FILES) {
+      const agent = registry.create(String(file.definition.name));
+      expect(agent.origin).toEqual({ kind: "file", path: file.path, warnings: [] });
+      expect(file.path).toBe(`agents/${agent.name}.yaml`);
+    }
+    expect(registry.create("operator").origin).toEqual({ kind: "typescript" });
+  });
+});
+
+describe("a broken agent file", () => {
+  it("is refused with its path, the line and the whole key of an unknown key", () => {
+    const error = refusal(`${MINIMAL}claude:\n  max_turns: 3\n  extended_thinkng:\n    enabled: true\n`);
+    expect(error.message).toBe("agents/support.yaml:5: claude.extended_thinkng: unknown key");
+    expect([error.line, error.key]).toEqual([5, "claude.extended_thinkng"]);
+  });
+
+  it("is refused with the line and key of a value out of range, in the schema's words", () => {
+    const error = refusal(`${MINIMAL}claude:\n  extended_thinking:\n    enabled: true\n    budget_tokens: 10\n`);
+    expect(error.message).toBe(
+      "agents/support.yaml:6: claude.extended_thinking.budget_tokens: must be at least 1,024 (the Messages API's minimum)",
+    );
+  });
+
+  it("is refused at an item of a list by its index", () => {
+    const error = refusal(`${MINIMAL}tools:\n  - type: mcp\n    name: docs\n    url: not-a-url\n`);
+    expect(error.key).toBe("tools.0.url");
+    expect(error.line).toBe(6);
+  });
+
+  it("is refused when it is not YAML, or holds a key twice, at the line of the problem", () => {
+    expect(refusal("name: support\ninstructions: [unclosed\n").message).toMatch(
+      /^agents\/support\.yaml:\d+: not valid YAML/,
+    );
+    const twice = refusal("name: support\ninstructions: Help.\nname: other\n");
+    expect(twice.message).toMatch(/^agents\/support\.yaml:3: not valid YAML: Map keys must be unique/);
+  });
+
+  it("is refused without instructions, or with a name that is not an agent name", () => {
+    expect(refusal("name: support\n").key).toBe("instructions");
+    expect(refusal("name: Support Bot\ninstructions: Help.\n").key).toBe("name");
+  });
+
+  it("is refused when two keys disagree, in the file's terms and at the line of the key at fault", () => {
+    const error = refusal(
+      `${MINIMAL}model:\n  max_tokens: 2000\nclaude:\n  extended_thinking:\n    enabled: true\n    budget_tokens: 4000\n`,
+    );
+    expect(error.message).toBe(
+      "agents/support.yaml:4: model.max_tokens (2000) must be more than claude.extended_thinking.budget_tokens (4000): the thinking counts against each call's output.",
+    );
+    const temperature = refusal(`${MINIMAL}model:\n  temperature: 0.5\n`);
+    expect(temperature.message).toMatch(
+      /^agents\/support\.yaml:4: model\.temperature is not taken by Anthropic's models/,
+    );
+  });
+
+  it("is refused when a tool names a capability the file leaves off", () => {
+    const error = refusal(`${MINIMAL}claude:\n  allowed_tools: [Bash]\n`);
+    expect(error.message).toContain("Bash");
+    expect(error.message).toContain("claude.bash.enabled");
+  });
+});
+
+describe("seed 004's startup validation rules", () => {
+  it("rule 1: refuses a knowledge tool on an Anthropic agent without an embedding provider", () => {
+    const tool = "tools:\n  - type: vectorstore\n    name: kb\n";
+    expect(refusal(`${MINIMAL}${tool}`).message).toBe(
+      "agents/support.yaml:4: tools.0: a knowledge tool on an Anthropic agent needs embedding_provider (rule 1)",
+    );
+    // With one, the file is well-formed, and refused only because Outpost has no knowledge tools yet.
+    const withEmbeddings = refusal(
+      `${MINIMAL}embedding_provider:\n  provider: openai\n  name: text-embedding-3-small\n${tool}`,
+    );
+    expect(withEmbeddings.message).toContain("tools.0.type: knowledge tools are not available in Outpost yet");
+  });
+
+  it("rule 2: clears tool_filtering on an Anthropic agent with a warning", () => {
+    const file = parseAgentFile(PATH, `${MINIMAL}tool_filtering:\n  top_k: 5\n`);
+    expect(file.warnings).toEqual(["tool_filtering is ignored for Anthropic agents and was cleared (rule 2)."]);
+    expect(agentOf(file).origin).toEqual({ kind: "file", path: PATH, warnings: file.warnings });
+  });
+
+  it("rule 3: ignores the claude: block of another provider's agent, with a warning", () => {
+    const file = parseAgentFile(
+      PATH,
+      `${MINIMAL}model:\n  provider: gemini\n  auth_provider: vertex\nclaude:\n  bash:\n    enabled: true\n`,
+    );
+    expect(file.warnings).toEqual([
+      "the claude: block applies to Anthropic agents only; this agent's provider is gemini, so it is ignored (rule 3).",
+      "model.auth_provider applies to Anthropic agents only and is ignored for gemini.",
+    ]);
+    expect(agentOf(file).settings.bash.enabled).toBe(false);
+  });
+
+  it("rule 4 and what Outpost does not have yet: refused by name rather than ignored", () => {
+    expect(refusal(`${MINIMAL}claude:\n  working_directory: src\n`).key).toBe("claude.working_directory");
+    expect(refusal(`${MINIMAL}claude:\n  web_search: true\n`).key).toBe("claude.web_search");
+    expect(refusal(`${MINIMAL}claude:\n  subagents:\n    enabled: true\n`).key).toBe("claude.subagents.enabled");
+    expect(refusal(`${MINIMAL}model:\n  auth_provider: bedrock\n`).message).toBe(
+      'agents/support.yaml:4: model.auth_provider: "bedrock" is not available in Outpost yet; use api_key',
+    );
+    expect(refusal(`${MINIMAL}model:\n  provider: gemini\ntool_filtering: {}\n`).key).toBe("tool_filtering");
+  });
+});
