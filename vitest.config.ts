@@ -17,6 +17,9 @@ const API_KEYS = [
   { id: "beta-admin", tenant: "beta", scopes: ["admin"], sha256: sha256("test-beta-admin") },
   // A tenant of its own for the listing tests (test/tenants/directory.test.ts): no other test's tasks appear in it.
   { id: "lister", tenant: "lister", scopes: ["admin"], sha256: sha256("test-lister-key") },
+  // A tenant of its own for its own agents (test/tenants/agent-versions.test.ts): an admin, and a key that may run.
+  { id: "author", tenant: "authors", scopes: ["admin"], sha256: sha256("test-author-key") },
+  { id: "author-runner", tenant: "authors", scopes: ["run", "read"], sha256: sha256("test-author-runner") },
   {
     id: "limited",
     tenant: "limits",

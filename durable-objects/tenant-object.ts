@@ -1,19 +1,28 @@
 // One Durable Object per tenant (named by the tenant): the directory of its tasks and sessions
 // (src/tenants/directory.ts), which each task's object keeps up to date and GET /v1/tasks and GET /v1/sessions page
-// through. One per tenant, not one for the deployment: a tenant's listings and reports never queue behind another's.
+// through, and the tenant's own agents with every version (src/tenants/agent-versions.ts, PUT /v1/agents/:name). One
+// per tenant, not one for the deployment: a tenant's listings, reports and agents never queue behind another's.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../src/env.ts";
 import { migrate } from "../src/storage/migrations.ts";
 import { TENANT_MIGRATIONS } from "../src/storage/tenant-migrations.ts";
+import {
+  type AgentVersionSummary,
+  AgentVersions,
+  type PutAgentOutcome,
+  type StoredAgent,
+} from "../src/tenants/agent-versions.ts";
 import { Directory, type DirectoryPage, type DirectoryQuery, type DirectoryReport } from "../src/tenants/directory.ts";
 
 export class TenantObject extends DurableObject<Env> {
   private readonly directory: Directory;
+  private readonly agents: AgentVersions;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     migrate(ctx.storage, TENANT_MIGRATIONS);
     this.directory = new Directory(ctx.storage.sql);
+    this.agents = new AgentVersions(ctx.storage.sql);
   }
 
   /** A task's or session's row as its object reports it (a report older than the one held is ignored). */
@@ -28,5 +37,27 @@ export class TenantObject extends DurableObject<Env> {
 
   async list(query: DirectoryQuery): Promise<DirectoryPage> {
     return this.directory.list(query);
+  }
+
+  /** Adds a version of one of the tenant's agents (checked by the Worker), unless it is the current one again. */
+  async putAgent(
+    agent: Omit<StoredAgent, "version" | "created_at"> & { source: string },
+    ifMatch: number | null,
+  ): Promise<PutAgentOutcome> {
+    return this.agents.put(agent, ifMatch);
+  }
+
+  /** The current version of the tenant's agent of that name, or null. */
+  async agent(name: string): Promise<StoredAgent | null> {
+    return this.agents.current(name);
+  }
+
+  /** The current version of each of the tenant's agents. */
+  async agentList(): Promise<StoredAgent[]> {
+    return this.agents.list();
+  }
+
+  async agentVersions(name: string): Promise<AgentVersionSummary[]> {
+    return this.agents.versions(name);
   }
 }

@@ -1,6 +1,7 @@
 // The agent base class (seed 000 MaverickAgent, FR-001..FR-006). A developer writes a name, a system prompt and
 // the tools it may use (the definition, checked by src/agents/definition.ts); the default `execute()` is the durable
 // tool-use loop of src/agents/tool-loop.ts, and a subclass may override it or the steps it is made of.
+
 import type {
   Message,
   MessageCreateParamsBase,
@@ -8,6 +9,7 @@ import type {
   ToolUseBlock,
 } from "@anthropic-ai/sdk/resources/messages";
 import type { ToolPermissions } from "../approvals/permissions.ts";
+import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import type { AgentMessage, ModelCallOptions, StepInfo } from "../contracts/runtime.ts";
 import type { ToolResult } from "../contracts/tool-result.ts";
 import { MalformedResponseError } from "../errors.ts";
@@ -26,7 +28,11 @@ import { runToolLoop } from "./tool-loop.ts";
 export { AGENT_NAME_PATTERN, type AgentDefinition } from "./definition.ts";
 
 /** Where an agent is defined (GET /v1/agents/:name shows it). */
-export type AgentOrigin = { kind: "typescript" } | { kind: "file"; path: string; warnings: readonly string[] };
+export type AgentOrigin =
+  | { kind: "typescript" }
+  | { kind: "file"; path: string; warnings: readonly string[] }
+  /** A tenant's own agent (PUT /v1/agents/:name): the version, its definition and warnings. */
+  | { kind: "runtime"; record: RuntimeAgentRecord };
 
 export abstract class Agent {
   readonly name: string;
@@ -55,12 +61,15 @@ export abstract class Agent {
   readonly tenants: readonly string[] | null;
   /** Where the agent is defined: a TypeScript class, or a file of agents/ with its startup warnings. */
   readonly origin: AgentOrigin;
+  /** The version a task of this agent records and runs again: a tenant's own agent's; null for the Worker's. */
+  readonly runtime: RuntimeAgentRecord | null;
   private readonly declaredTools: readonly string[] | undefined;
 
   /** Checks the definition (a ConfigError or InvalidToolError naming what is wrong) and keeps it. */
   constructor(definition: AgentDefinition, origin: AgentOrigin = { kind: "typescript" }) {
     const spec = parseDefinition(definition);
     this.origin = origin;
+    this.runtime = origin.kind === "runtime" ? origin.record : null;
     this.name = spec.name;
     this.description = spec.description;
     this.role = spec.role;

@@ -104,6 +104,12 @@ export const ERROR_CODES = {
       when: "a session with an agent that does not run the default tool loop (a skill agent, a custom `execute()`)",
     },
   },
+  agent_version_conflict: {
+    request: {
+      status: 409,
+      when: "a `PUT /v1/agents/:name` whose `If-Match` names another version than the agent's current one (`field`: `if-match`)",
+    },
+  },
   task_not_waiting: {
     request: { status: 409, when: "a resume of a task that is not waiting for input (`input_required`)" },
   },

@@ -117,11 +117,30 @@ export const AgentSchema = z.strictObject({
   source: z.discriminatedUnion("kind", [
     z.strictObject({ kind: z.literal("file"), path: z.string() }),
     z.strictObject({ kind: z.literal("typescript") }),
+    /** The tenant's own agent (PUT /v1/agents/:name), at its current version. */
+    z.strictObject({ kind: z.literal("runtime"), version: z.number().int().positive() }),
   ]),
   /** Seed 004's startup warnings about its definition (rules 2 and 3); empty when there are none. */
   warnings: z.array(z.string()),
 });
 export type AgentDescription = z.infer<typeof AgentSchema>;
+
+/** GET /v1/agents/:name/versions: every version of the tenant's own agent, newest first (none for the Worker's). */
+export const AgentVersionListSchema = z.strictObject({
+  agent: z.string(),
+  versions: z.array(
+    z.strictObject({
+      version: z.number().int().positive(),
+      /** SHA-256 of the body as it was sent. */
+      sha256: z.string().regex(/^[0-9a-f]{64}$/),
+      warnings: z.array(z.string()),
+      created_at: Timestamp,
+      /** The id of the API key that sent it. */
+      created_by: z.string(),
+    }),
+  ),
+});
+export type AgentVersionList = z.infer<typeof AgentVersionListSchema>;
 
 /** GET /v1/agents: the agents the key's tenant may see, by name. */
 export const AgentListSchema = z.strictObject({ agents: z.array(AgentSchema) });

@@ -22,7 +22,7 @@ import { FORK_STATE_KEY, INVOCATION_STATE_KEY, type InvocationState } from "../t
 import type { TaskRecord } from "../tasks/task-store.ts";
 import { executionResult, runOutcome } from "./execution-result.ts";
 import { RunRuntime, type TaskStorage } from "./run-runtime.ts";
-import { type RunShape, runTask, taskRunShape } from "./runner.ts";
+import { type RunShape, runTask, taskAgent, taskRunShape } from "./runner.ts";
 
 /**
  * While a run is in flight the object keeps an alarm this far ahead. An awaited fetch does not keep an object
@@ -246,7 +246,7 @@ export class RunSupervisor {
       store: deps.store,
       events: deps.events,
       redactor: deps.redactor,
-      registry: deps.registry,
+      agent: (task) => taskAgent(task, deps.state, deps.registry),
       prices: deps.prices,
       provider: (llm) => deps.provider(llm),
       transaction: (fn) => this.transaction(fn),
@@ -358,7 +358,7 @@ export class RunSupervisor {
       store,
       events,
       transaction: (fn) => this.transaction(fn),
-      onTimeout: () => registry.create(task.assigned_agent).permissions.onTimeout,
+      onTimeout: () => taskAgent(task, state, registry).permissions.onTimeout,
       resume: (decision) => this.resume(decision),
       wakeAt: (at) => this.deps.storage.setAlarm(at),
       failTurn: task.kind === "session" ? this.deps.turnCrashed : undefined,

@@ -2,11 +2,14 @@
 // one run (its input; the outcome is the terminal status and event, written together before anything else is
 // attempted), or a session's turn (src/sessions/: the turn's message on the conversation so far; the outcome ends the
 // turn and the session is ready again). The task host picks the shape by what the object holds.
+import type { Agent } from "../agents/agent.ts";
 import type { AgentContext } from "../agents/context.ts";
+import { runtimeAgent } from "../agents/file-agents.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
 import { type AgentResult, failureResult } from "../agents/result.ts";
 import { recordWait } from "../approvals/wait.ts";
 import type { PriceTable } from "../config/prices.ts";
+import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import type { ExecutionResult } from "../contracts/execution-result.ts";
 import type { RunLimits } from "../contracts/runtime.ts";
 import { AwaitingInputError, toErrorInfo, WorkflowError } from "../errors.ts";
@@ -16,18 +19,29 @@ import type { LlmConfig, ModelProvider } from "../llm/provider.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import { isTerminal } from "../tasks/task.ts";
 import { runLimits } from "../tasks/task-limits.ts";
+import { RUNTIME_AGENT_STATE_KEY, type TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord, TaskStore } from "../tasks/task-store.ts";
 import { Toolbox } from "../tools/toolbox.ts";
 import { WORKSPACE_ROOT } from "../workspace/root.ts";
 import type { Workspace } from "../workspace/workspace.ts";
 import type { RunRuntime } from "./run-runtime.ts";
 
+/**
+ * The agent a run of `task` runs: the version of the tenant's own agent the task recorded when it was created, else
+ * the Worker's agent of that name if the tenant may still see it (AgentNotFoundError otherwise).
+ */
+export function taskAgent(task: TaskRecord, state: Pick<TaskState, "get">, registry: AgentRegistry): Agent {
+  const record = state.get<RuntimeAgentRecord>(RUNTIME_AGENT_STATE_KEY);
+  return record ? runtimeAgent(record) : registry.createFor(task.assigned_agent, task.tenant);
+}
+
 export interface RunnerDeps {
   store: TaskStore;
   events: EventLog;
   /** Tool error text passes through it (see Toolbox). */
   redactor: Pick<Redactor, "text">;
-  registry: AgentRegistry;
+  /** The task's agent (taskAgent below). */
+  agent: (task: TaskRecord) => Agent;
   /** Read inside the run so a bad OUTPOST_PRICES fails the run with config_error rather than the request. */
   prices: () => PriceTable;
   /** Built inside the run so a provider that is not configured fails the run with a clear error, not the object. */
@@ -73,7 +87,7 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
   try {
     // The tenant is checked again at every run, not only when the task was created: a deploy that takes the agent
     // from this tenant (e.g. it now carries another tenant's MCP credentials) stops its queued and waiting tasks too.
-    const agent = deps.registry.createFor(task.assigned_agent, task.tenant);
+    const agent = deps.agent(task);
     // The stricter of the task's and the agent's: the API refuses a task that would loosen its agent's limits, and a
     // fork onto another agent inherits its origin's, which may be looser than the new agent's.
     const limits: RunLimits = runLimits(task.limits, agent);

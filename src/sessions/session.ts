@@ -52,6 +52,8 @@ export const SessionViewSchema = z.lazy(() =>
   z.strictObject({
     id: z.uuid({ version: "v4" }),
     agent: z.string(),
+    /** The version of a tenant's own agent (PUT /v1/agents/:name) every turn runs; null for an agent of the Worker. */
+    agent_version: z.number().int().positive().nullable(),
     status: z.enum(SESSION_STATUSES),
     busy: z.enum(BUSY_POLICIES),
     metadata: TaskMetadataSchema,

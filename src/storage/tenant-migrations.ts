@@ -1,6 +1,7 @@
 // The storage schema of a tenant's Durable Object (durable-objects/tenant-object.ts), as one ordered list of steps
 // applied by the same migrate() as a task's (migrations.ts): a step is written once and never changed; the next
-// change is the next step. Tables are named after the subsystem that owns them: directory_* (src/tenants/directory.ts).
+// change is the next step. Tables are named after the subsystem that owns them: directory_* (src/tenants/directory.ts),
+// agents_* (src/tenants/agent-versions.ts).
 import type { Migration } from "./migrations.ts";
 
 export const TENANT_MIGRATIONS: readonly Migration[] = [
@@ -28,6 +29,23 @@ export const TENANT_MIGRATIONS: readonly Migration[] = [
         tag TEXT NOT NULL,
         id TEXT NOT NULL REFERENCES directory_records (id) ON DELETE CASCADE,
         PRIMARY KEY (tag, id)
+      )`);
+    },
+  },
+  {
+    version: 2,
+    adds: "the tenant's own agents (PUT /v1/agents/:name), every version of each",
+    up: (sql) => {
+      sql.exec(`CREATE TABLE agents_versions (
+        name TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        source TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        definition TEXT NOT NULL,
+        warnings TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        PRIMARY KEY (name, version)
       )`);
     },
   },

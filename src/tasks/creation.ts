@@ -12,6 +12,7 @@ import {
   IDEMPOTENCY_KEY,
   INVOCATION_STATE_KEY,
   type InvocationState,
+  RUNTIME_AGENT_STATE_KEY,
   type TaskState,
 } from "./task-state.ts";
 import type { TaskRecord, TaskStore } from "./task-store.ts";
@@ -75,6 +76,8 @@ export async function createTask<Stored, View = TaskView>(
     created = deps.transaction(() => {
       if (!deps.store.create(init)) return false;
       const task = requireTask(deps);
+      // The version of a tenant's own agent the task runs, whatever versions come after (src/contracts/agent-version.ts).
+      if (init.runtimeAgent) deps.state.put(RUNTIME_AGENT_STATE_KEY, init.runtimeAgent);
       deps.workspace.seed(files);
       if (init.context) {
         // The context, then the input as the next user message: the run continues from there.

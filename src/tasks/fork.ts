@@ -38,7 +38,7 @@ export interface ForkRequest {
   checkpoint: ForkPoint;
   updates: ForkUpdates;
   /** The agent of that name the request's tenant may see, if any. */
-  agent: (name: string) => TaskAgent | undefined;
+  agent: (name: string) => Promise<TaskAgent | undefined>;
   env: Pick<Env, "OUTPOST_DEFAULT_MODEL" | "OUTPOST_PRICES">;
   /** The origin's ledger of these tool calls (its object's toolCallLedger). */
   ledger: (toolUseIds: string[]) => Promise<ToolCallLedger>;
@@ -53,7 +53,7 @@ export async function planFork(request: ForkRequest): Promise<Omit<NewTask, "id"
   const agentName = updates.current_agent ?? checkpoint.state.current_agent;
   // Another tenant's agent is answered like an unknown one, and so is the checkpoint's own agent once a deploy
   // has taken it from this tenant.
-  const agent = request.agent(agentName);
+  const agent = await request.agent(agentName);
   if (!agent) {
     throw new ApiError(
       "agent_not_found",

@@ -4,6 +4,7 @@
 // follow the same rules for all of them.
 import { resolveModel } from "../config/models.ts";
 import { retentionDays, retentionPolicyOrDefault } from "../config/retention.ts";
+import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import type { Env } from "../env.ts";
 import type { RedactionMode } from "../events/redaction.ts";
 import type { ForkOrigin, TaskInit, TaskLimits, TaskTrigger, TaskWebhook } from "./task.ts";
@@ -13,6 +14,8 @@ import type { AgentLimits } from "./task-limits.ts";
 export interface TaskAgent extends AgentLimits {
   /** The agent's own model, if its definition names one. */
   readonly model: string | undefined;
+  /** The version of a tenant's own agent (PUT /v1/agents/:name) the task runs; null for an agent of the Worker. */
+  readonly runtime: RuntimeAgentRecord | null;
 }
 
 /** A task about to start: what its route knows, the rest following from the rules of taskInit. */
@@ -59,6 +62,7 @@ export function taskInit(env: Pick<Env, "OUTPOST_DEFAULT_MODEL" | "OUTPOST_RETEN
     redactionMode: task.redactionMode ?? task.agent.redactionMode,
     ...(task.dryRun !== undefined ? { dryRun: task.dryRun } : {}),
     agent: task.agent.name,
+    ...(task.agent.runtime ? { runtimeAgent: task.agent.runtime } : {}),
     input: task.input,
     metadata: task.metadata,
     model: task.model ?? taskModel(task.agent, env),

@@ -24,6 +24,9 @@ export interface InvocationState {
   context_messages: number;
 }
 
+/** A task of a tenant's own agent: the RuntimeAgentRecord (src/contracts/agent-version.ts) it runs. */
+export const RUNTIME_AGENT_STATE_KEY = "runtime_agent";
+
 /** A task created under an Idempotency-Key: {fingerprint, response} (the request's hash and the original reply). */
 export const IDEMPOTENCY_KEY = "idempotency";
 

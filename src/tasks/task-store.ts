@@ -48,7 +48,7 @@ interface TaskRow extends Record<string, SqlStorageValue> {
   busy: string | null;
 }
 
-export interface TaskRecord extends Omit<TaskView, "last_event_seq" | "pending_input" | "status"> {
+export interface TaskRecord extends Omit<TaskView, "last_event_seq" | "pending_input" | "status" | "agent_version"> {
   status: RecordStatus;
   /** A task, or a chat session (src/sessions/). */
   kind: RecordKind;

@@ -1,9 +1,10 @@
 // The task as its object returns it (TaskView): the stored record without what stays inside the object (its trace
 // ids, tenant, bundle and retention flags), with what it waits for and the number of its newest event.
 import { pendingRequest } from "../approvals/requests.ts";
+import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import type { Redactor } from "../events/redaction.ts";
 import type { TaskStatus, TaskView } from "./task.ts";
-import type { TaskState } from "./task-state.ts";
+import { RUNTIME_AGENT_STATE_KEY, type TaskState } from "./task-state.ts";
 import type { TaskRecord } from "./task-store.ts";
 
 export function taskView(
@@ -26,5 +27,11 @@ export function taskView(
   // write; the input_requested event and callbacks show it redacted too.
   const pending = stored ? from.redactor.value(stored) : null;
   // Only a task's row is shown as a task, and a task's row never holds a session's statuses (ready, closed).
-  return { ...rest, status: status as TaskStatus, pending_input: pending, last_event_seq: from.lastEventSeq };
+  return {
+    ...rest,
+    agent_version: from.state.get<RuntimeAgentRecord>(RUNTIME_AGENT_STATE_KEY)?.version ?? null,
+    status: status as TaskStatus,
+    pending_input: pending,
+    last_event_seq: from.lastEventSeq,
+  };
 }

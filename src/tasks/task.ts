@@ -8,6 +8,7 @@
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { z } from "zod";
 import { type HumanDecision, PendingInputSchema } from "../approvals/requests.ts";
+import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import { AgentUsageSchema } from "../contracts/usage.ts";
 import { ErrorInfoSchema } from "../errors/error-info.ts";
 import { REDACTION_MODES, type RedactionMode } from "../events/redaction.ts";
@@ -80,6 +81,8 @@ export const TaskViewSchema = z.lazy(() =>
     id: z.uuid({ version: "v4" }),
     /** seed 003 Task.assigned_agent */
     assigned_agent: z.string(),
+    /** The version of a tenant's own agent (PUT /v1/agents/:name) the task runs; null for an agent of the Worker. */
+    agent_version: z.number().int().positive().nullable(),
     /** seed 003 Task.description: what the task was asked to do. */
     input: z.string(),
     metadata: TaskMetadataSchema,
@@ -132,6 +135,8 @@ export interface TaskInit {
    */
   fingerprint?: string;
   agent: string;
+  /** A tenant's own agent: the version the task runs, kept with the task (RUNTIME_AGENT_STATE_KEY). */
+  runtimeAgent?: RuntimeAgentRecord;
   input: string;
   metadata: Record<string, unknown>;
   model: string;

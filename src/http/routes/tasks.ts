@@ -3,11 +3,11 @@
 // task's own Durable Object; the Worker only checks input and shapes responses (the fork's rules are
 // src/tasks/fork.ts).
 import { Hono } from "hono";
-import { registry } from "../../agents/catalog.ts";
 import { unhandledCode } from "../../errors/codes.ts";
 import { ApiError } from "../../errors.ts";
 import { planFork } from "../../tasks/fork.ts";
 import { taskInit } from "../../tasks/task-init.ts";
+import { visibleAgent } from "../agent-lookup.ts";
 import type { AppEnv } from "../app-env.ts";
 import { decisionInput, decisionRefused } from "../decisions.ts";
 import { streamResponse } from "../event-stream.ts";
@@ -95,7 +95,7 @@ export const taskRoutes = new Hono<AppEnv>()
       origin,
       checkpoint,
       updates: body.state_updates ?? {},
-      agent: (name) => registry.visible(name, tenant),
+      agent: (name) => visibleAgent(c, name),
       env: c.env,
       ledger: async (toolUseIds) => {
         const ledger = await stub.toolCallLedger(toolUseIds);

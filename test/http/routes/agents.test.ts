@@ -314,6 +314,7 @@ describe("POST /v1/agents/:name/tasks", () => {
     expect(task).toStrictEqual({
       id: task.id,
       assigned_agent: "assistant",
+      agent_version: null,
       input,
       metadata,
       status: "pending",

@@ -1,0 +1,121 @@
+// A tenant's own agents (PUT /v1/agents/:name), kept in the tenant's Durable Object (durable-objects/tenant-object.ts)
+// with every version: a version is never changed or removed, so a task records the version it ran and its run keeps
+// that definition whatever comes after. The definition is stored as checked by the Worker (src/agents/agent-file.ts);
+// this module keeps it as JSON and knows nothing of what it says. Its table (agents_versions) is in
+// src/storage/tenant-migrations.ts.
+import type { JsonObject } from "../lib/json.ts";
+
+/** One version of a tenant's agent. */
+export interface StoredAgent {
+  name: string;
+  version: number;
+  /** The checked definition (an AgentDefinition) and the file's startup warnings. */
+  definition: JsonObject;
+  warnings: string[];
+  /** SHA-256 of the body as it was sent: the same body again is the same version. */
+  sha256: string;
+  created_at: string;
+  /** The id of the API key that sent it. */
+  created_by: string;
+}
+
+/** A version as GET /v1/agents/:name/versions lists it. */
+export type AgentVersionSummary = Omit<StoredAgent, "definition" | "name">;
+
+export type PutAgentOutcome =
+  | { outcome: "created" | "replaced" | "unchanged"; agent: StoredAgent }
+  /** If-Match named another version than the current one (0: the agent must not exist yet). */
+  | { outcome: "version_mismatch"; current: number };
+
+interface VersionRow extends Record<string, SqlStorageValue> {
+  name: string;
+  version: number;
+  source: string;
+  sha256: string;
+  definition: string;
+  warnings: string;
+  created_at: string;
+  created_by: string;
+}
+
+export class AgentVersions {
+  private readonly sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.sql = sql;
+  }
+
+  /**
+   * Stores a new version unless the current one was made from the same body. `ifMatch` is the version the caller
+   * saw (0: none): a PUT that raced another is refused, not applied over it.
+   */
+  put(
+    agent: Omit<StoredAgent, "version" | "created_at"> & { source: string },
+    ifMatch: number | null,
+  ): PutAgentOutcome {
+    const current = this.current(agent.name);
+    if (ifMatch !== null && ifMatch !== (current?.version ?? 0)) {
+      return { outcome: "version_mismatch", current: current?.version ?? 0 };
+    }
+    if (current && current.sha256 === agent.sha256) return { outcome: "unchanged", agent: current };
+    const version = (current?.version ?? 0) + 1;
+    const created_at = new Date().toISOString();
+    this.sql.exec(
+      `INSERT INTO agents_versions (name, version, source, sha256, definition, warnings, created_at, created_by)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      agent.name,
+      version,
+      agent.source,
+      agent.sha256,
+      JSON.stringify(agent.definition),
+      JSON.stringify(agent.warnings),
+      created_at,
+      agent.created_by,
+    );
+    const stored = this.current(agent.name);
+    if (!stored) throw new Error("the version just stored is missing");
+    return { outcome: current ? "replaced" : "created", agent: stored };
+  }
+
+  /** The newest version of the agent, or null when the tenant has none of that name. */
+  current(name: string): StoredAgent | null {
+    const row = this.sql
+      .exec<VersionRow>("SELECT * FROM agents_versions WHERE name = ? ORDER BY version DESC LIMIT 1", name)
+      .toArray()[0];
+    return row ? fromRow(row) : null;
+  }
+
+  /** The newest version of every agent of the tenant, by name. */
+  list(): StoredAgent[] {
+    return this.sql
+      .exec<VersionRow>(
+        `SELECT v.* FROM agents_versions v
+         WHERE v.version = (SELECT MAX(version) FROM agents_versions w WHERE w.name = v.name) ORDER BY v.name`,
+      )
+      .toArray()
+      .map(fromRow);
+  }
+
+  /** Every version of the agent, newest first. */
+  versions(name: string): AgentVersionSummary[] {
+    return this.sql
+      .exec<VersionRow>("SELECT * FROM agents_versions WHERE name = ? ORDER BY version DESC", name)
+      .toArray()
+      .map((row) => {
+        const { definition: _definition, name: _name, ...summary } = fromRow(row);
+        return summary;
+      });
+  }
+}
+
+function fromRow(row: VersionRow): StoredAgent {
+  return {
+    name: row.name,
+    version: row.version,
+    definition: JSON.parse(row.definition) as JsonObject,
+    warnings: JSON.parse(row.warnings) as string[],
+    sha256: row.sha256,
+    created_at: row.created_at,
+    created_by: row.created_by,
+  };
+}
