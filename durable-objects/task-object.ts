@@ -160,7 +160,7 @@ export class TaskObject extends DurableObject<Env> {
             ...(task.result ? { response: task.result } : {}),
           };
     const messages = host.conversation.from(invocation.context_messages);
-    return host.redactor.value(executionResult(messages, emptyUsage(), task.usage, outcome));
+    return host.redactor.value(executionResult(messages, emptyUsage(), task.usage, outcome, task.structured_output));
   }
 
   /** Live readers attached to the task (SSE subscribers and ?wait= callers). */

@@ -205,6 +205,13 @@ export class LimitExceededError extends AgentError {
   }
 }
 
+/** The final answer did not conform to the agent's response_format, also when the model was asked again. */
+export class StructuredOutputError extends AgentError {
+  constructor(message: string) {
+    super("invalid_structured_output", message);
+  }
+}
+
 /** A tool call waits for a person; carried so the run stops (status input_required) without failing. */
 export class AwaitingInputError extends OutpostError {
   /** What the run waits for (a PendingInput), for the input_requested event. */

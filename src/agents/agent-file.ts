@@ -84,6 +84,8 @@ export const AgentFileSchema = z.strictObject({
   tools: z.array(ToolSchema).max(32).default([]),
   /** Semantic Kernel's tool filtering: Anthropic agents ignore it (rule 2). */
   tool_filtering: z.unknown().optional(),
+  /** Seed 004 response_format: the JSON Schema the final answer conforms to (structured_output). */
+  response_format: z.record(z.string(), z.unknown(), "must be a JSON Schema object").optional(),
   /** Kept for the test runner: not used by a run. */
   evaluations: z.record(z.string(), z.unknown()).optional(),
   test_cases: z.array(z.record(z.string(), z.unknown())).max(500).optional(),
@@ -250,6 +252,7 @@ function toDefinition(file: AgentFileValue, raw: AgentFileInput): AgentDefinitio
     ["allowedTools", claude?.allowed_tools],
     ["mcpServers", Object.keys(servers).length > 0 ? servers : undefined],
     ["maxBudgetUsd", raw.max_budget_usd],
+    ["responseFormat", raw.response_format],
     ["redactionMode", raw.redaction_mode],
     ["tenants", raw.tenants],
     ["hooks", raw.hooks],
@@ -269,6 +272,7 @@ const FILE_KEYS: Readonly<Record<string, string>> = {
   temperature: "model.temperature",
   allowedTools: "claude.allowed_tools",
   toolPermissions: "tool_permissions",
+  responseFormat: "response_format",
   "hooks.": "hooks.",
   "fileSystem.": "claude.file_system.",
   "bash.": "claude.bash.",

@@ -15,6 +15,7 @@ import type { ToolResult } from "../contracts/tool-result.ts";
 import { MalformedResponseError } from "../errors.ts";
 import type { RedactionMode } from "../events/redaction.ts";
 import type { HookSpec } from "../inbound-hooks/hook.ts";
+import type { JsonObject } from "../lib/json.ts";
 import type { LlmConfig } from "../llm/provider.ts";
 import type { McpServerSpec } from "../mcp/config.ts";
 import type { ToolDeclaration } from "../tools/allowed-tools.ts";
@@ -23,6 +24,7 @@ import type { AgentContext } from "./context.ts";
 import { type AgentDefinition, parseDefinition } from "./definition.ts";
 import { modelRequest } from "./model-request.ts";
 import type { AgentResult } from "./result.ts";
+import { formatInstructions } from "./structured-output.ts";
 import { runToolLoop } from "./tool-loop.ts";
 
 export { AGENT_NAME_PATTERN, type AgentDefinition } from "./definition.ts";
@@ -53,6 +55,8 @@ export abstract class Agent {
   /** Seed 003 Agent.temperature, or null for the provider's default. */
   readonly temperature: number | null;
   readonly maxBudgetUsd: number | null;
+  /** Seed 004 response_format: the JSON Schema the final answer conforms to, or null. */
+  readonly responseFormat: JsonObject | null;
   readonly permissions: ToolPermissions;
   readonly hooks: readonly HookSpec[];
   readonly redactionMode: RedactionMode;
@@ -84,6 +88,7 @@ export abstract class Agent {
     this.temperature = spec.temperature;
     this.thinkingBudget = spec.thinkingBudget;
     this.maxBudgetUsd = spec.maxBudgetUsd;
+    this.responseFormat = spec.responseFormat;
     this.permissions = spec.permissions;
     this.hooks = spec.hooks;
     this.redactionMode = spec.redactionMode;
@@ -109,6 +114,7 @@ export abstract class Agent {
       request: (messages) => this.requestFor(context, messages),
       modelTurn: (messages, turnIndex, info) => this.modelTurn(context, messages, turnIndex, info),
       callTool: (use, turnIndex, info, position) => this.callTool(context, use, turnIndex, info, position),
+      ...(this.responseFormat ? { responseFormat: this.responseFormat } : {}),
     });
   }
 
@@ -132,7 +138,7 @@ export abstract class Agent {
   protected requestFor(
     context: AgentContext,
     messages: MessageParam[],
-    system = this.systemPrompt,
+    system = this.systemPrompt + (this.responseFormat ? formatInstructions(this.responseFormat) : ""),
     tools = context.tools.definitions(),
   ): MessageCreateParamsBase {
     return modelRequest({

@@ -10,11 +10,13 @@ import { DEFAULT_MAX_TOKENS } from "../config/models.ts";
 import { ConfigError } from "../errors.ts";
 import type { RedactionMode } from "../events/redaction.ts";
 import { type HookSpec, HooksSchema } from "../inbound-hooks/hook.ts";
+import type { JsonObject } from "../lib/json.ts";
 import { type LlmConfig, LlmConfigSchema } from "../llm/provider.ts";
 import { type McpServerSpec, McpServersSchema } from "../mcp/config.ts";
 import { DEFAULT_TENANT, TENANT_PATTERN } from "../tenants/api-keys.ts";
 import { RUNNABLE_BUILTIN_TOOLS } from "../tools/builtin.ts";
 import { enabledBuiltins, requireCapabilities, TOOL_SETTINGS_SHAPE, type ToolSettings } from "../tools/settings.ts";
+import { type ResponseFormatInput, responseSchema } from "./structured-output.ts";
 import { validateToolNames } from "./tool-names.ts";
 
 export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
@@ -67,6 +69,16 @@ export const AgentDefinitionSchema = z.strictObject({
         .max(100_000, "must be at most 100,000")
         .default(10_000),
     })
+    .optional(),
+  /**
+   * Seed 004 response_format: the final answer is one JSON value conforming to this JSON Schema (or zod schema),
+   * validated, with one re-ask on a mismatch (src/agents/structured-output.ts). Default tool loop agents only.
+   */
+  responseFormat: z
+    .union([
+      z.custom<z.ZodType>((value) => value instanceof z.ZodType),
+      z.record(z.string(), z.unknown(), "must be a JSON Schema object or a zod schema"),
+    ])
     .optional(),
   /** Default cost budget of a task, USD (a task may set its own max_budget_usd). */
   maxBudgetUsd: z
@@ -122,6 +134,8 @@ export interface AgentSpec {
   thinkingBudget: number | null;
   temperature: number | null;
   maxBudgetUsd: number | null;
+  /** The JSON Schema the final answer must conform to, or null. */
+  responseFormat: JsonObject | null;
   permissions: ToolPermissions;
   hooks: readonly HookSpec[];
   redactionMode: RedactionMode;
@@ -196,6 +210,8 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
     thinkingBudget: thinking,
     temperature: parsed.temperature ?? null,
     maxBudgetUsd: parsed.maxBudgetUsd ?? null,
+    responseFormat:
+      parsed.responseFormat === undefined ? null : responseSchema(agent, parsed.responseFormat as ResponseFormatInput),
     permissions: toolPermissions(agent, parsed, tools),
     hooks: Object.freeze(parsed.hooks),
     redactionMode: parsed.redactionMode,
@@ -229,6 +245,7 @@ const SEED_SPELLINGS: Readonly<Record<string, string>> = {
   max_iterations: "maxTurns",
   max_budget_usd: "maxBudgetUsd",
   extended_thinking: "extendedThinking",
+  response_format: "responseFormat",
   permission_mode: "permissionMode",
 };
 

@@ -69,6 +69,12 @@ export class SkillAgent extends Agent {
   constructor(definition: SkillAgentDefinition) {
     const { skills, maxContextTokens, responseHeadroomTokens, maxStepRetries, candidateLimit, ...base } = definition;
     super(base);
+    // The skill loop ends with its own synthesis, not the tool loop's final answer that a response_format checks.
+    if (this.responseFormat) {
+      throw new ConfigError(
+        `Agent "${this.name}": responseFormat is for agents of the default tool loop, not skill agents.`,
+      );
+    }
     const own = parseDefinitionPart(this.name, SkillSettingsSchema, {
       skills,
       maxContextTokens,

@@ -11,10 +11,12 @@ import type {
 } from "@anthropic-ai/sdk/resources/messages";
 import type { StepInfo } from "../contracts/runtime.ts";
 import type { ToolResult } from "../contracts/tool-result.ts";
-import { LimitExceededError } from "../errors.ts";
+import { LimitExceededError, StructuredOutputError } from "../errors.ts";
+import type { JsonObject } from "../lib/json.ts";
 import type { AgentContext } from "./context.ts";
 import { dryRunResult, toParams } from "./model-request.ts";
 import { type AgentResult, failureResult, successResult } from "./result.ts";
+import { checkAnswer, reaskMessage } from "./structured-output.ts";
 import { extractText } from "./text.ts";
 
 /** What the loop asks of its agent (Agent's methods, which a subclass may override). */
@@ -23,6 +25,8 @@ export interface ToolLoopSteps {
   request(messages: MessageParam[]): MessageCreateParamsBase;
   modelTurn(messages: MessageParam[], turnIndex: number, info: StepInfo): Promise<Message>;
   callTool(use: ToolUseBlock, turnIndex: number, info: StepInfo, position: number): Promise<ToolResult>;
+  /** Seed 004 response_format: the final answer must conform to this JSON Schema (src/agents/structured-output.ts). */
+  responseFormat?: JsonObject;
 }
 
 export async function runToolLoop(context: AgentContext, steps: ToolLoopSteps): Promise<AgentResult> {
@@ -41,6 +45,8 @@ export async function runToolLoop(context: AgentContext, steps: ToolLoopSteps): 
   }
   const maxTurns = context.config.limits.maxTurns;
   const lastTurn = (start?.countTurnsFrom ?? 0) + maxTurns;
+  // A mismatched structured answer is asked for again once; a replay takes the same branch from the same replies.
+  let reasked = false;
   while (turn < lastTurn) {
     turn++;
     const current = turn;
@@ -48,13 +54,27 @@ export async function runToolLoop(context: AgentContext, steps: ToolLoopSteps): 
     messages.push({ role: "assistant", content: toParams(reply.content) });
     runtime.recordMessage(messages.length - 1, messages[messages.length - 1] as MessageParam);
     const uses = reply.content.filter((block): block is ToolUseBlock => block.type === "tool_use");
-    runtime.checkpoint(`turn_${current}_model`, uses.length > 0 ? "tool_calls" : "finish", { turn: current });
     if (uses.length === 0) {
-      return successResult(extractText(reply.content), runtime.usage(), {
-        turns: current,
-        stop_reason: reply.stop_reason,
-      });
+      const text = extractText(reply.content);
+      const meta = { turns: current, stop_reason: reply.stop_reason };
+      const check = steps.responseFormat ? checkAnswer(steps.responseFormat, text) : null;
+      if (check && !check.ok && !reasked) {
+        reasked = true;
+        messages.push({ role: "user", content: reaskMessage(check.errors) });
+        runtime.recordMessage(messages.length - 1, messages[messages.length - 1] as MessageParam);
+        runtime.checkpoint(`turn_${current}_model`, "model_turn", { turn: current });
+        continue;
+      }
+      runtime.checkpoint(`turn_${current}_model`, "finish", { turn: current });
+      if (check && !check.ok) {
+        const error = new StructuredOutputError(
+          `The answer does not conform to the agent's response_format, also when asked again: ${check.errors.join("; ")}`,
+        );
+        return failureResult([error], runtime.usage(), meta, text);
+      }
+      return successResult(text, runtime.usage(), check?.ok ? { ...meta, structured_output: check.value } : meta);
     }
+    runtime.checkpoint(`turn_${current}_model`, "tool_calls", { turn: current });
     await runToolCalls(context, steps, messages, uses, current);
   }
   return failureResult(

@@ -246,6 +246,12 @@ export const ERROR_CODES = {
       when: "the model provider sent something that is not valid JSON, or a stream without a message (`raw_response` keeps its first 2,000 characters)",
     },
   },
+  invalid_structured_output: {
+    task: {
+      retryable: false,
+      when: "the agent's final answer did not conform to its `response_format`, also when asked again with the validation errors (the answer is kept as the task's `result`)",
+    },
+  },
   max_turns: {
     task: {
       retryable: false,

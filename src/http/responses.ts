@@ -15,6 +15,7 @@ import { CallbackPayloadSchema } from "../callbacks/payload.ts";
 import { ExecutionResultSchema } from "../contracts/execution-result.ts";
 import { REQUEST_ERROR_CODES } from "../errors/codes.ts";
 import { HOOK_SCHEMES } from "../inbound-hooks/hook.ts";
+import { JsonObjectSchema } from "../lib/json.ts";
 import { CheckpointSchema, CheckpointSummarySchema } from "../runtime/checkpoints.ts";
 import { StoredMessageSchema } from "../runtime/conversation.ts";
 import { SESSION_STATUSES, SessionViewSchema, TurnViewSchema } from "../sessions/session.ts";
@@ -71,6 +72,8 @@ export const AgentSchema = z.strictObject({
   temperature: z.number().nullable(),
   /** Seed 004 extended thinking: each call's thinking budget, or null when the agent does not think first. */
   thinking_budget_tokens: z.number().int().positive().nullable(),
+  /** Seed 004 response_format: the JSON Schema of the final answer (structured_output), or null. */
+  response_format: JsonObjectSchema.nullable(),
   /** Output tokens per model call (thinking included). */
   max_tokens: z.number().int().positive(),
   allowed_tools: z.array(z.string()),

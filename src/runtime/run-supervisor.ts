@@ -22,7 +22,7 @@ import { FORK_STATE_KEY, INVOCATION_STATE_KEY, type InvocationState } from "../t
 import type { TaskRecord } from "../tasks/task-store.ts";
 import { executionResult, runOutcome } from "./execution-result.ts";
 import { RunRuntime, type TaskStorage } from "./run-runtime.ts";
-import { type RunShape, runTask, taskAgent, taskRunShape } from "./runner.ts";
+import { type RunShape, runTask, structuredOutputOf, taskAgent, taskRunShape } from "./runner.ts";
 
 /**
  * While a run is in flight the object keeps an alarm this far ahead. An awaited fetch does not keep an object
@@ -301,6 +301,7 @@ export class RunSupervisor {
           emptyUsage(),
           deps.store.get()?.usage ?? emptyUsage(),
           runOutcome(result),
+          structuredOutputOf(result),
         ),
       );
     }

@@ -15,6 +15,7 @@ import type { RunLimits } from "../contracts/runtime.ts";
 import { AwaitingInputError, toErrorInfo, WorkflowError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
 import type { Redactor } from "../events/redaction.ts";
+import type { Json } from "../lib/json.ts";
 import type { LlmConfig, ModelProvider } from "../llm/provider.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import { isTerminal } from "../tasks/task.ts";
@@ -156,6 +157,13 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
  * as its outcome; an invocation's terminal event carries its ExecutionResult (`invocation`: it from the run's
  * result).
  */
+/** The validated answer of an agent with a response_format (the tool loop puts it in the result's metadata). */
+export function structuredOutputOf(result: AgentResult): Json | null {
+  return result.success && result.metadata.structured_output !== undefined
+    ? (result.metadata.structured_output as Json)
+    : null;
+}
+
 export function taskRunShape(
   deps: Pick<RunnerDeps, "store" | "events" | "transaction">,
   task: TaskRecord,
@@ -186,7 +194,12 @@ export function finishTask(
   const first = errors[0] ?? new WorkflowError("The run failed without a reported error.").toJSON();
   deps.transaction(() => {
     if (success) {
-      if (!store.finish("completed", { result: output })) return;
+      const structured = structuredOutputOf(result);
+      if (
+        !store.finish("completed", { result: output, ...(structured === null ? {} : { structuredOutput: structured }) })
+      ) {
+        return;
+      }
       events.append("run_finished", {
         turn_index: typeof metadata.turns === "number" ? metadata.turns : null,
         // The whole result is in the task and final_summary.md; the event stays well inside a storage row.

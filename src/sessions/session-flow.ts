@@ -12,10 +12,10 @@ import type { ExecutionResult } from "../contracts/execution-result.ts";
 import { emptyUsage } from "../contracts/usage.ts";
 import type { ErrorInfo } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
-import type { JsonObject } from "../lib/json.ts";
+import type { Json, JsonObject } from "../lib/json.ts";
 import type { MessageLog } from "../runtime/conversation.ts";
 import { executionResult, runOutcome, type TurnOutcome } from "../runtime/execution-result.ts";
-import type { RunShape } from "../runtime/runner.ts";
+import { type RunShape, structuredOutputOf } from "../runtime/runner.ts";
 import type { TaskState } from "../tasks/task-state.ts";
 import type { TaskStore } from "../tasks/task-store.ts";
 import type { SessionStatus } from "./session.ts";
@@ -145,6 +145,7 @@ export class SessionFlow {
     return this.deps.transaction(() => {
       const turn = this.deps.turns.get(turnId);
       if (!turn || isEnded(turn)) return null;
+      let structured: Json | null = null;
       let status: "completed" | "failed" | "canceled";
       let outcome: TurnOutcome;
       if ("canceled" in how || turn.interrupted) {
@@ -157,8 +158,9 @@ export class SessionFlow {
       } else {
         status = how.result.success ? "completed" : "failed";
         outcome = runOutcome(how.result);
+        structured = structuredOutputOf(how.result);
       }
-      const result = this.endNow(turn, status, outcome);
+      const result = this.endNow(turn, status, outcome, structured);
       this.startNow(settled);
       return result;
     });
@@ -182,11 +184,16 @@ export class SessionFlow {
   }
 
   /** Ends the turn with its ExecutionResult and turn_finished; the session is ready again. */
-  private endNow(turn: Turn, status: "completed" | "failed" | "canceled", outcome: TurnOutcome): ExecutionResult {
+  private endNow(
+    turn: Turn,
+    status: "completed" | "failed" | "canceled",
+    outcome: TurnOutcome,
+    structured: Json | null = null,
+  ): ExecutionResult {
     const { store, turns, conversation, events, state } = this.deps;
     const usage = store.get()?.usage ?? emptyUsage();
     const messages = turn.firstMessage === null ? [] : conversation.from(turn.firstMessage);
-    const result = executionResult(messages, turn.usageBefore ?? usage, usage, outcome);
+    const result = executionResult(messages, turn.usageBefore ?? usage, usage, outcome, structured);
     turns.end(turn.id, status, result);
     // A turn that waited for a person and was interrupted or closed: its question is no longer asked.
     if (store.get()?.status === "input_required") state.delete(PENDING_INPUT_KEY);

@@ -251,6 +251,13 @@ export const MIGRATIONS: readonly Migration[] = [
       )`);
     },
   },
+  {
+    version: 9,
+    adds: "the task's structured output (seed 004 response_format)",
+    up: (sql) => {
+      sql.exec("ALTER TABLE task ADD COLUMN structured_output TEXT");
+    },
+  },
 ];
 
 /** The version the code expects: the last step's. */

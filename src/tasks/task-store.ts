@@ -6,6 +6,7 @@ import { type AgentUsage, addCallUsage, addRecovery, type CallUsage, emptyUsage 
 import type { ErrorInfo } from "../errors.ts";
 import { randomHex } from "../events/event-record.ts";
 import type { Redactor } from "../events/redaction.ts";
+import type { Json } from "../lib/json.ts";
 import type {
   BusyPolicy,
   RecordKind,
@@ -46,6 +47,7 @@ interface TaskRow extends Record<string, SqlStorageValue> {
   dry_run: number;
   kind: string;
   busy: string | null;
+  structured_output: string | null;
 }
 
 export interface TaskRecord extends Omit<TaskView, "last_event_seq" | "pending_input" | "status" | "agent_version"> {
@@ -183,7 +185,10 @@ export class TaskStore {
   }
 
   /** Ends the task unless it has already ended. Returns whether this call ended it. */
-  finish(status: "completed" | "failed" | "canceled", outcome: { result?: string; error?: ErrorInfo }): boolean {
+  finish(
+    status: "completed" | "failed" | "canceled",
+    outcome: { result?: string; error?: ErrorInfo; structuredOutput?: Json },
+  ): boolean {
     const task = this.get();
     if (!task) return false;
     const now = new Date();
@@ -201,6 +206,8 @@ export class TaskStore {
       // stored, shown and sent in callbacks only redacted.
       result: outcome.result === undefined ? null : this.redactor.text(outcome.result),
       error: outcome.error ? JSON.stringify(this.redactor.value(outcome.error)) : null,
+      structured_output:
+        outcome.structuredOutput === undefined ? null : JSON.stringify(this.redactor.value(outcome.structuredOutput)),
       usage: JSON.stringify(usage),
     });
   }
@@ -257,6 +264,7 @@ function fromRow(row: TaskRow): TaskRecord {
     model: row.model,
     result: row.result,
     error: row.error ? (JSON.parse(row.error) as ErrorInfo) : null,
+    structured_output: row.structured_output === null ? null : (JSON.parse(row.structured_output) as Json),
     // Usage stored before a field existed gets that field's zero.
     usage: { ...emptyUsage(), ...(JSON.parse(row.usage) as Partial<AgentUsage>) },
     created_at: row.created_at,

@@ -12,7 +12,7 @@ import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import { AgentUsageSchema } from "../contracts/usage.ts";
 import { ErrorInfoSchema } from "../errors/error-info.ts";
 import { REDACTION_MODES, type RedactionMode } from "../events/redaction.ts";
-import type { JsonObject } from "../lib/json.ts";
+import { type JsonObject, JsonSchema } from "../lib/json.ts";
 
 export const TASK_STATUSES = ["pending", "running", "input_required", "completed", "failed", "canceled"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -79,6 +79,8 @@ export type TaskTrigger = z.infer<typeof TaskTriggerSchema>;
 export const TaskViewSchema = z.lazy(() =>
   z.strictObject({
     id: z.uuid({ version: "v4" }),
+    /** Seed 004: the validated answer of an agent with a response_format, once the task has completed; else null. */
+    structured_output: JsonSchema.nullable(),
     /** seed 003 Task.assigned_agent */
     assigned_agent: z.string(),
     /** The version of a tenant's own agent (PUT /v1/agents/:name) the task runs; null for an agent of the Worker. */

@@ -258,11 +258,11 @@ describe("storage migrations", () => {
       ...Object.fromEntries(
         Object.entries(VERSION_5_ROWS).map(([table, rows]) => [
           renamed(table),
-          table === "schema_migrations" ? [{ version: 5 }, { version: 6 }, { version: 7 }, { version: 8 }] : rows,
+          table === "schema_migrations" ? [5, 6, 7, 8, 9].map((version) => ({ version })) : rows,
         ]),
       ),
-      // Version 8: every row held a task, and there are no sessions' turns yet.
-      task: (VERSION_5_ROWS.task ?? []).map((row) => ({ ...row, kind: "task", busy: null })),
+      // Version 8: every row held a task, and there are no sessions' turns yet; version 9: no structured output.
+      task: (VERSION_5_ROWS.task ?? []).map((row) => ({ ...row, kind: "task", busy: null, structured_output: null })),
       sessions_turns: [],
     };
     expect(outcome.after).toEqual({
@@ -271,7 +271,7 @@ describe("storage migrations", () => {
       // The checkpoints' AUTOINCREMENT counter goes with its table.
       sequences: [{ name: "runtime_checkpoints", seq: 7 }],
     });
-    expect([outcome.version, SCHEMA_VERSION]).toEqual([8, 8]);
+    expect([outcome.version, SCHEMA_VERSION]).toEqual([9, 9]);
     expect(Object.keys(outcome.after.rows as object).sort()).toEqual([
       "bundle_files",
       "bundle_transcript",
@@ -333,7 +333,7 @@ describe("storage migrations", () => {
     expect([outcome.first, outcome.again]).toEqual([SCHEMA_VERSION, SCHEMA_VERSION]);
     expect(outcome.after).toEqual(outcome.before);
     expect((outcome.before.rows as Record<string, unknown>).schema_migrations).toEqual(
-      [1, 2, 3, 4, 5, 6, 7, 8].map((version) => ({ version })),
+      [1, 2, 3, 4, 5, 6, 7, 8, 9].map((version) => ({ version })),
     );
   });
 

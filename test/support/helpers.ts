@@ -109,12 +109,13 @@ export const TABLES_RENAMED_IN_VERSION_6: Readonly<Record<string, string>> = {
 };
 
 /**
- * Puts a task object's storage back as objects deployed before version 6 hold it: without what version 8 added (the
- * row's kind and busy policy, the sessions' turns), and its tables under the names they had (the test then deletes
- * the newer schema_migrations rows and resets the object). Version 7 only adds what may be missing, so it leaves
- * nothing to undo.
+ * Puts a task object's storage back as objects deployed before version 6 hold it: without what version 9 added (the
+ * task's structured output) and version 8 added (the row's kind and busy policy, the sessions' turns), and its tables
+ * under the names they had (the test then deletes the newer schema_migrations rows and resets the object). Version 7
+ * only adds what may be missing, so it leaves nothing to undo.
  */
 export function storageAsBeforeVersion6(sql: SqlStorage): void {
+  sql.exec("ALTER TABLE task DROP COLUMN structured_output");
   sql.exec("DROP TABLE sessions_turns");
   sql.exec("ALTER TABLE task DROP COLUMN kind");
   sql.exec("ALTER TABLE task DROP COLUMN busy");

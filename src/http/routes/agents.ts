@@ -103,6 +103,7 @@ function describe(agent: Agent, configuredModel: string | undefined): AgentDescr
     model: resolveModel(agent.model, configuredModel),
     temperature: agent.temperature,
     thinking_budget_tokens: agent.thinkingBudget,
+    response_format: agent.responseFormat,
     max_tokens: agent.maxTokens,
     allowed_tools: [...agent.allowedTools],
     // Seed 004's least-privilege settings, as the agent's built-in tools are run with them.

@@ -125,6 +125,7 @@ describe("GET /v1/agents", () => {
           model: "claude-sonnet-5-5",
           temperature: null,
           thinking_budget_tokens: null,
+          response_format: null,
           max_tokens: DEFAULT_MAX_TOKENS,
           allowed_tools: [],
           capabilities: {
@@ -150,6 +151,7 @@ describe("GET /v1/agents", () => {
           model: "claude-sonnet-5-5",
           temperature: null,
           thinking_budget_tokens: null,
+          response_format: null,
           max_tokens: DEFAULT_MAX_TOKENS,
           allowed_tools: ["Bash", "Read", "Write", "Edit", "Glob", "Grep"],
           capabilities: {
@@ -176,6 +178,7 @@ describe("GET /v1/agents", () => {
           model: "claude-sonnet-5-5",
           temperature: null,
           thinking_budget_tokens: null,
+          response_format: null,
           max_tokens: DEFAULT_MAX_TOKENS,
           allowed_tools: ["Bash", "AskUser"],
           capabilities: {
@@ -201,6 +204,7 @@ describe("GET /v1/agents", () => {
           model: "claude-sonnet-5-5",
           temperature: null,
           thinking_budget_tokens: null,
+          response_format: null,
           max_tokens: DEFAULT_MAX_TOKENS,
           allowed_tools: ["TodoWrite"],
           capabilities: {
@@ -226,6 +230,7 @@ describe("GET /v1/agents", () => {
           model: "claude-sonnet-5-5",
           temperature: null,
           thinking_budget_tokens: null,
+          response_format: null,
           max_tokens: DEFAULT_MAX_TOKENS,
           allowed_tools: ["TodoWrite", "AskUser"],
           capabilities: {
@@ -268,6 +273,7 @@ describe("GET /v1/agents/:name", () => {
       model: "claude-sonnet-5-5",
       temperature: null,
       thinking_budget_tokens: null,
+      response_format: null,
       max_tokens: DEFAULT_MAX_TOKENS,
       allowed_tools: ["TodoWrite"],
       capabilities: {
@@ -315,6 +321,7 @@ describe("POST /v1/agents/:name/tasks", () => {
       id: task.id,
       assigned_agent: "assistant",
       agent_version: null,
+      structured_output: null,
       input,
       metadata,
       status: "pending",
