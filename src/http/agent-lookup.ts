@@ -1,15 +1,47 @@
 // Which agent a name means for the request's tenant: the tenant's own agent of that name (PUT /v1/agents/:name, its
 // current version), else the Worker's (agents/ files and classes) if the tenant may see it. A tenant's agent shadows
 // the Worker's of the same name for that tenant only. Every route that names an agent asks here.
+//
+// The tenant's own agents come from its Durable Object, and each Worker instance keeps what it read for
+// OWN_AGENTS_TTL_MS: a call to the object on every task creation doubled the Worker's CPU per task in the benchmark
+// (docs/development/benchmark.md). A PUT is seen at once by the instance that handled it, and by every other instance
+// within that time; a task records the version it was created with either way.
 import type { Context } from "hono";
 import type { Agent } from "../agents/agent.ts";
 import { registry } from "../agents/catalog.ts";
-import { AGENT_NAME_PATTERN } from "../agents/definition.ts";
 import { runtimeAgent } from "../agents/file-agents.ts";
 import { AgentNotFoundError } from "../errors.ts";
 import type { StoredAgent } from "../tenants/agent-versions.ts";
 import { tenantStubFor } from "../tenants/directory.ts";
 import type { AppEnv } from "./app-env.ts";
+
+/** How long a Worker instance uses the tenant's own agents as it last read them. */
+export const OWN_AGENTS_TTL_MS = 2_000;
+/** Tenants whose agents an instance keeps at most (the least recently read go first). */
+const MAX_CACHED_TENANTS = 1_000;
+
+const ownAgentsByTenant = new Map<string, { agents: ReadonlyMap<string, StoredAgent>; until: number }>();
+
+/** The tenant's own agents, current versions by name, as this instance last read them (at most OWN_AGENTS_TTL_MS ago). */
+async function ownAgents(c: Context<AppEnv>): Promise<ReadonlyMap<string, StoredAgent>> {
+  const tenant = c.get("tenant");
+  const now = Date.now();
+  const cached = ownAgentsByTenant.get(tenant);
+  if (cached && cached.until > now) return cached.agents;
+  const agents = new Map((await tenantStubFor(c.env, tenant).agentList()).map((a) => [a.name, a]));
+  ownAgentsByTenant.delete(tenant);
+  ownAgentsByTenant.set(tenant, { agents, until: now + OWN_AGENTS_TTL_MS });
+  if (ownAgentsByTenant.size > MAX_CACHED_TENANTS) {
+    const oldest = ownAgentsByTenant.keys().next().value;
+    if (oldest !== undefined) ownAgentsByTenant.delete(oldest);
+  }
+  return agents;
+}
+
+/** A PUT this instance handled: its tasks use the new version from the next request on. */
+export function forgetOwnAgents(tenant: string): void {
+  ownAgentsByTenant.delete(tenant);
+}
 
 /** An Agent from a stored version of a tenant's agent. */
 export function storedAgent(stored: StoredAgent): Agent {
@@ -18,26 +50,22 @@ export function storedAgent(stored: StoredAgent): Agent {
 
 /** The agent `name` means for the tenant, or undefined (an unknown name and another tenant's agent alike). */
 export async function visibleAgent(c: Context<AppEnv>, name: string): Promise<Agent | undefined> {
-  const tenant = c.get("tenant");
-  if (AGENT_NAME_PATTERN.test(name)) {
-    const stored = await tenantStubFor(c.env, tenant).agent(name);
-    if (stored) return storedAgent(stored);
-  }
-  return registry.visible(name, tenant);
+  const stored = (await ownAgents(c)).get(name);
+  return stored ? storedAgent(stored) : registry.visible(name, c.get("tenant"));
 }
 
 /** Like visibleAgent(), but a miss is 404 agent_not_found listing the names the tenant can see. */
 export async function agentFor(c: Context<AppEnv>, name: string): Promise<Agent> {
   const agent = await visibleAgent(c, name);
   if (agent) return agent;
-  const own = (await tenantStubFor(c.env, c.get("tenant")).agentList()).map((a) => a.name);
+  const own = [...(await ownAgents(c)).keys()];
   const names = [...new Set([...own, ...registry.listFor(c.get("tenant")).map((a) => a.name)])].sort();
   throw new AgentNotFoundError(name, names);
 }
 
 /** Every agent the tenant can see, by name: its own, and the Worker's it does not shadow. */
 export async function agentsFor(c: Context<AppEnv>): Promise<Agent[]> {
-  const own = (await tenantStubFor(c.env, c.get("tenant")).agentList()).map(storedAgent);
+  const own = [...(await ownAgents(c)).values()].map(storedAgent);
   const shadowed = new Set(own.map((a) => a.name));
   const builtIn = registry.listFor(c.get("tenant")).filter((a) => !shadowed.has(a.name));
   return [...own, ...builtIn].sort((a, b) => a.name.localeCompare(b.name));

@@ -20,7 +20,7 @@ import { taskInit, taskModel } from "../../tasks/task-init.ts";
 import { loosenedLimit, requirePricedBudget } from "../../tasks/task-limits.ts";
 import { tenantStubFor } from "../../tenants/directory.ts";
 import { firstSeedOverflow, MAX_WORKSPACE_ENTRIES } from "../../workspace/limits.ts";
-import { agentFor, agentsFor, storedAgent } from "../agent-lookup.ts";
+import { agentFor, agentsFor, forgetOwnAgents, storedAgent } from "../agent-lookup.ts";
 import type { AppEnv } from "../app-env.ts";
 import { requireAdmin } from "../auth.ts";
 import { requireRead, streamResponse, wantsStream } from "../event-stream.ts";
@@ -314,6 +314,8 @@ export const agentRoutes = new Hono<AppEnv>()
       },
       ifMatch,
     );
+    // This instance's requests see the new version at once (others within OWN_AGENTS_TTL_MS).
+    forgetOwnAgents(c.get("tenant"));
     if (outcome.outcome === "version_mismatch") {
       throw new ApiError(
         "agent_version_conflict",
