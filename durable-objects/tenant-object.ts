@@ -52,6 +52,11 @@ export class TenantObject extends DurableObject<Env> {
     return this.agents.current(name);
   }
 
+  /** One version of the tenant's agent of that name, or null. */
+  async agentAt(name: string, version: number): Promise<StoredAgent | null> {
+    return this.agents.at(name, version);
+  }
+
   /** The current version of each of the tenant's agents. */
   async agentList(): Promise<StoredAgent[]> {
     return this.agents.list();

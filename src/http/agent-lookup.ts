@@ -54,6 +54,12 @@ export async function visibleAgent(c: Context<AppEnv>, name: string): Promise<Ag
   return stored ? storedAgent(stored) : registry.visible(name, c.get("tenant"));
 }
 
+/** A version of the tenant's own agent (a fork keeps its origin's), or undefined when the tenant has no such version. */
+export async function agentVersion(c: Context<AppEnv>, name: string, version: number): Promise<Agent | undefined> {
+  const stored = await tenantStubFor(c.env, c.get("tenant")).agentAt(name, version);
+  return stored ? storedAgent(stored) : undefined;
+}
+
 /** Like visibleAgent(), but a miss is 404 agent_not_found listing the names the tenant can see. */
 export async function agentFor(c: Context<AppEnv>, name: string): Promise<Agent> {
   const agent = await visibleAgent(c, name);

@@ -39,6 +39,8 @@ export interface ForkRequest {
   updates: ForkUpdates;
   /** The agent of that name the request's tenant may see, if any. */
   agent: (name: string) => Promise<TaskAgent | undefined>;
+  /** A version of the tenant's own agent of that name (PUT /v1/agents/:name), if it has it. */
+  agentVersion: (name: string, version: number) => Promise<TaskAgent | undefined>;
   env: Pick<Env, "OUTPOST_DEFAULT_MODEL" | "OUTPOST_PRICES">;
   /** The origin's ledger of these tool calls (its object's toolCallLedger). */
   ledger: (toolUseIds: string[]) => Promise<ToolCallLedger>;
@@ -52,8 +54,12 @@ export async function planFork(request: ForkRequest): Promise<Omit<NewTask, "id"
   const { origin, checkpoint, updates, env } = request;
   const agentName = updates.current_agent ?? checkpoint.state.current_agent;
   // Another tenant's agent is answered like an unknown one, and so is the checkpoint's own agent once a deploy
-  // has taken it from this tenant.
-  const agent = await request.agent(agentName);
+  // has taken it from this tenant. A fork that keeps its agent keeps the version of the tenant's own agent that its
+  // origin ran (as it keeps its model); one handed to an agent, even the same one, takes its current version.
+  const keepsVersion = updates.current_agent === undefined && origin.agent_version !== null;
+  const agent = keepsVersion
+    ? await request.agentVersion(agentName, origin.agent_version as number)
+    : await request.agent(agentName);
   if (!agent) {
     throw new ApiError(
       "agent_not_found",

@@ -85,6 +85,14 @@ export class AgentVersions {
     return row ? fromRow(row) : null;
   }
 
+  /** One version of the agent, or null when the tenant has no such version. */
+  at(name: string, version: number): StoredAgent | null {
+    const row = this.sql
+      .exec<VersionRow>("SELECT * FROM agents_versions WHERE name = ? AND version = ?", name, version)
+      .toArray()[0];
+    return row ? fromRow(row) : null;
+  }
+
   /** The newest version of every agent of the tenant, by name. */
   list(): StoredAgent[] {
     return this.sql

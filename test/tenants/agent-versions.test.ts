@@ -7,6 +7,7 @@ import {
   AgentListSchema,
   AgentSchema,
   AgentVersionListSchema,
+  CheckpointListSchema,
   SessionResourceSchema,
   type TaskResource,
   TaskResourceSchema,
@@ -111,6 +112,29 @@ describe("PUT /v1/agents/:name", () => {
       [1, "author"],
     ]);
     expect(versions.versions[0]?.sha256).not.toBe(versions.versions[1]?.sha256);
+  });
+
+  it("forks a task on the version its origin ran, and onto the current one when handed to the agent anew", async () => {
+    const name = agentName("forked");
+    expect((await put(name, yamlOf(name, "Version one forks."))).status).toBe(201);
+    const origin = await finished((await runOn(name, "fork-origin")).id);
+    expect((await put(name, yamlOf(name, "Version two forks."))).status).toBe(200);
+    const checkpoints = await parseBody(
+      await api(`/v1/tasks/${origin.id}/checkpoints`, { key: RUNNER }),
+      CheckpointListSchema,
+    );
+    const start = checkpoints.checkpoints[0]?.checkpoint_id;
+    const fork = async (body: Record<string, unknown>) => {
+      const res = await api(`/v1/tasks/${origin.id}/fork`, { method: "POST", key: RUNNER, body: JSON.stringify(body) });
+      expect(res.status).toBe(202);
+      return finished((await parseBody(res, TaskResourceSchema)).id);
+    };
+    const kept = await fork({ checkpoint_id: start });
+    expect(kept.agent_version).toBe(1);
+    expect(await systemPrompt(kept.id)).toBe("Version one forks.");
+    const handed = await fork({ checkpoint_id: start, state_updates: { current_agent: name } });
+    expect(handed.agent_version).toBe(2);
+    expect(await systemPrompt(handed.id)).toBe("Version two forks.");
   });
 
   it("takes JSON as well as YAML, and records the version a session's turns run", async () => {

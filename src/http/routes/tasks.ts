@@ -7,7 +7,7 @@ import { unhandledCode } from "../../errors/codes.ts";
 import { ApiError } from "../../errors.ts";
 import { planFork } from "../../tasks/fork.ts";
 import { taskInit } from "../../tasks/task-init.ts";
-import { visibleAgent } from "../agent-lookup.ts";
+import { agentVersion, visibleAgent } from "../agent-lookup.ts";
 import type { AppEnv } from "../app-env.ts";
 import { decisionInput, decisionRefused } from "../decisions.ts";
 import { streamResponse } from "../event-stream.ts";
@@ -96,6 +96,7 @@ export const taskRoutes = new Hono<AppEnv>()
       checkpoint,
       updates: body.state_updates ?? {},
       agent: (name) => visibleAgent(c, name),
+      agentVersion: (name, version) => agentVersion(c, name, version),
       env: c.env,
       ledger: async (toolUseIds) => {
         const ledger = await stub.toolCallLedger(toolUseIds);
