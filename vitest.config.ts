@@ -66,6 +66,7 @@ export default defineConfig({
   ],
   test: {
     globalSetup: ["./test/support/global-setup.ts"],
+    setupFiles: ["./test/support/tenant-objects.ts"],
     include: ["test/**/*.test.ts"],
     // Test files mostly wait on I/O (the emulator, MCP servers, alarms): two at a time roughly halves the run on a
     // 2-core machine without starving the timing-sensitive tests (the default on 2 cores is one at a time).
