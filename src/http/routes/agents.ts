@@ -1,34 +1,28 @@
-// /v1/agents: the agents the tenant can run (the Worker's, from agents/ files and classes, and the tenant's own,
-// added at runtime with PUT /v1/agents/:name and versioned), and starting a task, a chat session or an invocation on
-// one.
+// /v1/agents: starting a task, a chat session or an invocation on an agent the tenant can run (the Worker's, from
+// agents/ files and classes, or the tenant's own). Describing agents and adding them at runtime is
+// agent-definitions.ts, mounted here.
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { Agent, type AgentDefinition } from "../../agents/agent.ts";
-import { AgentFileError, MAX_AGENT_FILE_BYTES, parseAgentFile } from "../../agents/agent-file.ts";
-import { AGENT_NAME_PATTERN } from "../../agents/definition.ts";
+import { Agent } from "../../agents/agent.ts";
 import { SkillAgent } from "../../agents/skill-agent.ts";
 import { callbackWebhook } from "../../callbacks/payload.ts";
 import { callbackPolicy, checkCallbackUrl } from "../../callbacks/policy.ts";
-import { resolveModel } from "../../config/models.ts";
 import type { Env } from "../../env.ts";
 import { ApiError } from "../../errors.ts";
-import type { JsonObject } from "../../lib/json.ts";
-import { sha256Hex } from "../../lib/sha256.ts";
 import type { TaskInit, TaskLimits, TaskWebhook } from "../../tasks/task.ts";
 import { taskStubFor } from "../../tasks/task-ids.ts";
 import { taskInit, taskModel } from "../../tasks/task-init.ts";
 import { loosenedLimit, requirePricedBudget } from "../../tasks/task-limits.ts";
-import { tenantStubFor } from "../../tenants/directory.ts";
 import { firstSeedOverflow, MAX_WORKSPACE_ENTRIES } from "../../workspace/limits.ts";
-import { agentFor, agentsFor, forgetOwnAgents, storedAgent } from "../agent-lookup.ts";
+import { agentFor } from "../agent-lookup.ts";
 import type { AppEnv } from "../app-env.ts";
-import { requireAdmin } from "../auth.ts";
 import { requireRead, streamResponse, wantsStream } from "../event-stream.ts";
-import type { AgentDescription, AgentList, AgentVersionList, Invocation } from "../responses.ts";
+import type { Invocation } from "../responses.ts";
 import { CreateSessionBody, CreateTaskBody, InvokeBody, WaitQuery, WorkspacePath } from "../schemas.ts";
 import { creationId, creationRefused, launch, startTask, takeRateToken } from "../task-creation.ts";
 import { mayRead, taskResource } from "../task-resource.ts";
-import { jsonBody, parseWith, readLimited } from "../validation.ts";
+import { jsonBody, parseWith } from "../validation.ts";
+import { agentDefinitionRoutes } from "./agent-definitions.ts";
 import { sessionResource } from "./sessions.ts";
 
 /** How long POST /v1/agents/:name/invoke waits for the run's end unless ?wait= says (seconds). */
@@ -93,108 +87,6 @@ function runsToolLoop(agent: Agent): boolean {
   return !(agent instanceof SkillAgent) && agent.execute === Agent.prototype.execute;
 }
 
-function describe(agent: Agent, configuredModel: string | undefined): AgentDescription {
-  return {
-    name: agent.name,
-    // "tool_loop" (the default loop) or "skills" (seed 002's decision loop over the skill catalog).
-    kind: agent instanceof SkillAgent ? "skills" : "tool_loop",
-    description: agent.description,
-    role: agent.role,
-    model: resolveModel(agent.model, configuredModel),
-    temperature: agent.temperature,
-    thinking_budget_tokens: agent.thinkingBudget,
-    response_format: agent.responseFormat,
-    max_tokens: agent.maxTokens,
-    allowed_tools: [...agent.allowedTools],
-    // Seed 004's least-privilege settings, as the agent's built-in tools are run with them.
-    capabilities: {
-      bash: agent.settings.bash,
-      file_system: agent.settings.fileSystem,
-      web_fetch: agent.settings.webFetch,
-    },
-    // Where each server is and how it is reached; header secrets stay out of it.
-    mcp_servers: agent.mcpServers.map((s) => ({
-      name: s.name,
-      transport: s.transport,
-      url: s.url,
-      required: s.required,
-    })),
-    max_turns: agent.maxTurns,
-    // Seed 004 permission_mode, with the per-tool rules that override it.
-    permission_mode: agent.permissions.mode,
-    tool_permissions: agent.permissions.rules,
-    // Where deliveries go and how they are verified (the secret's name only, never its value).
-    hooks: agent.hooks.map((h) => ({
-      id: h.id,
-      path: `/v1/hooks/${h.id}`,
-      scheme: h.scheme,
-      secret: h.secret,
-      events: h.events ?? null,
-    })),
-    skills: agent instanceof SkillAgent ? (agent.skillNames === "all" ? "all" : [...agent.skillNames]) : null,
-    system_prompt: agent.systemPrompt,
-    source: sourceOf(agent),
-    warnings: agent.origin.kind === "file" ? [...agent.origin.warnings] : [...(agent.runtime?.warnings ?? [])],
-  };
-}
-
-function sourceOf(agent: Agent): AgentDescription["source"] {
-  switch (agent.origin.kind) {
-    case "file":
-      return { kind: "file", path: agent.origin.path };
-    case "runtime":
-      return { kind: "runtime", version: agent.origin.record.version };
-    default:
-      return { kind: "typescript" };
-  }
-}
-
-/** Media types an agent's body may come as: JSON, or YAML under any of its usual names. */
-const AGENT_BODY_TYPES = /^(application\/json|application\/yaml|application\/x-yaml|text\/yaml|text\/x-yaml)\b/i;
-
-/**
- * What a tenant's own agent may not say, since a tenant's admin is not the deployment's operator: the Worker's
- * secrets (a model key, an MCP server's header) and another model endpoint (which would receive a key), its
- * deployment-wide inbound hooks, and the tenants it serves (it serves its own). Such an agent is an agents/ file.
- */
-function refuseDeploymentSettings(definition: AgentDefinition): void {
-  const llm = definition.llmConfig;
-  const servers = Object.entries(definition.mcpServers ?? {});
-  const withHeaders = servers.find(([, server]) => "headers" in server && server.headers !== undefined)?.[0];
-  const refusals: [boolean, string, string][] = [
-    [definition.hooks !== undefined, "hooks", "inbound hooks are the deployment's: declare them in an agents/ file"],
-    [definition.tenants !== undefined, "tenants", "an agent added with PUT belongs to the tenant that added it"],
-    [llm?.endpoint !== undefined, "model.endpoint", "another model endpoint would receive the deployment's key"],
-    [llm?.api_key !== undefined, "model.api_key", "the deployment's secrets are named in agents/ files only"],
-    [
-      withHeaders !== undefined,
-      "tools",
-      `the headers of "${withHeaders}" read the deployment's secrets: declare such a server in an agents/ file`,
-    ],
-  ];
-  const refused = refusals.find(([given]) => given);
-  if (refused) {
-    throw new ApiError(
-      "validation_failed",
-      `Invalid ${refused[1]}: not for an agent added at runtime; ${refused[2]}.`,
-      refused[1],
-    );
-  }
-}
-
-/** If-Match: the version the client saw (0: the agent must not exist yet); null without the header. */
-function ifMatchVersion(header: string | undefined): number | null {
-  if (header === undefined) return null;
-  const match = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(header);
-  if (!match)
-    throw new ApiError(
-      "validation_failed",
-      'Invalid if-match: must be a version, e.g. "3" (0: not yet created).',
-      "if-match",
-    );
-  return Number(match[1]);
-}
-
 /** The task's own limits from the request; max_turns and max_iterations are one limit, the smaller winning. */
 function taskLimits(body: RunRequest): TaskLimits {
   const turns = [body.max_turns, body.max_iterations].filter((n): n is number => n !== undefined);
@@ -254,89 +146,7 @@ function taskWebhook(env: Env, webhook: NonNullable<CreateTaskBody["webhook"]>):
 }
 
 export const agentRoutes = new Hono<AppEnv>()
-  .get("/", async (c) => {
-    // Only the agents the key's tenant may see: another tenant's agents (their MCP URLs, hook secrets' names) stay hidden.
-    const agents = (await agentsFor(c)).map((agent) => describe(agent, c.env.OUTPOST_DEFAULT_MODEL));
-    return c.json({ agents } satisfies AgentList);
-  })
-  .get("/:name", async (c) => {
-    // A name that cannot be registered, and another tenant's agent, are answered like any unknown name: 404.
-    return c.json(describe(await agentFor(c, c.req.param("name")), c.env.OUTPOST_DEFAULT_MODEL));
-  })
-  .put("/:name", requireAdmin, async (c) => {
-    const name = c.req.param("name");
-    if (!AGENT_NAME_PATTERN.test(name) || name.length > 64) {
-      throw new ApiError(
-        "validation_failed",
-        `Invalid name: must match ${AGENT_NAME_PATTERN} (at most 64 characters).`,
-        "name",
-      );
-    }
-    if (!AGENT_BODY_TYPES.test(c.req.header("content-type") ?? "")) {
-      throw new ApiError(
-        "unsupported_media_type",
-        "Send the agent as YAML ('Content-Type: application/yaml') or JSON ('Content-Type: application/json').",
-        "content-type",
-      );
-    }
-    const ifMatch = ifMatchVersion(c.req.header("if-match"));
-    const bytes = await readLimited(c.req.raw.body, MAX_AGENT_FILE_BYTES);
-    let source: string;
-    try {
-      source = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
-    } catch {
-      throw new ApiError("invalid_json", "The body is not valid UTF-8.");
-    }
-    let file: ReturnType<typeof parseAgentFile>;
-    try {
-      file = parseAgentFile("body", source);
-    } catch (error) {
-      if (error instanceof AgentFileError)
-        throw new ApiError("validation_failed", error.message, error.key ?? "(body)");
-      throw error;
-    }
-    if (file.definition.name !== name) {
-      throw new ApiError(
-        "validation_failed",
-        `Invalid name: the body defines "${String(file.definition.name)}", the URL names "${name}".`,
-        "name",
-      );
-    }
-    refuseDeploymentSettings(file.definition);
-    const outcome = await tenantStubFor(c.env, c.get("tenant")).putAgent(
-      {
-        name,
-        source,
-        sha256: await sha256Hex(source),
-        definition: file.definition as unknown as JsonObject,
-        warnings: file.warnings,
-        created_by: c.get("apiKeyId"),
-      },
-      ifMatch,
-    );
-    // This instance's requests see the new version at once (others within OWN_AGENTS_TTL_MS).
-    forgetOwnAgents(c.get("tenant"));
-    if (outcome.outcome === "version_mismatch") {
-      throw new ApiError(
-        "agent_version_conflict",
-        `The agent "${name}" is at version ${outcome.current}; If-Match named ${ifMatch}. Read it again and retry.`,
-        "if-match",
-      );
-    }
-    c.header("Location", `${new URL(c.req.url).origin}/v1/agents/${name}`);
-    c.header("ETag", `"${outcome.agent.version}"`);
-    if (outcome.outcome === "unchanged") c.header("Idempotent-Replayed", "true");
-    return c.json(
-      describe(storedAgent(outcome.agent), c.env.OUTPOST_DEFAULT_MODEL),
-      outcome.outcome === "created" ? 201 : 200,
-    );
-  })
-  .get("/:name/versions", async (c) => {
-    const name = c.req.param("name");
-    await agentFor(c, name);
-    const versions = await tenantStubFor(c.env, c.get("tenant")).agentVersions(name);
-    return c.json({ agent: name, versions } satisfies AgentVersionList);
-  })
+  .route("/", agentDefinitionRoutes)
   .post("/:name/sessions", async (c) => {
     const agent = await agentFor(c, c.req.param("name"));
     const body = await jsonBody(c, CreateSessionBody);
