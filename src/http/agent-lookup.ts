@@ -28,7 +28,12 @@ async function ownAgents(c: Context<AppEnv>): Promise<ReadonlyMap<string, Stored
   const now = Date.now();
   const cached = ownAgentsByTenant.get(tenant);
   if (cached && cached.until > now) return cached.agents;
-  const agents = new Map((await tenantStubFor(c.env, tenant).agentList()).map((a) => [a.name, a]));
+  // Kept past this request, so copied out of the RPC result and the result disposed: an RPC result holds its call's
+  // session until it is disposed, and one kept across requests kept the tenant object's session open.
+  const result = await tenantStubFor(c.env, tenant).agentList();
+  const list = structuredClone([...result]) as StoredAgent[];
+  (result as unknown as Partial<Disposable>)[Symbol.dispose]?.();
+  const agents = new Map(list.map((a) => [a.name, a]));
   ownAgentsByTenant.delete(tenant);
   ownAgentsByTenant.set(tenant, { agents, until: now + OWN_AGENTS_TTL_MS });
   if (ownAgentsByTenant.size > MAX_CACHED_TENANTS) {

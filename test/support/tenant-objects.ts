@@ -1,8 +1,7 @@
 // Run before every test file (vitest.config.ts setupFiles): each tenant's Durable Object that the tests' tasks report
-// to is started before the file's first test. A task's object reports to its tenant's object from its alarm, up to a
-// second after the task's last change (src/task-host/directory-report.ts), so in a file whose tests never call the
-// tenant's object themselves, the first call came from such an alarm, often after the file's last test: the worker
-// then closed while workerd still resolved the object's module ("Closing rpc while "resolve" was pending").
+// to is started before the file's first test, so a file's first call to it never comes from a task's alarm (the
+// directory report, src/task-host/directory-report.ts, up to a second after a task's last change) after the file's last
+// test, while the file tears down.
 import { env } from "cloudflare:workers";
 import { beforeAll } from "vitest";
 
