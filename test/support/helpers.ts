@@ -28,7 +28,11 @@ export const NO_WORKSPACE = new Proxy({} as Workspace, {
 });
 export const BASE = "https://outpost.test";
 
+/** When the test file last called the API (ms since the epoch), or 0: test/support/tenant-objects.ts waits after it. */
+export let lastApiCallAt = 0;
+
 export function api(path: string, init: RequestInit & { key?: string | null } = {}): Promise<Response> {
+  lastApiCallAt = Date.now();
   const headers = new Headers(init.headers);
   if (init.key !== null) headers.set("authorization", `Bearer ${init.key ?? API_KEY}`);
   if (init.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");

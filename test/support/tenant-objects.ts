@@ -1,13 +1,23 @@
-// Run before every test file (vitest.config.ts setupFiles): each tenant's Durable Object that the tests' tasks report
-// to is started before the file's first test, so a file's first call to it never comes from a task's alarm (the
-// directory report, src/task-host/directory-report.ts, up to a second after a task's last change) after the file's last
-// test, while the file tears down.
+// Run around every test file (vitest.config.ts setupFiles). Before its first test, each tenant's Durable Object that
+// the tests' tasks report to is started. After its last test, the file waits until every directory report its tasks
+// owe has been sent: a task's object reports to its tenant's object from its alarm up to REPORT_INTERVAL_MS after the
+// task's last change (src/task-host/directory-report.ts), and a report still in flight when the file's worker closes
+// ends the run with vitest's "Closing rpc while "resolve" was pending" although every test passed.
 import { env } from "cloudflare:workers";
-import { beforeAll } from "vitest";
+import { afterAll, beforeAll } from "vitest";
+import { REPORT_INTERVAL_MS } from "../../src/task-host/directory-report.ts";
+import { lastApiCallAt } from "./helpers.ts";
 
 /** The tenants of vitest.config.ts's keys. */
 const TENANTS = ["default", "beta", "limits", "lister", "authors"];
+/** Past the report interval: the alarm's own latency and the report's round trip. */
+const MARGIN_MS = 500;
 
 beforeAll(async () => {
   await Promise.all(TENANTS.map((tenant) => env.TENANTS.get(env.TENANTS.idFromName(tenant)).agentList()));
+});
+
+afterAll(async () => {
+  const wait = lastApiCallAt + REPORT_INTERVAL_MS + MARGIN_MS - Date.now();
+  if (lastApiCallAt > 0 && wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 });
