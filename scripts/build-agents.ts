@@ -3,9 +3,10 @@
 // 004's startup rules), and the definitions it makes are written to src/agents/files.generated.ts. A broken file
 // fails the build with its path, line and key. Runs before `npm test`, `npm run dev` and every wrangler build
 // (wrangler.toml [build]); `--check` fails if the generated file is out of date instead of writing it.
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type AgentFile, MAX_AGENT_FILE_BYTES, parseAgentFile } from "../src/agents/agent-file.ts";
+import { writeGenerated } from "./generated-file.ts";
 
 const root = join(import.meta.dirname, "..");
 const agentsDir = join(root, "agents");
@@ -50,13 +51,7 @@ import type { AgentFile } from "./agent-file.ts";
 export const AGENT_FILES: readonly AgentFile[] = ${JSON.stringify(files, null, 2)};
 `;
 
-const current = existsSync(output) ? readFileSync(output, "utf8") : "";
-if (process.argv.includes("--check")) {
-  if (current !== source) {
-    console.error("[agents] src/agents/files.generated.ts is out of date: run npm run build:agents");
-    process.exit(1);
-  }
-} else if (current !== source) {
-  writeFileSync(output, source);
-  console.log(`[agents] ${files.length} agent files compiled into src/agents/files.generated.ts`);
-}
+writeGenerated(output, source, {
+  outOfDate: "[agents] src/agents/files.generated.ts is out of date: run npm run build:agents",
+  written: `[agents] ${files.length} agent files compiled into src/agents/files.generated.ts`,
+});

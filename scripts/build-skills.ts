@@ -2,9 +2,10 @@
 // beside it) becomes a string in src/skills/bundled.generated.ts. Each skill is parsed and checked here, so a broken
 // SKILL.md fails the build with its path and reason. Runs before `npm test`, `npm run dev` and every wrangler
 // build (wrangler.toml [build]); `--check` fails if the generated file is out of date instead of writing it.
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { groupByFolder, MAX_SKILL_FILE_BYTES, parseSkill, type SkillSourceFile } from "../src/skills/skill.ts";
+import { writeGenerated } from "./generated-file.ts";
 
 const root = join(import.meta.dirname, "..");
 const skillsDir = join(root, "skills");
@@ -48,13 +49,7 @@ import type { SkillSourceFile } from "./skill.ts";
 export const BUNDLED_SKILL_FILES: readonly SkillSourceFile[] = ${JSON.stringify(files, null, 2)};
 `;
 
-const current = existsSync(output) ? readFileSync(output, "utf8") : "";
-if (process.argv.includes("--check")) {
-  if (current !== source) {
-    console.error("[skills] src/skills/bundled.generated.ts is out of date: run npm run build:skills");
-    process.exit(1);
-  }
-} else if (current !== source) {
-  writeFileSync(output, source);
-  console.log(`[skills] ${groupByFolder(files).size} skills compiled into src/skills/bundled.generated.ts`);
-}
+writeGenerated(output, source, {
+  outOfDate: "[skills] src/skills/bundled.generated.ts is out of date: run npm run build:skills",
+  written: `[skills] ${groupByFolder(files).size} skills compiled into src/skills/bundled.generated.ts`,
+});

@@ -100,17 +100,7 @@ export async function jsonBody<T>(c: Context<AppEnv>, schema: z.ZodType<T>): Pro
       "content-type",
     );
   }
-  const declared = Number(c.req.header("content-length"));
-  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
-    throw new ApiError("payload_too_large", `The body is larger than ${MAX_BODY_BYTES} bytes.`);
-  }
-  const bytes = await readLimited(c.req.raw.body, MAX_BODY_BYTES);
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
-  } catch {
-    throw new ApiError("invalid_json", "The body is not valid UTF-8.");
-  }
+  const text = await bodyText(c, MAX_BODY_BYTES);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -139,7 +129,7 @@ export async function bodyText(c: Context<AppEnv>, limit: number): Promise<strin
 }
 
 /** Reads a body up to `limit` bytes, stopping (413) as soon as it is exceeded, with or without a Content-Length. */
-export async function readLimited(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
+async function readLimited(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
   if (!body) return new Uint8Array();
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];

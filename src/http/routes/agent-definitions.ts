@@ -15,7 +15,7 @@ import { agentFor, agentsFor, forgetOwnAgents, storedAgent } from "../agent-look
 import type { AppEnv } from "../app-env.ts";
 import { requireAdmin } from "../auth.ts";
 import type { AgentDescription, AgentList, AgentVersionList } from "../responses.ts";
-import { readLimited } from "../validation.ts";
+import { bodyText } from "../validation.ts";
 
 function describe(agent: Agent, configuredModel: string | undefined): AgentDescription {
   return {
@@ -146,13 +146,7 @@ export const agentDefinitionRoutes = new Hono<AppEnv>()
       );
     }
     const ifMatch = ifMatchVersion(c.req.header("if-match"));
-    const bytes = await readLimited(c.req.raw.body, MAX_AGENT_FILE_BYTES);
-    let source: string;
-    try {
-      source = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
-    } catch {
-      throw new ApiError("invalid_json", "The body is not valid UTF-8.");
-    }
+    const source = await bodyText(c, MAX_AGENT_FILE_BYTES);
     let file: ReturnType<typeof parseAgentFile>;
     try {
       file = parseAgentFile("body", source);
