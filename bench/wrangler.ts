@@ -53,6 +53,7 @@ const SNAPSHOT_FILES = [
   "tsconfig.json",
   "scripts/build-skills.ts",
   "scripts/build-agents.ts",
+  "scripts/generated-file.ts",
 ];
 
 function snapshotTree(root: string, into: string, extraFiles: Readonly<Record<string, string>>): void {
