@@ -39,7 +39,7 @@ const ModelSchema = z.strictObject({
 
 /** Seed 004 ClaudeConfig: every capability off unless turned on. */
 const ClaudeSchema = z.strictObject({
-  working_directory: z.string().optional(),
+  working_directory: definition.workingDirectory.optional(),
   permission_mode: PERMISSION_SETTINGS_SHAPE.permissionMode.optional(),
   max_turns: definition.maxTurns.optional(),
   extended_thinking: definition.extendedThinking,
@@ -176,8 +176,8 @@ export function parseAgentFile(path: string, source: string): AgentFile {
 }
 
 /**
- * Seed 004's startup validation rules 1–4 and what Outpost cannot run yet: an error refuses the file (`refuse`
- * throws), a warning is returned.
+ * Seed 004's startup validation rules 1–3 (rule 4 is checked per task, below) and what Outpost cannot run yet: an
+ * error refuses the file (`refuse` throws), a warning is returned.
  */
 function startupRules(file: AgentFileValue, refuse: (keys: PropertyKey[], message: string) => never): string[] {
   const warnings: string[] = [];
@@ -206,10 +206,8 @@ function startupRules(file: AgentFileValue, refuse: (keys: PropertyKey[], messag
     refuse(["model", "auth_provider"], `"${file.model.auth_provider}" is not available in Outpost yet; use api_key`);
   }
   const claude = anthropic ? file.claude : undefined;
-  // Rule 4 is about claude.working_directory, which Outpost does not have yet: it is refused, not ignored.
-  if (claude?.working_directory !== undefined) {
-    refuse(["claude", "working_directory"], "not available in Outpost yet");
-  }
+  // Rule 4 (a CLAUDE.md in claude.working_directory) is about a task's files, which a file does not know: it is
+  // checked when a task or session starts with files (workingDirectoryWarnings, src/tools/settings.ts).
   if (claude?.web_search) refuse(["claude", "web_search"], "not available in Outpost yet");
   if (claude?.subagents?.enabled)
     refuse(["claude", "subagents", "enabled"], "sub-agents are not available in Outpost yet");
@@ -249,6 +247,7 @@ function toDefinition(file: AgentFileValue, raw: AgentFileInput): AgentDefinitio
     ["extendedThinking", claude?.extended_thinking],
     ["bash", claude?.bash],
     ["fileSystem", claude?.file_system],
+    ["workingDirectory", claude?.working_directory],
     ["allowedTools", claude?.allowed_tools],
     ["mcpServers", Object.keys(servers).length > 0 ? servers : undefined],
     ["maxBudgetUsd", raw.max_budget_usd],

@@ -19,7 +19,7 @@ import type { JsonObject } from "../lib/json.ts";
 import type { LlmConfig } from "../llm/provider.ts";
 import type { McpServerSpec } from "../mcp/config.ts";
 import type { ToolDeclaration } from "../tools/allowed-tools.ts";
-import type { ToolSettings } from "../tools/settings.ts";
+import { type ToolSettings, workingDirectoryInstructions, workingDirectoryWarnings } from "../tools/settings.ts";
 import type { AgentContext } from "./context.ts";
 import { type AgentDefinition, parseDefinition } from "./definition.ts";
 import { modelRequest } from "./model-request.ts";
@@ -138,7 +138,9 @@ export abstract class Agent {
   protected requestFor(
     context: AgentContext,
     messages: MessageParam[],
-    system = this.systemPrompt + (this.responseFormat ? formatInstructions(this.responseFormat) : ""),
+    system = this.systemPrompt +
+      workingDirectoryInstructions(this.settings) +
+      (this.responseFormat ? formatInstructions(this.responseFormat) : ""),
     tools = context.tools.definitions(),
   ): MessageCreateParamsBase {
     return modelRequest({
@@ -150,6 +152,11 @@ export abstract class Agent {
       messages,
       tools,
     });
+  }
+
+  /** Seed 004's startup warnings about the files a task or session of this agent starts with (rule 4). */
+  startupWarnings(paths: readonly string[]): string[] {
+    return workingDirectoryWarnings(this.settings, paths);
   }
 
   /** What this agent declares about its tools; the run's Toolbox resolves it against the servers. */

@@ -19,7 +19,10 @@ export interface AgentContext {
   taskId: string;
   /** The task's input (seed 003 Task.description). */
   input: string;
-  /** The task's virtual workspace root: the folder every workspace tool resolves paths against. */
+  /**
+   * The folder every workspace tool resolves relative paths against: the task's virtual workspace root
+   * ("/workspace"), or the agent's working directory in it ("/workspace/project").
+   */
   workspace: string;
   /** The git branch, when the caller gave one in metadata.branch (seed 000 AgentContext.branch). */
   branch: string | undefined;

@@ -149,7 +149,12 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
   const parsed = parseDefinitionPart(agent, AgentDefinitionSchema, definition);
   const servers = parsed.mcpServers;
   const serverNames = new Set(servers.map((s) => s.name));
-  const settings: ToolSettings = { bash: parsed.bash, fileSystem: parsed.fileSystem, webFetch: parsed.webFetch };
+  const settings: ToolSettings = {
+    bash: parsed.bash,
+    fileSystem: parsed.fileSystem,
+    webFetch: parsed.webFetch,
+    workingDirectory: parsed.workingDirectory,
+  };
   const tools = parsed.allowedTools ?? [...enabledBuiltins(settings), ...servers.map((s) => `mcp__${s.name}__*`)];
   validateToolNames(tools, RUNNABLE_BUILTIN_TOOLS, serverNames);
   requireCapabilities(agent, tools, settings);

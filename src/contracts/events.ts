@@ -61,6 +61,8 @@ function event<const P extends PayloadSchema, const C extends readonly FieldOf<P
 
 const turnIndex = z.number().int();
 const count = z.number().int().nonnegative();
+/** Seed 004's startup warnings about what a task or session starts with (rule 4); absent when there are none. */
+const WARNINGS = z.array(z.string()).optional().describe("seed 004 startup warnings (rule 4: CLAUDE.md)");
 
 /** Which part of a run made a model call (seed 002 call_site). */
 const CallSite = z.enum(["decision_loop", "final_answer_synthesis", "unspecified"]);
@@ -107,6 +109,7 @@ export const EVENT_CATALOG = {
         model: z.string(),
         parent_task_id: z.string().nullable(),
         files: z.array(z.string()).describe("seeded paths"),
+        warnings: WARNINGS,
         trigger: z
           .strictObject({ hook_id: z.string(), delivery_id: z.string(), event: z.string().nullable() })
           .optional()
@@ -428,6 +431,7 @@ export const EVENT_CATALOG = {
         model: z.string(),
         busy: z.enum(["reject", "enqueue", "interrupt"]),
         files: z.array(z.string()).describe("seeded paths"),
+        warnings: WARNINGS,
       }),
   }),
   turn_queued: event({

@@ -23,7 +23,7 @@ import { runLimits } from "../tasks/task-limits.ts";
 import { RUNTIME_AGENT_STATE_KEY, type TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord, TaskStore } from "../tasks/task-store.ts";
 import { Toolbox } from "../tools/toolbox.ts";
-import { WORKSPACE_ROOT } from "../workspace/root.ts";
+import { toAgentPath } from "../workspace/paths.ts";
 import type { Workspace } from "../workspace/workspace.ts";
 import type { RunRuntime } from "./run-runtime.ts";
 
@@ -120,7 +120,7 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
     const context: AgentContext = {
       taskId: task.id,
       input: shape.input,
-      workspace: WORKSPACE_ROOT,
+      workspace: toAgentPath(agent.settings.workingDirectory),
       branch: typeof task.metadata.branch === "string" ? task.metadata.branch : undefined,
       config: { model: task.model, prices, limits },
       extra: task.metadata,

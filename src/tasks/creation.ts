@@ -109,6 +109,7 @@ export async function createTask<Stored, View = TaskView>(
           model: task.model,
           busy: init.session.busy,
           files: files.map(([path]) => path.slice(1)),
+          ...(init.warnings ? { warnings: init.warnings } : {}),
         });
       } else
         deps.events.append("task_created", {
@@ -120,6 +121,7 @@ export async function createTask<Stored, View = TaskView>(
           parent_task_id: task.parent_task_id,
           files: files.map(([path]) => path.slice(1)),
           ...(init.trigger ? { trigger: init.trigger } : {}),
+          ...(init.warnings ? { warnings: init.warnings } : {}),
           ...(init.fork
             ? {
                 forked_from: { task_id: init.fork.task_id, checkpoint_id: init.fork.checkpoint_id },

@@ -40,6 +40,8 @@ export interface NewTask {
   webhook?: TaskWebhook | null | undefined;
   trigger?: TaskTrigger | undefined;
   files?: Record<string, string> | undefined;
+  /** Seed 004's startup warnings about the agent and the files (rule 4), for the task's first event. */
+  warnings?: readonly string[] | undefined;
   /** The task a fork continues. */
   parentTaskId?: string | null | undefined;
   fork?: ForkOrigin | undefined;
@@ -73,5 +75,6 @@ export function taskInit(env: Pick<Env, "OUTPOST_DEFAULT_MODEL" | "OUTPOST_RETEN
     ...(task.limits ? { limits: task.limits } : {}),
     ...(task.fork ? { fork: task.fork } : {}),
     ...(task.files ? { files: task.files } : {}),
+    ...(task.warnings && task.warnings.length > 0 ? { warnings: [...task.warnings] } : {}),
   };
 }

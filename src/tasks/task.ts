@@ -152,6 +152,8 @@ export interface TaskInit {
   fork?: ForkOrigin;
   /** Files to put in the workspace before the run starts: workspace path ("/src/a.ts") → UTF-8 content. */
   files?: Record<string, string>;
+  /** Seed 004's startup warnings about the task's agent and files (rule 4), recorded in its first event. */
+  warnings?: string[];
   /**
    * seed 004 invoke_once: the conversation the task continues, its input being the next user message. Recorded as
    * the task's first messages; the run starts from them.

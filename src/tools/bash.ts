@@ -1,6 +1,7 @@
 // Bash (seed 002 run_command) on the just-bash library: a simulated bash with ~80 commands (grep, sed, awk, jq,
-// find …) that runs inside workerd with no processes. /workspace is the task's workspace; /tmp is scratch space
-// that lasts one command. A command's workspace changes commit together when it ends, so an interrupted command
+// find …) that runs inside workerd with no processes. /workspace is the task's workspace, and the working directory
+// unless the agent sets seed 004's working_directory: then only that folder of it is mounted, so the shell reaches
+// nothing else. /tmp is scratch space that lasts one command. A command's workspace changes commit together when it ends, so an interrupted command
 // changes nothing. The result follows seed 002: CommandExecution → StepExecutionResult, with the full output
 // saved in the run bundle as artifacts/turn_<n>_<step>_stdout.txt and _stderr.txt.
 import type { Bash, CommandName, SecureFetch } from "just-bash";
@@ -8,7 +9,9 @@ import { z } from "zod";
 import type { ToolResult } from "../contracts/tool-result.ts";
 import { lazyModule } from "../lib/lazy-module.ts";
 import { guardedFetch } from "../net/guarded-fetch.ts";
+import { toAgentPath } from "../workspace/paths.ts";
 import { WORKSPACE_ROOT } from "../workspace/root.ts";
+import { SubtreeFs } from "../workspace/subtree-fs.ts";
 import { WorkspaceConflictError, WorkspaceFullError } from "../workspace/workspace.ts";
 import { WorkspaceFs } from "../workspace/workspace-fs.ts";
 import { defineTool } from "./define-tool.ts";
@@ -46,7 +49,7 @@ const SUMMARY_CHARS = 500;
 export const bashTool: BuiltinTool = defineTool({
   name: "Bash",
   description:
-    "Run a bash command in the task's workspace (/workspace, the working directory). The shell is simulated: " +
+    "Run a bash command in the task's workspace (/workspace), in the working directory. The shell is simulated: " +
     "common commands (ls, cat, grep, sed, awk, jq, find, sort, head, wc, diff, base64 …), pipes, redirects, " +
     "loops and functions work; there are no real processes, package managers or compilers, and /tmp is cleared " +
     "after each command. Output longer than 30,000 characters is cut; the full text is kept in the run bundle.",
@@ -121,7 +124,11 @@ async function createShell(ctx: ToolContext, workspaceFs: WorkspaceFs, timeoutMs
   // PATH; excluded ones too, so their refusal below is found) and /dev into it; the workspace is mounted over that.
   const base = new InMemoryFs();
   new Bash({ fs: base, commands: available, ...network });
-  const fs = new MountableFs({ base, mounts: [{ mountPoint: WORKSPACE_ROOT, filesystem: workspaceFs }] });
+  // An agent with a working directory gets that folder alone, where it is in the workspace.
+  const folder = ctx.settings.workingDirectory;
+  const cwd = toAgentPath(folder);
+  const mounted = folder === "/" ? workspaceFs : new SubtreeFs(workspaceFs, folder);
+  const fs = new MountableFs({ base, mounts: [{ mountPoint: cwd, filesystem: mounted }] });
   const refused = bash.excluded_commands.map((name) =>
     defineCommand(name, async () => ({
       stdout: "",
@@ -131,8 +138,8 @@ async function createShell(ctx: ToolContext, workspaceFs: WorkspaceFs, timeoutMs
   );
   return new Bash({
     fs,
-    cwd: WORKSPACE_ROOT,
-    env: { HOME: WORKSPACE_ROOT, PWD: WORKSPACE_ROOT, USER: "agent", TZ: "UTC" },
+    cwd,
+    env: { HOME: cwd, PWD: cwd, USER: "agent", TZ: "UTC" },
     // Hardened limits: loops and output stay bounded (workerd also caps zlib output below the normal profile).
     executionLimitProfile: "hardened",
     executionLimits: { maxExecutionTimeMs: timeoutMs },

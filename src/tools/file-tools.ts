@@ -1,7 +1,8 @@
 // Read, Write and Edit (seed 000 built-ins) over the task's workspace, and what the workspace tools share (the search
 // tools, Glob and Grep, are search-tools.ts). Inputs follow the shapes models already know from Claude Code
-// (file_path, old_string/new_string …). Paths are absolute under /workspace or relative to it. Every problem is an
-// is_error result that says what to do.
+// (file_path, old_string/new_string …). Paths are absolute under /workspace or relative to the working directory
+// (the workspace, or the agent's working_directory, outside which nothing is reached). Every problem is an is_error
+// result that says what to do.
 import { z } from "zod";
 import type { ToolResult } from "../contracts/tool-result.ts";
 import { toAgentPath, toStorePath, WorkspacePathError } from "../workspace/paths.ts";
@@ -40,7 +41,7 @@ export function isBinary(bytes: Uint8Array): boolean {
 
 // ---- Read -------------------------------------------------------------------------------------------------------
 
-const PATH = "Path under /workspace, absolute or relative to it.";
+const PATH = "Path of the file: absolute (under /workspace), or relative to the working directory.";
 
 export const readTool: BuiltinTool = defineTool({
   name: "Read",
@@ -55,7 +56,7 @@ export const readTool: BuiltinTool = defineTool({
   example: '{"file_path": "/workspace/…"}',
   run: (args, ctx) =>
     guarded(async () => {
-      const path = toStorePath(args.file_path);
+      const path = toStorePath(args.file_path, ctx.settings.workingDirectory);
       const bytes = await new WorkspaceFs(ctx.workspace, {
         readOnly: true,
         displayRoot: WORKSPACE_ROOT,
@@ -96,7 +97,7 @@ export const writeTool: BuiltinTool = defineTool({
   changesWorkspace: true,
   run: (args, ctx) =>
     guarded(async () => {
-      const path = toStorePath(args.file_path);
+      const path = toStorePath(args.file_path, ctx.settings.workingDirectory);
       if (path === "/") return toolError("Give a file path, not the workspace folder itself.");
       const fs = new WorkspaceFs(ctx.workspace, { readOnly: false, displayRoot: WORKSPACE_ROOT });
       const existed = await fs.exists(path);
@@ -132,7 +133,7 @@ export const editTool: BuiltinTool = defineTool({
     guarded(async () => {
       const { old_string: from, new_string: to, replace_all: all } = args;
       if (from === to) return toolError("old_string and new_string are the same; there is nothing to change.");
-      const path = toStorePath(args.file_path);
+      const path = toStorePath(args.file_path, ctx.settings.workingDirectory);
       const fs = new WorkspaceFs(ctx.workspace, { readOnly: false, displayRoot: WORKSPACE_ROOT });
       const text = await fs.readFile(path);
       const count = text.split(from).length - 1;

@@ -38,15 +38,15 @@ function filesUnder(ctx: ToolContext, dir: string): { path: string; mtime: numbe
 export const globTool: BuiltinTool = defineTool({
   name: "Glob",
   description:
-    'Find workspace files by glob pattern ("**/*.ts", "src/*.md"), newest first. path narrows the search to a folder.',
+    'Find workspace files by glob pattern ("**/*.ts", "src/*.md"), newest first. path narrows the search to a folder (default: the working directory).',
   input: z.strictObject({
     pattern: z.string().min(1).describe("A glob pattern, matched against paths relative to path."),
-    path: z.string().optional().describe("Folder to search in (default: the workspace)."),
+    path: z.string().optional().describe("Folder to search in (default: the working directory)."),
   }),
   example: '{"pattern": "**/*.ts"}',
   run: (args, ctx) =>
     guarded(async () => {
-      const dir = toStorePath(args.path ?? ".");
+      const dir = toStorePath(args.path ?? ".", ctx.settings.workingDirectory);
       const prefix = dir === "/" ? "/" : `${dir}/`;
       const matches = filesUnder(ctx, dir)
         .filter((f) => minimatch(f.path.slice(prefix.length), args.pattern, { dot: true }))
@@ -68,7 +68,7 @@ export const grepTool: BuiltinTool = defineTool({
     "(default), content (matching lines with line numbers; context adds lines around them) or count.",
   input: z.strictObject({
     pattern: z.string().min(1).describe("Regular expression."),
-    path: z.string().optional().describe("File or folder to search (default: the workspace)."),
+    path: z.string().optional().describe("File or folder to search (default: the working directory)."),
     glob: z.string().optional().describe('Only files whose path matches this glob ("**/*.ts").'),
     output_mode: z.enum(["files_with_matches", "content", "count"]).optional(),
     case_insensitive: z.boolean().optional(),
@@ -87,7 +87,7 @@ export const grepTool: BuiltinTool = defineTool({
           `Invalid regular expression (RE2 syntax: no backreferences or lookaround): ${error instanceof Error ? error.message : String(error)}`,
         );
       }
-      const target = toStorePath(args.path ?? ".");
+      const target = toStorePath(args.path ?? ".", ctx.settings.workingDirectory);
       const fs = new WorkspaceFs(ctx.workspace, { readOnly: true, displayRoot: WORKSPACE_ROOT });
       const targetStat = await fs.stat(target);
       const candidates = targetStat.isFile ? [{ path: target, mtime: 0 }] : filesUnder(ctx, target);

@@ -3,6 +3,7 @@
 // names them with their path). Which built-in tool each capability unlocks is decided here and nowhere else.
 import { z } from "zod";
 import { ConfigError } from "../errors.ts";
+import { toAgentPath, toStorePath, WorkspacePathError } from "../workspace/paths.ts";
 
 /** Seed 004 BashConfig. */
 const BashSettings = z.strictObject({
@@ -39,6 +40,24 @@ const WebFetchSettings = z.strictObject({
   timeout_seconds: z.number().int().positive().max(120).default(30),
 });
 
+/**
+ * Seed 004 working_directory: a folder of the workspace ("project", "/workspace/project") that is the shell's
+ * working directory and the base of relative paths; the file tools and the shell reach nothing outside it. Kept as
+ * the folder's store path ("/project"); the workspace root ("/") when the agent sets none.
+ */
+const WorkingDirectory = z
+  .string("must be a folder of the workspace")
+  .transform((value, ctx) => {
+    try {
+      return toStorePath(value);
+    } catch (error) {
+      if (!(error instanceof WorkspacePathError)) throw error;
+      ctx.addIssue({ code: "custom", message: `must be a folder of the workspace: ${error.message}` });
+      return z.NEVER;
+    }
+  })
+  .default("/");
+
 export type BashSettings = z.output<typeof BashSettings>;
 export type FileSystemSettings = z.output<typeof FileSystemSettings>;
 export type WebFetchSettings = z.output<typeof WebFetchSettings>;
@@ -54,6 +73,8 @@ export const TOOL_SETTINGS_SHAPE = {
   fileSystem: FileSystemSettings.prefault({}),
   /** {enabled, max_bytes, timeout_seconds}: the WebFetch tool. Off unless enabled. */
   webFetch: WebFetchSettings.prefault({}),
+  /** Seed 004 working_directory, as a store path: "/" (the workspace) unless the agent sets a folder of it. */
+  workingDirectory: WorkingDirectory,
 };
 const ToolSettingsSchema = z.object(TOOL_SETTINGS_SHAPE);
 
@@ -94,4 +115,40 @@ export function requireCapabilities(agent: string, allowedTools: readonly string
 export function capabilityOn(name: string, settings: ToolSettings): boolean {
   const rule = REQUIRES[name];
   return rule ? rule.on(settings) : true;
+}
+
+/** Built-in tools that act on the workspace, which the working directory scopes. */
+const WORKSPACE_TOOLS: ReadonlySet<string> = new Set(["Read", "Glob", "Grep", "Write", "Edit", "Bash"]);
+
+/**
+ * What the system prompt adds for an agent with a working directory and a tool that acts on the workspace: where it
+ * works, so that the model writes paths there rather than meeting refusals. Empty otherwise.
+ */
+export function workingDirectoryInstructions(settings: ToolSettings): string {
+  const folder = settings.workingDirectory;
+  if (folder === "/" || !enabledBuiltins(settings).some((name) => WORKSPACE_TOOLS.has(name))) return "";
+  const path = toAgentPath(folder);
+  return (
+    `\n\nYour working directory is ${path}: relative paths resolve against it, the shell starts in it, and files ` +
+    "outside it cannot be read or changed."
+  );
+}
+
+/**
+ * Seed 004's rule 4: a CLAUDE.md in the working directory is a warning. Claude Code would load it as instructions,
+ * beside the agent's own; Outpost does not (the agent's instructions are its whole system prompt), so the file is
+ * only a file, and whoever seeded it should know. `paths` are the task's seeded files, as store paths.
+ */
+export function workingDirectoryWarnings(
+  settings: Pick<ToolSettings, "workingDirectory">,
+  paths: readonly string[],
+): string[] {
+  const folder = settings.workingDirectory;
+  if (folder === "/") return [];
+  const file = `${folder}/CLAUDE.md`;
+  if (!paths.includes(file)) return [];
+  return [
+    `${toAgentPath(file)} is in the agent's working directory (rule 4): Outpost does not load CLAUDE.md as ` +
+      "instructions, so it is an ordinary file the agent may read; the agent's instructions are its system prompt.",
+  ];
 }

@@ -2,9 +2,10 @@
 // starts. It answers the model's tool calls: a tool the agent may not use never runs (tool_denied), a call that
 // needs a person waits for one (the rules are src/approvals), and every failure reaches the model as an is_error
 // result it can act on, redacted. The parts it wires: discovery (mcp-catalog.ts), which tools the run may use
-// (allowed-tools.ts), built-in calls (builtin-call.ts) and MCP calls with their fallbacks (mcp-call.ts). Discovery
-// is a journaled step, so a resumed run sends the model the same tools without asking again, and the sessions
-// themselves reconnect on first use after an eviction.
+// (allowed-tools.ts), built-in calls (builtin-call.ts) and MCP calls with their fallbacks (mcp-call.ts); it also
+// makes the agent's working directory when the workspace lacks it. Discovery is a journaled step, so a resumed run
+// sends the model the same tools without asking again, and the sessions themselves reconnect on first use after an
+// eviction.
 import type { TextBlockParam, Tool, ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
 import { ASK_USER, answerQuestion } from "../approvals/ask-user.ts";
 import { gateCall, humanMessages } from "../approvals/gate.ts";
@@ -20,6 +21,7 @@ import type { McpSession } from "../mcp/session.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import { FORK_STATE_KEY, type ForkState } from "../tasks/task-state.ts";
 import type { Workspace } from "../workspace/workspace.ts";
+import { WorkspaceFs } from "../workspace/workspace-fs.ts";
 import { resolveAllowedTools, type ToolDeclaration } from "./allowed-tools.ts";
 import { callBuiltin } from "./builtin-call.ts";
 import { callMcpTool } from "./mcp-call.ts";
@@ -65,6 +67,7 @@ export class Toolbox {
    * server that could not be reached.
    */
   async open(): Promise<void> {
+    await this.makeWorkingDirectory();
     const { mcpServers } = this.declaration;
     if (mcpServers.length === 0) return;
     this.mcp = await loadMcp();
@@ -83,6 +86,24 @@ export class Toolbox {
       throw new McpConnectionError(required.name, `it is required and could not be connected: ${failure?.message}`);
     }
     this.allowed = resolveAllowedTools(this.declaration, this.catalog);
+  }
+
+  /**
+   * Creates the agent's working directory when the workspace lacks it, so that the shell can start in it and files
+   * can be written there. Creating a folder that exists changes nothing, so a resumed run may do it again. A file in
+   * its place is left alone: the tools then say the path is not a folder.
+   */
+  private async makeWorkingDirectory(): Promise<void> {
+    const folder = this.declaration.settings.workingDirectory;
+    if (folder === "/" || this.deps.workspace.stat(folder)) return;
+    const fs = new WorkspaceFs(this.deps.workspace, { readOnly: false });
+    try {
+      await fs.mkdir(folder, { recursive: true });
+    } catch (error) {
+      if (typeof (error as { code?: unknown }).code !== "string") throw error;
+      return;
+    }
+    await fs.commit();
   }
 
   /** Closes every MCP session (ending it on the server) and records it. Never throws. */

@@ -1,15 +1,19 @@
 // Workspace paths: the store's own (absolute within the workspace, "/src/a.ts", normalized), and paths as tools
-// receive them: absolute under the workspace root ("/workspace/src/a.ts") or relative to it ("src/a.ts"). Anything
-// that resolves outside the workspace is refused with a message the model can act on.
+// receive them: absolute under the workspace root ("/workspace/src/a.ts") or relative to the agent's working
+// directory (the workspace root unless the agent sets seed 004's working_directory). Anything that resolves outside
+// the workspace, or outside the working directory, is refused with a message the model can act on.
 import { WORKSPACE_ROOT } from "./root.ts";
 
 export class WorkspacePathError extends Error {}
 
-/** The path inside the workspace store ("/src/a.ts"), or throws WorkspacePathError. */
-export function toStorePath(input: string): string {
+/**
+ * The path inside the workspace store ("/src/a.ts"), or throws WorkspacePathError. `within` is the working
+ * directory as a store path: a relative input resolves against it, and a path outside it is refused.
+ */
+export function toStorePath(input: string, within = "/"): string {
   if (typeof input !== "string" || input.trim() === "") throw new WorkspacePathError("The path is empty.");
   if (input.includes("\0")) throw new WorkspacePathError("The path contains a NUL character.");
-  const absolute = input.startsWith("/") ? input : `${WORKSPACE_ROOT}/${input}`;
+  const absolute = input.startsWith("/") ? input : `${toAgentPath(within)}/${input}`;
   const raw = absolute.split("/").filter((s) => s && s !== ".");
   // Resolve ".." ourselves first: a path that climbs out of the workspace is an error, not clamped at its root.
   const stack: string[] = [];
@@ -23,7 +27,18 @@ export function toStorePath(input: string): string {
   if (full !== WORKSPACE_ROOT && !full.startsWith(`${WORKSPACE_ROOT}/`)) {
     throw new WorkspacePathError(`${input} is outside the workspace; use paths under ${WORKSPACE_ROOT}/.`);
   }
-  return normalize(full.slice(WORKSPACE_ROOT.length));
+  const path = normalize(full.slice(WORKSPACE_ROOT.length));
+  if (!isWithin(path, within)) {
+    throw new WorkspacePathError(
+      `${input} is outside the working directory ${toAgentPath(within)}; use paths under it (or relative to it).`,
+    );
+  }
+  return path;
+}
+
+/** Whether store path `path` is `dir` or inside it. */
+export function isWithin(path: string, dir: string): boolean {
+  return dir === "/" || path === dir || path.startsWith(`${dir}/`);
 }
 
 /** The path the agent sees for a store path. */

@@ -4,7 +4,7 @@
 // With readOnly, every change fails with EROFS (an agent whose file_system.write is off).
 import type { BufferEncoding, CpOptions, FsStat, IFileSystem, MkdirOptions, RmOptions } from "just-bash";
 import { decode, encode, encodingOf } from "./encoding.ts";
-import { normalize, parentOf } from "./paths.ts";
+import { isWithin, normalize, parentOf } from "./paths.ts";
 import type { Workspace, WorkspaceChange } from "./workspace.ts";
 
 type Node =
@@ -195,7 +195,7 @@ export class WorkspaceFs implements IFileSystem {
       return;
     }
     if (!options?.recursive) throw this.error("EISDIR", "illegal operation on a directory", "cp", src);
-    if (isInside(to, from)) throw this.error("EINVAL", "cannot copy a directory into itself", "cp", dest);
+    if (isWithin(to, from)) throw this.error("EINVAL", "cannot copy a directory into itself", "cp", dest);
     if (!this.meta(to)) await this.mkdir(to);
     for (const name of this.childNames(from)) {
       await this.cp(from === "/" ? `/${name}` : `${from}/${name}`, `${to}/${name}`, options);
@@ -210,7 +210,7 @@ export class WorkspaceFs implements IFileSystem {
     if (!meta) throw this.error("ENOENT", "no such file or directory", "rename", src);
     if (from === to) return;
     if (from === "/") throw this.error("EBUSY", "resource busy or locked", "rename", src);
-    if (meta.type === "directory" && isInside(to, from)) {
+    if (meta.type === "directory" && isWithin(to, from)) {
       throw this.error("EINVAL", "cannot move a directory into itself", "rename", dest);
     }
     const target = this.meta(to);
@@ -370,9 +370,4 @@ export class WorkspaceFs implements IFileSystem {
     }
     return normalize(path);
   }
-}
-
-/** Whether `path` is `dir` or inside it. */
-function isInside(path: string, dir: string): boolean {
-  return dir === "/" || path === dir || path.startsWith(`${dir}/`);
 }

@@ -68,7 +68,7 @@ async function newRun(
     tags: body.tags,
     retentionDays: body.retention_days,
     limits,
-    ...(run.files ? { files: run.files } : {}),
+    ...(run.files ? { files: run.files, warnings: agent.startupWarnings(Object.keys(run.files)) } : {}),
   });
 }
 
