@@ -43,7 +43,7 @@ const ClaudeSchema = z.strictObject({
   permission_mode: PERMISSION_SETTINGS_SHAPE.permissionMode.optional(),
   max_turns: definition.maxTurns.optional(),
   extended_thinking: definition.extendedThinking,
-  web_search: z.boolean().default(false),
+  web_search: definition.webSearch,
   bash: definition.bash.optional(),
   file_system: definition.fileSystem.optional(),
   subagents: z
@@ -210,7 +210,6 @@ function startupRules(file: AgentFileValue, refuse: (keys: PropertyKey[], messag
   if (claude?.working_directory !== undefined) {
     refuse(["claude", "working_directory"], "not available in Outpost yet");
   }
-  if (claude?.web_search) refuse(["claude", "web_search"], "not available in Outpost yet");
   if (claude?.subagents?.enabled)
     refuse(["claude", "subagents", "enabled"], "sub-agents are not available in Outpost yet");
   return warnings;
@@ -247,6 +246,7 @@ function toDefinition(file: AgentFileValue, raw: AgentFileInput): AgentDefinitio
     ["maxTurns", claude?.max_turns],
     ["permissionMode", claude?.permission_mode],
     ["extendedThinking", claude?.extended_thinking],
+    ["webSearch", claude?.web_search],
     ["bash", claude?.bash],
     ["fileSystem", claude?.file_system],
     ["allowedTools", claude?.allowed_tools],
@@ -268,6 +268,7 @@ function toDefinition(file: AgentFileValue, raw: AgentFileInput): AgentDefinitio
 const FILE_KEYS: Readonly<Record<string, string>> = {
   "extendedThinking.budget_tokens": "claude.extended_thinking.budget_tokens",
   extendedThinking: "claude.extended_thinking",
+  webSearch: "claude.web_search",
   maxTokens: "model.max_tokens",
   temperature: "model.temperature",
   allowedTools: "claude.allowed_tools",
