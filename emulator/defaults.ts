@@ -14,7 +14,8 @@ import {
 /** Blocks of the default reply; tool_use ids are left empty for the caller to derive from its seed. */
 export function defaultReplyBlocks(request: MessagesRequest): ReplyBlock[] {
   const { messages, tools } = request;
-  const firstTool = tools[0];
+  // A server tool (web search, `type` web_search_…) is run by the API, not called with tool_use.
+  const firstTool = tools.find((tool) => tool.type === undefined || tool.type === "custom");
   if (firstTool && !hasAnyToolResult(messages)) {
     const name = typeof firstTool.name === "string" ? firstTool.name : "tool";
     const input = valueForSchema(firstTool.input_schema, truncate(lastUserText(messages), 80), 0);

@@ -7,9 +7,17 @@ import type { MessagesRequest, Parsed } from "./request.ts";
 export type Provider = "anthropic" | "openai" | "gemini";
 
 export type ReplyBlock =
-  | { type: "text"; text: string }
+  | { type: "text"; text: string; citations?: Record<string, unknown>[] }
   | { type: "tool_use"; id: string; name: string; input: unknown }
-  | { type: "thinking"; thinking: string; signature: string };
+  | { type: "thinking"; thinking: string; signature: string }
+  /** Anthropic's web search (emulator/web-search.ts): the model's query, then what the API found. */
+  | { type: "server_tool_use"; id: string; name: "web_search"; input: { query: string }; caller: { type: "direct" } }
+  | {
+      type: "web_search_tool_result";
+      tool_use_id: string;
+      content: Record<string, unknown>[] | { type: "web_search_tool_result_error"; error_code: string };
+      caller: { type: "direct" };
+    };
 
 /** Usage in the Anthropic vocabulary scripts are written in; each dialect maps it onto its own fields. */
 export interface ReplyUsage {
@@ -30,6 +38,8 @@ export interface Reply {
   /** Partial usage; unset counts are computed from the request and the emitted chunks. */
   usage: Partial<ReplyUsage>;
   inputTokensEstimate: number;
+  /** usage.server_tool_use, when the request offered a server tool (web search); absent otherwise. */
+  serverToolUse?: { web_search_requests: number; web_fetch_requests: number };
 }
 
 export interface StreamFrame {

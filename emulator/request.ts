@@ -3,6 +3,8 @@
 // validation the real API would reject on (among it: every tool call answered in the next message), and the text views (first user text, last user text, tool results) that
 // script matching and default replies key on.
 
+import { checkSentBack, checkWebSearchTool, WEB_SEARCH_TOOL_TYPE } from "./web-search.ts";
+
 export interface RequestMessage {
   role: "user" | "assistant";
   /** A string, or Anthropic content blocks (text, tool_use, tool_result, ...). */
@@ -75,6 +77,12 @@ export function parseMessagesRequest(body: unknown): Parsed<MessagesRequest> {
   if (tools !== undefined && (!Array.isArray(tools) || !tools.every(isRecord))) {
     return fail("tools: Input should be a list of tool definitions");
   }
+  for (const [index, tool] of (tools ?? []).entries()) {
+    const problem = tool.type === WEB_SEARCH_TOOL_TYPE ? checkWebSearchTool(tool, `tools.${index}`) : null;
+    if (problem) return fail(problem);
+  }
+  const sentBack = checkSentBack(parsedMessages);
+  if (sentBack) return fail(sentBack);
   if (stream !== undefined && typeof stream !== "boolean") return fail("stream: Input should be a boolean");
   return {
     ok: true,

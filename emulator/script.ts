@@ -3,12 +3,34 @@
 import { createHash } from "node:crypto";
 import { defaultReplyBlocks } from "./defaults.ts";
 import type { ReplyBlock, ReplyUsage } from "./reply.ts";
-import { firstUserText, isRecord, type MessagesRequest, type Parsed, systemText, turnIndex } from "./request.ts";
+import {
+  firstUserText,
+  isRecord,
+  type MessagesRequest,
+  type Parsed,
+  type RequestMessage,
+  systemText,
+  turnIndex,
+} from "./request.ts";
+import {
+  citationOf,
+  offeredWebSearch,
+  type ScriptedCitation,
+  type ScriptedResult,
+  searchBlocks,
+  WEB_SEARCH_ERROR_CODES,
+} from "./web-search.ts";
 
 export type ScriptBlock =
-  | { type: "text"; text: string }
+  /** Text; `citations` make it cite web search results (the request must offer web search). */
+  | { type: "text"; text: string; citations?: ScriptedCitation[] }
   | { type: "tool_use"; name: string; input: unknown; id?: string }
-  | { type: "thinking"; thinking: string; signature?: string };
+  | { type: "thinking"; thinking: string; signature?: string }
+  /**
+   * One search with Anthropic's server tool (emulator/web-search.ts): its query and the pages found, or the API's
+   * error_code. Refused (400) when the request does not offer the web_search tool.
+   */
+  | { type: "web_search"; query: string; results?: ScriptedResult[]; error_code?: string; id?: string };
 
 export type Fault =
   | { kind: "http"; status: number; retry_after?: number; error_type?: string; message?: string }
@@ -42,6 +64,8 @@ export interface Selection {
   stopReason: string;
   stopSequence: string | null;
   usage: Partial<ReplyUsage>;
+  /** usage.server_tool_use when the request offers web search; absent otherwise. */
+  serverToolUse?: { web_search_requests: number; web_fetch_requests: number };
   fault: Fault | null;
   messageId: string;
   ttftMs: number | undefined;
@@ -66,6 +90,12 @@ export class ScriptStore {
   #scripts: Script[] = [];
   #attempts = new Map<string, number>();
   #nextId = 1;
+  /**
+   * The last block of every reply that stopped with pause_turn. A paused reply is sent back and continued, and the
+   * client joins the continuation onto it in one assistant message: where such a block is followed by more, a turn
+   * ended there, so turns are counted right (turnOf) though assistant messages are fewer.
+   */
+  #pausedEnds = new Set<string>();
 
   register(script: Omit<Script, "id">): Script {
     const registered: Script = { ...script, id: `script_${this.#nextId++}` };
@@ -80,6 +110,19 @@ export class ScriptStore {
   clear(): void {
     this.#scripts = [];
     this.#attempts.clear();
+    this.#pausedEnds.clear();
+  }
+
+  /** The turn index of a request: the model's replies so far, paused replies continued in the same message included. */
+  turnOf(messages: readonly RequestMessage[]): number {
+    let joined = 0;
+    for (const message of messages) {
+      if (message.role !== "assistant" || typeof message.content === "string") continue;
+      message.content.slice(0, -1).forEach((block) => {
+        if (this.#pausedEnds.has(blockKey(block))) joined++;
+      });
+    }
+    return turnIndex(messages) + joined;
   }
 
   /** Latest registration wins, so a test can override an earlier script with the same match. */
@@ -93,7 +136,7 @@ export class ScriptStore {
   }
 
   select(request: MessagesRequest, ids: IdPrefixes): SelectResult {
-    const turn = turnIndex(request.messages);
+    const turn = this.turnOf(request.messages);
     const script = this.find(request);
     if (!script) return { ok: true, selection: defaultSelection(request, turn, ids) };
     const scripted = script.turns[turn];
@@ -107,15 +150,35 @@ export class ScriptStore {
     // Seeded by the conversation, not the attempt, so a retried request gets the very same ids.
     const seed = hash("script", script.match, firstUserText(request.messages), turn);
     const hasToolUse = scripted.content.some((block) => block.type === "tool_use");
+    const webSearch = offeredWebSearch(request.tools);
+    const searches = scripted.content.some((b) => b.type === "web_search" || (b.type === "text" && b.citations));
+    if (searches && !webSearch) {
+      const message = `tools: emulator script "${script.match}" turn ${turn} searches the web or cites a search, but the request does not offer the web_search tool`;
+      return { ok: false, script, turn, message };
+    }
+    const maxUses = typeof webSearch?.max_uses === "number" ? webSearch.max_uses : Number.POSITIVE_INFINITY;
+    let searched = 0;
+    let made = 0;
+    const blocks = scripted.content.flatMap((block, index): ReplyBlock[] => {
+      if (block.type !== "web_search") return [resolveBlock(block, seed, index, ids)];
+      made++;
+      const resolved = searchBlocks(block, `srvtoolu_emu_${hash(seed, index)}`, made > maxUses);
+      if (made <= maxUses && block.error_code === undefined) searched++;
+      return resolved;
+    });
+    const stopReason = scripted.stop_reason ?? (hasToolUse ? "tool_use" : "end_turn");
+    const last = blocks.at(-1);
+    if (stopReason === "pause_turn" && last) this.#pausedEnds.add(blockKey(last));
     return {
       ok: true,
       selection: {
         script,
         turn,
-        blocks: scripted.content.map((block, index) => resolveBlock(block, seed, index, ids)),
-        stopReason: scripted.stop_reason ?? (hasToolUse ? "tool_use" : "end_turn"),
+        blocks,
+        stopReason,
         stopSequence: scripted.stop_sequence ?? null,
         usage: scripted.usage ?? {},
+        ...(webSearch ? { serverToolUse: { web_search_requests: searched, web_fetch_requests: 0 } } : {}),
         fault: scripted.faults?.[attempt - 1] ?? null,
         messageId: `${ids.message}${seed}`,
         ttftMs: scripted.ttft_ms ?? script.ttft_ms,
@@ -125,10 +188,23 @@ export class ScriptStore {
   }
 }
 
-function resolveBlock(block: ScriptBlock, seed: string, index: number, ids: IdPrefixes): ReplyBlock {
+/** What identifies a block when it comes back in a request (emulator-issued ids, or the text itself). */
+function blockKey(block: Record<string, unknown> | ReplyBlock): string {
+  const b = block as Record<string, unknown>;
+  return JSON.stringify([b.type, b.id ?? b.tool_use_id ?? b.signature ?? b.text ?? null]);
+}
+
+function resolveBlock(
+  block: Exclude<ScriptBlock, { type: "web_search" }>,
+  seed: string,
+  index: number,
+  ids: IdPrefixes,
+): ReplyBlock {
   switch (block.type) {
     case "text":
-      return { type: "text", text: block.text };
+      return block.citations
+        ? { type: "text", text: block.text, citations: block.citations.map(citationOf) }
+        : { type: "text", text: block.text };
     case "tool_use":
       return {
         type: "tool_use",
@@ -184,7 +260,21 @@ function checkBlock(block: unknown, where: string): string | null {
   if (!isRecord(block)) return `${where}: must be an object`;
   switch (block.type) {
     case "text":
-      return typeof block.text === "string" ? null : `${where}.text: must be a string`;
+      if (typeof block.text !== "string") return `${where}.text: must be a string`;
+      if (block.citations === undefined) return null;
+      if (!Array.isArray(block.citations) || block.citations.length === 0) {
+        return `${where}.citations: must be a non-empty array`;
+      }
+      for (const [index, citation] of block.citations.entries()) {
+        const at = `${where}.citations.${index}`;
+        if (!isRecord(citation) || typeof citation.url !== "string" || typeof citation.cited_text !== "string") {
+          return `${at}: must be an object with url and cited_text strings`;
+        }
+        if (citation.title !== undefined && typeof citation.title !== "string") return `${at}.title: must be a string`;
+      }
+      return null;
+    case "web_search":
+      return checkSearch(block, where);
     case "tool_use":
       if (typeof block.name !== "string" || block.name === "") return `${where}.name: must be a non-empty string`;
       if (!isRecord(block.input)) return `${where}.input: must be an object`;
@@ -195,8 +285,28 @@ function checkBlock(block: unknown, where: string): string | null {
         ? null
         : `${where}.signature: must be a string`;
     default:
-      return `${where}.type: must be "text", "tool_use" or "thinking"`;
+      return `${where}.type: must be "text", "tool_use", "thinking" or "web_search"`;
   }
+}
+
+function checkSearch(block: Record<string, unknown>, where: string): string | null {
+  if (typeof block.query !== "string" || block.query === "") return `${where}.query: must be a non-empty string`;
+  if (block.id !== undefined && typeof block.id !== "string") return `${where}.id: must be a string`;
+  if (block.error_code !== undefined) {
+    if (typeof block.error_code !== "string" || !WEB_SEARCH_ERROR_CODES.has(block.error_code)) {
+      return `${where}.error_code: must be one of ${[...WEB_SEARCH_ERROR_CODES].join(", ")}`;
+    }
+    return block.results === undefined ? null : `${where}: results and error_code exclude each other`;
+  }
+  if (!Array.isArray(block.results)) return `${where}.results: must be an array (or give error_code)`;
+  for (const [index, result] of block.results.entries()) {
+    const at = `${where}.results.${index}`;
+    if (!isRecord(result) || typeof result.url !== "string" || typeof result.title !== "string") {
+      return `${at}: must be an object with url and title strings`;
+    }
+    if (result.page_age !== undefined && typeof result.page_age !== "string") return `${at}.page_age: must be a string`;
+  }
+  return null;
 }
 
 function checkFault(fault: unknown, where: string): string | null {

@@ -7,7 +7,7 @@ import { performance } from "node:perf_hooks";
 import { gemini } from "./gemini.ts";
 import { openai } from "./openai.ts";
 import type { Dialect, Provider, RequestContext } from "./reply.ts";
-import { estimateInputTokens, isRecord, parseMessagesRequest, turnIndex } from "./request.ts";
+import { estimateInputTokens, isRecord, parseMessagesRequest } from "./request.ts";
 import { type Exchange, sendError, sendHttpFault, sendJson, sendMessage, streamMessage } from "./respond.ts";
 import { parseScript, ScriptStore } from "./script.ts";
 import { anthropic } from "./wire.ts";
@@ -119,7 +119,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         task_id: typeof taskId === "string" ? taskId : null,
         model: parsed.ok ? parsed.value.model : typeof sent.model === "string" ? sent.model : null,
         stream: parsed.ok ? parsed.value.stream : sent.stream === true,
-        turn: parsed.ok ? turnIndex(parsed.value.messages) : 0,
+        turn: parsed.ok ? scripts.turnOf(parsed.value.messages) : 0,
         script_match: null,
         status: 0,
         fault: null,
@@ -148,6 +148,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         stopSequence: selection.stopSequence,
         usage: selection.usage,
         inputTokensEstimate: estimateInputTokens(request),
+        ...(selection.serverToolUse ? { serverToolUse: selection.serverToolUse } : {}),
       };
       const rendered = dialect.render(reply, request);
       const pacing = {

@@ -27,12 +27,26 @@ function renderBlock(block: ReplyBlock): BlockRendering {
   switch (block.type) {
     case "text": {
       const chunks = chunkText(block.text);
+      // A cited passage: its block starts with an empty citations list, and its citations come before its text.
+      const citations = (block.citations ?? []).map((citation) => ({ type: "citations_delta", citation }));
       return {
-        start: { type: "text", text: "" },
-        deltas: chunks.map((text) => ({ type: "text_delta", text })),
+        start: block.citations ? { type: "text", text: "", citations: [] } : { type: "text", text: "" },
+        deltas: [...citations, ...chunks.map((text) => ({ type: "text_delta", text }))],
         chunks: chunks.length,
       };
     }
+    case "server_tool_use": {
+      // Streamed like a tool call: an empty input at the start, then its JSON.
+      const chunks = chunkJson(JSON.stringify(block.input));
+      return {
+        start: { type: "server_tool_use", id: block.id, name: block.name, input: {}, caller: block.caller },
+        deltas: chunks.map((partial_json) => ({ type: "input_json_delta", partial_json })),
+        chunks: chunks.length,
+      };
+    }
+    case "web_search_tool_result":
+      // The API ran the search: its result comes whole in the block's start, with no deltas.
+      return { start: { ...block }, deltas: [], chunks: 0 };
     case "tool_use": {
       const chunks = chunkJson(JSON.stringify(block.input));
       return {
@@ -59,7 +73,9 @@ function renderBlock(block: ReplyBlock): BlockRendering {
 export function renderReply(reply: Reply): RenderedReply {
   const renderings = reply.blocks.map(renderBlock);
   const chunkCount = renderings.reduce((sum, rendering) => sum + rendering.chunks, 0);
-  const usage = fullUsage(reply, chunkCount);
+  const tokens = fullUsage(reply, chunkCount);
+  // The searches are counted once the reply is done: in the body, and in message_delta's usage when streamed.
+  const usage = { ...tokens, ...(reply.serverToolUse ? { server_tool_use: reply.serverToolUse } : {}) };
   const envelope = { id: reply.id, type: "message", role: "assistant", model: reply.model };
   const body = {
     ...envelope,
@@ -80,7 +96,7 @@ export function renderReply(reply: Reply): RenderedReply {
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { ...usage, output_tokens: 1 },
+      usage: { ...tokens, output_tokens: 1 },
     },
   });
   push("ping", { type: "ping" });
@@ -94,7 +110,10 @@ export function renderReply(reply: Reply): RenderedReply {
   push("message_delta", {
     type: "message_delta",
     delta: { stop_reason: reply.stopReason, stop_sequence: reply.stopSequence },
-    usage: { output_tokens: usage.output_tokens },
+    usage: {
+      output_tokens: usage.output_tokens,
+      ...(reply.serverToolUse ? { server_tool_use: reply.serverToolUse } : {}),
+    },
   });
   push("message_stop", { type: "message_stop" });
   return { body, frames, chunkCount };

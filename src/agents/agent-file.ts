@@ -43,7 +43,7 @@ const ClaudeSchema = z.strictObject({
   permission_mode: PERMISSION_SETTINGS_SHAPE.permissionMode.optional(),
   max_turns: definition.maxTurns.optional(),
   extended_thinking: definition.extendedThinking,
-  web_search: z.boolean().default(false),
+  web_search: definition.webSearch,
   bash: definition.bash.optional(),
   file_system: definition.fileSystem.optional(),
   subagents: z
@@ -208,7 +208,6 @@ function startupRules(file: AgentFileValue, refuse: (keys: PropertyKey[], messag
   const claude = anthropic ? file.claude : undefined;
   // Rule 4 (a CLAUDE.md in claude.working_directory) is about a task's files, which a file does not know: it is
   // checked when a task or session starts with files (workingDirectoryWarnings, src/tools/settings.ts).
-  if (claude?.web_search) refuse(["claude", "web_search"], "not available in Outpost yet");
   if (claude?.subagents?.enabled)
     refuse(["claude", "subagents", "enabled"], "sub-agents are not available in Outpost yet");
   return warnings;
@@ -245,6 +244,7 @@ function toDefinition(file: AgentFileValue, raw: AgentFileInput): AgentDefinitio
     ["maxTurns", claude?.max_turns],
     ["permissionMode", claude?.permission_mode],
     ["extendedThinking", claude?.extended_thinking],
+    ["webSearch", claude?.web_search],
     ["bash", claude?.bash],
     ["fileSystem", claude?.file_system],
     ["workingDirectory", claude?.working_directory],
@@ -267,6 +267,7 @@ function toDefinition(file: AgentFileValue, raw: AgentFileInput): AgentDefinitio
 const FILE_KEYS: Readonly<Record<string, string>> = {
   "extendedThinking.budget_tokens": "claude.extended_thinking.budget_tokens",
   extendedThinking: "claude.extended_thinking",
+  webSearch: "claude.web_search",
   maxTokens: "model.max_tokens",
   temperature: "model.temperature",
   allowedTools: "claude.allowed_tools",

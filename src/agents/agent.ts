@@ -7,6 +7,7 @@ import type {
   MessageCreateParamsBase,
   MessageParam,
   ToolUseBlock,
+  WebSearchTool20250305,
 } from "@anthropic-ai/sdk/resources/messages";
 import type { ToolPermissions } from "../approvals/permissions.ts";
 import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
@@ -52,6 +53,8 @@ export abstract class Agent {
   readonly maxTokens: number;
   /** Seed 004 extended thinking: its budget per call, or null. */
   readonly thinkingBudget: number | null;
+  /** Seed 004 web search: the server tool each model call offers, or null. */
+  readonly webSearch: WebSearchTool20250305 | null;
   /** Seed 003 Agent.temperature, or null for the provider's default. */
   readonly temperature: number | null;
   readonly maxBudgetUsd: number | null;
@@ -87,6 +90,7 @@ export abstract class Agent {
     this.maxTokens = spec.maxTokens;
     this.temperature = spec.temperature;
     this.thinkingBudget = spec.thinkingBudget;
+    this.webSearch = spec.webSearch;
     this.maxBudgetUsd = spec.maxBudgetUsd;
     this.responseFormat = spec.responseFormat;
     this.permissions = spec.permissions;
@@ -151,6 +155,7 @@ export abstract class Agent {
       system,
       messages,
       tools,
+      serverTools: this.webSearch ? [this.webSearch] : [],
     });
   }
 

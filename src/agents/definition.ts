@@ -4,6 +4,8 @@
 // the model provider (src/llm/provider.ts). parseDefinition() checks it when the agent is built, so a bad definition
 // fails at deploy time (and in tests), never in the middle of a run: a ConfigError naming the key, or an
 // InvalidToolError for a tool name.
+
+import type { WebSearchTool20250305 } from "@anthropic-ai/sdk/resources/messages";
 import { z } from "zod";
 import { PERMISSION_SETTINGS_SHAPE, type ToolPermissions, toolPermissions } from "../approvals/permissions.ts";
 import { DEFAULT_MAX_TOKENS } from "../config/models.ts";
@@ -12,6 +14,7 @@ import type { RedactionMode } from "../events/redaction.ts";
 import { type HookSpec, HooksSchema } from "../inbound-hooks/hook.ts";
 import type { JsonObject } from "../lib/json.ts";
 import { type LlmConfig, LlmConfigSchema } from "../llm/provider.ts";
+import { WEB_SEARCH_ALLOWED_NAME, WebSearchSettingSchema, webSearchTool } from "../llm/web-search.ts";
 import { type McpServerSpec, McpServersSchema } from "../mcp/config.ts";
 import { DEFAULT_TENANT, TENANT_PATTERN } from "../tenants/api-keys.ts";
 import { RUNNABLE_BUILTIN_TOOLS } from "../tools/builtin.ts";
@@ -70,6 +73,12 @@ export const AgentDefinitionSchema = z.strictObject({
         .default(10_000),
     })
     .optional(),
+  /**
+   * Seed 004 web_search: Anthropic's server-side web search, offered to the model beside its tools. `true`, or
+   * {enabled (default true), max_uses, allowed_domains | blocked_domains, user_location}. Anthropic agents only. The
+   * API runs the searches inside a model call; a declared allowedTools must list WebSearch (src/llm/web-search.ts).
+   */
+  webSearch: WebSearchSettingSchema.optional(),
   /**
    * Seed 004 response_format: the final answer is one JSON value conforming to this JSON Schema (or zod schema),
    * validated, with one re-ask on a mismatch (src/agents/structured-output.ts). Default tool loop agents only.
@@ -132,6 +141,8 @@ export interface AgentSpec {
   maxTokens: number;
   /** The thinking budget of each call, or null when the agent does not think first. */
   thinkingBudget: number | null;
+  /** The web search server tool each call offers, or null when search is off. */
+  webSearch: WebSearchTool20250305 | null;
   temperature: number | null;
   maxBudgetUsd: number | null;
   /** The JSON Schema the final answer must conform to, or null. */
@@ -155,8 +166,13 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
     webFetch: parsed.webFetch,
     workingDirectory: parsed.workingDirectory,
   };
-  const tools = parsed.allowedTools ?? [...enabledBuiltins(settings), ...servers.map((s) => `mcp__${s.name}__*`)];
-  validateToolNames(tools, RUNNABLE_BUILTIN_TOOLS, serverNames);
+  const webSearch = checkWebSearch(agent, parsed);
+  const tools = parsed.allowedTools ?? [
+    ...enabledBuiltins(settings),
+    ...(webSearch ? [WEB_SEARCH_ALLOWED_NAME] : []),
+    ...servers.map((s) => `mcp__${s.name}__*`),
+  ];
+  validateToolNames(tools, webSearch ? WITH_WEB_SEARCH : RUNNABLE_BUILTIN_TOOLS, serverNames);
   requireCapabilities(agent, tools, settings);
   for (const server of servers) {
     for (const [tool, toolSettings] of Object.entries(server.tools)) {
@@ -213,16 +229,68 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
     maxTurns: parsed.maxTurns,
     maxTokens,
     thinkingBudget: thinking,
+    webSearch,
     temperature: parsed.temperature ?? null,
     maxBudgetUsd: parsed.maxBudgetUsd ?? null,
     responseFormat:
       parsed.responseFormat === undefined ? null : responseSchema(agent, parsed.responseFormat as ResponseFormatInput),
-    permissions: toolPermissions(agent, parsed, tools),
+    // Web search runs inside the model call: no person can review a search, so no rule may name it.
+    permissions: toolPermissions(
+      agent,
+      parsed,
+      tools.filter((t) => t !== WEB_SEARCH_ALLOWED_NAME),
+    ),
     hooks: Object.freeze(parsed.hooks),
     redactionMode: parsed.redactionMode,
     llmConfig: parsed.llmConfig ?? null,
     tenants,
   };
+}
+
+/** The built-in names an agent with web search may list: WebSearch is the server tool's (seed 000's name). */
+const WITH_WEB_SEARCH: ReadonlySet<string> = new Set([...RUNNABLE_BUILTIN_TOOLS, WEB_SEARCH_ALLOWED_NAME]);
+
+/**
+ * The web search server tool a definition turns on, or null; what it says about the provider and allowedTools is
+ * checked here. A declared allowedTools lists WebSearch exactly when search is on, so the list always says whether
+ * the model can search.
+ */
+function checkWebSearch(
+  agent: string,
+  parsed: Pick<z.output<typeof AgentDefinitionSchema>, "webSearch" | "allowedTools" | "llmConfig" | "toolPermissions">,
+): WebSearchTool20250305 | null {
+  const tool = webSearchTool(parsed.webSearch);
+  const declared = parsed.allowedTools;
+  if (!tool) {
+    if (declared?.includes(WEB_SEARCH_ALLOWED_NAME)) {
+      throw new ConfigError(
+        `Agent "${agent}": allowedTools lists ${WEB_SEARCH_ALLOWED_NAME}, which needs webSearch: true in the agent's definition.`,
+      );
+    }
+    return null;
+  }
+  const provider = parsed.llmConfig?.provider ?? "anthropic";
+  if (provider !== "anthropic") {
+    throw new ConfigError(
+      `Agent "${agent}": webSearch is Anthropic's server-side tool; this agent's provider is ${provider}.`,
+    );
+  }
+  if (tool.allowed_domains && tool.blocked_domains) {
+    throw new ConfigError(
+      `Agent "${agent}": webSearch.allowed_domains and webSearch.blocked_domains cannot both be set (the API refuses it).`,
+    );
+  }
+  if (declared && !declared.includes(WEB_SEARCH_ALLOWED_NAME)) {
+    throw new ConfigError(
+      `Agent "${agent}": webSearch is on but allowedTools does not list ${WEB_SEARCH_ALLOWED_NAME}: add it, or turn webSearch off.`,
+    );
+  }
+  if (parsed.toolPermissions?.[WEB_SEARCH_ALLOWED_NAME] !== undefined) {
+    throw new ConfigError(
+      `Agent "${agent}": toolPermissions.${WEB_SEARCH_ALLOWED_NAME}: web search runs inside the model call, where no person can review it.`,
+    );
+  }
+  return tool;
 }
 
 /**
@@ -250,6 +318,7 @@ const SEED_SPELLINGS: Readonly<Record<string, string>> = {
   max_iterations: "maxTurns",
   max_budget_usd: "maxBudgetUsd",
   extended_thinking: "extendedThinking",
+  web_search: "webSearch",
   response_format: "responseFormat",
   permission_mode: "permissionMode",
 };

@@ -8,6 +8,7 @@ import type {
   MessageCreateParamsBase,
   MessageParam,
   Tool,
+  WebSearchTool20250305,
 } from "@anthropic-ai/sdk/resources/messages";
 import type { AgentContext } from "./context.ts";
 import { type AgentResult, successResult } from "./result.ts";
@@ -27,11 +28,13 @@ export interface ModelRequestParts {
   messages: MessageParam[];
   /** The tools the model may call; none are sent when there are none (the API refuses an empty list). */
   tools?: Tool[];
+  /** Tools the provider runs itself (Anthropic's web search), offered after the tools Outpost runs. */
+  serverTools?: WebSearchTool20250305[];
 }
 
 /** The Messages API request of one model call. */
 export function modelRequest(parts: ModelRequestParts): MessageCreateParamsBase {
-  const tools = parts.tools ?? [];
+  const tools = [...(parts.tools ?? []), ...(parts.serverTools ?? [])];
   return {
     model: parts.model,
     max_tokens: parts.maxTokens,
@@ -68,7 +71,10 @@ export function toParams(content: readonly ContentBlock[]): ContentBlockParam[] 
   return content.map((block): ContentBlockParam => {
     switch (block.type) {
       case "text":
-        return { type: "text", text: block.text };
+        // Citations (of web search results) go back with their text: the API reads their encrypted_index.
+        return block.citations?.length
+          ? { type: "text", text: block.text, citations: block.citations }
+          : { type: "text", text: block.text };
       case "tool_use":
         return { type: "tool_use", id: block.id, name: block.name, input: block.input };
       case "thinking":
@@ -76,6 +82,8 @@ export function toParams(content: readonly ContentBlock[]): ContentBlockParam[] 
       case "redacted_thinking":
         return { type: "redacted_thinking", data: block.data };
       default:
+        // server_tool_use and web_search_tool_result (web search) among them: back exactly as they came, since the
+        // API checks the results' encrypted_content.
         return block as unknown as ContentBlockParam;
     }
   });

@@ -75,6 +75,12 @@ export class SkillAgent extends Agent {
         `Agent "${this.name}": responseFormat is for agents of the default tool loop, not skill agents.`,
       );
     }
+    // The skill loop decodes each reply's text as a decision; searches inside its model calls are not part of it.
+    if (this.webSearch) {
+      throw new ConfigError(
+        `Agent "${this.name}": webSearch is for agents of the default tool loop, not skill agents.`,
+      );
+    }
     const own = parseDefinitionPart(this.name, SkillSettingsSchema, {
       skills,
       maxContextTokens,

@@ -4,15 +4,27 @@ import type { ContentBlock, ContentBlockParam, Message, MessageParam } from "@an
 
 type AnyContent = string | readonly (ContentBlock | ContentBlockParam)[];
 
-/** The text of the content's text blocks, joined by blank lines when there are several. */
+/**
+ * The text of the content's text blocks, joined by blank lines when there are several. A cited passage (web search)
+ * comes as a text block of its own in the middle of a sentence: it and the text right around it join as they are.
+ */
 export function extractText(content: AnyContent | Message | MessageParam): string {
   const blocks = typeof content === "string" || Array.isArray(content) ? content : (content as MessageParam).content;
   if (typeof blocks === "string") return blocks;
-  const parts: string[] = [];
+  let out = "";
+  let previous: ContentBlock | ContentBlockParam | undefined;
   for (const block of blocks as readonly (ContentBlock | ContentBlockParam)[]) {
-    if (block.type === "text" && block.text.length > 0) parts.push(block.text);
+    if (block.type === "text" && block.text.length > 0) {
+      const runOn = previous?.type === "text" && (cited(previous) || cited(block));
+      out += out === "" || runOn ? block.text : `\n\n${block.text}`;
+    }
+    previous = block;
   }
-  return parts.join("\n\n");
+  return out;
+}
+
+function cited(block: ContentBlock | ContentBlockParam): boolean {
+  return block.type === "text" && (block.citations?.length ?? 0) > 0;
 }
 
 /** Text of every assistant message in a conversation, in order. */

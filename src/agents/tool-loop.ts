@@ -53,6 +53,13 @@ export async function runToolLoop(context: AgentContext, steps: ToolLoopSteps): 
     const reply = await runtime.step(`turn_${current}_model`, (info) => steps.modelTurn(messages, current, info));
     messages.push({ role: "assistant", content: toParams(reply.content) });
     runtime.recordMessage(messages.length - 1, messages[messages.length - 1] as MessageParam);
+    // The API paused a long turn (its server tools, web search, ran long): the reply goes back as it is, and the
+    // next call continues it. Not a client tool call, and not the end of the run.
+    if (reply.stop_reason === "pause_turn") {
+      runtime.checkpoint(`turn_${current}_model`, "model_turn", { turn: current });
+      continue;
+    }
+    // Only tool_use blocks are Outpost's to run; a server_tool_use (web search) already ran inside the call.
     const uses = reply.content.filter((block): block is ToolUseBlock => block.type === "tool_use");
     if (uses.length === 0) {
       const text = extractText(reply.content);

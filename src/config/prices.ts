@@ -90,7 +90,15 @@ export interface TokenCounts {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  /** Web searches run inside the call, billed per search on top of the tokens. */
+  web_search_requests?: number;
 }
+
+/**
+ * Anthropic's web search: $10 per 1,000 searches, whatever the model (its pricing page, read 2026-11-24); the
+ * results a search adds to the context are billed as input tokens, which the call's usage already counts.
+ */
+export const WEB_SEARCH_USD_PER_REQUEST = 0.01;
 
 /** Cost of one model call in USD, or null when the model has no price. */
 export function costOf(table: PriceTable, model: string, tokens: TokenCounts): number | null {
@@ -101,6 +109,7 @@ export function costOf(table: PriceTable, model: string, tokens: TokenCounts): n
     tokens.output_tokens * price.output +
     tokens.cache_creation_input_tokens * price.cache_write +
     tokens.cache_read_input_tokens * price.cache_read;
+  const searches = (tokens.web_search_requests ?? 0) * WEB_SEARCH_USD_PER_REQUEST * 1e6;
   // Prices are per million tokens; round to 1e-9 USD so sums stay exact in JSON.
-  return Math.round(micro * 1000) / 1e9;
+  return Math.round((micro + searches) * 1000) / 1e9;
 }

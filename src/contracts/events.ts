@@ -163,6 +163,42 @@ export const EVENT_CATALOG = {
       z.strictObject({ turn_index: turnIndex, index: count.describe("content block"), thinking: z.string() }),
     content: ["thinking"],
   }),
+  web_search_started: event({
+    description: "The model searched the web with Anthropic's server tool, inside the call: its query.",
+    payload: () =>
+      z.strictObject({
+        turn_index: turnIndex,
+        index: count.describe("content block"),
+        tool_use_id: z.string().describe("the server_tool_use id (srvtoolu_…)"),
+        query: z.string(),
+      }),
+    content: ["query"],
+  }),
+  web_search_completed: event({
+    description: "A web search's results came back, or the API's error for it.",
+    payload: () =>
+      z.strictObject({
+        turn_index: turnIndex,
+        index: count.describe("content block"),
+        tool_use_id: z.string(),
+        query: z.string(),
+        results: z.array(z.strictObject({ url: z.string(), title: z.string(), page_age: z.string().nullable() })),
+        error_code: z.string().nullable().describe("e.g. max_uses_exceeded (no results then)"),
+      }),
+    content: ["query", "results"],
+  }),
+  llm_citation: event({
+    description: "The answer's text cites a web search result, as it streams.",
+    payload: () =>
+      z.strictObject({
+        turn_index: turnIndex,
+        index: count.describe("the citing text block"),
+        url: z.string(),
+        title: z.string().nullable(),
+        cited_text: z.string(),
+      }),
+    content: ["url", "title", "cited_text"],
+  }),
   llm_call_abandoned: event({
     description: "A call an eviction or restart cut short, counted in `usage.recovery`.",
     payload: () =>

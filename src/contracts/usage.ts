@@ -15,6 +15,8 @@ export const AgentUsageSchema = z.strictObject({
   /** Models whose calls are counted in tokens but not in cost. */
   unpriced_models: z.array(z.string()),
   model_calls: z.number().int().nonnegative(),
+  /** Anthropic web searches the model calls made (billed per search, in total_cost_usd); absent when none. */
+  web_search_requests: z.number().int().nonnegative().exactOptional(),
   duration_ms: z.number().int().nonnegative(),
   /**
    * Model calls cut short by an eviction or a restart and issued again: billed by the provider, not part of the
@@ -51,6 +53,8 @@ export const CallUsageSchema = z.strictObject({
   output_tokens: z.number().int().nonnegative(),
   cache_creation_input_tokens: z.number().int().nonnegative(),
   cache_read_input_tokens: z.number().int().nonnegative(),
+  /** Web searches run inside the call (usage.server_tool_use), billed per search; absent when none. */
+  web_search_requests: z.number().int().nonnegative().exactOptional(),
   cost_usd: z.number().nonnegative().nullable(),
 });
 export type CallUsage = z.infer<typeof CallUsageSchema>;
@@ -69,6 +73,7 @@ export function addCallUsage(total: AgentUsage, call: CallUsage): AgentUsage {
     unpriced.length > 0 || total.total_cost_usd === null || call.cost_usd === null
       ? null
       : Math.round((total.total_cost_usd + call.cost_usd) * 1e9) / 1e9;
+  const searches = (total.web_search_requests ?? 0) + (call.web_search_requests ?? 0);
   return {
     input_tokens: input,
     output_tokens: output,
@@ -78,6 +83,7 @@ export function addCallUsage(total: AgentUsage, call: CallUsage): AgentUsage {
     total_cost_usd: cost,
     unpriced_models: unpriced,
     model_calls: total.model_calls + 1,
+    ...(searches > 0 ? { web_search_requests: searches } : {}),
     duration_ms: total.duration_ms,
     recovery: total.recovery,
   };

@@ -86,6 +86,26 @@ export const AgentSchema = z.strictObject({
       max_bytes: z.number().int().positive(),
       timeout_seconds: z.number().int().positive(),
     }),
+    /** Anthropic's web search server tool as each model call offers it, or null when search is off. */
+    web_search: z
+      .strictObject({
+        type: z.literal("web_search_20250305"),
+        name: z.literal("web_search"),
+        max_uses: z.number().int().positive().nullable().exactOptional(),
+        allowed_domains: z.array(z.string()).nullable().exactOptional(),
+        blocked_domains: z.array(z.string()).nullable().exactOptional(),
+        user_location: z
+          .strictObject({
+            type: z.literal("approximate"),
+            city: z.string().nullable().exactOptional(),
+            region: z.string().nullable().exactOptional(),
+            country: z.string().nullable().exactOptional(),
+            timezone: z.string().nullable().exactOptional(),
+          })
+          .nullable()
+          .exactOptional(),
+      })
+      .nullable(),
   }),
   /** Where each server is and how it is reached; header secrets stay out of it. */
   mcp_servers: z.array(

@@ -19,6 +19,15 @@ export interface LlmTranscriptRecord {
   stop_reason: string | null;
   error: string | null;
   retryable: boolean | null;
+  /** The web searches Anthropic ran inside the call: query, results (url, title) or error code. Absent when none. */
+  web_searches?: {
+    id: string;
+    query: string;
+    results: { url: string; title: string; page_age: string | null }[];
+    error_code: string | null;
+  }[];
+  /** The search results the answer's text cites. Absent when none. */
+  citations?: { url: string; title: string | null; cited_text: string }[];
   /** Seed 002's skill-runtime fields, set by the skill agent's decision loop (absent for the tool loop). */
   skill?: SkillTranscriptFields;
 }

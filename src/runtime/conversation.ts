@@ -7,6 +7,33 @@ import { JsonSchema } from "../lib/json.ts";
 
 const TextBlock = () => z.strictObject({ type: z.literal("text"), text: z.string() });
 
+/** A web search result the answer's text cites; encrypted_index is the API's, sent back as it came. */
+const WebCitation = () =>
+  z.strictObject({
+    type: z.literal("web_search_result_location"),
+    url: z.string(),
+    title: z.string().nullable(),
+    cited_text: z.string(),
+    encrypted_index: z.string(),
+  });
+
+/** Who made a server tool's call, as the API says: the model itself ({type: "direct"}), or its code execution. */
+const Caller = () =>
+  z.union([
+    z.strictObject({ type: z.literal("direct") }),
+    z.strictObject({ type: z.enum(["code_execution_20250825", "code_execution_20260120"]), tool_id: z.string() }),
+  ]);
+
+/** The web search errors the API answers with (the SDK's WebSearchToolResultErrorCode). */
+const WEB_SEARCH_ERROR_CODES = [
+  "invalid_tool_input",
+  "unavailable",
+  "max_uses_exceeded",
+  "too_many_requests",
+  "query_too_long",
+  "request_too_large",
+] as const;
+
 const ImageBlock = () =>
   z.strictObject({
     type: z.literal("image"),
@@ -23,7 +50,8 @@ const ImageBlock = () =>
 /** A block of a message's content. */
 export const ContentBlockSchema = z.lazy(() =>
   z.discriminatedUnion("type", [
-    TextBlock(),
+    /** Text; an answer's text may cite web search results. */
+    TextBlock().extend({ citations: z.array(WebCitation()).exactOptional() }),
     ImageBlock(),
     /** A tool call the model asked for. */
     z.strictObject({ type: z.literal("tool_use"), id: z.string(), name: z.string(), input: JsonSchema }),
@@ -36,6 +64,32 @@ export const ContentBlockSchema = z.lazy(() =>
     }),
     z.strictObject({ type: z.literal("thinking"), thinking: z.string(), signature: z.string() }),
     z.strictObject({ type: z.literal("redacted_thinking"), data: z.string() }),
+    /** A call of a tool the provider runs itself (Anthropic's web search: input {query}). */
+    z.strictObject({
+      type: z.literal("server_tool_use"),
+      id: z.string(),
+      name: z.literal("web_search"),
+      input: JsonSchema,
+      caller: Caller().exactOptional(),
+    }),
+    /** What a web search found (encrypted_content is the API's, sent back as it came), or its error. */
+    z.strictObject({
+      type: z.literal("web_search_tool_result"),
+      tool_use_id: z.string(),
+      content: z.union([
+        z.array(
+          z.strictObject({
+            type: z.literal("web_search_result"),
+            url: z.string(),
+            title: z.string(),
+            encrypted_content: z.string(),
+            page_age: z.string().nullable().exactOptional(),
+          }),
+        ),
+        z.strictObject({ type: z.literal("web_search_tool_result_error"), error_code: z.enum(WEB_SEARCH_ERROR_CODES) }),
+      ]),
+      caller: Caller().exactOptional(),
+    }),
   ]),
 );
 export type ContentBlock = z.infer<typeof ContentBlockSchema>;

@@ -5,6 +5,7 @@ import type { AgentResult } from "../agents/result.ts";
 import type { ExecutionResult } from "../contracts/execution-result.ts";
 import type { AgentUsage } from "../contracts/usage.ts";
 import type { Json } from "../lib/json.ts";
+import { searchOutcome } from "../llm/web-search.ts";
 import type { MessageContent } from "./conversation.ts";
 
 /** A message of the turn as the conversation stores it. */
@@ -41,9 +42,18 @@ export function executionResult(
     if (message.role === "assistant") modelTurns++;
     if (typeof message.content === "string") continue;
     for (const block of message.content) {
-      if (block.type === "tool_use") toolCalls.push({ name: block.name, arguments: block.input, call_id: block.id });
-      else if (block.type === "tool_result") {
+      // A web search (server_tool_use, and its web_search_tool_result) is a call the model made too, though the API
+      // ran it inside the model call: it is listed with the calls Outpost ran.
+      if (block.type === "tool_use" || block.type === "server_tool_use") {
+        toolCalls.push({ name: block.name, arguments: block.input, call_id: block.id });
+      } else if (block.type === "tool_result") {
         toolResults.push({ call_id: block.tool_use_id, result: resultText(block.content), is_error: block.is_error });
+      } else if (block.type === "web_search_tool_result") {
+        const outcome = searchOutcome(block.content);
+        const result = outcome.error_code
+          ? `web search failed: ${outcome.error_code}`
+          : outcome.results.map((r) => `${r.title} <${r.url}>`).join("\n");
+        toolResults.push({ call_id: block.tool_use_id, result, is_error: outcome.error_code !== null });
       }
     }
   }

@@ -9,8 +9,9 @@ import type { AgentUsage, CallUsage } from "../contracts/usage.ts";
 import { CanceledError, LimitExceededError, toErrorInfo } from "../errors.ts";
 import type { Redactor } from "../events/redaction.ts";
 import type { ModelProvider } from "../llm/provider.ts";
+import { queryOf, searchOutcome, WEB_SEARCH_TOOL_NAME, webCitations, webSearchCalls } from "../llm/web-search.ts";
 import type { RunBundle } from "../run-bundle/run-bundle.ts";
-import { estimateTokens, type Transcript } from "../run-bundle/transcript.ts";
+import { estimateTokens, type LlmTranscriptRecord, type Transcript } from "../run-bundle/transcript.ts";
 import type { TaskStore } from "../tasks/task-store.ts";
 import { DeltaBatcher } from "./delta-batcher.ts";
 import type { PendingCalls } from "./pending-calls.ts";
@@ -38,6 +39,25 @@ export interface ModelCallDeps extends ModelCallSettings {
   emit: AgentRuntime["emit"];
   /** The task's usage so far. */
   usage: () => AgentUsage;
+}
+
+/** A server tool's input JSON as streamed. */
+function parseJson(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return {};
+  }
+}
+
+/** The transcript's record of a call's web searches and citations, when it made any. */
+function transcriptSearches(content: Parameters<typeof webSearchCalls>[0]): Partial<LlmTranscriptRecord> {
+  const searches = webSearchCalls(content);
+  const citations = webCitations(content);
+  return {
+    ...(searches.length > 0 ? { web_searches: searches } : {}),
+    ...(citations.length > 0 ? { citations } : {}),
+  };
 }
 
 /** What the SDK retries: connection errors (no status), 408, 409, 429 and 5xx. */
@@ -76,6 +96,8 @@ export class ModelCalls {
     let text = "";
     let outputChars = 0;
     const callKey = artifact;
+    // The call's web searches by content block: the server_tool_use's id and input JSON, and its query once whole.
+    const searches = new Map<number, { id: string; start: unknown; json: string; query?: string }>();
     // Each delta event is redacted on its own, so no secret may be split between two of them: the batcher keeps
     // back what the redactor cannot yet tell from the start of one.
     const deltas = new DeltaBatcher(
@@ -116,6 +138,21 @@ export class ModelCalls {
             cache_creation_input_tokens: u.cache_creation_input_tokens ?? 0,
             cache_read_input_tokens: u.cache_read_input_tokens ?? 0,
           });
+        } else if (item.type === "stream_event" && item.event.type === "content_block_start") {
+          const { index, content_block: block } = item.event;
+          if (block.type === "server_tool_use" && block.name === WEB_SEARCH_TOOL_NAME) {
+            searches.set(index, { id: block.id, start: block.input, json: "" });
+          } else if (block.type === "web_search_tool_result") {
+            // The API ran the search inside this call: the result block arrives whole.
+            deltas.flush();
+            const query = [...searches.values()].find((s) => s.id === block.tool_use_id)?.query ?? "";
+            const outcome = searchOutcome(block.content);
+            deps.emit(
+              "web_search_completed",
+              { turn_index: turn, index, tool_use_id: block.tool_use_id, query, ...outcome },
+              span,
+            );
+          }
         } else if (item.type === "stream_event" && item.event.type === "content_block_delta") {
           const delta = item.event.delta;
           if (delta.type === "text_delta") {
@@ -123,18 +160,36 @@ export class ModelCalls {
             deltas.add("text", item.event.index, delta.text);
           } else if (delta.type === "thinking_delta") {
             deltas.add("thinking", item.event.index, delta.thinking);
+          } else if (delta.type === "input_json_delta") {
+            const search = searches.get(item.event.index);
+            if (search) search.json += delta.partial_json;
+          } else if (delta.type === "citations_delta" && delta.citation.type === "web_search_result_location") {
+            deltas.flush();
+            const { url, title, cited_text } = delta.citation;
+            deps.emit("llm_citation", { turn_index: turn, index: item.event.index, url, title, cited_text }, span);
+          }
+        } else if (item.type === "stream_event" && item.event.type === "content_block_stop") {
+          const search = searches.get(item.event.index);
+          if (search && search.query === undefined) {
+            deltas.flush();
+            // The API streams the input as JSON deltas after an empty start; one sent whole needs none.
+            search.query = queryOf(search.json.trim() ? parseJson(search.json) : search.start);
+            const payload = { turn_index: turn, index: item.event.index, tool_use_id: search.id, query: search.query };
+            deps.emit("web_search_started", payload, span);
           }
         } else if (item.type === "assistant") {
           deltas.flush();
           deps.pendingCalls.settle(callKey);
           const latency = Date.now() - started;
           const u = item.message.usage;
+          const searched = u.server_tool_use?.web_search_requests ?? 0;
           const call: CallUsage = {
             model: params.model,
             input_tokens: u.input_tokens,
             output_tokens: u.output_tokens,
             cache_creation_input_tokens: u.cache_creation_input_tokens ?? 0,
             cache_read_input_tokens: u.cache_read_input_tokens ?? 0,
+            ...(searched > 0 ? { web_search_requests: searched } : {}),
             cost_usd: null,
           };
           call.cost_usd = costOf(deps.prices, params.model, call);
@@ -154,6 +209,7 @@ export class ModelCalls {
             stop_reason: item.message.stop_reason,
             error: null,
             retryable: null,
+            ...transcriptSearches(item.message.content),
           });
           deps.emit(
             "llm_response_received",

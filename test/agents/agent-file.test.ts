@@ -260,7 +260,6 @@ describe("seed 004's startup validation rules", () => {
   });
 
   it("what Outpost does not have yet: refused by name rather than ignored", () => {
-    expect(refusal(`${MINIMAL}claude:\n  web_search: true\n`).key).toBe("claude.web_search");
     expect(refusal(`${MINIMAL}claude:\n  subagents:\n    enabled: true\n`).key).toBe("claude.subagents.enabled");
     expect(refusal(`${MINIMAL}model:\n  auth_provider: bedrock\n`).message).toBe(
       'agents/support.yaml:4: model.auth_provider: "bedrock" is not available in Outpost yet; use api_key',

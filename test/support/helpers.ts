@@ -41,9 +41,15 @@ export function api(path: string, init: RequestInit & { key?: string | null } = 
 
 export interface ScriptTurn {
   content: (
-    | { type: "text"; text: string }
+    | { type: "text"; text: string; citations?: { url: string; title?: string; cited_text: string }[] }
     | { type: "tool_use"; name: string; input: Record<string, unknown>; id?: string }
     | { type: "thinking"; thinking: string; signature?: string }
+    | {
+        type: "web_search";
+        query: string;
+        results?: { url: string; title: string; page_age?: string }[];
+        error_code?: string;
+      }
   )[];
   stop_reason?: string;
   usage?: { input_tokens?: number; output_tokens?: number };

@@ -35,6 +35,7 @@ function describe(agent: Agent, configuredModel: string | undefined): AgentDescr
       bash: agent.settings.bash,
       file_system: agent.settings.fileSystem,
       web_fetch: agent.settings.webFetch,
+      web_search: agent.webSearch,
     },
     // Where each server is and how it is reached; header secrets stay out of it.
     mcp_servers: agent.mcpServers.map((s) => ({
