@@ -2,6 +2,7 @@
 // policy produces, how text and JSON are cut into stream deltas, and the contract each wire format (dialect) fills:
 // parse a request into the common view, render a reply as a JSON body and as SSE frames, render errors.
 import type { IncomingHttpHeaders } from "node:http";
+import type { AuthOutcome } from "./auth.ts";
 import type { MessagesRequest, Parsed } from "./request.ts";
 
 export type Provider = "anthropic" | "openai" | "gemini";
@@ -64,6 +65,8 @@ export interface ErrorSpec {
 export interface RequestContext {
   url: URL;
   headers: IncomingHttpHeaders;
+  /** The body as sent: what a signature covers. */
+  rawBody: Buffer;
 }
 
 /** One wire format the emulator speaks; the script, fault, latency and stats machinery is shared by all of them. */
@@ -73,6 +76,8 @@ export interface Dialect {
   matches(path: string): boolean;
   /** Null when the request carries a key of any value; otherwise the provider's message for a missing key. */
   missingKey(context: RequestContext): string | null;
+  /** The endpoint's check of the credentials, where it has one (src: emulator/auth.ts); absent: none. */
+  authenticate?(context: RequestContext): AuthOutcome;
   parse(body: unknown, context: RequestContext): Parsed<MessagesRequest>;
   /** Prefixes of the ids the emulator makes up, so they look like the provider's. */
   ids: { message: string; tool: string };

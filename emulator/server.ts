@@ -4,6 +4,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
+import type { AuthRecord } from "./auth.ts";
 import { gemini } from "./gemini.ts";
 import { openai } from "./openai.ts";
 import type { Dialect, Provider, RequestContext } from "./reply.ts";
@@ -26,6 +27,10 @@ export interface RequestRecord {
   request_id: string;
   /** The wire format the request came in. */
   provider: Provider;
+  /** The request's path, e.g. /v1/messages. */
+  path: string;
+  /** What the endpoint saw of the credentials, where it checks them (emulator/auth.ts); null where it does not. */
+  auth: AuthRecord | null;
   task_id: string | null;
   model: string | null;
   stream: boolean;
@@ -99,8 +104,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     const dialect = DIALECTS.find((candidate) => candidate.matches(path)) ?? null;
     if (dialect) Object.assign(exchange.headers, dialect.headers(requestId));
     let body: unknown;
+    let rawBody: Buffer = Buffer.alloc(0);
     try {
-      body = await readJsonBody(req);
+      rawBody = await readBody(req);
+      body = parseJsonBody(rawBody);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       sendError(exchange, dialect ?? anthropic, { status: message.includes("too large") ? 413 : 400, message });
@@ -109,13 +116,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     bodyDoneAt = performance.now();
 
     if (dialect && req.method === "POST") {
-      const context: RequestContext = { url, headers: req.headers };
+      const context: RequestContext = { url, headers: req.headers, rawBody };
       const parsed = dialect.parse(body, context);
       const taskId = req.headers["x-outpost-task-id"];
       const sent = isRecord(body) ? body : {};
       record = {
         request_id: requestId,
         provider: dialect.provider,
+        path,
+        auth: null,
         task_id: typeof taskId === "string" ? taskId : null,
         model: parsed.ok ? parsed.value.model : typeof sent.model === "string" ? sent.model : null,
         stream: parsed.ok ? parsed.value.stream : sent.stream === true,
@@ -127,6 +136,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         ended_at_ms: -1,
         service_ms: 0,
       };
+      const auth = dialect.authenticate?.(context);
+      record.auth = auth?.record ?? null;
+      if (auth?.failure) return sendError(exchange, dialect, auth.failure);
       const missingKey = dialect.missingKey(context);
       if (missingKey !== null) return sendError(exchange, dialect, { status: 401, message: missingKey });
       if (!parsed.ok) return sendError(exchange, dialect, { status: 400, message: parsed.message });
@@ -231,7 +243,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   };
 }
 
-function readJsonBody(req: IncomingMessage): Promise<unknown> {
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -243,13 +255,17 @@ function readJsonBody(req: IncomingMessage): Promise<unknown> {
     req.on("error", reject);
     req.on("end", () => {
       if (size > MAX_BODY_BYTES) return reject(new Error("request body too large"));
-      const text = Buffer.concat(chunks).toString("utf8");
-      if (text.trim() === "") return resolve(undefined);
-      try {
-        resolve(JSON.parse(text));
-      } catch {
-        reject(new Error("request body is not valid JSON"));
-      }
+      resolve(Buffer.concat(chunks));
     });
   });
+}
+
+function parseJsonBody(raw: Buffer): unknown {
+  const text = raw.toString("utf8");
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error("request body is not valid JSON");
+  }
 }

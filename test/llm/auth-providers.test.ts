@@ -1,0 +1,119 @@
+// How an Anthropic agent authenticates its model calls (seed 004 auth_provider): for each auth provider, a task run
+// through the API against the emulator speaking that endpoint, asserting the request as the endpoint saw it (path,
+// credentials, signature) and the answer; a wrong credential fails the run with provider_auth_failed and no secret
+// in any event; a missing secret fails it with provider_not_configured, naming the secret.
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { TEST_FOUNDRY_KEY, TEST_OAUTH_TOKEN, TEST_WRONG_SECRET } from "../../emulator/credentials.ts";
+import type { RequestRecord } from "../../emulator/server.ts";
+import type { AgentDefinition } from "../../src/agents/definition.ts";
+import { api, defineAgent, script, startTask, uniqueMarker, waitForTask } from "../support/helpers.ts";
+
+const emulator = env.ANTHROPIC_BASE_URL as string;
+type LlmInput = NonNullable<AgentDefinition["llmConfig"]>;
+
+/** The requests the emulator recorded for a task. */
+async function emulatorSaw(taskId: string): Promise<RequestRecord[]> {
+  const res = await fetch(`${emulator}/_emulator/stats`);
+  const body = (await res.json()) as { requests: RequestRecord[] };
+  return body.requests.filter((r) => r.task_id === taskId);
+}
+
+/** Runs one task whose model answers `answer`, and returns the finished task and what the emulator saw. */
+async function run(llmConfig: LlmInput, answer: string) {
+  const agent = defineAgent({ llmConfig });
+  const marker = uniqueMarker("auth");
+  await script(marker, [{ content: [{ type: "text", text: answer }] }]);
+  const task = await startTask(agent, `hello ${marker}`);
+  const finished = await waitForTask(task.id);
+  return { task: finished, saw: await emulatorSaw(task.id) };
+}
+
+/** Every event of a task as its raw SSE text: what a client could read. */
+async function rawEvents(taskId: string): Promise<string> {
+  return (await api(`/v1/tasks/${taskId}/events`)).text();
+}
+
+interface Case {
+  name: string;
+  /** The agent's llmConfig with good credentials. */
+  good: LlmInput;
+  /** The same with a credential the endpoint refuses. */
+  wrong: LlmInput;
+  /** The same naming a secret that is not set. */
+  missing: LlmInput;
+  missingSecret: string;
+  /** The path, and the auth record, the emulator should have seen. */
+  path: string;
+  auth: RequestRecord["auth"];
+  /** The secret whose value must appear in no event. */
+  secretValue: string;
+}
+
+const cases: Case[] = [
+  {
+    name: "oauth_token",
+    good: { provider: "anthropic", auth_provider: "oauth_token", oauth_token: "TEST_OAUTH_TOKEN" },
+    wrong: { provider: "anthropic", auth_provider: "oauth_token", oauth_token: "TEST_WRONG_SECRET" },
+    missing: { provider: "anthropic", auth_provider: "oauth_token", oauth_token: "NO_SUCH_OAUTH_TOKEN" },
+    missingSecret: "NO_SUCH_OAUTH_TOKEN",
+    path: "/v1/messages",
+    auth: { scheme: "oauth_token", verified: true, principal: null, detail: { "anthropic-beta": "oauth-2025-04-20" } },
+    secretValue: TEST_OAUTH_TOKEN,
+  },
+  {
+    name: "foundry",
+    good: {
+      provider: "anthropic",
+      auth_provider: "foundry",
+      endpoint: `${emulator}/anthropic`,
+      foundry: { api_key: "TEST_FOUNDRY_KEY" },
+    },
+    wrong: {
+      provider: "anthropic",
+      auth_provider: "foundry",
+      endpoint: `${emulator}/anthropic`,
+      foundry: { api_key: "TEST_WRONG_SECRET" },
+    },
+    missing: {
+      provider: "anthropic",
+      auth_provider: "foundry",
+      endpoint: `${emulator}/anthropic`,
+      foundry: { api_key: "NO_SUCH_FOUNDRY_KEY" },
+    },
+    missingSecret: "NO_SUCH_FOUNDRY_KEY",
+    path: "/anthropic/v1/messages",
+    auth: { scheme: "foundry", verified: true, principal: null, detail: { header: "x-api-key" } },
+    secretValue: TEST_FOUNDRY_KEY,
+  },
+];
+
+describe.each(cases)("an agent with auth_provider $name", (c) => {
+  it("runs a task whose model call the endpoint authenticates, and answers with the model's reply", async () => {
+    const { task, saw } = await run(c.good, `Hello from ${c.name}.`);
+    expect(task.status).toBe("completed");
+    expect(task.result).toBe(`Hello from ${c.name}.`);
+    expect(saw).toHaveLength(1);
+    expect(saw[0]).toMatchObject({ path: c.path, status: 200, stream: true, auth: c.auth });
+  });
+
+  it("fails the run with provider_auth_failed on a wrong credential, naming its secret, with no secret in any event", async () => {
+    const { task, saw } = await run(c.wrong, "unused");
+    expect(task.status).toBe("failed");
+    expect(task.error).toMatchObject({ code: "provider_auth_failed", retryable: false });
+    expect(task.error?.message).toContain("TEST_WRONG_SECRET");
+    expect(saw.map((r) => [r.path, r.auth?.verified])).toEqual([[c.path, false]]);
+    const events = await rawEvents(task.id);
+    expect(events).toContain("provider_auth_failed");
+    expect(events).not.toContain(TEST_WRONG_SECRET);
+    expect(events).not.toContain(c.secretValue);
+  });
+
+  it("fails the run with provider_not_configured when its secret is not set, naming the secret", async () => {
+    const { task, saw } = await run(c.missing, "unused");
+    expect(task.status).toBe("failed");
+    expect(task.error).toMatchObject({ code: "provider_not_configured" });
+    expect(task.error?.message).toContain(c.missingSecret);
+    expect(saw).toEqual([]);
+  });
+});
