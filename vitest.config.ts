@@ -58,6 +58,8 @@ export default defineConfig({
           TEST_OAUTH_TOKEN,
           TEST_FOUNDRY_KEY,
           TEST_WRONG_SECRET,
+          TEST_VERTEX_CREDENTIALS: inject<string>("vertexServiceAccount"),
+          TEST_VERTEX_CREDENTIALS_UNKNOWN: inject<string>("vertexServiceAccountUnknown"),
           // Standard Webhooks secrets are base64 after whsec_.
           TEST_STANDARD_HOOK_SECRET: `whsec_${Buffer.from("test-standard-hook-secret").toString("base64")}`,
           OUTPOST_PRICES: "",

@@ -5,7 +5,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { AuthOutcome } from "./auth.ts";
 import type { MessagesRequest, Parsed } from "./request.ts";
 
-export type Provider = "anthropic" | "openai" | "gemini";
+export type Provider = "anthropic" | "openai" | "gemini" | "vertex" | "bedrock";
 
 export type ReplyBlock =
   | { type: "text"; text: string }

@@ -1,19 +1,19 @@
-// The model emulator's HTTP server: the model endpoints of three wire formats (Anthropic Messages, OpenAI Chat
-// Completions, Gemini generateContent) over one script, fault, latency and stats machinery, plus the /_emulator
-// control plane (scripts, reset, stats). Deterministic on purpose: tests, benchmarks and offline dev all rely on it.
+// The model emulator's HTTP server: the model endpoints of its wire formats (Anthropic Messages, also as Vertex AI
+// serves it, OpenAI Chat Completions, Gemini generateContent) over one script, fault, latency and stats machinery,
+// Google's token endpoint for Vertex's callers, plus the /_emulator control plane (scripts, reset, stats). Deterministic on purpose: tests, benchmarks and offline dev all rely on it.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import type { AuthRecord } from "./auth.ts";
 import { gemini } from "./gemini.ts";
+import { GoogleTokenEndpoint, TOKEN_PATH } from "./google-token.ts";
 import { openai } from "./openai.ts";
 import type { Dialect, Provider, RequestContext } from "./reply.ts";
 import { estimateInputTokens, isRecord, parseMessagesRequest, turnIndex } from "./request.ts";
 import { type Exchange, sendError, sendHttpFault, sendJson, sendMessage, streamMessage } from "./respond.ts";
 import { parseScript, ScriptStore } from "./script.ts";
+import { vertex } from "./vertex.ts";
 import { anthropic } from "./wire.ts";
-
-const DIALECTS: readonly Dialect[] = [anthropic, openai, gemini];
 
 export interface EmulatorOptions {
   host?: string;
@@ -51,6 +51,8 @@ export interface RunningEmulator {
   close(): Promise<void>;
   stats(): RequestRecord[];
   reset(): void;
+  /** The JSON keys of Vertex's test service account, and of one with a key the token endpoint does not know. */
+  serviceAccounts: { known: string; unknown: string };
 }
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -62,6 +64,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const inFlight = new Set<AbortController>();
   let records: RequestRecord[] = [];
   let requestCounter = 0;
+  // Made once the server's URL is known: its service accounts' token_uri points back here.
+  let google: GoogleTokenEndpoint | undefined;
+  let dialects: readonly Dialect[] = [anthropic, openai, gemini];
 
   const log = (line: string): void => {
     if (!options.quiet) process.stderr.write(`${line}\n`);
@@ -101,12 +106,16 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     const path = url.pathname.replace(/\/+$/, "") || "/";
     const route = `${req.method ?? "GET"} ${path}`;
     // Errors on a provider's path come in that provider's shape; everything else answers like the Messages API.
-    const dialect = DIALECTS.find((candidate) => candidate.matches(path)) ?? null;
+    const dialect = dialects.find((candidate) => candidate.matches(path)) ?? null;
     if (dialect) Object.assign(exchange.headers, dialect.headers(requestId));
     let body: unknown;
     let rawBody: Buffer = Buffer.alloc(0);
     try {
       rawBody = await readBody(req);
+      if (google && route === `POST ${TOKEN_PATH}`) {
+        const answer = google.exchange(rawBody.toString("utf8"));
+        return sendJson(exchange, answer.status, answer.body);
+      }
       body = parseJsonBody(rawBody);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
@@ -221,9 +230,13 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   });
   const port = (server.address() as AddressInfo).port;
   const urlHost = host.includes(":") ? `[${host}]` : host;
+  const url = `http://${urlHost}:${port}`;
+  google = new GoogleTokenEndpoint(url);
+  dialects = [anthropic, openai, gemini, vertex(google)];
 
   return {
-    url: `http://${urlHost}:${port}`,
+    url,
+    serviceAccounts: google.serviceAccounts,
     port,
     stats: () => records.map((record) => ({ ...record })),
     reset() {

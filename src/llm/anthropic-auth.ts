@@ -6,10 +6,14 @@
 import { AnthropicFoundry } from "@anthropic-ai/foundry-sdk";
 import Anthropic from "@anthropic-ai/sdk";
 import { ProviderNotConfiguredError } from "../errors.ts";
+import { lazyModule } from "../lib/lazy-module.ts";
 import type { SecretLookup } from "../lib/secrets.ts";
 import { checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
 import type { ProviderConfig } from "./anthropic.ts";
 import type { AuthProvider, LlmConfig } from "./provider.ts";
+
+/** Vertex's request rewriting and token exchange are loaded only by the agents that use them. */
+const loadVertex = lazyModule(() => import("./vertex.ts"));
 
 /** Claude's OAuth tokens are accepted by the Messages API only with this beta. */
 export const OAUTH_BETA = "oauth-2025-04-20";
@@ -94,7 +98,19 @@ export async function anthropicAuth(llm: LlmConfig | null, env: AnthropicAuthEnv
           }),
       };
     }
-    case "vertex":
+    case "vertex": {
+      const settings = llm?.vertex;
+      if (!settings) throw new ProviderNotConfiguredError("anthropic", "auth_provider vertex needs llmConfig.vertex.");
+      const name = settings.credentials ?? DEFAULT_AUTH_SECRETS.vertex;
+      const credentials = need(name, "a service account's JSON key");
+      const { vertexClient } = await loadVertex();
+      return {
+        apiKey: undefined,
+        baseURL: undefined,
+        authHint: `check the ${name} secret`,
+        client: vertexClient({ secretName: name, credentials, settings, endpoint, outbound: env.outbound }),
+      };
+    }
     case "bedrock":
       throw new ProviderNotConfiguredError("anthropic", `auth_provider ${auth} is not available in Outpost yet.`);
   }

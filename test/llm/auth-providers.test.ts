@@ -7,9 +7,27 @@ import { describe, expect, it } from "vitest";
 import { TEST_FOUNDRY_KEY, TEST_OAUTH_TOKEN, TEST_WRONG_SECRET } from "../../emulator/credentials.ts";
 import type { RequestRecord } from "../../emulator/server.ts";
 import type { AgentDefinition } from "../../src/agents/definition.ts";
+import { DEFAULT_MODEL } from "../../src/config/models.ts";
 import { api, defineAgent, script, startTask, uniqueMarker, waitForTask } from "../support/helpers.ts";
 
 const emulator = env.ANTHROPIC_BASE_URL as string;
+const secrets = env as unknown as Record<string, string>;
+const SERVICE_ACCOUNT = JSON.parse(secrets.TEST_VERTEX_CREDENTIALS ?? "{}") as Record<string, string>;
+const UNKNOWN_ACCOUNT = JSON.parse(secrets.TEST_VERTEX_CREDENTIALS_UNKNOWN ?? "{}") as Record<string, string>;
+
+function vertexConfig(credentials: string): LlmInput {
+  return {
+    provider: "anthropic",
+    auth_provider: "vertex",
+    endpoint: emulator,
+    vertex: { region: "us-east5", credentials },
+  };
+}
+
+/** A stretch of a PEM key's base64: enough to tell whether the key leaked. */
+function privateKeyBody(pem = ""): string {
+  return pem.split("\n")[5] ?? "missing";
+}
 type LlmInput = NonNullable<AgentDefinition["llmConfig"]>;
 
 /** The requests the emulator recorded for a task. */
@@ -38,16 +56,19 @@ interface Case {
   name: string;
   /** The agent's llmConfig with good credentials. */
   good: LlmInput;
-  /** The same with a credential the endpoint refuses. */
+  /** The same with a credential the endpoint refuses, in this secret. */
   wrong: LlmInput;
+  wrongSecret: string;
+  /** What the emulator saw of the wrong credential's run: [path, verified] per model request. */
+  wrongSaw: [string, boolean][];
   /** The same naming a secret that is not set. */
   missing: LlmInput;
   missingSecret: string;
   /** The path, and the auth record, the emulator should have seen. */
   path: string;
   auth: RequestRecord["auth"];
-  /** The secret whose value must appear in no event. */
-  secretValue: string;
+  /** Secret values (or telling parts of them) that must appear in no event. */
+  secretValues: string[];
 }
 
 const cases: Case[] = [
@@ -57,9 +78,11 @@ const cases: Case[] = [
     wrong: { provider: "anthropic", auth_provider: "oauth_token", oauth_token: "TEST_WRONG_SECRET" },
     missing: { provider: "anthropic", auth_provider: "oauth_token", oauth_token: "NO_SUCH_OAUTH_TOKEN" },
     missingSecret: "NO_SUCH_OAUTH_TOKEN",
+    wrongSecret: "TEST_WRONG_SECRET",
+    wrongSaw: [["/v1/messages", false]],
     path: "/v1/messages",
     auth: { scheme: "oauth_token", verified: true, principal: null, detail: { "anthropic-beta": "oauth-2025-04-20" } },
-    secretValue: TEST_OAUTH_TOKEN,
+    secretValues: [TEST_OAUTH_TOKEN, TEST_WRONG_SECRET],
   },
   {
     name: "foundry",
@@ -82,9 +105,29 @@ const cases: Case[] = [
       foundry: { api_key: "NO_SUCH_FOUNDRY_KEY" },
     },
     missingSecret: "NO_SUCH_FOUNDRY_KEY",
+    wrongSecret: "TEST_WRONG_SECRET",
+    wrongSaw: [["/anthropic/v1/messages", false]],
     path: "/anthropic/v1/messages",
     auth: { scheme: "foundry", verified: true, principal: null, detail: { header: "x-api-key" } },
-    secretValue: TEST_FOUNDRY_KEY,
+    secretValues: [TEST_FOUNDRY_KEY, TEST_WRONG_SECRET],
+  },
+  {
+    name: "vertex",
+    good: vertexConfig("TEST_VERTEX_CREDENTIALS"),
+    // The same account with a key Google never saw: its token endpoint refuses the signed JWT, so no model call.
+    wrong: vertexConfig("TEST_VERTEX_CREDENTIALS_UNKNOWN"),
+    wrongSecret: "TEST_VERTEX_CREDENTIALS_UNKNOWN",
+    wrongSaw: [],
+    missing: vertexConfig("NO_SUCH_SERVICE_ACCOUNT"),
+    missingSecret: "NO_SUCH_SERVICE_ACCOUNT",
+    path: `/v1/projects/emulator-project/locations/us-east5/publishers/anthropic/models/${DEFAULT_MODEL}:streamRawPredict`,
+    auth: {
+      scheme: "vertex",
+      verified: true,
+      principal: SERVICE_ACCOUNT.client_email ?? null,
+      detail: { project: "emulator-project", region: "us-east5", token_id: expect.stringMatching(/^tok_\d+$/) },
+    },
+    secretValues: [privateKeyBody(SERVICE_ACCOUNT.private_key), privateKeyBody(UNKNOWN_ACCOUNT.private_key)],
   },
 ];
 
@@ -101,12 +144,11 @@ describe.each(cases)("an agent with auth_provider $name", (c) => {
     const { task, saw } = await run(c.wrong, "unused");
     expect(task.status).toBe("failed");
     expect(task.error).toMatchObject({ code: "provider_auth_failed", retryable: false });
-    expect(task.error?.message).toContain("TEST_WRONG_SECRET");
-    expect(saw.map((r) => [r.path, r.auth?.verified])).toEqual([[c.path, false]]);
+    expect(task.error?.message).toContain(c.wrongSecret);
+    expect(saw.map((r) => [r.path, r.auth?.verified])).toEqual(c.wrongSaw);
     const events = await rawEvents(task.id);
     expect(events).toContain("provider_auth_failed");
-    expect(events).not.toContain(TEST_WRONG_SECRET);
-    expect(events).not.toContain(c.secretValue);
+    for (const value of c.secretValues) expect(events).not.toContain(value);
   });
 
   it("fails the run with provider_not_configured when its secret is not set, naming the secret", async () => {
@@ -115,5 +157,24 @@ describe.each(cases)("an agent with auth_provider $name", (c) => {
     expect(task.error).toMatchObject({ code: "provider_not_configured" });
     expect(task.error?.message).toContain(c.missingSecret);
     expect(saw).toEqual([]);
+  });
+});
+
+describe("an agent with auth_provider vertex", () => {
+  it("exchanges a JWT for an access token once, and reuses it until near its expiry", async () => {
+    const first = await run(vertexConfig("TEST_VERTEX_CREDENTIALS"), "One.");
+    const second = await run(vertexConfig("TEST_VERTEX_CREDENTIALS"), "Two.");
+    expect([first.task.result, second.task.result]).toEqual(["One.", "Two."]);
+    const tokens = [...first.saw, ...second.saw].map((r) => r.auth?.detail.token_id);
+    expect(tokens).toHaveLength(2);
+    expect(tokens[1]).toBe(tokens[0]);
+  });
+
+  it("fails with the reason of the token endpoint that refused the account", async () => {
+    const { task } = await run(vertexConfig("TEST_VERTEX_CREDENTIALS_UNKNOWN"), "unused");
+    expect(task.error?.message).toBe(
+      "The model provider rejected the credentials; check the TEST_VERTEX_CREDENTIALS_UNKNOWN secret: Google's token " +
+        `endpoint refused the service account ${UNKNOWN_ACCOUNT.client_email} (HTTP 400): invalid_grant: Invalid JWT Signature.`,
+    );
   });
 });
