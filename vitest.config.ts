@@ -3,7 +3,13 @@
 import { createHash } from "node:crypto";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
-import { TEST_FOUNDRY_KEY, TEST_OAUTH_TOKEN, TEST_WRONG_SECRET } from "./emulator/credentials.ts";
+import {
+  TEST_AWS_ACCESS_KEY_ID,
+  TEST_AWS_SECRET_ACCESS_KEY,
+  TEST_FOUNDRY_KEY,
+  TEST_OAUTH_TOKEN,
+  TEST_WRONG_SECRET,
+} from "./emulator/credentials.ts";
 
 const sha256 = (key: string) => createHash("sha256").update(key).digest("hex");
 
@@ -58,6 +64,8 @@ export default defineConfig({
           TEST_OAUTH_TOKEN,
           TEST_FOUNDRY_KEY,
           TEST_WRONG_SECRET,
+          TEST_AWS_ACCESS_KEY_ID,
+          TEST_AWS_SECRET_ACCESS_KEY,
           TEST_VERTEX_CREDENTIALS: inject<string>("vertexServiceAccount"),
           TEST_VERTEX_CREDENTIALS_UNKNOWN: inject<string>("vertexServiceAccountUnknown"),
           // Standard Webhooks secrets are base64 after whsec_.

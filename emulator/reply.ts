@@ -34,8 +34,8 @@ export interface Reply {
 }
 
 export interface StreamFrame {
-  /** The exact bytes of the SSE frame, blank line included. */
-  text: string;
+  /** The exact bytes of the SSE frame, blank line included (or of a binary frame, for Bedrock's event stream). */
+  text: string | Uint8Array;
   /** Deltas are where token latency is paid and where mid-stream faults are injected. */
   isDelta: boolean;
   /** The frame carrying the stop reason: a fault due after the last delta fires right before it. */
@@ -87,9 +87,11 @@ export interface Dialect {
   /** The status actually sent (a provider without 529 answers 503) and the JSON body. */
   error(spec: ErrorSpec): { status: number; body: unknown };
   /** An error frame sent after HTTP 200, where the stream breaks off. */
-  streamError(spec: ErrorSpec): string;
+  streamError(spec: ErrorSpec): string | Uint8Array;
   /** A frame whose data line is cut mid-object: what a proxy truncating the stream would deliver. */
-  malformedFrame: string;
+  malformedFrame: string | Uint8Array;
+  /** The content type of a streamed reply; absent: text/event-stream. */
+  streamContentType?: string;
 }
 
 /** Splits text into word-sized tokens (each word with its surrounding whitespace); concatenation is lossless. */

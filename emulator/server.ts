@@ -1,10 +1,11 @@
-// The model emulator's HTTP server: the model endpoints of its wire formats (Anthropic Messages, also as Vertex AI
-// serves it, OpenAI Chat Completions, Gemini generateContent) over one script, fault, latency and stats machinery,
+// The model emulator's HTTP server: the model endpoints of its wire formats (Anthropic Messages, also as Bedrock and
+// Vertex AI serve it, OpenAI Chat Completions, Gemini generateContent) over one script, fault, latency and stats machinery,
 // Google's token endpoint for Vertex's callers, plus the /_emulator control plane (scripts, reset, stats). Deterministic on purpose: tests, benchmarks and offline dev all rely on it.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import type { AuthRecord } from "./auth.ts";
+import { bedrock } from "./bedrock.ts";
 import { gemini } from "./gemini.ts";
 import { GoogleTokenEndpoint, TOKEN_PATH } from "./google-token.ts";
 import { openai } from "./openai.ts";
@@ -66,7 +67,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   let requestCounter = 0;
   // Made once the server's URL is known: its service accounts' token_uri points back here.
   let google: GoogleTokenEndpoint | undefined;
-  let dialects: readonly Dialect[] = [anthropic, openai, gemini];
+  let dialects: readonly Dialect[] = [anthropic, openai, gemini, bedrock];
 
   const log = (line: string): void => {
     if (!options.quiet) process.stderr.write(`${line}\n`);
@@ -232,7 +233,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const urlHost = host.includes(":") ? `[${host}]` : host;
   const url = `http://${urlHost}:${port}`;
   google = new GoogleTokenEndpoint(url);
-  dialects = [anthropic, openai, gemini, vertex(google)];
+  dialects = [anthropic, openai, gemini, bedrock, vertex(google)];
 
   return {
     url,

@@ -12,7 +12,8 @@ import { checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
 import type { ProviderConfig } from "./anthropic.ts";
 import type { AuthProvider, LlmConfig } from "./provider.ts";
 
-/** Vertex's request rewriting and token exchange are loaded only by the agents that use them. */
+/** Bedrock's and Vertex's request rewriting and signing are loaded only by the agents that use them. */
+const loadBedrock = lazyModule(() => import("./bedrock.ts"));
 const loadVertex = lazyModule(() => import("./vertex.ts"));
 
 /** Claude's OAuth tokens are accepted by the Messages API only with this beta. */
@@ -111,8 +112,25 @@ export async function anthropicAuth(llm: LlmConfig | null, env: AnthropicAuthEnv
         client: vertexClient({ secretName: name, credentials, settings, endpoint, outbound: env.outbound }),
       };
     }
-    case "bedrock":
-      throw new ProviderNotConfiguredError("anthropic", `auth_provider ${auth} is not available in Outpost yet.`);
+    case "bedrock": {
+      const settings = llm?.bedrock;
+      if (!settings)
+        throw new ProviderNotConfiguredError("anthropic", "auth_provider bedrock needs llmConfig.bedrock.");
+      const idName = settings.access_key_id ?? DEFAULT_AUTH_SECRETS.bedrock_access_key_id;
+      const keyName = settings.secret_access_key ?? DEFAULT_AUTH_SECRETS.bedrock_secret_access_key;
+      const credentials = {
+        accessKeyId: need(idName, "an AWS access key id"),
+        secretAccessKey: need(keyName, "an AWS secret access key"),
+        sessionToken: settings.session_token ? need(settings.session_token, "an AWS session token") : undefined,
+      };
+      const { bedrockClient } = await loadBedrock();
+      return {
+        apiKey: undefined,
+        baseURL: undefined,
+        authHint: `check the ${idName} and ${keyName} secrets`,
+        client: bedrockClient({ credentials, region: settings.region, endpoint, outbound: env.outbound }),
+      };
+    }
   }
 }
 

@@ -4,11 +4,34 @@
 // in any event; a missing secret fails it with provider_not_configured, naming the secret.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { TEST_FOUNDRY_KEY, TEST_OAUTH_TOKEN, TEST_WRONG_SECRET } from "../../emulator/credentials.ts";
+import {
+  TEST_AWS_ACCESS_KEY_ID,
+  TEST_AWS_SECRET_ACCESS_KEY,
+  TEST_FOUNDRY_KEY,
+  TEST_OAUTH_TOKEN,
+  TEST_WRONG_SECRET,
+} from "../../emulator/credentials.ts";
 import type { RequestRecord } from "../../emulator/server.ts";
 import type { AgentDefinition } from "../../src/agents/definition.ts";
 import { DEFAULT_MODEL } from "../../src/config/models.ts";
-import { api, defineAgent, script, startTask, uniqueMarker, waitForTask } from "../support/helpers.ts";
+import type { AgentMessage } from "../../src/contracts/runtime.ts";
+import { StreamingError } from "../../src/errors.ts";
+import { secretLookup } from "../../src/lib/secrets.ts";
+import { AnthropicProvider } from "../../src/llm/anthropic.ts";
+import { anthropicAuth } from "../../src/llm/anthropic-auth.ts";
+import { outboundPolicy } from "../../src/net/outbound.ts";
+import {
+  api,
+  defineAgent,
+  events,
+  ofType,
+  type ScriptTurn,
+  script,
+  startTask,
+  toolUse,
+  uniqueMarker,
+  waitForTask,
+} from "../support/helpers.ts";
 
 const emulator = env.ANTHROPIC_BASE_URL as string;
 const secrets = env as unknown as Record<string, string>;
@@ -21,6 +44,15 @@ function vertexConfig(credentials: string): LlmInput {
     auth_provider: "vertex",
     endpoint: emulator,
     vertex: { region: "us-east5", credentials },
+  };
+}
+
+function bedrockConfig(secretAccessKey: string, accessKeyId = "TEST_AWS_ACCESS_KEY_ID"): LlmInput {
+  return {
+    provider: "anthropic",
+    auth_provider: "bedrock",
+    endpoint: emulator,
+    bedrock: { region: "us-east-1", access_key_id: accessKeyId, secret_access_key: secretAccessKey },
   };
 }
 
@@ -129,6 +161,28 @@ const cases: Case[] = [
     },
     secretValues: [privateKeyBody(SERVICE_ACCOUNT.private_key), privateKeyBody(UNKNOWN_ACCOUNT.private_key)],
   },
+  {
+    name: "bedrock",
+    good: bedrockConfig("TEST_AWS_SECRET_ACCESS_KEY"),
+    // The right key id with the wrong secret key: the signature does not match.
+    wrong: bedrockConfig("TEST_WRONG_SECRET"),
+    wrongSecret: "TEST_WRONG_SECRET",
+    wrongSaw: [[`/model/${DEFAULT_MODEL}/invoke-with-response-stream`, false]],
+    missing: bedrockConfig("TEST_AWS_SECRET_ACCESS_KEY", "NO_SUCH_AWS_KEY_ID"),
+    missingSecret: "NO_SUCH_AWS_KEY_ID",
+    path: `/model/${DEFAULT_MODEL}/invoke-with-response-stream`,
+    auth: {
+      scheme: "bedrock",
+      verified: true,
+      principal: TEST_AWS_ACCESS_KEY_ID,
+      detail: {
+        region: "us-east-1",
+        service: "bedrock",
+        signed_headers: "content-type;host;x-amz-content-sha256;x-amz-date",
+      },
+    },
+    secretValues: [TEST_AWS_SECRET_ACCESS_KEY, TEST_WRONG_SECRET],
+  },
 ];
 
 describe.each(cases)("an agent with auth_provider $name", (c) => {
@@ -176,5 +230,92 @@ describe("an agent with auth_provider vertex", () => {
       "The model provider rejected the credentials; check the TEST_VERTEX_CREDENTIALS_UNKNOWN secret: Google's token " +
         `endpoint refused the service account ${UNKNOWN_ACCOUNT.client_email} (HTTP 400): invalid_grant: Invalid JWT Signature.`,
     );
+  });
+});
+
+/** One model call through the provider an agent with `llmConfig` gets, drained: what it yielded and what it threw. */
+async function call(llmConfig: LlmInput, turn: ScriptTurn) {
+  const marker = uniqueMarker("auth-call");
+  await script(marker, [turn]);
+  const auth = await anthropicAuth(llmConfig as Parameters<typeof anthropicAuth>[0], {
+    secret: secretLookup(env),
+    anthropic: { apiKey: undefined, baseURL: undefined },
+    outbound: outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),
+  });
+  const provider = new AnthropicProvider({ ...auth, maxRetries: 0 });
+  const items: AgentMessage[] = [];
+  const params = {
+    model: DEFAULT_MODEL,
+    max_tokens: 256,
+    messages: [{ role: "user" as const, content: `${marker} go` }],
+  };
+  try {
+    for await (const item of provider.stream(params, { signal: new AbortController().signal })) items.push(item);
+    return { items, error: undefined };
+  } catch (error) {
+    return { items, error };
+  }
+}
+
+function textOf(items: AgentMessage[]): string {
+  return items
+    .map((item) =>
+      item.type === "stream_event" &&
+      item.event.type === "content_block_delta" &&
+      item.event.delta.type === "text_delta"
+        ? item.event.delta.text
+        : "",
+    )
+    .join("");
+}
+
+describe("an agent with auth_provider bedrock", () => {
+  const bedrock = bedrockConfig("TEST_AWS_SECRET_ACCESS_KEY");
+
+  it("runs a tool-using task, the tool call and usage carried through the event stream", async () => {
+    const agent = defineAgent({ allowedTools: ["TodoWrite"], llmConfig: bedrock });
+    const marker = uniqueMarker("bedrock-tools");
+    await script(marker, [
+      {
+        content: [
+          { type: "text", text: "Planning." },
+          toolUse("TodoWrite", { todos: [{ content: "Pack", status: "pending" }] }),
+        ],
+        stop_reason: "tool_use",
+        usage: { input_tokens: 120, output_tokens: 30 },
+      },
+      { content: [{ type: "text", text: "Packed." }], usage: { input_tokens: 200, output_tokens: 10 } },
+    ]);
+    const task = await startTask(agent, `plan ${marker}`);
+    const finished = await waitForTask(task.id);
+    expect(finished).toMatchObject({ status: "completed", result: "Packed." });
+    expect(finished.usage).toMatchObject({ model_calls: 2, input_tokens: 320, output_tokens: 40 });
+    const log = await events(task.id);
+    expect(ofType(log, "todo_list_updated")[0]?.payload.todos).toEqual([{ content: "Pack", status: "pending" }]);
+    const saw = await emulatorSaw(task.id);
+    expect(saw.map((r) => [r.provider, r.turn, r.status, r.auth?.verified])).toEqual([
+      ["bedrock", 0, 200, true],
+      ["bedrock", 1, 200, true],
+    ]);
+  });
+
+  it("yields the events before an exception in the stream, then fails with it mapped onto the provider errors", async () => {
+    const { items, error } = await call(bedrock, {
+      content: [{ type: "text", text: "one two three four" }],
+      faults: [{ kind: "stream_error", after_deltas: 2, error_type: "overloaded_error", message: "Model is busy." }],
+    });
+    expect(textOf(items)).toBe("one two ");
+    expect(error).toBeInstanceOf(StreamingError);
+    expect((error as StreamingError).cause).toMatchObject({ code: "provider_overloaded", retryable: true });
+    expect((error as StreamingError).message).toContain("Model is busy.");
+  });
+
+  it("refuses a message of the event stream whose checksum does not match", async () => {
+    const { items, error } = await call(bedrock, {
+      content: [{ type: "text", text: "one two three four" }],
+      faults: [{ kind: "malformed", after_deltas: 1 }],
+    });
+    expect(textOf(items)).toBe("one ");
+    expect((error as StreamingError).cause).toMatchObject({ code: "malformed_response" });
   });
 });
