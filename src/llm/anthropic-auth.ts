@@ -2,8 +2,6 @@
 // a Claude OAuth token, Amazon Bedrock (SigV4), Google Vertex AI (a service account's OAuth token) or Azure AI Foundry
 // (its API key). Each reads its credentials from Worker secrets by name, sends them only to its own endpoint (which
 // passes the outbound guard), and gives the AnthropicProvider the SDK client that speaks that endpoint.
-
-import { AnthropicFoundry } from "@anthropic-ai/foundry-sdk";
 import Anthropic from "@anthropic-ai/sdk";
 import { ProviderNotConfiguredError } from "../errors.ts";
 import { lazyModule } from "../lib/lazy-module.ts";
@@ -12,8 +10,9 @@ import { checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
 import type { ProviderConfig } from "./anthropic.ts";
 import type { AuthProvider, LlmConfig } from "./provider.ts";
 
-/** Bedrock's and Vertex's request rewriting and signing are loaded only by the agents that use them. */
+/** The clients of the cloud platforms are loaded only by the agents that use them. */
 const loadBedrock = lazyModule(() => import("./bedrock.ts"));
+const loadFoundry = lazyModule(() => import("@anthropic-ai/foundry-sdk"));
 const loadVertex = lazyModule(() => import("./vertex.ts"));
 
 /** Claude's OAuth tokens are accepted by the Messages API only with this beta. */
@@ -86,6 +85,7 @@ export async function anthropicAuth(llm: LlmConfig | null, env: AnthropicAuthEnv
       const resource = llm?.foundry?.resource;
       // The official client builds https://<resource>.services.ai.azure.com/anthropic/ itself; checked here first.
       if (!endpoint && resource) checkOutboundUrl(`https://${resource}.services.ai.azure.com/anthropic`, env.outbound);
+      const { AnthropicFoundry } = await loadFoundry();
       return {
         apiKey: undefined,
         baseURL: undefined,

@@ -12,10 +12,11 @@ import {
   TEST_WRONG_SECRET,
 } from "../../emulator/credentials.ts";
 import type { RequestRecord } from "../../emulator/server.ts";
+import { Agent } from "../../src/agents/agent.ts";
 import type { AgentDefinition } from "../../src/agents/definition.ts";
 import { DEFAULT_MODEL } from "../../src/config/models.ts";
 import type { AgentMessage } from "../../src/contracts/runtime.ts";
-import { StreamingError } from "../../src/errors.ts";
+import { ConfigError, StreamingError } from "../../src/errors.ts";
 import { secretLookup } from "../../src/lib/secrets.ts";
 import { AnthropicProvider } from "../../src/llm/anthropic.ts";
 import { anthropicAuth } from "../../src/llm/anthropic-auth.ts";
@@ -317,5 +318,34 @@ describe("an agent with auth_provider bedrock", () => {
     });
     expect(textOf(items)).toBe("one ");
     expect((error as StreamingError).cause).toMatchObject({ code: "malformed_response" });
+  });
+});
+
+describe("auth provider configuration", () => {
+  it("refuses, when the agent is defined, an auth provider on another provider and settings for another one", () => {
+    class Defined extends Agent {}
+    const make = (llmConfig: unknown) => () =>
+      new Defined({ name: "auth_config", systemPrompt: "x", llmConfig: llmConfig as never });
+    expect(make({ provider: "gemini", auth_provider: "bedrock", bedrock: { region: "us-east-1" } })).toThrow(
+      /llmConfig.auth_provider: is for Anthropic's models only/,
+    );
+    expect(make({ provider: "anthropic", auth_provider: "vertex", bedrock: { region: "us-east-1" } })).toThrow(
+      /llmConfig.bedrock: is for auth_provider bedrock/,
+    );
+    expect(make({ provider: "anthropic", auth_provider: "bedrock", bedrock: { region: "US_EAST" } })).toThrow(
+      /llmConfig.bedrock.region/,
+    );
+    expect(
+      make({ provider: "anthropic", auth_provider: "oauth_token", oauth_token: "OUTPOST_WEBHOOK_SECRET" }),
+    ).toThrow(ConfigError);
+  });
+
+  it("refuses a private endpoint the operator has not allowed, before any credential is sent", async () => {
+    const { task } = await run(
+      { ...bedrockConfig("TEST_AWS_SECRET_ACCESS_KEY"), endpoint: "http://10.1.2.3" },
+      "unused",
+    );
+    expect(task.status).toBe("failed");
+    expect(task.error?.code).toBe("url_not_allowed");
   });
 });
