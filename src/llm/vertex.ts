@@ -26,9 +26,11 @@ export interface VertexSetup {
   outbound: OutboundPolicy;
 }
 
-/** Vertex's host for a region ("global" has one of its own). */
+/** Vertex's host for a region: "global" and the multi-regions "us" and "eu" have their own (as the official client). */
 export function vertexBaseUrl(region: string): string {
-  return region === "global" ? "https://aiplatform.googleapis.com" : `https://${region}-aiplatform.googleapis.com`;
+  if (region === "global") return "https://aiplatform.googleapis.com";
+  if (region === "us" || region === "eu") return `https://aiplatform.${region}.rep.googleapis.com`;
+  return `https://${region}-aiplatform.googleapis.com`;
 }
 
 export function vertexClient(setup: VertexSetup): ClientFactory {

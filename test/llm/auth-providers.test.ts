@@ -20,6 +20,7 @@ import { ConfigError, StreamingError } from "../../src/errors.ts";
 import { secretLookup } from "../../src/lib/secrets.ts";
 import { AnthropicProvider } from "../../src/llm/anthropic.ts";
 import { anthropicAuth } from "../../src/llm/anthropic-auth.ts";
+import { vertexBaseUrl } from "../../src/llm/vertex.ts";
 import { outboundPolicy } from "../../src/net/outbound.ts";
 import {
   api,
@@ -338,6 +339,15 @@ describe("auth provider configuration", () => {
     expect(
       make({ provider: "anthropic", auth_provider: "oauth_token", oauth_token: "OUTPOST_WEBHOOK_SECRET" }),
     ).toThrow(ConfigError);
+  });
+
+  it("reaches Vertex at the region's host, or at the global and multi-region hosts Google names", () => {
+    expect(["us-east5", "global", "us", "eu"].map(vertexBaseUrl)).toEqual([
+      "https://us-east5-aiplatform.googleapis.com",
+      "https://aiplatform.googleapis.com",
+      "https://aiplatform.us.rep.googleapis.com",
+      "https://aiplatform.eu.rep.googleapis.com",
+    ]);
   });
 
   it("refuses a private endpoint the operator has not allowed, before any credential is sent", async () => {
