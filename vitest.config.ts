@@ -3,6 +3,13 @@
 import { createHash } from "node:crypto";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import {
+  TEST_AWS_ACCESS_KEY_ID,
+  TEST_AWS_SECRET_ACCESS_KEY,
+  TEST_FOUNDRY_KEY,
+  TEST_OAUTH_TOKEN,
+  TEST_WRONG_SECRET,
+} from "./emulator/credentials.ts";
 
 const sha256 = (key: string) => createHash("sha256").update(key).digest("hex");
 
@@ -52,6 +59,15 @@ export default defineConfig({
           // Keys of the agents that use the emulator's OpenAI-compatible and Gemini endpoints.
           TEST_OPENAI_KEY: "test-openai-key",
           TEST_GEMINI_KEY: "test-gemini-key",
+          // The credentials of the auth providers the emulator checks (test/llm/auth-providers.test.ts), and one
+          // that every endpoint refuses.
+          TEST_OAUTH_TOKEN,
+          TEST_FOUNDRY_KEY,
+          TEST_WRONG_SECRET,
+          TEST_AWS_ACCESS_KEY_ID,
+          TEST_AWS_SECRET_ACCESS_KEY,
+          TEST_VERTEX_CREDENTIALS: inject<string>("vertexServiceAccount"),
+          TEST_VERTEX_CREDENTIALS_UNKNOWN: inject<string>("vertexServiceAccountUnknown"),
           // Standard Webhooks secrets are base64 after whsec_.
           TEST_STANDARD_HOOK_SECRET: `whsec_${Buffer.from("test-standard-hook-secret").toString("base64")}`,
           OUTPOST_PRICES: "",

@@ -2,9 +2,10 @@
 // policy produces, how text and JSON are cut into stream deltas, and the contract each wire format (dialect) fills:
 // parse a request into the common view, render a reply as a JSON body and as SSE frames, render errors.
 import type { IncomingHttpHeaders } from "node:http";
+import type { AuthOutcome } from "./auth.ts";
 import type { MessagesRequest, Parsed } from "./request.ts";
 
-export type Provider = "anthropic" | "openai" | "gemini";
+export type Provider = "anthropic" | "openai" | "gemini" | "vertex" | "bedrock";
 
 export type ReplyBlock =
   | { type: "text"; text: string; citations?: Record<string, unknown>[] }
@@ -43,8 +44,8 @@ export interface Reply {
 }
 
 export interface StreamFrame {
-  /** The exact bytes of the SSE frame, blank line included. */
-  text: string;
+  /** The exact bytes of the SSE frame, blank line included (or of a binary frame, for Bedrock's event stream). */
+  text: string | Uint8Array;
   /** Deltas are where token latency is paid and where mid-stream faults are injected. */
   isDelta: boolean;
   /** The frame carrying the stop reason: a fault due after the last delta fires right before it. */
@@ -74,6 +75,8 @@ export interface ErrorSpec {
 export interface RequestContext {
   url: URL;
   headers: IncomingHttpHeaders;
+  /** The body as sent: what a signature covers. */
+  rawBody: Buffer;
 }
 
 /** One wire format the emulator speaks; the script, fault, latency and stats machinery is shared by all of them. */
@@ -83,6 +86,8 @@ export interface Dialect {
   matches(path: string): boolean;
   /** Null when the request carries a key of any value; otherwise the provider's message for a missing key. */
   missingKey(context: RequestContext): string | null;
+  /** The endpoint's check of the credentials, where it has one (src: emulator/auth.ts); absent: none. */
+  authenticate?(context: RequestContext): AuthOutcome;
   parse(body: unknown, context: RequestContext): Parsed<MessagesRequest>;
   /** Prefixes of the ids the emulator makes up, so they look like the provider's. */
   ids: { message: string; tool: string };
@@ -92,9 +97,11 @@ export interface Dialect {
   /** The status actually sent (a provider without 529 answers 503) and the JSON body. */
   error(spec: ErrorSpec): { status: number; body: unknown };
   /** An error frame sent after HTTP 200, where the stream breaks off. */
-  streamError(spec: ErrorSpec): string;
+  streamError(spec: ErrorSpec): string | Uint8Array;
   /** A frame whose data line is cut mid-object: what a proxy truncating the stream would deliver. */
-  malformedFrame: string;
+  malformedFrame: string | Uint8Array;
+  /** The content type of a streamed reply; absent: text/event-stream. */
+  streamContentType?: string;
 }
 
 /** Splits text into word-sized tokens (each word with its surrounding whitespace); concatenation is lossless. */

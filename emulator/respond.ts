@@ -138,7 +138,7 @@ export async function streamMessage(
   const { res, signal } = exchange;
   res.writeHead(200, {
     ...exchange.headers,
-    "content-type": "text/event-stream; charset=utf-8",
+    "content-type": dialect.streamContentType ?? "text/event-stream; charset=utf-8",
     "cache-control": "no-cache",
     connection: "keep-alive",
   });

@@ -1,18 +1,20 @@
-// The model emulator's HTTP server: the model endpoints of three wire formats (Anthropic Messages, OpenAI Chat
-// Completions, Gemini generateContent) over one script, fault, latency and stats machinery, plus the /_emulator
-// control plane (scripts, reset, stats). Deterministic on purpose: tests, benchmarks and offline dev all rely on it.
+// The model emulator's HTTP server: the model endpoints of its wire formats (Anthropic Messages, also as Bedrock and
+// Vertex AI serve it, OpenAI Chat Completions, Gemini generateContent) over one script, fault, latency and stats machinery,
+// Google's token endpoint for Vertex's callers, plus the /_emulator control plane (scripts, reset, stats). Deterministic on purpose: tests, benchmarks and offline dev all rely on it.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
+import type { AuthRecord } from "./auth.ts";
+import { bedrock } from "./bedrock.ts";
 import { gemini } from "./gemini.ts";
+import { GoogleTokenEndpoint, TOKEN_PATH } from "./google-token.ts";
 import { openai } from "./openai.ts";
 import type { Dialect, Provider, RequestContext } from "./reply.ts";
 import { estimateInputTokens, isRecord, parseMessagesRequest } from "./request.ts";
 import { type Exchange, sendError, sendHttpFault, sendJson, sendMessage, streamMessage } from "./respond.ts";
 import { parseScript, ScriptStore } from "./script.ts";
+import { vertex } from "./vertex.ts";
 import { anthropic } from "./wire.ts";
-
-const DIALECTS: readonly Dialect[] = [anthropic, openai, gemini];
 
 export interface EmulatorOptions {
   host?: string;
@@ -26,6 +28,10 @@ export interface RequestRecord {
   request_id: string;
   /** The wire format the request came in. */
   provider: Provider;
+  /** The request's path, e.g. /v1/messages. */
+  path: string;
+  /** What the endpoint saw of the credentials, where it checks them (emulator/auth.ts); null where it does not. */
+  auth: AuthRecord | null;
   task_id: string | null;
   model: string | null;
   stream: boolean;
@@ -46,6 +52,8 @@ export interface RunningEmulator {
   close(): Promise<void>;
   stats(): RequestRecord[];
   reset(): void;
+  /** The JSON keys of Vertex's test service account, and of one with a key the token endpoint does not know. */
+  serviceAccounts: { known: string; unknown: string };
 }
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -57,6 +65,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const inFlight = new Set<AbortController>();
   let records: RequestRecord[] = [];
   let requestCounter = 0;
+  // Made once the server's URL is known: its service accounts' token_uri points back here.
+  let google: GoogleTokenEndpoint | undefined;
+  let dialects: readonly Dialect[] = [anthropic, openai, gemini, bedrock];
 
   const log = (line: string): void => {
     if (!options.quiet) process.stderr.write(`${line}\n`);
@@ -96,11 +107,17 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     const path = url.pathname.replace(/\/+$/, "") || "/";
     const route = `${req.method ?? "GET"} ${path}`;
     // Errors on a provider's path come in that provider's shape; everything else answers like the Messages API.
-    const dialect = DIALECTS.find((candidate) => candidate.matches(path)) ?? null;
+    const dialect = dialects.find((candidate) => candidate.matches(path)) ?? null;
     if (dialect) Object.assign(exchange.headers, dialect.headers(requestId));
     let body: unknown;
+    let rawBody: Buffer = Buffer.alloc(0);
     try {
-      body = await readJsonBody(req);
+      rawBody = await readBody(req);
+      if (google && route === `POST ${TOKEN_PATH}`) {
+        const answer = google.exchange(rawBody.toString("utf8"));
+        return sendJson(exchange, answer.status, answer.body);
+      }
+      body = parseJsonBody(rawBody);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       sendError(exchange, dialect ?? anthropic, { status: message.includes("too large") ? 413 : 400, message });
@@ -109,13 +126,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     bodyDoneAt = performance.now();
 
     if (dialect && req.method === "POST") {
-      const context: RequestContext = { url, headers: req.headers };
+      const context: RequestContext = { url, headers: req.headers, rawBody };
       const parsed = dialect.parse(body, context);
       const taskId = req.headers["x-outpost-task-id"];
       const sent = isRecord(body) ? body : {};
       record = {
         request_id: requestId,
         provider: dialect.provider,
+        path,
+        auth: null,
         task_id: typeof taskId === "string" ? taskId : null,
         model: parsed.ok ? parsed.value.model : typeof sent.model === "string" ? sent.model : null,
         stream: parsed.ok ? parsed.value.stream : sent.stream === true,
@@ -127,6 +146,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         ended_at_ms: -1,
         service_ms: 0,
       };
+      const auth = dialect.authenticate?.(context);
+      record.auth = auth?.record ?? null;
+      if (auth?.failure) return sendError(exchange, dialect, auth.failure);
       const missingKey = dialect.missingKey(context);
       if (missingKey !== null) return sendError(exchange, dialect, { status: 401, message: missingKey });
       if (!parsed.ok) return sendError(exchange, dialect, { status: 400, message: parsed.message });
@@ -210,9 +232,13 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   });
   const port = (server.address() as AddressInfo).port;
   const urlHost = host.includes(":") ? `[${host}]` : host;
+  const url = `http://${urlHost}:${port}`;
+  google = new GoogleTokenEndpoint(url);
+  dialects = [anthropic, openai, gemini, bedrock, vertex(google)];
 
   return {
-    url: `http://${urlHost}:${port}`,
+    url,
+    serviceAccounts: google.serviceAccounts,
     port,
     stats: () => records.map((record) => ({ ...record })),
     reset() {
@@ -232,7 +258,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   };
 }
 
-function readJsonBody(req: IncomingMessage): Promise<unknown> {
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -244,13 +270,17 @@ function readJsonBody(req: IncomingMessage): Promise<unknown> {
     req.on("error", reject);
     req.on("end", () => {
       if (size > MAX_BODY_BYTES) return reject(new Error("request body too large"));
-      const text = Buffer.concat(chunks).toString("utf8");
-      if (text.trim() === "") return resolve(undefined);
-      try {
-        resolve(JSON.parse(text));
-      } catch {
-        reject(new Error("request body is not valid JSON"));
-      }
+      resolve(Buffer.concat(chunks));
     });
   });
+}
+
+function parseJsonBody(raw: Buffer): unknown {
+  const text = raw.toString("utf8");
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error("request body is not valid JSON");
+  }
 }

@@ -1,6 +1,7 @@
 // The Anthropic Messages API wire format: Message bodies, the SSE event sequence of a streamed reply,
 // and error bodies. Everything here is pure so that a re-issued request produces byte-identical output.
 
+import { FOUNDRY_PREFIX, messagesAuth } from "./auth.ts";
 import {
   chunkJson,
   chunkText,
@@ -175,11 +176,15 @@ function specBody(spec: ErrorSpec): Record<string, unknown> {
   return errorBody(spec.type ?? errorTypeForStatus(spec.status), spec.message);
 }
 
-/** The Messages API: `POST /v1/messages`. Keys are not checked, as the emulator always did for this dialect. */
+/**
+ * The Messages API: `POST /v1/messages`, and Azure AI Foundry's `/anthropic/v1/messages`. API keys are not checked, as
+ * the emulator always did; an OAuth bearer token and a Foundry key are (emulator/auth.ts).
+ */
 export const anthropic: Dialect = {
   provider: "anthropic",
-  matches: (path) => path === "/v1/messages",
+  matches: (path) => path === "/v1/messages" || path === `${FOUNDRY_PREFIX}/v1/messages`,
   missingKey: () => null,
+  authenticate: (context) => messagesAuth(context.url.pathname, context.headers),
   parse: (body) => parseMessagesRequest(body),
   ids: { message: "msg_emu_", tool: "toolu_emu_" },
   headers: () => ({}),

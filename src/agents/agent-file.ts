@@ -12,7 +12,7 @@ import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "y
 import { z } from "zod";
 import { PERMISSION_SETTINGS_SHAPE } from "../approvals/permissions.ts";
 import { ConfigError } from "../errors.ts";
-import { LlmConfigSchema, PROVIDER_NAMES } from "../llm/provider.ts";
+import { AUTH_PROVIDERS, LlmConfigSchema, PROVIDER_NAMES } from "../llm/provider.ts";
 import { McpServerSchema } from "../mcp/config.ts";
 import { type AgentDefinition, AgentDefinitionSchema, parseDefinition } from "./definition.ts";
 
@@ -20,9 +20,6 @@ import { type AgentDefinition, AgentDefinitionSchema, parseDefinition } from "./
 export const MAX_AGENT_FILE_BYTES = 256 * 1024;
 
 const definition = AgentDefinitionSchema.shape;
-
-/** Seed 004 AuthProvider. Only api_key is wired today; the others are refused with that reason. */
-const AUTH_PROVIDERS = ["api_key", "oauth_token", "bedrock", "vertex", "foundry"] as const;
 
 /** Seed 004 LLMProvider, with Outpost's provider names (seed 002 ProviderName, and any OpenAI-compatible endpoint). */
 const ModelSchema = z.strictObject({
@@ -35,7 +32,15 @@ const ModelSchema = z.strictObject({
   endpoint: LlmConfigSchema.in.shape.endpoint,
   /** The NAME of the Worker secret holding the key, never the key. */
   api_key: LlmConfigSchema.in.shape.api_key,
+  // Each auth provider's settings (src/llm/provider.ts): names of secrets, never their values.
+  oauth_token: LlmConfigSchema.in.shape.oauth_token,
+  bedrock: LlmConfigSchema.in.shape.bedrock,
+  vertex: LlmConfigSchema.in.shape.vertex,
+  foundry: LlmConfigSchema.in.shape.foundry,
 });
+
+/** The keys of `model:` that go into the definition's llmConfig as they are. */
+const LLM_KEYS = ["endpoint", "api_key", "oauth_token", "bedrock", "vertex", "foundry"] as const;
 
 /** Seed 004 ClaudeConfig: every capability off unless turned on. */
 const ClaudeSchema = z.strictObject({
@@ -202,9 +207,6 @@ function startupRules(file: AgentFileValue, refuse: (keys: PropertyKey[], messag
   if (file.model.auth_provider !== undefined && !anthropic) {
     warnings.push(`model.auth_provider applies to Anthropic agents only and is ignored for ${file.model.provider}.`);
   }
-  if (anthropic && file.model.auth_provider !== undefined && file.model.auth_provider !== "api_key") {
-    refuse(["model", "auth_provider"], `"${file.model.auth_provider}" is not available in Outpost yet; use api_key`);
-  }
   const claude = anthropic ? file.claude : undefined;
   // Rule 4 (a CLAUDE.md in claude.working_directory) is about a task's files, which a file does not know: it is
   // checked when a task or session starts with files (workingDirectoryWarnings, src/tools/settings.ts).
@@ -217,12 +219,16 @@ function startupRules(file: AgentFileValue, refuse: (keys: PropertyKey[], messag
 function toDefinition(file: AgentFileValue, raw: AgentFileInput): AgentDefinition {
   const model = raw.model ?? {};
   const claude = file.model.provider === "anthropic" ? raw.claude : undefined;
+  // auth_provider on another provider is ignored (the warning above); api_key is the default, so it needs no llmConfig.
+  const auth =
+    file.model.provider === "anthropic" && model.auth_provider !== "api_key" ? model.auth_provider : undefined;
+  const given = LLM_KEYS.filter((key) => model[key] !== undefined);
   const llm =
-    file.model.provider !== "anthropic" || model.endpoint !== undefined || model.api_key !== undefined
+    file.model.provider !== "anthropic" || given.length > 0 || auth !== undefined
       ? {
           provider: file.model.provider,
-          ...(model.endpoint === undefined ? {} : { endpoint: model.endpoint }),
-          ...(model.api_key === undefined ? {} : { api_key: model.api_key }),
+          ...(auth === undefined ? {} : { auth_provider: auth }),
+          ...Object.fromEntries(given.map((key) => [key, model[key]])),
         }
       : undefined;
   const servers = Object.fromEntries(
@@ -274,6 +280,8 @@ const FILE_KEYS: Readonly<Record<string, string>> = {
   toolPermissions: "tool_permissions",
   responseFormat: "response_format",
   "hooks.": "hooks.",
+  "llmConfig.": "model.",
+  llmConfig: "model",
   "fileSystem.": "claude.file_system.",
   "bash.": "claude.bash.",
   "webFetch.": "web_fetch.",

@@ -29,9 +29,29 @@ import {
 import { BodyWatch } from "./body-watch.ts";
 import { providerFailure, type StreamOptions } from "./provider.ts";
 
+/** What every client of the Anthropic SDK is built with, whichever auth provider builds it. */
+export interface ClientOptions {
+  maxRetries: number;
+  timeout: number;
+  /** The provider's fetch, which records attempts and watches the body; an auth provider wraps it. */
+  fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+}
+
+/** What the provider uses of a client: Anthropic's own, or an official platform client (Foundry's) built on it. */
+export interface MessagesClient {
+  messages: Pick<Anthropic["messages"], "stream">;
+}
+
+/** Builds the SDK client of an auth provider other than an API key (src/llm/anthropic-auth.ts). */
+export type ClientFactory = (options: ClientOptions) => MessagesClient;
+
 export interface ProviderConfig {
   apiKey: string | undefined;
   baseURL: string | undefined;
+  /** The client of another auth provider; absent: an API key (apiKey) at baseURL. */
+  client?: ClientFactory;
+  /** Where to look when the provider refuses the credentials, e.g. "check the ANTHROPIC_API_KEY secret". */
+  authHint?: string;
   /** The SDK's transport retries (connection errors, 408/409/429/5xx). The base layer adds none of its own. */
   maxRetries?: number;
   /** Until the response headers arrive (the SDK's own timeout). */
@@ -48,7 +68,7 @@ const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 
 export class AnthropicProvider {
   readonly name = "anthropic";
-  private readonly client: Anthropic;
+  private readonly client: MessagesClient;
   /** The call in progress; a provider instance serves one run, whose model calls are sequential. */
   private current: {
     options: StreamOptions;
@@ -56,9 +76,10 @@ export class AnthropicProvider {
     watch: BodyWatch;
   } | null = null;
   private readonly idleTimeoutMs: number;
+  private readonly authHint: string;
 
   constructor(config: ProviderConfig) {
-    if (!config.apiKey && !config.baseURL) {
+    if (!config.client && !config.apiKey && !config.baseURL) {
       throw new ProviderNotConfiguredError(
         "anthropic",
         "No model provider is configured: set the ANTHROPIC_API_KEY secret (wrangler secret put ANTHROPIC_API_KEY), " +
@@ -66,15 +87,21 @@ export class AnthropicProvider {
       );
     }
     this.idleTimeoutMs = config.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-    this.client = new Anthropic({
-      // A compatible endpoint (the emulator, a gateway holding the real key) may need no key of ours.
-      apiKey: config.apiKey ?? "unused-with-custom-base-url",
-      baseURL: config.baseURL || null,
+    this.authHint = config.authHint ?? "check the ANTHROPIC_API_KEY secret";
+    const options: ClientOptions = {
       maxRetries: config.maxRetries ?? 2,
       timeout: config.timeoutMs ?? 10 * 60_000,
       // Workers need fetch passed as a wrapper rather than the bare global; the wrapper also records attempts.
       fetch: (input, init) => this.observedFetch(input, init),
-    });
+    };
+    this.client = config.client
+      ? config.client(options)
+      : new Anthropic({
+          ...options,
+          // A compatible endpoint (the emulator, a gateway holding the real key) may need no key of ours.
+          apiKey: config.apiKey ?? "unused-with-custom-base-url",
+          baseURL: config.baseURL || null,
+        });
   }
 
   /** Streams one Messages API call; yields every event, then the final message. Errors are Outpost errors. */
@@ -105,7 +132,7 @@ export class AnthropicProvider {
       yield final;
       return message;
     } catch (error) {
-      const mapped = mapProviderError(error, this.rawTail(), options.signal);
+      const mapped = mapProviderError(error, this.rawTail(), options.signal, this.authHint);
       // FR-005: what arrived has been yielded; the error carries it too.
       if (yielded.length > 0 && !(mapped instanceof CanceledError)) {
         throw new StreamingError(`The model stream broke after ${yielded.length} events: ${mapped.message}`, yielded, {
@@ -157,7 +184,12 @@ export class AnthropicProvider {
 }
 
 /** Maps an SDK failure onto the hierarchy by class, never by message text. */
-export function mapProviderError(error: unknown, rawTail: string, signal?: AbortSignal): AgentError | CanceledError {
+export function mapProviderError(
+  error: unknown,
+  rawTail: string,
+  signal?: AbortSignal,
+  authHint = "check the ANTHROPIC_API_KEY secret",
+): AgentError | CanceledError {
   if (error instanceof CanceledError) return error;
   if (signal?.aborted || error instanceof APIUserAbortError) return new CanceledError();
   if (error instanceof APIConnectionTimeoutError) {
@@ -174,7 +206,7 @@ export function mapProviderError(error: unknown, rawTail: string, signal?: Abort
       return providerFailure("provider_overloaded", detail, base);
     }
     if (error instanceof AuthenticationError || error instanceof PermissionDeniedError) {
-      return providerFailure("provider_auth_failed", detail, base, { hint: "check the ANTHROPIC_API_KEY secret" });
+      return providerFailure("provider_auth_failed", detail, base, { hint: authHint });
     }
     if (error instanceof NotFoundError) return providerFailure("model_not_found", detail, base);
     if (error instanceof BadRequestError) return providerFailure("provider_rejected_request", detail, base);
@@ -184,7 +216,7 @@ export function mapProviderError(error: unknown, rawTail: string, signal?: Abort
   }
   // The SDK's stream wraps errors that are not its own (a JSON parse failure, say) in a bare AnthropicError.
   if (error instanceof AnthropicError && !(error instanceof APIError) && error.cause !== undefined) {
-    return mapProviderError(error.cause, rawTail, signal);
+    return mapProviderError(error.cause, rawTail, signal, authHint);
   }
   if (error instanceof SyntaxError) {
     return new MalformedResponseError(

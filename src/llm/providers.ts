@@ -1,11 +1,13 @@
 // Which provider serves an agent's model calls (seed 002 ProviderName, seed 003 LLMConfig): Anthropic unless the
-// agent's llmConfig says gemini or openai_compatible. Keys come from Worker secrets by name; endpoints pass the
-// outbound guard. Built per run, inside it, so a missing key fails that run with a clear error.
+// agent's llmConfig says gemini or openai_compatible, authenticated as its auth_provider says (anthropic-auth.ts).
+// Keys come from Worker secrets by name; endpoints pass the outbound guard. Built per run, inside it, so a missing
+// key fails that run with a clear error.
 import { ProviderNotConfiguredError } from "../errors.ts";
 import { lazyModule } from "../lib/lazy-module.ts";
 import type { SecretLookup } from "../lib/secrets.ts";
 import { checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
 import { AnthropicProvider } from "./anthropic.ts";
+import { anthropicAuth } from "./anthropic-auth.ts";
 import { DEFAULT_KEY_SECRETS, type LlmConfig, type ModelProvider } from "./provider.ts";
 
 /**
@@ -26,13 +28,7 @@ export interface ProviderEnvironment {
 
 export async function createProvider(llm: LlmConfig | null, env: ProviderEnvironment): Promise<ModelProvider> {
   if (!llm || llm.provider === "anthropic") {
-    const apiKey = llm?.api_key ? env.secret(llm.api_key, "anthropic_provider") : env.anthropic.apiKey;
-    const baseURL = llm?.endpoint ?? env.anthropic.baseURL;
-    return new AnthropicProvider({
-      apiKey: apiKey || undefined,
-      baseURL: baseURL || undefined,
-      maxRetries: env.maxRetries,
-    });
+    return new AnthropicProvider({ ...(await anthropicAuth(llm, env)), maxRetries: env.maxRetries });
   }
   const secretName = llm.api_key ?? DEFAULT_KEY_SECRETS[llm.provider];
   const apiKey = env.secret(secretName);

@@ -259,11 +259,62 @@ describe("seed 004's startup validation rules", () => {
     expect(agentOf(file).settings.bash.enabled).toBe(false);
   });
 
+  it("maps model.auth_provider and its settings onto the agent's llmConfig, secrets by name", () => {
+    const llmOf = (model: string) => parseAgentFile(PATH, `${MINIMAL}model:\n${model}`).definition.llmConfig;
+    expect(llmOf("  auth_provider: oauth_token\n  oauth_token: MY_CLAUDE_TOKEN\n")).toEqual({
+      provider: "anthropic",
+      auth_provider: "oauth_token",
+      oauth_token: "MY_CLAUDE_TOKEN",
+    });
+    expect(
+      llmOf("  auth_provider: bedrock\n  bedrock:\n    region: eu-west-1\n    session_token: AWS_SESSION_TOKEN\n"),
+    ).toEqual({
+      provider: "anthropic",
+      auth_provider: "bedrock",
+      bedrock: { region: "eu-west-1", session_token: "AWS_SESSION_TOKEN" },
+    });
+    expect(llmOf("  auth_provider: vertex\n  vertex:\n    region: us-east5\n    project_id: my-project\n")).toEqual({
+      provider: "anthropic",
+      auth_provider: "vertex",
+      vertex: { region: "us-east5", project_id: "my-project" },
+    });
+    expect(llmOf("  auth_provider: foundry\n  foundry:\n    resource: my-resource\n")).toEqual({
+      provider: "anthropic",
+      auth_provider: "foundry",
+      foundry: { resource: "my-resource" },
+    });
+    // api_key is the default: the agent needs no llmConfig for it.
+    expect(llmOf("  auth_provider: api_key\n")).toBeUndefined();
+  });
+
+  it("refuses an auth provider's settings that are missing, misplaced or a secret's value, naming the key", () => {
+    expect(refusal(`${MINIMAL}model:\n  auth_provider: bedrock\n`).message).toBe(
+      "agents/support.yaml:3: model.bedrock: is required for auth_provider bedrock (its region).",
+    );
+    expect(refusal(`${MINIMAL}model:\n  auth_provider: foundry\n`).message).toBe(
+      "agents/support.yaml:3: model.foundry: needs resource (or endpoint) for auth_provider foundry.",
+    );
+    expect(refusal(`${MINIMAL}model:\n  vertex:\n    region: us-east5\n`).message).toBe(
+      "agents/support.yaml:3: model.vertex: is for auth_provider vertex.",
+    );
+    expect(refusal(`${MINIMAL}model:\n  auth_provider: oauth_token\n  api_key: MY_KEY\n`).message).toBe(
+      "agents/support.yaml:3: model.api_key: is for auth_provider api_key.",
+    );
+    const value = refusal(`${MINIMAL}model:\n  auth_provider: oauth_token\n  oauth_token: sk-ant-oat01-abc\n`);
+    expect(value.key).toBe("model.oauth_token");
+    expect(value.message).toContain("must be the NAME of a Worker secret");
+    expect(refusal(`${MINIMAL}model:\n  bedrock:\n    region: us-east-1\n    profile: x\n`).key).toBe(
+      "model.bedrock.profile",
+    );
+    expect(
+      refusal(
+        `${MINIMAL}model:\n  auth_provider: vertex\n  vertex:\n    region: us-east5\n    credentials: OUTPOST_API_KEYS\n`,
+      ).message,
+    ).toContain("cannot be one of Outpost's own secrets");
+  });
+
   it("what Outpost does not have yet: refused by name rather than ignored", () => {
     expect(refusal(`${MINIMAL}claude:\n  subagents:\n    enabled: true\n`).key).toBe("claude.subagents.enabled");
-    expect(refusal(`${MINIMAL}model:\n  auth_provider: bedrock\n`).message).toBe(
-      'agents/support.yaml:4: model.auth_provider: "bedrock" is not available in Outpost yet; use api_key',
-    );
     expect(refusal(`${MINIMAL}model:\n  provider: gemini\ntool_filtering: {}\n`).key).toBe("tool_filtering");
   });
 });

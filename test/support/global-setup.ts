@@ -13,6 +13,9 @@ import { startWebServer } from "./web-server.ts";
 declare module "vitest" {
   export interface ProvidedContext {
     emulatorUrl: string;
+    /** The emulator's Vertex service accounts (JSON keys): one its token endpoint knows, one it does not. */
+    vertexServiceAccount: string;
+    vertexServiceAccountUnknown: string;
     /** http://127.0.0.1:<port>/mcp of the shared server-everything instance. */
     mcpUrl: string;
     /** The control server of test/support/mcp-servers.ts (POST /servers, POST /servers/:id/restart, GET …/requests, DELETE). */
@@ -36,6 +39,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     startLedgerServer(),
   ]);
   project.provide("emulatorUrl", emulator.url);
+  project.provide("vertexServiceAccount", emulator.serviceAccounts.known);
+  project.provide("vertexServiceAccountUnknown", emulator.serviceAccounts.unknown);
   project.provide("mcpUrl", mcp.url);
   project.provide("mcpControlUrl", control.url);
   project.provide("webUrl", web.url);

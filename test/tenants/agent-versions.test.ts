@@ -208,6 +208,10 @@ describe("PUT /v1/agents/:name", () => {
     const cases: [string, string][] = [
       ["model:\n  provider: openai_compatible\n  endpoint: https://llm.example.com/v1\n", "model.endpoint"],
       ["model:\n  provider: gemini\n  api_key: GEMINI_API_KEY\n", "model.api_key"],
+      // Another auth provider reads the deployment's credentials for it, even when the agent names none.
+      ["model:\n  auth_provider: oauth_token\n", "model.auth_provider"],
+      ["model:\n  auth_provider: bedrock\n  bedrock:\n    region: us-east-1\n", "model.auth_provider"],
+      ["model:\n  auth_provider: foundry\n  foundry:\n    resource: contoso\n", "model.auth_provider"],
       [
         "tools:\n  - type: mcp\n    name: docs\n    url: https://docs.example.com/mcp\n    headers:\n      Authorization:\n        secret: DOCS_TOKEN\n",
         "tools",

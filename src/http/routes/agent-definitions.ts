@@ -79,8 +79,9 @@ const AGENT_BODY_TYPES = /^(application\/json|application\/yaml|application\/x-y
 
 /**
  * What a tenant's own agent may not say, since a tenant's admin is not the deployment's operator: the Worker's
- * secrets (a model key, an MCP server's header) and another model endpoint (which would receive a key), its
- * deployment-wide inbound hooks, and the tenants it serves (it serves its own). Such an agent is an agents/ file.
+ * secrets (a model key or another auth provider's credentials, an MCP server's header) and another model endpoint
+ * (which would receive a key), its deployment-wide inbound hooks, and the tenants it serves (it serves its own).
+ * Such an agent is an agents/ file.
  */
 function refuseDeploymentSettings(definition: AgentDefinition): void {
   const llm = definition.llmConfig;
@@ -91,6 +92,11 @@ function refuseDeploymentSettings(definition: AgentDefinition): void {
     [definition.tenants !== undefined, "tenants", "an agent added with PUT belongs to the tenant that added it"],
     [llm?.endpoint !== undefined, "model.endpoint", "another model endpoint would receive the deployment's key"],
     [llm?.api_key !== undefined, "model.api_key", "the deployment's secrets are named in agents/ files only"],
+    [
+      (llm?.auth_provider ?? "api_key") !== "api_key",
+      "model.auth_provider",
+      "the deployment's credentials for other auth providers (and their secrets) are for agents/ files only",
+    ],
     [
       withHeaders !== undefined,
       "tools",
