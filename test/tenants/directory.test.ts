@@ -167,9 +167,13 @@ describe("GET /v1/tasks", () => {
     });
     expect(forkRes.status).toBe(202);
     const fork = await parseBody(forkRes, TaskResourceSchema);
+    // Every task has ended and been reported: the listings compared below must not see one change in between.
     await until(
       () => listTasks(`?tag=${tag}`),
-      (l) => l.tasks.length === 4 && l.tasks.some((t) => t.id === slow.id && t.status === "canceled"),
+      (l) =>
+        l.tasks.length === 4 &&
+        l.tasks.some((t) => t.id === slow.id && t.status === "canceled") &&
+        l.tasks.some((t) => t.id === fork.id && ["completed", "failed"].includes(t.status)),
     );
 
     expect(ids(await listTasks(`?tag=${tag}&status=canceled`))).toEqual([slow.id]);
