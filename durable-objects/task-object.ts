@@ -14,6 +14,7 @@ import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
 import { type EventStreamOptions, openEventStream } from "../src/events/sse.ts";
 import { untilEvent } from "../src/events/wait.ts";
 import { type ArtifactEntry, runPrefix } from "../src/run-bundle/run-bundle.ts";
+import { type TraceLog, traceLog } from "../src/run-bundle/trace.ts";
 import type { Checkpoint, CheckpointSummary } from "../src/runtime/checkpoints.ts";
 import type { StoredMessage } from "../src/runtime/conversation.ts";
 import { executionResult, type TurnOutcome } from "../src/runtime/execution-result.ts";
@@ -113,6 +114,15 @@ export class TaskObject extends DurableObject<Env> {
    */
   async messages(kind: RecordKind = "task"): Promise<StoredMessage[] | null> {
     return this.host.recordOf(kind) ? this.host.redactor.value(this.host.conversation.list()) : null;
+  }
+
+  /**
+   * Seed 003's TraceLog, built from the event log (src/run-bundle/trace.ts); null when there is no such record. (Not
+   * named `trace`: workerd's RPC does not expose a method of that name.)
+   */
+  async runTrace(kind: RecordKind = "task"): Promise<TraceLog | null> {
+    const task = this.host.recordOf(kind);
+    return task ? traceLog(task, this.host.events.all()) : null;
   }
 
   /**

@@ -115,6 +115,19 @@ export class EventLog {
       }));
   }
 
+  /** Every event, oldest first, read a page at a time. */
+  *all(): Generator<EventRecord> {
+    let cursor = 0;
+    for (;;) {
+      const page = this.readAfter(cursor, 1000);
+      for (const record of page) {
+        cursor = record.seq;
+        yield record;
+      }
+      if (page.length < 1000) return;
+    }
+  }
+
   lastSeq(): number {
     this.last ??= this.sql.exec<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM events_log").one().seq ?? 0;
     return this.last;

@@ -179,6 +179,7 @@ export const TaskLinksSchema = z.strictObject({
   artifacts: z.url(),
   workspace: z.url(),
   checkpoints: z.url(),
+  trace: z.url(),
   resume: z.url(),
   cancel: z.url(),
   deliveries: z.url(),
@@ -292,6 +293,7 @@ export const SessionLinksSchema = z.strictObject({
   resume: z.url(),
   artifacts: z.url(),
   workspace: z.url(),
+  trace: z.url(),
 });
 export type SessionLinks = z.infer<typeof SessionLinksSchema>;
 
@@ -352,6 +354,40 @@ export type MessageList = z.infer<typeof MessageListSchema>;
 /** GET /v1/tasks/:id/checkpoints: the run's checkpoints, oldest first. */
 export const CheckpointListSchema = z.strictObject({ task_id: TaskId, checkpoints: z.array(CheckpointSummarySchema) });
 export type CheckpointList = z.infer<typeof CheckpointListSchema>;
+
+/** Seed 003 ToolCallRecord: `server` is the MCP server, "anthropic" for its web search, null for a built-in tool. */
+const ToolCallRecordSchema = z.strictObject({
+  tool_use_id: z.string(),
+  server: z.string().nullable(),
+  tool: z.string(),
+  arguments: z.record(z.string(), z.unknown()),
+  result: z.record(z.string(), z.unknown()).nullable(),
+  error: z.string().nullable(),
+  duration_ms: z.number().int().nonnegative().nullable(),
+});
+
+/** GET /v1/tasks/:id/trace, GET /v1/sessions/:id/trace, trace.json of the bundle: seed 003 TraceLog. */
+export const TraceLogSchema = z.strictObject({
+  task_id: TaskId,
+  steps: z.array(
+    z.strictObject({
+      step_name: z.string(),
+      message: z.string(),
+      timestamp: z.iso.datetime(),
+      status: z.enum(["info", "warning", "error"]),
+      agent: z.string(),
+      tool_calls: z.array(ToolCallRecordSchema),
+      duration_ms: z.number().int().nonnegative(),
+    }),
+  ),
+  sub_agent_sessions: z.record(
+    z.string(),
+    z.strictObject({ session_id: z.string(), agent: z.string(), message_count: z.number().int(), status: z.string() }),
+  ),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+});
+export type TraceLogBody = z.infer<typeof TraceLogSchema>;
 
 /** GET /v1/tasks/:id/checkpoints/:checkpoint_id: one checkpoint with its state, the conversation redacted. */
 export { CheckpointSchema };

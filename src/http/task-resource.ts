@@ -54,6 +54,7 @@ export function taskResource(c: Context<AppEnv>, task: TaskView): TaskResource |
     artifacts: `${self}/artifacts`,
     workspace: `${self}/workspace`,
     checkpoints: `${self}/checkpoints`,
+    trace: `${self}/trace`,
     resume: `${self}/resume`,
     cancel: `${self}/cancel`,
     deliveries: `${self}/deliveries`,

@@ -2,7 +2,6 @@
 // staged in the object's SQLite (cheap, synchronous, on the hot path) and uploaded when the run ends, whatever
 // way it ends; a file too large to stage goes to R2 at once. The table lists every file, staged or uploaded.
 import type { EventLog } from "../events/event-log.ts";
-import type { EventRecord } from "../events/event-record.ts";
 
 export interface ArtifactEntry {
   path: string;
@@ -17,6 +16,14 @@ export interface ArtifactEntry {
 const STAGE_LIMIT = 512 * 1024;
 
 const UPLOAD_CONCURRENCY = 4;
+
+/** What the bundle is given when the run has ended: seed 002's files, and seed 003's (task.json, trace.json, checkpoints). */
+export interface EndOfRun {
+  events: EventLog;
+  summary: string;
+  transcript: string;
+  files: { path: string; content: string }[];
+}
 
 export function runPrefix(taskId: string): string {
   return `runs/${taskId}/`;
@@ -87,14 +94,14 @@ export class RunBundle {
    * Writes the end-of-run files and uploads everything staged. Idempotent: a flush interrupted by an eviction is
    * simply run again, and concurrent calls share one flush.
    */
-  flush(final: { events: EventLog; summary: string; transcript: string }): Promise<void> {
+  flush(final: EndOfRun): Promise<void> {
     this.flushing ??= this.doFlush(final).finally(() => {
       this.flushing = null;
     });
     return this.flushing;
   }
 
-  private async doFlush(final: { events: EventLog; summary: string; transcript: string }): Promise<void> {
+  private async doFlush(final: EndOfRun): Promise<void> {
     const prefix = runPrefix(this.taskId());
     const staged = this.sql
       .exec<{ path: string; content: string; content_type: string }>(
@@ -115,8 +122,14 @@ export class RunBundle {
         content: this.scrub(final.summary),
         content_type: contentTypeFor("final_summary.md"),
       },
-      ...staged,
+      ...final.files.map((file) => ({
+        path: file.path,
+        content: this.scrub(file.content),
+        content_type: contentTypeFor(file.path),
+      })),
     ];
+    const ended = files.length;
+    files.push(...staged);
     for (let i = 0; i < files.length; i += UPLOAD_CONCURRENCY) {
       await Promise.all(
         files
@@ -127,7 +140,7 @@ export class RunBundle {
       );
     }
     const now = new Date().toISOString();
-    for (const file of files.slice(0, 3)) {
+    for (const file of files.slice(0, ended)) {
       this.upsert(file.path, null, new TextEncoder().encode(file.content).byteLength, file.content_type, now, true);
     }
     for (const file of staged) {
@@ -150,15 +163,7 @@ export class RunBundle {
 }
 
 function eventsJsonl(events: EventLog): string {
-  const lines: string[] = [];
-  let cursor = 0;
-  for (;;) {
-    const batch: EventRecord[] = events.readAfter(cursor, 1000);
-    for (const record of batch) {
-      lines.push(JSON.stringify(record));
-      cursor = record.seq;
-    }
-    if (batch.length < 1000) break;
-  }
-  return lines.length ? `${lines.join("\n")}\n` : "";
+  let out = "";
+  for (const record of events.all()) out += `${JSON.stringify(record)}\n`;
+  return out;
 }

@@ -16,6 +16,7 @@ import type { Redactor } from "../events/redaction.ts";
 import type { LlmConfig, ModelProvider } from "../llm/provider.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import { finalSummary } from "../run-bundle/final-summary.ts";
+import { seedTask, traceLog } from "../run-bundle/trace.ts";
 import type { SkillCatalog } from "../skills/catalog.ts";
 import { isTerminal } from "../tasks/task.ts";
 import { FORK_STATE_KEY, INVOCATION_STATE_KEY, type InvocationState } from "../tasks/task-state.ts";
@@ -411,8 +412,20 @@ export class RunSupervisor {
   }
 
   private async flushBundle(task: TaskRecord): Promise<void> {
-    const { bundle, events, transcript, store } = this.deps;
-    await bundle.flush({ events, summary: finalSummary(task), transcript: transcript.render() });
+    const { bundle, events, transcript, store, checkpoints, redactor } = this.deps;
+    // Seed 003's files: the task, its trace, and each checkpoint with its conversation redacted, as the API shows it.
+    const files = [
+      { path: "task.json", content: json(seedTask(task)) },
+      { path: "trace.json", content: json(traceLog(task, events.all())) },
+      ...checkpoints.list().flatMap((summary) => {
+        const checkpoint = checkpoints.get(summary.checkpoint_id);
+        if (!checkpoint) return [];
+        const state = { ...checkpoint.state, messages: redactor.value(checkpoint.state.messages) };
+        const path = `checkpoint_${String(summary.sequence).padStart(3, "0")}.json`;
+        return [{ path, content: json({ ...checkpoint, state }) }];
+      }),
+    ];
+    await bundle.flush({ events, summary: finalSummary(task), transcript: transcript.render(), files });
     store.markBundleFlushed();
   }
 
@@ -421,4 +434,8 @@ export class RunSupervisor {
     if (!task) throw new Error("The supervisor's object holds no task.");
     return task;
   }
+}
+
+function json(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
 }

@@ -38,6 +38,7 @@ function links(id: string): Record<string, string> {
     artifacts: `${self}/artifacts`,
     workspace: `${self}/workspace`,
     checkpoints: `${self}/checkpoints`,
+    trace: `${self}/trace`,
     resume: `${self}/resume`,
     cancel: `${self}/cancel`,
     deliveries: `${self}/deliveries`,

@@ -37,6 +37,7 @@ function sessionLinks(c: Context<AppEnv>, id: string): SessionLinks {
     resume: `${self}/resume`,
     artifacts: `${self}/artifacts`,
     workspace: `${self}/workspace`,
+    trace: `${self}/trace`,
   };
 }
 
@@ -76,6 +77,12 @@ export const sessionRoutes = new Hono<AppEnv>()
     const messages = await stub.messages("session");
     if (!messages) throw sessionNotFound(id);
     return c.json({ session_id: id, messages } satisfies SessionMessageList);
+  })
+  .get("/:id/trace", async (c) => {
+    const { id, stub } = sessionStub(c);
+    const trace = await stub.runTrace("session");
+    if (!trace) throw sessionNotFound(id);
+    return c.json(trace);
   })
   .post("/:id/messages", async (c) => {
     const { id, stub } = sessionStub(c);

@@ -75,6 +75,12 @@ export const taskRoutes = new Hono<AppEnv>()
     if (!checkpoints) throw await missingTask(stub, id);
     return c.json({ task_id: id, checkpoints } satisfies CheckpointList);
   })
+  .get("/:id/trace", async (c) => {
+    const { id, stub } = taskStub(c);
+    const trace = await stub.runTrace();
+    if (!trace) throw await missingTask(stub, id);
+    return c.json(trace);
+  })
   .get("/:id/checkpoints/:checkpoint_id", async (c) => {
     const { id, stub } = taskStub(c);
     const checkpointId = c.req.param("checkpoint_id");

@@ -367,6 +367,7 @@ describe("POST /v1/agents/:name/tasks", () => {
         artifacts: `${self}/artifacts`,
         workspace: `${self}/workspace`,
         checkpoints: `${self}/checkpoints`,
+        trace: `${self}/trace`,
         resume: `${self}/resume`,
         cancel: `${self}/cancel`,
         deliveries: `${self}/deliveries`,
