@@ -8,6 +8,7 @@ import type { DecisionFailure } from "../src/approvals/resume.ts";
 import type { Delivery } from "../src/callbacks/delivery.ts";
 import type { ExecutionResult } from "../src/contracts/execution-result.ts";
 import type { RpcResult } from "../src/contracts/rpc.ts";
+import type { SubagentReport } from "../src/contracts/subagents.ts";
 import { emptyUsage } from "../src/contracts/usage.ts";
 import type { Env } from "../src/env.ts";
 import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
@@ -116,6 +117,13 @@ export class TaskObject extends DurableObject<Env> {
     return this.host.recordOf(kind) ? this.host.redactor.value(this.host.conversation.list()) : null;
   }
 
+  /** A sub-agent's child task ended (its report, sent until acknowledged; the same one again changes nothing). */
+  async subagentEnded(report: SubagentReport): Promise<void> {
+    const { host } = this;
+    if (!host.task()) return;
+    await host.supervisor.subagentEnded(report, (r) => host.subagents.record(r));
+  }
+
   /**
    * Seed 003's TraceLog, built from the event log (src/run-bundle/trace.ts); null when there is no such record. (Not
    * named `trace`: workerd's RPC does not expose a method of that name.)
@@ -184,6 +192,8 @@ export class TaskObject extends DurableObject<Env> {
     if (!task) return { ok: false, error: { code: "task_not_found", message: "No such task." } };
     const refused = await this.host.supervisor.cancel(task);
     if (refused) return { ok: false, error: refused };
+    // A canceled parent's children are canceled too (each reports its end, which the ended parent only acknowledges).
+    await this.host.subagents.cancelRunning();
     return { ok: true, value: this.host.view(this.host.requireTask()) };
   }
 

@@ -222,6 +222,16 @@ export class AwaitingInputError extends OutpostError {
   }
 }
 
+/**
+ * A Task call waits for its sub-agent (a child task in its own object): the run stops without failing, holding
+ * nothing, and the child's end starts it again from its journal.
+ */
+export class AwaitingSubagentsError extends OutpostError {
+  constructor(message: string) {
+    super("awaiting_subagents", message);
+  }
+}
+
 /** The run was canceled by a client; carried so the loop unwinds without treating it as a failure. */
 export class CanceledError extends OutpostError {
   constructor(message = "The task was canceled.") {

@@ -51,12 +51,8 @@ const ClaudeSchema = z.strictObject({
   web_search: definition.webSearch,
   bash: definition.bash.optional(),
   file_system: definition.fileSystem.optional(),
-  subagents: z
-    .strictObject({
-      enabled: z.boolean().default(false),
-      max_parallel: z.number().int().min(1).max(16).default(4),
-    })
-    .optional(),
+  /** Seed 004 SubagentConfig {enabled, max_parallel}, with the agents it may delegate to (Outpost's addition). */
+  subagents: definition.subagents.optional(),
   allowed_tools: z.array(z.string()).optional(),
 });
 
@@ -207,11 +203,8 @@ function startupRules(file: AgentFileValue, refuse: (keys: PropertyKey[], messag
   if (file.model.auth_provider !== undefined && !anthropic) {
     warnings.push(`model.auth_provider applies to Anthropic agents only and is ignored for ${file.model.provider}.`);
   }
-  const claude = anthropic ? file.claude : undefined;
   // Rule 4 (a CLAUDE.md in claude.working_directory) is about a task's files, which a file does not know: it is
   // checked when a task or session starts with files (workingDirectoryWarnings, src/tools/settings.ts).
-  if (claude?.subagents?.enabled)
-    refuse(["claude", "subagents", "enabled"], "sub-agents are not available in Outpost yet");
   return warnings;
 }
 
@@ -253,6 +246,7 @@ function toDefinition(file: AgentFileValue, raw: AgentFileInput): AgentDefinitio
     ["webSearch", claude?.web_search],
     ["bash", claude?.bash],
     ["fileSystem", claude?.file_system],
+    ["subagents", claude?.subagents],
     ["workingDirectory", claude?.working_directory],
     ["allowedTools", claude?.allowed_tools],
     ["mcpServers", Object.keys(servers).length > 0 ? servers : undefined],

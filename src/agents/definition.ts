@@ -164,6 +164,7 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
     bash: parsed.bash,
     fileSystem: parsed.fileSystem,
     webFetch: parsed.webFetch,
+    subagents: parsed.subagents,
     workingDirectory: parsed.workingDirectory,
   };
   const webSearch = checkWebSearch(agent, parsed);

@@ -106,6 +106,7 @@ async function runToolCalls(
 ): Promise<void> {
   const { runtime } = context;
   const results: ToolResultBlockParam[] = [];
+  await context.tools.prepare(uses);
   for (const [index, use] of uses.entries()) {
     const block = { ...use, type: "tool_use" } as ToolUseBlock;
     const result = await runtime.step(`turn_${turn}_tool_${use.id}`, (info) =>

@@ -450,6 +450,29 @@ export const EVENT_CATALOG = {
         awaiting_human: z.boolean(),
       }),
   }),
+  subagent_started: event({
+    description: "A Task call delegated to a sub-agent: its child task was started in its own object.",
+    payload: () =>
+      z.strictObject({
+        tool_use_id: z.string(),
+        child_task_id: z.string(),
+        agent: z.string(),
+        description: z.string(),
+        depth: count.describe("1 for a root task's children"),
+      }),
+    content: ["description"],
+  }),
+  subagent_finished: event({
+    description: "A sub-agent's child task ended; its answer is the Task call's result.",
+    payload: () =>
+      z.strictObject({
+        tool_use_id: z.string(),
+        child_task_id: z.string(),
+        agent: z.string(),
+        status: z.enum(["completed", "failed", "canceled"]),
+        is_error: z.boolean(),
+      }),
+  }),
   run_canceled: event({
     description: "A client canceled the task.",
     payload: () => z.strictObject({ reason: z.string(), previous_status: z.string() }),

@@ -338,6 +338,9 @@ export const ERROR_CODES = {
   awaiting_input: {
     internal: { when: "a tool call waits for a person: the run stops, and the task's status is `input_required`" },
   },
+  awaiting_subagents: {
+    internal: { when: "a Task call waits for its sub-agent: the run stops until the child task's end wakes it" },
+  },
   duplicate_agent: {
     internal: { when: "two agents are registered under one name: the Worker does not start" },
   },

@@ -13,7 +13,7 @@ import type {
   StepInfo,
 } from "../contracts/runtime.ts";
 import type { AgentUsage } from "../contracts/usage.ts";
-import { AwaitingInputError, CanceledError } from "../errors.ts";
+import { AwaitingInputError, AwaitingSubagentsError, CanceledError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
 import type { RunBundle } from "../run-bundle/run-bundle.ts";
 import type { Transcript } from "../run-bundle/transcript.ts";
@@ -68,7 +68,8 @@ export class RunRuntime implements AgentRuntime {
     try {
       result = await fn({ attempt: lookup.attempt, spanId: lookup.spanId });
     } catch (error) {
-      if (error instanceof AwaitingInputError) this.deps.journal.release(name);
+      if (error instanceof AwaitingInputError || error instanceof AwaitingSubagentsError)
+        this.deps.journal.release(name);
       throw error;
     }
     if (this.signal.aborted) throw new CanceledError();

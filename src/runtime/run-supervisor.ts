@@ -10,6 +10,7 @@ import { type DecisionInput, PENDING_INPUT_KEY } from "../approvals/requests.ts"
 import { applyDecision, type ResumeResult } from "../approvals/resume.ts";
 import type { PriceTable } from "../config/prices.ts";
 import type { RpcFailure } from "../contracts/rpc.ts";
+import type { SubagentHost, SubagentReport } from "../contracts/subagents.ts";
 import { emptyUsage } from "../contracts/usage.ts";
 import { type ErrorInfo, toErrorInfo } from "../errors.ts";
 import type { Redactor } from "../events/redaction.ts";
@@ -71,7 +72,12 @@ export interface SupervisorDeps extends TaskStorage {
   turnShape?: () => Promise<RunShape | null>;
   /** A session's turn kept crashing, or its approval wait ran out: it fails, and the session goes on. */
   turnCrashed?: (error: ErrorInfo) => Promise<void>;
+  /** The task's sub-agents (the Task tool): child tasks in their own objects, which report their end here. */
+  subagents?: SubagentHost;
 }
+
+/** Set while the run has stopped until a sub-agent ends: no heartbeat resumes it meanwhile, only the child's report. */
+const AWAITING_SUBAGENTS_KEY = "awaiting_subagents";
 
 export class RunSupervisor {
   private readonly deps: SupervisorDeps;
@@ -110,6 +116,7 @@ export class RunSupervisor {
    */
   resumeIfIdle(task: TaskRecord): void {
     if (isTerminal(task.status) || task.status === "input_required" || task.status === "ready" || this.active) return;
+    if (this.awaitingSubagents()) return;
     if (this.lastCrashAt !== undefined && Date.now() - this.lastCrashAt < HEARTBEAT_MS) return;
     this.launch();
   }
@@ -180,6 +187,8 @@ export class RunSupervisor {
     }
     // A session between turns keeps no alarm: it costs nothing until its next message.
     if (task.status === "ready") return;
+    // A run waiting for its sub-agents holds nothing and keeps no heartbeat: a child's report wakes it.
+    if (!isTerminal(task.status) && this.awaitingSubagents()) return;
     if (!isTerminal(task.status)) {
       await this.deps.storage.setAlarm(Date.now() + HEARTBEAT_MS);
       // Re-read: the run may have stopped to wait for a person while the alarm was being set. A pending task is one
@@ -241,6 +250,7 @@ export class RunSupervisor {
       return;
     }
     const { deps } = this;
+    deps.state.delete(AWAITING_SUBAGENTS_KEY);
     const abort = new AbortController();
     let crashed = false;
     const promise = runTask({
@@ -256,6 +266,9 @@ export class RunSupervisor {
       workspace: deps.workspace,
       pendingInput: (pending) => deps.state.put(PENDING_INPUT_KEY, pending),
       skills: deps.skills,
+      ...(deps.subagents
+        ? { subagents: deps.subagents, awaitSubagents: () => deps.state.put(AWAITING_SUBAGENTS_KEY, true) }
+        : {}),
       shape: async (task) => {
         if (task.kind === "task") return this.taskShape(task);
         return deps.turnShape ? deps.turnShape() : null;
@@ -330,6 +343,9 @@ export class RunSupervisor {
     if (isTerminal(task.status)) await this.scheduleBundleUpload();
     // A session between turns: no heartbeat (callbacks re-arm the alarm if they need it).
     else if (task.status === "ready") await this.deps.storage.deleteAlarm();
+    // Waiting for sub-agents: no heartbeat (their reports wake the object; callbacks re-arm the alarm if they need it).
+    else if (task.status === "running" && this.awaitingSubagents() && !this.relaunch)
+      await this.deps.storage.deleteAlarm();
     else if (task.status === "input_required") {
       // A waiting task keeps no heartbeat: its object can sleep for days. Only an approval deadline wakes it.
       const due = approvalDueAt(this.deps.state);
@@ -350,6 +366,22 @@ export class RunSupervisor {
     );
     if (outcome.ok && !outcome.replayed) await this.begin();
     return outcome;
+  }
+
+  /**
+   * A sub-agent's child task ended (its report, sent until acknowledged): its outcome is recorded once under the
+   * Task call it answers, and a run waiting for it goes on from its journal. A report for a task that has ended, or
+   * one already recorded, changes nothing.
+   */
+  async subagentEnded(report: SubagentReport, record: (report: SubagentReport) => boolean): Promise<void> {
+    const recorded = this.transaction(() => record(report));
+    if (!recorded) return;
+    const status = this.task().status;
+    if (status === "running" && (this.awaitingSubagents() || this.active)) await this.begin();
+  }
+
+  private awaitingSubagents(): boolean {
+    return this.deps.state.get<boolean>(AWAITING_SUBAGENTS_KEY) === true;
   }
 
   /** The approval wait ran out (src/approvals/deadline.ts): the call is rejected, or the run fails. */

@@ -12,7 +12,8 @@ import type { PriceTable } from "../config/prices.ts";
 import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import type { ExecutionResult } from "../contracts/execution-result.ts";
 import type { RunLimits } from "../contracts/runtime.ts";
-import { AwaitingInputError, toErrorInfo, WorkflowError } from "../errors.ts";
+import type { SubagentHost } from "../contracts/subagents.ts";
+import { AwaitingInputError, AwaitingSubagentsError, toErrorInfo, WorkflowError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
 import type { Redactor } from "../events/redaction.ts";
 import type { Json } from "../lib/json.ts";
@@ -61,6 +62,10 @@ export interface RunnerDeps {
   shape: (task: TaskRecord) => Promise<RunShape | null>;
   /** The skill catalog (bundled skills and R2 uploads). */
   skills: AgentContext["skills"];
+  /** The task's sub-agents (the Task tool); absent where a run cannot delegate. */
+  subagents?: SubagentHost;
+  /** The run stopped until a sub-agent ends (the supervisor keeps no heartbeat meanwhile). */
+  awaitSubagents?: () => void;
 }
 
 /** What a run does with its agent: the input and the conversation it starts from, and how it records its outcome. */
@@ -115,6 +120,7 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
       outbound: deps.outbound,
       workspace: deps.workspace,
       redactor: deps.redactor,
+      subagents: deps.subagents ?? null,
     });
     await tools.open();
     const context: AgentContext = {
@@ -136,6 +142,12 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
     if (error instanceof AwaitingInputError) {
       await tools?.close();
       recordWait(deps, error);
+      return;
+    }
+    // A Task call waits for its sub-agent: the run stops, holding nothing, until the child's end starts it again.
+    if (error instanceof AwaitingSubagentsError && deps.awaitSubagents) {
+      await tools?.close();
+      deps.awaitSubagents();
       return;
     }
     // A cancel (or a session's close) already wrote the outcome; any other error, CanceledError included, fails

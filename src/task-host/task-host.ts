@@ -24,6 +24,7 @@ import { CheckpointLog } from "../runtime/checkpoints.ts";
 import { MessageLog } from "../runtime/conversation.ts";
 import { PendingCalls } from "../runtime/pending-calls.ts";
 import { MODEL_MAX_RETRIES, RunSupervisor } from "../runtime/run-supervisor.ts";
+import { taskAgent } from "../runtime/runner.ts";
 import { StepJournal } from "../runtime/step-journal.ts";
 import type { SessionView } from "../sessions/session.ts";
 import { SessionFlow } from "../sessions/session-flow.ts";
@@ -42,6 +43,7 @@ import { taskView } from "../tasks/task-view.ts";
 import { type DirectoryEntry, tenantStubFor } from "../tenants/directory.ts";
 import { Workspace, workspacePrefix } from "../workspace/workspace.ts";
 import { DirectoryReporter } from "./directory-report.ts";
+import { ParentReporter, TaskSubagents } from "./subagents.ts";
 
 export class TaskHost {
   /** The deployment's secrets and credential shapes: nothing leaves the object without passing it. */
@@ -57,6 +59,9 @@ export class TaskHost {
   readonly callbacks: CallbackOutbox;
   /** The object's entry in its tenant's directory (GET /v1/tasks, GET /v1/sessions). */
   readonly directory: DirectoryReporter;
+  /** The task's delegations to sub-agents (the Task tool), and, in a child task, the report of its end. */
+  readonly subagents: TaskSubagents;
+  private readonly parentReport: ParentReporter;
   /** The run's lifecycle: start, heartbeat, cancel, crashes, a person's answers, bundle upload and expiry. */
   readonly supervisor: RunSupervisor;
   /** A session's turns (src/sessions/): unused by a task. */
@@ -118,17 +123,29 @@ export class TaskHost {
       version: () => this.events.lastSeq(),
       send: (report) => tenantStubFor(env, this.requireRecord().tenant).record(report),
     });
-    const { callbacks, directory } = this;
+    this.subagents = new TaskSubagents({
+      env,
+      registry,
+      state: this.state,
+      events: this.events,
+      task: () => this.requireRecord(),
+      allowedAgents: () => taskAgent(this.requireRecord(), this.state, registry).settings.subagents.agents,
+      transaction: (fn) => this.supervisor.transaction(fn),
+    });
+    this.parentReport = new ParentReporter({ env, state: this.state, task: () => this.record() });
+    const { callbacks, directory, parentReport } = this;
     this.supervisor = new RunSupervisor({
       redactor,
       outbox: {
         sync: () => callbacks.sync(),
-        nextDueAt: () => earliest(callbacks.nextDueAt(), directory.nextDueAt()),
+        nextDueAt: () => earliest(earliest(callbacks.nextDueAt(), directory.nextDueAt()), parentReport.nextDueAt()),
         deliverDue: async () => {
           await callbacks.deliverDue();
           await directory.deliverDue();
+          await parentReport.deliverDue();
         },
       },
+      subagents: this.subagents,
       store: this.store,
       events: this.events,
       journal: this.journal,

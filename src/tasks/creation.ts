@@ -13,6 +13,7 @@ import {
   INVOCATION_STATE_KEY,
   type InvocationState,
   RUNTIME_AGENT_STATE_KEY,
+  SUBAGENT_ORIGIN_KEY,
   type TaskState,
 } from "./task-state.ts";
 import type { TaskRecord, TaskStore } from "./task-store.ts";
@@ -78,6 +79,7 @@ export async function createTask<Stored, View = TaskView>(
       const task = requireTask(deps);
       // The version of a tenant's own agent the task runs, whatever versions come after (src/contracts/agent-version.ts).
       if (init.runtimeAgent) deps.state.put(RUNTIME_AGENT_STATE_KEY, init.runtimeAgent);
+      if (init.subagent) deps.state.put(SUBAGENT_ORIGIN_KEY, init.subagent);
       deps.workspace.seed(files);
       if (init.context) {
         // The context, then the input as the next user message: the run continues from there.

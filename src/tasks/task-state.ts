@@ -5,6 +5,9 @@
 /** Where a forked task came from: ForkState (its messages are the task's conversation). */
 export const FORK_STATE_KEY = "fork_origin";
 
+/** A sub-agent's child task: its parent, the Task call it answers and its depth (src/contracts/subagents.ts). */
+export const SUBAGENT_ORIGIN_KEY = "subagent_origin";
+
 /** What a fork keeps of its origin. */
 export interface ForkState {
   task_id: string;

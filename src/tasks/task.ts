@@ -9,6 +9,7 @@ import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { z } from "zod";
 import { type HumanDecision, PendingInputSchema } from "../approvals/requests.ts";
 import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
+import type { SubagentOrigin } from "../contracts/subagents.ts";
 import { AgentUsageSchema } from "../contracts/usage.ts";
 import { ErrorInfoSchema } from "../errors/error-info.ts";
 import { REDACTION_MODES, type RedactionMode } from "../events/redaction.ts";
@@ -152,6 +153,8 @@ export interface TaskInit {
   fork?: ForkOrigin;
   /** Files to put in the workspace before the run starts: workspace path ("/src/a.ts") → UTF-8 content. */
   files?: Record<string, string>;
+  /** A sub-agent's child task: its parent, the Task call it answers, its depth. */
+  subagent?: SubagentOrigin;
   /** Seed 004's startup warnings about the task's agent and files (rule 4), recorded in its first event. */
   warnings?: string[];
   /**

@@ -10,6 +10,7 @@ import type { McpServerSpec } from "../mcp/config.ts";
 import { BUILTIN_TOOL_IMPLEMENTATIONS } from "./builtin.ts";
 import { type CatalogTool, type McpCatalog, MODEL_TOOL_NAME } from "./mcp-catalog.ts";
 import { enabledBuiltins, type ToolSettings } from "./settings.ts";
+import { TASK_TOOL, taskInputSchema } from "./task-tool.ts";
 
 /** What an agent declares about its tools (the Agent class holds it). */
 export interface ToolDeclaration {
@@ -51,7 +52,9 @@ export function resolveAllowedTools(declaration: ToolDeclaration, catalog: McpCa
       allowed.set(pattern, {
         name: builtin.name,
         description: builtin.description,
-        input_schema: builtin.inputSchema,
+        // The Task tool names the agents this one may delegate to.
+        input_schema:
+          builtin.name === TASK_TOOL ? taskInputSchema(declaration.settings.subagents.agents) : builtin.inputSchema,
       });
       continue;
     }

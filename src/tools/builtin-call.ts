@@ -4,12 +4,14 @@
 // is_error result; only cancellation ends the call with an exception.
 import type { ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
 import type { StepInfo, ToolRuntime } from "../contracts/runtime.ts";
+import type { SubagentHost } from "../contracts/subagents.ts";
 import type { ToolResult } from "../contracts/tool-result.ts";
-import { toErrorInfo } from "../errors.ts";
+import { AwaitingSubagentsError, toErrorInfo } from "../errors.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import type { Workspace } from "../workspace/workspace.ts";
 import { BUILTIN_TOOL_IMPLEMENTATIONS } from "./builtin.ts";
 import { capabilityOn, type ToolSettings } from "./settings.ts";
+import { TASK_TOOL } from "./task-tool.ts";
 import { resultText } from "./tool.ts";
 
 /** Characters of a result the tool_call_completed event previews. */
@@ -22,6 +24,7 @@ export interface BuiltinCallContext {
   workspace: Workspace;
   settings: ToolSettings;
   outbound: OutboundPolicy;
+  subagents: SubagentHost | null;
 }
 
 export async function callBuiltin(
@@ -55,7 +58,11 @@ export async function callBuiltin(
     );
     return { content: settled.content, is_error: settled.is_error };
   }
-  runtime.emit("tool_call_started", { ...base, input: use.input, attempt: info.attempt }, info.spanId);
+  // A Task call runs again each time one of the turn's sub-agents ends until its own has: subagent_started says
+  // once what it started.
+  if (tool.name !== TASK_TOOL) {
+    runtime.emit("tool_call_started", { ...base, input: use.input, attempt: info.attempt }, info.spanId);
+  }
   const started = Date.now();
   let result: ToolResult;
   try {
@@ -69,9 +76,10 @@ export async function callBuiltin(
       turnIndex,
       toolUseId: use.id,
       stepLabel: `step-${position}`,
+      subagents: context.subagents,
     });
   } catch (error) {
-    if (runtime.signal.aborted) throw error;
+    if (runtime.signal.aborted || error instanceof AwaitingSubagentsError) throw error;
     // A tool failure is data for the model, not the end of the run.
     result = { content: `Tool "${use.name}" failed: ${toErrorInfo(error).message}`, is_error: true };
   }

@@ -58,9 +58,23 @@ const WorkingDirectory = z
   })
   .default("/");
 
+/**
+ * Seed 004 SubagentConfig {enabled, max_parallel}, and the agents this one may delegate to (Outpost's addition: a
+ * model may not start any agent of the deployment). The Task tool, off unless enabled.
+ */
+const SubagentSettings = z.strictObject({
+  enabled: z.boolean().default(false),
+  max_parallel: z.number().int().min(1).max(16).default(4),
+  agents: z
+    .array(z.string().regex(/^[a-z][a-z0-9_]*$/, "must be an agent name"))
+    .max(64)
+    .default([]),
+});
+
 export type BashSettings = z.output<typeof BashSettings>;
 export type FileSystemSettings = z.output<typeof FileSystemSettings>;
 export type WebFetchSettings = z.output<typeof WebFetchSettings>;
+export type SubagentSettings = z.output<typeof SubagentSettings>;
 
 /**
  * The built-in tools' settings as an agent's definition spells them (src/agents/definition.ts composes it): each
@@ -73,6 +87,8 @@ export const TOOL_SETTINGS_SHAPE = {
   fileSystem: FileSystemSettings.prefault({}),
   /** {enabled, max_bytes, timeout_seconds}: the WebFetch tool. Off unless enabled. */
   webFetch: WebFetchSettings.prefault({}),
+  /** Seed 004 SubagentConfig and the agents it may delegate to: the Task tool. Off unless enabled. */
+  subagents: SubagentSettings.prefault({}),
   /** Seed 004 working_directory, as a store path: "/" (the workspace) unless the agent sets a folder of it. */
   workingDirectory: WorkingDirectory,
 };
@@ -90,6 +106,7 @@ const REQUIRES: Readonly<Record<string, { setting: string; on: (s: ToolSettings)
   Edit: { setting: "fileSystem.edit", on: (s) => s.fileSystem.edit },
   Bash: { setting: "bash.enabled", on: (s) => s.bash.enabled },
   WebFetch: { setting: "webFetch.enabled", on: (s) => s.webFetch.enabled },
+  Task: { setting: "subagents.enabled", on: (s) => s.subagents.enabled },
 };
 
 /** The built-in tools the settings turn on (what an agent without allowedTools gets). */

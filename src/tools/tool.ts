@@ -2,6 +2,7 @@
 // `is_error: true` with a message the model can act on (a ToolResult, src/contracts/tool-result.ts), never an
 // exception that ends the run.
 import type { ToolRuntime } from "../contracts/runtime.ts";
+import type { SubagentHost } from "../contracts/subagents.ts";
 import type { ToolResult } from "../contracts/tool-result.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import type { Workspace } from "../workspace/workspace.ts";
@@ -20,6 +21,8 @@ export interface ToolContext {
   toolUseId: string;
   /** "step-<n>": the call's position in its turn, as in seed 002's artifact names (turn_1_step-1_stdout.txt). */
   stepLabel: string;
+  /** The task's sub-agents (the Task tool), or null where a run cannot delegate. */
+  subagents: SubagentHost | null;
 }
 
 export interface BuiltinTool {

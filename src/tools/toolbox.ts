@@ -11,6 +11,7 @@ import { ASK_USER, answerQuestion } from "../approvals/ask-user.ts";
 import { gateCall, humanMessages } from "../approvals/gate.ts";
 import { needsApproval } from "../approvals/permissions.ts";
 import type { StepInfo, ToolRuntime } from "../contracts/runtime.ts";
+import type { SubagentHost } from "../contracts/subagents.ts";
 import { parseMcpToolName } from "../contracts/tool-names.ts";
 import type { ToolResult } from "../contracts/tool-result.ts";
 import { McpConnectionError } from "../errors.ts";
@@ -26,6 +27,7 @@ import { resolveAllowedTools, type ToolDeclaration } from "./allowed-tools.ts";
 import { callBuiltin } from "./builtin-call.ts";
 import { callMcpTool } from "./mcp-call.ts";
 import { discoverTools, type McpCatalog } from "./mcp-catalog.ts";
+import { startSubagents, TASK_TOOL } from "./task-tool.ts";
 
 /** The MCP client, loaded when an agent with MCP servers first runs. */
 const loadMcp = lazyModule(() => import("../mcp/session.ts"));
@@ -39,6 +41,8 @@ export interface ToolboxDeps {
   workspace: Workspace;
   /** Error text from tools and servers passes through it before the model, the conversation or a client sees it. */
   redactor: Pick<Redactor, "text">;
+  /** The task's sub-agents, for the Task tool; null where a run cannot delegate. */
+  subagents?: SubagentHost | null;
 }
 
 export class Toolbox {
@@ -133,6 +137,17 @@ export class Toolbox {
     return result.is_error ? redactResult(result, this.deps.redactor) : result;
   }
 
+  /**
+   * Before a turn's calls run one by one: starts the sub-agents of its Task calls together (as many as
+   * subagents.max_parallel allows), so that they run in parallel while the calls wait for them in order.
+   */
+  async prepare(uses: readonly { id: string; name: string; input: unknown }[]): Promise<void> {
+    const { subagents } = this.deps;
+    if (!subagents || !this.allowed.has(TASK_TOOL)) return;
+    const calls = uses.filter((use) => use.name === TASK_TOOL);
+    if (calls.length > 0) await startSubagents(subagents, calls, this.declaration.settings.subagents.max_parallel);
+  }
+
   /** What people added to the conversation when they answered this turn's calls (see src/approvals/gate.ts). */
   humanMessages(toolUseIds: readonly string[]): TextBlockParam[] {
     return humanMessages(this.deps.runtime.state, toolUseIds);
@@ -177,7 +192,8 @@ export class Toolbox {
       );
     }
     const { taskId, workspace, outbound } = this.deps;
-    const context = { taskId, runtime, workspace, outbound, settings: this.declaration.settings };
+    const subagents = this.deps.subagents ?? null;
+    const context = { taskId, runtime, workspace, outbound, subagents, settings: this.declaration.settings };
     return callBuiltin(context, gate.run, turnIndex, info, position);
   }
 

@@ -1,0 +1,53 @@
+// Sub-agents (seed 003 SubAgentSession, seed 004 SubagentConfig): what a run's Task tool asks of its task's object,
+// and what a child task reports to its parent's object when it ends. Each sub-agent is a child task in its own
+// Durable Object; its parent records every delegation under the Task call's tool_use id, so a replayed run finds the
+// child it started and the outcome the child reported, never starting or counting one twice.
+
+/** A delegation the model asked for with the Task tool. */
+export interface SubagentRequest {
+  tool_use_id: string;
+  agent: string;
+  description: string;
+  prompt: string;
+}
+
+/** How a delegation ended, as the parent's model gets it. */
+export interface SubagentOutcome {
+  status: "completed" | "failed" | "canceled";
+  /** Seed 003 SubAgentSession.summary: the child's answer, or why it did not answer. */
+  summary: string;
+  is_error: boolean;
+}
+
+/** A delegation as the parent keeps it. */
+export interface SubagentRecord extends SubagentRequest {
+  /** Null when it was refused before any child started (an agent it may not delegate to, a limit). */
+  child_task_id: string | null;
+  depth: number;
+  created_at: string;
+  outcome: SubagentOutcome | null;
+}
+
+/** What the Task tool uses of its task's object. */
+export interface SubagentHost {
+  /** The delegation made for this Task call, if any. */
+  get(toolUseId: string): SubagentRecord | undefined;
+  /** Delegations started and not yet ended. */
+  running(): number;
+  /** Records the delegation, then starts its child task (or records why it cannot). Idempotent per tool_use id. */
+  start(request: SubagentRequest): Promise<void>;
+}
+
+/** A child task's end, sent to its parent's object until acknowledged (the same report again changes nothing). */
+export interface SubagentReport {
+  child_task_id: string;
+  tool_use_id: string;
+  outcome: SubagentOutcome;
+}
+
+/** What a child task knows of its place in the tree (its state, from its creation). */
+export interface SubagentOrigin {
+  parent_task_id: string;
+  tool_use_id: string;
+  depth: number;
+}

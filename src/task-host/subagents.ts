@@ -1,0 +1,234 @@
+// Sub-agents on the object's side (seed 003 SubAgentSession): a parent's delegations, each recorded under its Task
+// call's tool_use id before its child task is started in its own Durable Object (the child's id is derived from the
+// parent's and the call's, so starting it again finds the same child); and, in a child, the report of its end to its
+// parent, sent from the alarm until the parent acknowledges it. The parent records each child's outcome once, and
+// the report wakes its run (src/runtime/run-supervisor.ts, subagentEnded).
+import type { AgentRegistry } from "../agents/registry.ts";
+import type {
+  SubagentHost,
+  SubagentOrigin,
+  SubagentOutcome,
+  SubagentRecord,
+  SubagentReport,
+  SubagentRequest,
+} from "../contracts/subagents.ts";
+import type { Env } from "../env.ts";
+import type { EventLog } from "../events/event-log.ts";
+import { isTerminal, type TaskInit } from "../tasks/task.ts";
+import { derivedTaskId, taskStubFor } from "../tasks/task-ids.ts";
+import { taskInit } from "../tasks/task-init.ts";
+import { SUBAGENT_ORIGIN_KEY, type TaskState } from "../tasks/task-state.ts";
+import type { TaskRecord } from "../tasks/task-store.ts";
+
+const RECORDS_KEY = "subagents";
+const REPORTED_KEY = "subagent_reported";
+
+/** How deep a tree of delegations may grow: a root task's children are at depth 1. */
+export const MAX_SUBAGENT_DEPTH = 3;
+/** How many delegations one task may make in all. */
+export const MAX_SUBAGENTS_PER_TASK = 50;
+
+const MAX_RETRY_MS = 5 * 60_000;
+
+type Stored = SubagentRecord & { started: boolean };
+
+export interface SubagentDeps {
+  env: Pick<Env, "TASKS" | "OUTPOST_DEFAULT_MODEL" | "OUTPOST_RETENTION">;
+  registry: AgentRegistry;
+  state: Pick<TaskState, "get" | "put">;
+  events: Pick<EventLog, "append">;
+  task: () => TaskRecord;
+  /** The agents this task's agent may delegate to (its subagents.agents). */
+  allowedAgents: () => readonly string[];
+  transaction: <T>(fn: () => T) => T;
+}
+
+export class TaskSubagents implements SubagentHost {
+  private readonly deps: SubagentDeps;
+
+  constructor(deps: SubagentDeps) {
+    this.deps = deps;
+  }
+
+  get(toolUseId: string): SubagentRecord | undefined {
+    return this.records()[toolUseId];
+  }
+
+  running(): number {
+    return Object.values(this.records()).filter((r) => r.child_task_id !== null && r.outcome === null).length;
+  }
+
+  /** Every delegation, oldest first (seed 003 SubAgentSession, GET /v1/tasks/:id/subagents). */
+  list(): SubagentRecord[] {
+    return Object.values(this.records())
+      .map(({ started: _started, ...record }) => record)
+      .sort((a, b) => a.created_at.localeCompare(b.created_at));
+  }
+
+  async start(request: SubagentRequest): Promise<void> {
+    const existing = this.records()[request.tool_use_id];
+    if (existing) {
+      if (existing.child_task_id !== null && !existing.started) await this.launch(existing);
+      return;
+    }
+    const task = this.deps.task();
+    const depth = (this.deps.state.get<SubagentOrigin>(SUBAGENT_ORIGIN_KEY)?.depth ?? 0) + 1;
+    const refusal = this.refusal(request.agent, depth);
+    const record: Stored = {
+      ...request,
+      child_task_id: refusal ? null : await derivedTaskId("subagent", task.tenant, task.id, request.tool_use_id),
+      depth,
+      created_at: new Date().toISOString(),
+      outcome: refusal ? { status: "failed", summary: refusal, is_error: true } : null,
+      started: false,
+    };
+    // Recorded first: a run evicted before the child starts finds the record, and starts the same child.
+    this.deps.transaction(() => {
+      this.deps.state.put(RECORDS_KEY, { ...this.records(), [record.tool_use_id]: record });
+      if (record.child_task_id) {
+        this.deps.events.append("subagent_started", {
+          tool_use_id: record.tool_use_id,
+          child_task_id: record.child_task_id,
+          agent: record.agent,
+          description: record.description,
+          depth,
+        });
+      }
+    });
+    if (record.child_task_id) await this.launch(record);
+  }
+
+  /** Cancels the children still running; one that cannot be reached now is left to end on its own. */
+  async cancelRunning(): Promise<void> {
+    const task = this.deps.task();
+    const running = Object.values(this.records()).filter((r) => r.child_task_id !== null && r.outcome === null);
+    await Promise.all(
+      running.map(async (record) => {
+        try {
+          await taskStubFor(this.deps.env, task.tenant, record.child_task_id as string).cancel();
+        } catch (error) {
+          console.error(
+            "canceling a sub-agent failed",
+            record.child_task_id,
+            error instanceof Error ? error.message : error,
+          );
+        }
+      }),
+    );
+  }
+
+  /** Records a child's reported end once; false when there is nothing to record (unknown, or already recorded). */
+  record(report: SubagentReport): boolean {
+    const records = this.records();
+    const record = records[report.tool_use_id];
+    if (!record || record.child_task_id !== report.child_task_id || record.outcome !== null) return false;
+    if (isTerminal(this.deps.task().status)) return false;
+    this.deps.state.put(RECORDS_KEY, { ...records, [report.tool_use_id]: { ...record, outcome: report.outcome } });
+    this.deps.events.append("subagent_finished", {
+      tool_use_id: report.tool_use_id,
+      child_task_id: report.child_task_id,
+      agent: record.agent,
+      status: report.outcome.status,
+      is_error: report.outcome.is_error,
+    });
+    return true;
+  }
+
+  private refusal(agent: string, depth: number): string | null {
+    const allowed = this.deps.allowedAgents();
+    if (!allowed.includes(agent)) {
+      return `This agent may not delegate to "${agent}"; it may delegate to: ${allowed.join(", ") || "none"}.`;
+    }
+    if (!this.deps.registry.has(agent)) return `There is no agent "${agent}" in this deployment.`;
+    if (depth > MAX_SUBAGENT_DEPTH) {
+      return `Sub-agents may nest ${MAX_SUBAGENT_DEPTH} deep; this one would be at depth ${depth}. Do the work yourself.`;
+    }
+    if (Object.keys(this.records()).length >= MAX_SUBAGENTS_PER_TASK) {
+      return `A task may delegate at most ${MAX_SUBAGENTS_PER_TASK} times; do the rest yourself.`;
+    }
+    return null;
+  }
+
+  /** Starts the child task in its own object (idempotent: its id is the record's). */
+  private async launch(record: Stored): Promise<void> {
+    const task = this.deps.task();
+    const childId = record.child_task_id as string;
+    const agent = this.deps.registry.create(record.agent);
+    const init: TaskInit = {
+      ...taskInit(this.deps.env, {
+        id: childId,
+        tenant: task.tenant,
+        agent,
+        input: record.prompt,
+        metadata: {},
+        tags: task.tags,
+        parentTaskId: task.id,
+      }),
+      subagent: { parent_task_id: task.id, tool_use_id: record.tool_use_id, depth: record.depth },
+    };
+    await taskStubFor(this.deps.env, task.tenant, childId).start(init);
+    const records = this.records();
+    const current = records[record.tool_use_id];
+    if (current) this.deps.state.put(RECORDS_KEY, { ...records, [record.tool_use_id]: { ...current, started: true } });
+  }
+
+  private records(): Record<string, Stored> {
+    return this.deps.state.get<Record<string, Stored>>(RECORDS_KEY) ?? {};
+  }
+}
+
+export interface ParentReportDeps {
+  env: Pick<Env, "TASKS">;
+  state: Pick<TaskState, "get" | "put">;
+  /** The object's task, or null when it holds none. */
+  task: () => TaskRecord | null;
+}
+
+/** A child task's end, reported to its parent from the alarm until the parent acknowledges it. */
+export class ParentReporter {
+  private readonly deps: ParentReportDeps;
+  private failures = 0;
+  private retryAt = 0;
+
+  constructor(deps: ParentReportDeps) {
+    this.deps = deps;
+  }
+
+  nextDueAt(): number | null {
+    const task = this.deps.task();
+    if (!task || !isTerminal(task.status)) return null;
+    if (!this.deps.state.get<SubagentOrigin>(SUBAGENT_ORIGIN_KEY)) return null;
+    if (this.deps.state.get<boolean>(REPORTED_KEY)) return null;
+    return Math.max(this.retryAt, Date.now());
+  }
+
+  async deliverDue(): Promise<void> {
+    const due = this.nextDueAt();
+    const task = this.deps.task();
+    const origin = this.deps.state.get<SubagentOrigin>(SUBAGENT_ORIGIN_KEY);
+    if (due === null || due > Date.now() || !task || !origin) return;
+    try {
+      await taskStubFor(this.deps.env, task.tenant, origin.parent_task_id).subagentEnded({
+        child_task_id: task.id,
+        tool_use_id: origin.tool_use_id,
+        outcome: outcomeOf(task),
+      });
+    } catch (error) {
+      this.failures++;
+      this.retryAt = Date.now() + Math.min(1000 * 2 ** this.failures, MAX_RETRY_MS);
+      console.error("sub-agent report failed; retrying", task.id, error instanceof Error ? error.message : error);
+      return;
+    }
+    this.failures = 0;
+    this.retryAt = 0;
+    this.deps.state.put(REPORTED_KEY, true);
+  }
+}
+
+/** What a child's end tells its parent's model. */
+function outcomeOf(task: TaskRecord): SubagentOutcome {
+  if (task.status === "completed") return { status: "completed", summary: task.result ?? "", is_error: false };
+  if (task.status === "canceled") return { status: "canceled", summary: "The sub-agent was canceled.", is_error: true };
+  const error = task.error ? `${task.error.code}: ${task.error.message}` : "unknown error";
+  return { status: "failed", summary: `The sub-agent failed: ${error}`, is_error: true };
+}

@@ -1,0 +1,172 @@
+// Sub-agents end to end through the API (seed 003 SubAgentSession, seed 004 SubagentConfig): the Task tool starts
+// each delegation as a child task in its own object, up to max_parallel at a time; the parent's run stops while they
+// work and each child's end wakes it; a child's answer (or its failure) is the Task call's result.
+
+import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { TaskResourceSchema } from "../../src/http/responses.ts";
+import {
+  api,
+  apiJson,
+  defineAgent,
+  done,
+  type EventBody,
+  emulatorRequests,
+  events,
+  ofType,
+  parseEvent,
+  readSse,
+  script,
+  startTask,
+  stubFor,
+  toolResults,
+  toolUse,
+  uniqueMarker,
+  waitForTask,
+} from "../support/helpers.ts";
+
+/** The task's events up to the first moment `enough` holds of them (the stream stays open while a run waits). */
+async function eventsUntil(id: string, enough: (events: EventBody[]) => boolean): Promise<EventBody[]> {
+  const seen: EventBody[] = [];
+  await readSse(await api(`/v1/tasks/${id}/events`), (frame) => {
+    seen.push(parseEvent(frame.data));
+    return enough(seen);
+  });
+  return seen;
+}
+
+/** A Task call delegating `prompt` to `agent`. */
+function delegate(agent: string, prompt: string) {
+  return toolUse("Task", { agent, description: `do ${prompt.slice(0, 20)}`, prompt });
+}
+
+describe("the Task tool", () => {
+  it("runs each delegation as a child task, at most max_parallel at once, and answers with each child's result", async () => {
+    const child = defineAgent({});
+    const parent = defineAgent({ subagents: { enabled: true, max_parallel: 2, agents: [child] } });
+    const prompts = ["a", "b", "c"].map((letter) => `Part ${letter} ${uniqueMarker(`child-${letter}`)}`);
+    for (const [i, prompt] of prompts.entries()) {
+      // Slow enough that the first two overlap while the third waits for a free place.
+      await script(prompt, [{ content: [{ type: "text", text: `answer ${i + 1}` }] }], { ttft_ms: 300 });
+    }
+    const marker = uniqueMarker("parent");
+    await script(marker, [{ content: prompts.map((p) => delegate(child, p)), stop_reason: "tool_use" }, done]);
+    const task = await startTask(parent, `Split ${marker}`);
+    const finished = await waitForTask(task.id, 30);
+    expect(finished.status).toBe("completed");
+
+    const results = await toolResults(task.id, 2);
+    expect(results.map((r) => [r.content, r.is_error])).toEqual([
+      ["answer 1", false],
+      ["answer 2", false],
+      ["answer 3", false],
+    ]);
+    // The parent called the model twice: waiting for its children cost no model call.
+    expect((await emulatorRequests(task.id)).length).toBe(2);
+
+    const log = await events(task.id);
+    const started = ofType(log, "subagent_started");
+    const ended = ofType(log, "subagent_finished");
+    expect(started.map((e) => e.payload.agent)).toEqual([child, child, child]);
+    expect(ended.map((e) => e.payload.status)).toEqual(["completed", "completed", "completed"]);
+    // Two at once: the first two started before either ended; the third only after one of them had.
+    const firstEnd = Math.min(...ended.map((e) => e.seq));
+    expect(started[1]?.seq).toBeLessThan(firstEnd);
+    expect(started[2]?.seq).toBeGreaterThan(firstEnd);
+
+    for (const [i, event] of started.entries()) {
+      const childTask = await apiJson(`/v1/tasks/${event.payload.child_task_id}`, TaskResourceSchema);
+      expect(childTask).toMatchObject({
+        parent_task_id: task.id,
+        assigned_agent: child,
+        input: prompts[i],
+        status: "completed",
+        result: `answer ${i + 1}`,
+      });
+    }
+  });
+
+  it("answers with an error the parent's model can act on when a child fails", async () => {
+    const child = defineAgent({});
+    const parent = defineAgent({ subagents: { enabled: true, agents: [child] } });
+    const prompt = `Fail ${uniqueMarker("child-fail")}`;
+    await script(prompt, [{ content: [], faults: [{ kind: "http", status: 400, message: "bad request" }] }]);
+    const marker = uniqueMarker("parent-fail");
+    await script(marker, [{ content: [delegate(child, prompt)], stop_reason: "tool_use" }, done]);
+    const task = await startTask(parent, `Try ${marker}`);
+    expect((await waitForTask(task.id, 30)).status).toBe("completed");
+    const [result] = await toolResults(task.id, 2);
+    expect(result?.is_error).toBe(true);
+    expect(String(result?.content)).toMatch(/^The sub-agent failed: provider_rejected_request: /);
+    const [ended] = ofType(await events(task.id), "subagent_finished");
+    expect(ended?.payload).toMatchObject({ status: "failed", is_error: true });
+  });
+
+  it("refuses an agent the parent may not delegate to, starting no child", async () => {
+    const child = defineAgent({});
+    const other = defineAgent({});
+    const parent = defineAgent({ subagents: { enabled: true, agents: [child] } });
+    const marker = uniqueMarker("parent-refused");
+    await script(marker, [{ content: [delegate(other, "anything")], stop_reason: "tool_use" }, done]);
+    const task = await startTask(parent, `Try ${marker}`);
+    expect((await waitForTask(task.id, 30)).status).toBe("completed");
+    const [result] = await toolResults(task.id, 2);
+    expect(result).toMatchObject({
+      is_error: true,
+      content: `This agent may not delegate to "${other}"; it may delegate to: ${child}.`,
+    });
+    expect(ofType(await events(task.id), "subagent_started")).toEqual([]);
+  });
+
+  it("delivers each child's result exactly once when every object is evicted while the children work", async () => {
+    const child = defineAgent({});
+    const parent = defineAgent({ subagents: { enabled: true, agents: [child] } });
+    const prompts = ["x", "y"].map((letter) => `Slow ${letter} ${uniqueMarker(`evict-${letter}`)}`);
+    for (const [i, prompt] of prompts.entries()) {
+      await script(prompt, [{ content: [{ type: "text", text: `late ${i + 1}` }] }], { ttft_ms: 1500 });
+    }
+    const marker = uniqueMarker("parent-evict");
+    await script(marker, [{ content: prompts.map((p) => delegate(child, p)), stop_reason: "tool_use" }, done]);
+    const task = await startTask(parent, `Evict ${marker}`);
+    const started = ofType(
+      await eventsUntil(task.id, (seen) => ofType(seen, "subagent_started").length === 2),
+      "subagent_started",
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await abortAllDurableObjects();
+    // The children resume from their heartbeats; the parent keeps none while it waits: their reports wake it.
+    // Both children are still waiting for their model's first token.
+    for (const event of started) {
+      const child = await apiJson(`/v1/tasks/${event.payload.child_task_id}`, TaskResourceSchema);
+      expect(child.status).toBe("running");
+    }
+    for (const event of started) {
+      expect(await runDurableObjectAlarm(stubFor(String(event.payload.child_task_id)))).toBe(true);
+    }
+
+    expect((await waitForTask(task.id, 30)).status).toBe("completed");
+    const results = await toolResults(task.id, 2);
+    expect(results.map((r) => r.content)).toEqual(["late 1", "late 2"]);
+    const log = await events(task.id);
+    expect(ofType(log, "subagent_started")).toHaveLength(2);
+    expect(ofType(log, "subagent_finished")).toHaveLength(2);
+    expect((await emulatorRequests(task.id)).length).toBe(2);
+  });
+
+  it("cancels a parent's running children with it", async () => {
+    const child = defineAgent({});
+    const parent = defineAgent({ subagents: { enabled: true, agents: [child] } });
+    const prompt = `Never ${uniqueMarker("cancel-child")}`;
+    await script(prompt, [{ content: [{ type: "text", text: "too late" }] }], { ttft_ms: 20_000 });
+    const marker = uniqueMarker("parent-cancel");
+    await script(marker, [{ content: [delegate(child, prompt)], stop_reason: "tool_use" }, done]);
+    const task = await startTask(parent, `Cancel ${marker}`);
+    const [started] = ofType(
+      await eventsUntil(task.id, (seen) => ofType(seen, "subagent_started").length === 1),
+      "subagent_started",
+    );
+    expect((await api(`/v1/tasks/${task.id}/cancel`, { method: "POST" })).status).toBe(200);
+    expect((await waitForTask(String(started?.payload.child_task_id), 10)).status).toBe("canceled");
+    expect((await waitForTask(task.id)).status).toBe("canceled");
+  });
+});
