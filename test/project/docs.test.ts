@@ -233,7 +233,7 @@ describe("links and paths", () => {
     expect(broken).toEqual([]);
   });
 
-  it("names only paths that exist in src/, test/, durable-objects/, scripts/, bench/, emulator/ and agents/", () => {
+  it("names only paths that exist in src/, test/, durable-objects/, scripts/, bench/, emulator/, agents/ and workflows/", () => {
     const missing: string[] = [];
     for (const [page, text] of Object.entries(pages)) {
       for (const line of prose(text)) {
