@@ -3,133 +3,144 @@ import type { WorkflowFile } from "./workflow-file.ts";
 
 export const WORKFLOW_FILES: readonly WorkflowFile[] = [
   {
-    path: "workflows/issue_triage.yaml",
-    definition: {
-      name: "issue_triage",
-      description: "Triages an issue, escalates a high-severity one to a person, and plans the rest.",
-      patterns: ["react"],
-      nodes: {
-        triage: {
-          type: "agent",
-          agent: "triage",
-          pattern: "react",
-        },
-        route: {
-          type: "condition",
-          description: "Where the issue goes after triage.",
-        },
-        escalate: {
-          type: "human",
-          prompt: "A high-severity issue. Take it over, or send it back with state_updates.",
-        },
-        ask_reporter: {
-          type: "agent",
-          agent: "assistant",
-          description: "Phrases triage's question for the reporter.",
-          pattern: "react",
-        },
-        plan: {
-          type: "agent",
-          agent: "planner",
-          pattern: "react",
-        },
-      },
-      edges: [
-        {
-          from: "triage",
-          to: "route",
-        },
-        {
-          from: "route",
-          to: "escalate",
-          condition: 'metadata.severity == "high"',
-        },
-        {
-          from: "route",
-          to: "ask_reporter",
-          condition: 'last_message.endsWith("?")',
-        },
-        {
-          from: "route",
-          to: "plan",
-        },
+    "path": "workflows/issue_triage.yaml",
+    "definition": {
+      "name": "issue_triage",
+      "description": "Triages an issue, escalates a high-severity one to a person, and plans the rest.",
+      "patterns": [
+        "react"
       ],
-      entry_point: "triage",
-      checkpoints: ["plan"],
-      max_iterations: 50,
-    },
+      "nodes": {
+        "triage": {
+          "type": "agent",
+          "agent": "triage",
+          "pattern": "react"
+        },
+        "route": {
+          "type": "condition",
+          "description": "Where the issue goes after triage."
+        },
+        "escalate": {
+          "type": "human",
+          "prompt": "A high-severity issue. Take it over, or send it back with state_updates."
+        },
+        "ask_reporter": {
+          "type": "agent",
+          "agent": "assistant",
+          "description": "Phrases triage's question for the reporter.",
+          "pattern": "react"
+        },
+        "plan": {
+          "type": "agent",
+          "agent": "planner",
+          "pattern": "react"
+        }
+      },
+      "edges": [
+        {
+          "from": "triage",
+          "to": "route"
+        },
+        {
+          "from": "route",
+          "to": "escalate",
+          "condition": "metadata.severity == \"high\""
+        },
+        {
+          "from": "route",
+          "to": "ask_reporter",
+          "condition": "last_message.endsWith(\"?\")"
+        },
+        {
+          "from": "route",
+          "to": "plan"
+        }
+      ],
+      "entry_point": "triage",
+      "checkpoints": [
+        "plan"
+      ],
+      "max_iterations": 50
+    }
   },
   {
-    path: "workflows/plan_and_build.yaml",
-    definition: {
-      name: "plan_and_build",
-      description: "Plans a change, waits for a person's approval, builds it with review rounds, and lists the files.",
-      patterns: ["react", "reflection"],
-      nodes: {
-        plan: {
-          type: "agent",
-          agent: "planner",
-          pattern: "react",
-        },
-        approve: {
-          type: "human",
-          prompt: "Approve the plan, reject it, or change it (state_updates) before the coder starts.",
-        },
-        build: {
-          type: "agent",
-          agent: "coder",
-          pattern: "reflection",
-          critic: "assistant",
-          until: 'last_message.contains("LGTM")',
-          max_rounds: 3,
-        },
-        list_files: {
-          type: "tool",
-          tool: "Glob",
-          arguments: {
-            pattern: "**/*",
-          },
-        },
-      },
-      edges: [
-        {
-          from: "plan",
-          to: "approve",
-        },
-        {
-          from: "approve",
-          to: "build",
-        },
-        {
-          from: "build",
-          to: "list_files",
-        },
+    "path": "workflows/plan_and_build.yaml",
+    "definition": {
+      "name": "plan_and_build",
+      "description": "Plans a change, waits for a person's approval, builds it with review rounds, and lists the files.",
+      "patterns": [
+        "react",
+        "reflection"
       ],
-      entry_point: "plan",
-      checkpoints: [],
-      max_iterations: 20,
-    },
+      "nodes": {
+        "plan": {
+          "type": "agent",
+          "agent": "planner",
+          "pattern": "react"
+        },
+        "approve": {
+          "type": "human",
+          "prompt": "Approve the plan, reject it, or change it (state_updates) before the coder starts."
+        },
+        "build": {
+          "type": "agent",
+          "agent": "coder",
+          "pattern": "reflection",
+          "critic": "assistant",
+          "until": "last_message.contains(\"LGTM\")",
+          "max_rounds": 3
+        },
+        "list_files": {
+          "type": "tool",
+          "tool": "Glob",
+          "arguments": {
+            "pattern": "**/*"
+          }
+        }
+      },
+      "edges": [
+        {
+          "from": "plan",
+          "to": "approve"
+        },
+        {
+          "from": "approve",
+          "to": "build"
+        },
+        {
+          "from": "build",
+          "to": "list_files"
+        }
+      ],
+      "entry_point": "plan",
+      "checkpoints": [],
+      "max_iterations": 20
+    }
   },
   {
-    path: "workflows/support_desk.json",
-    definition: {
-      name: "support_desk",
-      description:
-        "A supervisor: the assistant routes each request to the planner or the coder (routing_key) until it answers finish.",
-      patterns: ["supervisor"],
-      nodes: {
-        desk: {
-          type: "agent",
-          agent: "assistant",
-          pattern: "supervisor",
-          workers: ["planner", "coder"],
-          max_rounds: 6,
-        },
+    "path": "workflows/support_desk.json",
+    "definition": {
+      "name": "support_desk",
+      "description": "A supervisor: the assistant routes each request to the planner or the coder (routing_key) until it answers finish.",
+      "patterns": [
+        "supervisor"
+      ],
+      "nodes": {
+        "desk": {
+          "type": "agent",
+          "agent": "assistant",
+          "pattern": "supervisor",
+          "workers": [
+            "planner",
+            "coder"
+          ],
+          "max_rounds": 6
+        }
       },
-      edges: [],
-      entry_point: "desk",
-      checkpoints: [],
-      max_iterations: 50,
-    },
-  },
+      "edges": [],
+      "entry_point": "desk",
+      "checkpoints": [],
+      "max_iterations": 50
+    }
+  }
 ];
