@@ -46,13 +46,14 @@ export interface WranglerDev {
  * What the Worker's build reads: its config, sources, and the skills and agent files its [build] step compiles (with
  * that step's scripts). node_modules is linked, not copied.
  */
-const SNAPSHOT_DIRS = ["src", "durable-objects", "skills", "agents"];
+const SNAPSHOT_DIRS = ["src", "durable-objects", "skills", "agents", "workflows"];
 const SNAPSHOT_FILES = [
   "wrangler.toml",
   "package.json",
   "tsconfig.json",
   "scripts/build-skills.ts",
   "scripts/build-agents.ts",
+  "scripts/build-workflows.ts",
   "scripts/generated-file.ts",
 ];
 

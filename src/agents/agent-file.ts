@@ -8,10 +8,10 @@
 // seeds (budgets, redaction, tenants, inbound hooks, WebFetch, per-tool approval rules) are top-level keys of the
 // same spelling. Adapted to Workers: `tools` are remote MCP servers (no stdio), and the settings Outpost does not
 // have yet are refused by name rather than ignored.
-import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
 import { z } from "zod";
 import { PERMISSION_SETTINGS_SHAPE } from "../approvals/permissions.ts";
 import { ConfigError } from "../errors.ts";
+import { readYaml, YamlSyntaxError } from "../lib/yaml-source.ts";
 import { AUTH_PROVIDERS, LlmConfigSchema, PROVIDER_NAMES } from "../llm/provider.ts";
 import { McpServerSchema } from "../mcp/config.ts";
 import { type AgentDefinition, AgentDefinitionSchema, parseDefinition } from "./definition.ts";
@@ -130,15 +130,15 @@ export class AgentFileError extends ConfigError {
 
 /** Parses and checks one agent file (YAML, or JSON, which is YAML too). */
 export function parseAgentFile(path: string, source: string): AgentFile {
-  const lines = new LineCounter();
-  const doc = parseDocument(source, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
-  const syntax = doc.errors[0];
-  if (syntax) {
-    const line = lines.linePos(syntax.pos[0]).line;
-    throw new AgentFileError(path, line, null, `not valid YAML: ${syntax.message.split("\n")[0]}`);
+  let doc: ReturnType<typeof readYaml>;
+  try {
+    doc = readYaml(source);
+  } catch (error) {
+    if (error instanceof YamlSyntaxError) throw new AgentFileError(path, error.line, null, error.message);
+    throw error;
   }
-  const lineOf = (keys: readonly PropertyKey[]) => keyLine(doc.contents, keys, lines);
-  const raw: unknown = doc.toJS({ maxAliasCount: 50 });
+  const lineOf = doc.lineOf;
+  const raw: unknown = doc.value;
   const parsed = AgentFileSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -286,26 +286,4 @@ function inFileTerms(message: string): string {
   let out = message;
   for (const [from, to] of Object.entries(FILE_KEYS)) out = out.replaceAll(from, to);
   return out;
-}
-
-/** The 1-based line of the key at `keys` (or of the deepest part of it the document has), or null. */
-function keyLine(root: Node | null, keys: readonly PropertyKey[], lines: LineCounter): number | null {
-  let node: unknown = root;
-  let at: number | null = null;
-  for (const key of keys) {
-    if (isMap(node)) {
-      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(key));
-      if (!pair) break;
-      const start = isScalar(pair.key) ? pair.key.range?.[0] : undefined;
-      if (start !== undefined) at = start;
-      node = pair.value;
-    } else if (isSeq(node)) {
-      const item = node.items[Number(key)];
-      if (!item) break;
-      const start = (item as Node).range?.[0];
-      if (start !== undefined) at = start;
-      node = item;
-    } else break;
-  }
-  return at === null ? null : lines.linePos(at).line;
 }

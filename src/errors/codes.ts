@@ -78,6 +78,9 @@ export const ERROR_CODES = {
   session_not_found: {
     request: { status: 404, when: "no session with that id, or a malformed id (`field`: `id`)" },
   },
+  workflow_not_found: {
+    request: { status: 404, when: "no workflow with that name that the key's tenant may see (`field`: `name`)" },
+  },
   turn_not_found: { request: { status: 404, when: "the session has no turn with that id (`field`: `turn_id`)" } },
   checkpoint_not_found: {
     request: { status: 404, when: "the task has no checkpoint with that id (`field`: `checkpoint_id`)" },

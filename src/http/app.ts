@@ -10,6 +10,7 @@ import { hookRoutes } from "./routes/hooks.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { taskRoutes } from "./routes/tasks.ts";
 import { tenantRoutes } from "./routes/tenant.ts";
+import { workflowRoutes } from "./routes/workflows.ts";
 
 export const app = new Hono<AppEnv>();
 
@@ -28,6 +29,7 @@ app.use("/v1/*", (c, next) => (c.req.path.startsWith("/v1/hooks/") ? next() : re
 app.use("/v1/*", (c, next) => (c.req.path.startsWith("/v1/hooks/") ? next() : requireMethodScope(c, next)));
 app.route("/v1/hooks", hookRoutes);
 app.route("/v1/agents", agentRoutes);
+app.route("/v1/workflows", workflowRoutes);
 app.route("/v1/tasks", taskRoutes);
 app.route("/v1/sessions", sessionRoutes);
 app.route("/v1/tenant", tenantRoutes);

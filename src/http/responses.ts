@@ -21,6 +21,7 @@ import { StoredMessageSchema } from "../runtime/conversation.ts";
 import { SESSION_STATUSES, SessionViewSchema, TurnViewSchema } from "../sessions/session.ts";
 import { TASK_STATUSES, TaskViewSchema } from "../tasks/task.ts";
 import { SCOPES } from "../tenants/api-keys.ts";
+import { WorkflowDefinitionSchema } from "../workflows/definition.ts";
 
 const TaskId = z.uuid({ version: "v4" });
 const Timestamp = z.iso.datetime();
@@ -168,6 +169,24 @@ export type AgentVersionList = z.infer<typeof AgentVersionListSchema>;
 /** GET /v1/agents: the agents the key's tenant may see, by name. */
 export const AgentListSchema = z.strictObject({ agents: z.array(AgentSchema) });
 export type AgentList = z.infer<typeof AgentListSchema>;
+
+// ---- Workflows ---------------------------------------------------------------------------------------------------
+
+/**
+ * A workflow as GET /v1/workflows/:name describes it: its definition as checked (seed 003 Workflow, defaults
+ * applied: an agent node's `pattern`, a tool node's `arguments`, `checkpoints`, `max_iterations`), and its source.
+ */
+export const WorkflowSchema = WorkflowDefinitionSchema.extend({
+  source: z.discriminatedUnion("kind", [
+    z.strictObject({ kind: z.literal("file"), path: z.string() }),
+    z.strictObject({ kind: z.literal("typescript") }),
+  ]),
+});
+export type WorkflowDescription = z.infer<typeof WorkflowSchema>;
+
+/** GET /v1/workflows: the workflows the key's tenant may see (every agent they name visible to it), by name. */
+export const WorkflowListSchema = z.strictObject({ workflows: z.array(WorkflowSchema) });
+export type WorkflowList = z.infer<typeof WorkflowListSchema>;
 
 // ---- Tasks -------------------------------------------------------------------------------------------------------
 

@@ -48,6 +48,7 @@ const repoFiles: readonly string[] = Object.keys(
     "../../emulator/**",
     "../../skills/**",
     "../../agents/**",
+    "../../workflows/**",
     "../../docs/**",
   ]),
 )
@@ -58,7 +59,16 @@ const repoFiles: readonly string[] = Object.keys(
 const GENERATED = ["bench/results/"];
 
 /** The folders whose backticked paths must exist. */
-const CHECKED_PREFIXES = ["src/", "test/", "durable-objects/", "scripts/", "bench/", "emulator/", "agents/"];
+const CHECKED_PREFIXES = [
+  "src/",
+  "test/",
+  "durable-objects/",
+  "scripts/",
+  "bench/",
+  "emulator/",
+  "agents/",
+  "workflows/",
+];
 
 /** A glob key (relative to this file: `../../src/env.ts`, `../support/helpers.ts`, `./layering.test.ts`) as a path from the repository root. */
 function fromRoot(globKey: string): string {
@@ -223,7 +233,7 @@ describe("links and paths", () => {
     expect(broken).toEqual([]);
   });
 
-  it("names only paths that exist in src/, test/, durable-objects/, scripts/, bench/, emulator/ and agents/", () => {
+  it("names only paths that exist in src/, test/, durable-objects/, scripts/, bench/, emulator/, agents/ and workflows/", () => {
     const missing: string[] = [];
     for (const [page, text] of Object.entries(pages)) {
       for (const line of prose(text)) {

@@ -51,6 +51,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "tools",
     "workspace",
   ],
+  workflows: ["agents", "tools"],
   sessions: ["agents", "approvals", "events", "runtime", "tasks"],
   "task-host": [
     "agents",
@@ -96,6 +97,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "sessions",
     "tasks",
     "tenants",
+    "workflows",
     "workspace",
     "env.ts",
   ],
