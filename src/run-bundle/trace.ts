@@ -30,7 +30,7 @@ export interface StepRecord {
   duration_ms: number;
 }
 
-/** Seed 003 SubAgentSessionInfo, by session id: empty until sub-agents run as child tasks. */
+/** Seed 003 SubAgentSessionInfo, by session id: not filled yet (a Task call's record names its child task). */
 export interface SubAgentSessionInfo {
   session_id: string;
   agent: string;
@@ -86,6 +86,8 @@ export function traceLog(task: TaskRecord, events: Iterable<EventRecord>): Trace
   /** The open step of each model turn, and its tool calls by tool_use id. */
   const turns = new Map<string, { step: StepRecord; calls: Map<string, ToolCallRecord>; started: number }>();
   let agent = task.assigned_agent;
+  /** What each Task call delegated (its tool_call_started is not sent: subagent_started says it). */
+  const delegations = new Map<string, Record<string, unknown>>();
   /** A session's turn under way: model turns are numbered within the conversation, keyed within the session turn. */
   let sessionTurn = "";
   let updated = task.created_at;
@@ -180,9 +182,17 @@ export function traceLog(task: TaskRecord, events: Iterable<EventRecord>): Trace
           call.arguments = asObject(p.input);
         }
         break;
+      case "subagent_started":
+        delegations.set(String(p.tool_use_id), {
+          agent: p.agent,
+          description: p.description,
+          child_task_id: p.child_task_id,
+        });
+        break;
       case "tool_call_completed":
         if (turnIndex !== null) {
           const call = callOf(event, turnIndex, String(p.tool_use_id), String(p.tool_name), null);
+          call.arguments = delegations.get(String(p.tool_use_id)) ?? call.arguments;
           call.result = {
             content: p.output_preview,
             is_error: p.is_error,

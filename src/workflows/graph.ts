@@ -20,8 +20,14 @@ import {
   type WorkflowEdge,
 } from "./definition.ts";
 
-/** Built-in tools a tool node may not call: AskUser waits for a person, which is what a human node is for. */
-const NOT_FOR_TOOL_NODES: Readonly<Record<string, string>> = { AskUser: "use a human node to ask a person" };
+/**
+ * Built-in tools a tool node may not call: AskUser waits for a person, which is what a human node is for; Task
+ * delegates to an agent, which is what an agent node is.
+ */
+const NOT_FOR_TOOL_NODES: Readonly<Record<string, string>> = {
+  AskUser: "use a human node to ask a person",
+  Task: "use an agent node to run an agent",
+};
 
 /** A definition that passed every check, with its conditions parsed. */
 export interface CheckedGraph {

@@ -55,6 +55,10 @@ claude:
   file_system:
     read: true
     write: true
+  subagents:
+    enabled: true
+    max_parallel: 2
+    agents: [planner]
   allowed_tools: [Bash, Read, Write, mcp__docs__search]
 tools:
   - type: mcp
@@ -113,6 +117,7 @@ test_cases:
         bash: { enabled: true, excluded_commands: ["rm"], allow_unsafe: false },
         fileSystem: { read: true, write: true, edit: false },
         webFetch: { enabled: false, max_bytes: 1_048_576, timeout_seconds: 30 },
+        subagents: { enabled: true, max_parallel: 2, agents: ["planner"] },
         workingDirectory: "/repo",
       },
       permissions: { mode: "acceptEdits", rules: { Bash: "ask" }, timeoutSeconds: 600, onTimeout: "reject" },
@@ -313,8 +318,7 @@ describe("seed 004's startup validation rules", () => {
     ).toContain("cannot be one of Outpost's own secrets");
   });
 
-  it("what Outpost does not have yet: refused by name rather than ignored", () => {
-    expect(refusal(`${MINIMAL}claude:\n  subagents:\n    enabled: true\n`).key).toBe("claude.subagents.enabled");
+  it("refuses tool filtering on another provider's agent, by name, rather than ignoring it", () => {
     expect(refusal(`${MINIMAL}model:\n  provider: gemini\ntool_filtering: {}\n`).key).toBe("tool_filtering");
   });
 });

@@ -50,7 +50,7 @@ import { NO_WORKSPACE } from "../support/helpers.ts";
 class TestAgent extends Agent {}
 
 /** The built-in tools this deployment runs, as InvalidToolError lists them. */
-const RUNNABLE = ["AskUser", "Bash", "Edit", "Glob", "Grep", "Read", "TodoWrite", "WebFetch", "Write"];
+const RUNNABLE = ["AskUser", "Bash", "Edit", "Glob", "Grep", "Read", "Task", "TodoWrite", "WebFetch", "Write"];
 
 /** MCP servers for tests that name MCP tools: a tool name must name a declared server. */
 const SERVERS: AgentDefinition["mcpServers"] = {

@@ -18,6 +18,7 @@ describe("tool settings", () => {
       bash: { enabled: false, excluded_commands: [], allow_unsafe: false },
       fileSystem: { read: false, write: false, edit: false },
       webFetch: { enabled: false, max_bytes: 1024 * 1024, timeout_seconds: 30 },
+      subagents: { enabled: false, max_parallel: 4, agents: [] },
       workingDirectory: "/",
     });
     expect(agent.allowedTools).toEqual([]);

@@ -4,7 +4,7 @@
 
 import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { TaskResourceSchema } from "../../src/http/responses.ts";
+import { TaskResourceSchema, TraceLogSchema } from "../../src/http/responses.ts";
 import {
   api,
   apiJson,
@@ -73,6 +73,13 @@ describe("the Task tool", () => {
     const firstEnd = Math.min(...ended.map((e) => e.seq));
     expect(started[1]?.seq).toBeLessThan(firstEnd);
     expect(started[2]?.seq).toBeGreaterThan(firstEnd);
+
+    // The trace shows each Task call with what it delegated.
+    const trace = await apiJson(`/v1/tasks/${task.id}/trace`, TraceLogSchema);
+    const calls = trace.steps.find((step) => step.step_name === "turn_1")?.tool_calls ?? [];
+    expect(calls.map((call) => [call.tool, call.arguments.child_task_id, call.result?.content])).toEqual(
+      started.map((e, i) => ["Task", e.payload.child_task_id, `answer ${i + 1}`]),
+    );
 
     for (const [i, event] of started.entries()) {
       const childTask = await apiJson(`/v1/tasks/${event.payload.child_task_id}`, TaskResourceSchema);
