@@ -29,10 +29,15 @@ export const taskTool: BuiltinTool = defineTool({
     "calls in one turn run in parallel.",
   input: TaskInput,
   example: '{"agent": "…", "description": "…", "prompt": "…"}',
-  async run(_args, ctx) {
-    const record = ctx.subagents?.get(ctx.toolUseId);
+  async run(args, ctx) {
+    const host = ctx.subagents;
+    if (!host) return { content: "Sub-agents are not available to this task.", is_error: true };
+    // Started with the rest of its turn (startSubagents), unless it waited for a person's approval or a free place.
+    if (!host.get(ctx.toolUseId) && host.running() < ctx.settings.subagents.max_parallel) {
+      await host.start({ tool_use_id: ctx.toolUseId, ...args });
+    }
+    const record = host.get(ctx.toolUseId);
     if (record?.outcome) return { content: record.outcome.summary, is_error: record.outcome.is_error };
-    if (!ctx.subagents) return { content: "Sub-agents are not available to this task.", is_error: true };
     throw new AwaitingSubagentsError(`The Task call ${ctx.toolUseId} waits for its sub-agent.`);
   },
 });

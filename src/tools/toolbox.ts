@@ -143,7 +143,8 @@ export class Toolbox {
    */
   async prepare(uses: readonly { id: string; name: string; input: unknown }[]): Promise<void> {
     const { subagents } = this.deps;
-    if (!subagents || !this.allowed.has(TASK_TOOL)) return;
+    // A Task call that needs a person's approval starts its child only once approved (the tool itself does then).
+    if (!subagents || !this.allowed.has(TASK_TOOL) || needsApproval(TASK_TOOL, this.declaration.permissions)) return;
     const calls = uses.filter((use) => use.name === TASK_TOOL);
     if (calls.length > 0) await startSubagents(subagents, calls, this.declaration.settings.subagents.max_parallel);
   }

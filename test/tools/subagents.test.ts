@@ -15,6 +15,7 @@ import {
   events,
   ofType,
   parseEvent,
+  pendingRequestId,
   readSse,
   script,
   startTask,
@@ -175,5 +176,27 @@ describe("the Task tool", () => {
     expect((await api(`/v1/tasks/${task.id}/cancel`, { method: "POST" })).status).toBe(200);
     expect((await waitForTask(String(started?.payload.child_task_id), 10)).status).toBe("canceled");
     expect((await waitForTask(task.id)).status).toBe("canceled");
+  });
+
+  it("starts a child that needs a person's approval only once approved", async () => {
+    const child = defineAgent({});
+    const parent = defineAgent({ subagents: { enabled: true, agents: [child] }, toolPermissions: { Task: "ask" } });
+    const prompt = `Approved ${uniqueMarker("child-approved")}`;
+    await script(prompt, [{ content: [{ type: "text", text: "did it" }] }]);
+    const marker = uniqueMarker("parent-approval");
+    await script(marker, [{ content: [delegate(child, prompt)], stop_reason: "tool_use" }, done]);
+    const task = await startTask(parent, `Ask ${marker}`);
+    const waiting = await waitForTask(task.id);
+    expect(waiting.status).toBe("input_required");
+    const seen = await eventsUntil(task.id, (list) => ofType(list, "input_requested").length === 1);
+    expect(ofType(seen, "subagent_started")).toEqual([]);
+    const res = await api(`/v1/tasks/${task.id}/resume`, {
+      method: "POST",
+      body: JSON.stringify({ request_id: pendingRequestId(waiting), action: "approve" }),
+    });
+    expect(res.status).toBe(200);
+    expect((await waitForTask(task.id, 30)).status).toBe("completed");
+    expect((await toolResults(task.id, 2))[0]).toMatchObject({ content: "did it", is_error: false });
+    expect(ofType(await events(task.id), "subagent_started")).toHaveLength(1);
   });
 });
