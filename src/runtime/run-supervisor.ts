@@ -445,17 +445,18 @@ export class RunSupervisor {
 
   private async flushBundle(task: TaskRecord): Promise<void> {
     const { bundle, events, transcript, store, checkpoints, redactor } = this.deps;
-    // Seed 003's files: the task, its trace, and each checkpoint with its conversation redacted, as the API shows it.
+    // Seed 003's files: the task, its trace, and its checkpoints with their conversations redacted, as the API shows
+    // them. The checkpoints are one file, not seed 003's one per checkpoint: an R2 write per checkpoint would more
+    // than double what a run's upload costs.
+    const saved = checkpoints.list().flatMap((summary) => {
+      const checkpoint = checkpoints.get(summary.checkpoint_id);
+      if (!checkpoint) return [];
+      return [{ ...checkpoint, state: { ...checkpoint.state, messages: redactor.value(checkpoint.state.messages) } }];
+    });
     const files = [
       { path: "task.json", content: json(seedTask(task)) },
       { path: "trace.json", content: json(traceLog(task, events.all())) },
-      ...checkpoints.list().flatMap((summary) => {
-        const checkpoint = checkpoints.get(summary.checkpoint_id);
-        if (!checkpoint) return [];
-        const state = { ...checkpoint.state, messages: redactor.value(checkpoint.state.messages) };
-        const path = `checkpoint_${String(summary.sequence).padStart(3, "0")}.json`;
-        return [{ path, content: json({ ...checkpoint, state }) }];
-      }),
+      { path: "checkpoints.json", content: json(saved) },
     ];
     await bundle.flush({ events, summary: finalSummary(task), transcript: transcript.render(), files });
     store.markBundleFlushed();

@@ -48,9 +48,9 @@ const turnFiles = (turn: number) => [
   `artifacts/llm/decision_loop_turn_${turn}_attempt_1_request.txt`,
   `artifacts/llm/decision_loop_turn_${turn}_attempt_1_response.txt`,
 ];
-/** The files written when a run ends: seed 003's checkpoint_NNN.json (one per checkpoint), then seed 002's and 003's. */
-const endOfRunFiles = (checkpoints: number) => [
-  ...Array.from({ length: checkpoints }, (_, i) => `checkpoint_${String(i + 1).padStart(3, "0")}.json`),
+/** The files written when a run ends: seed 002's and seed 003's. */
+const endOfRunFiles = () => [
+  "checkpoints.json",
   "events.jsonl",
   "final_summary.md",
   "llm_transcript.log",
@@ -63,7 +63,7 @@ describe("GET /v1/tasks/:id/artifacts", () => {
     const { task } = await run("assistant", ONE_TURN);
     const body = await listing(task.id);
     expect(body.task_id).toBe(task.id);
-    expect(body.artifacts.map((a) => a.path)).toStrictEqual([...turnFiles(1), ...endOfRunFiles(2)]);
+    expect(body.artifacts.map((a) => a.path)).toStrictEqual([...turnFiles(1), ...endOfRunFiles()]);
   });
 
   it("lists both turns' request and response files of a two-turn run", async () => {
@@ -75,7 +75,7 @@ describe("GET /v1/tasks/:id/artifacts", () => {
     ]);
     expect(task.status).toBe("completed");
     const body = await listing(task.id);
-    expect(body.artifacts.map((a) => a.path)).toStrictEqual([...turnFiles(1), ...turnFiles(2), ...endOfRunFiles(4)]);
+    expect(body.artifacts.map((a) => a.path)).toStrictEqual([...turnFiles(1), ...turnFiles(2), ...endOfRunFiles()]);
   });
 
   it("gives every file a url under the task that serves it with the listed size and content type", async () => {
@@ -91,8 +91,7 @@ describe("GET /v1/tasks/:id/artifacts", () => {
     expect(body.artifacts.map((a) => [a.path, a.content_type])).toStrictEqual([
       [turnFiles(1)[0], "text/plain; charset=utf-8"],
       [turnFiles(1)[1], "text/plain; charset=utf-8"],
-      ["checkpoint_001.json", "application/json"],
-      ["checkpoint_002.json", "application/json"],
+      ["checkpoints.json", "application/json"],
       ["events.jsonl", "application/x-ndjson"],
       ["final_summary.md", "text/markdown; charset=utf-8"],
       ["llm_transcript.log", "text/plain; charset=utf-8"],
@@ -177,7 +176,7 @@ describe("the bundle of a run that did not complete", () => {
       { content: [{ type: "text", text: "unused" }], faults: [{ kind: "http", status: 400 }] },
     ]);
     expect(task.status).toBe("failed");
-    expect((await listing(task.id)).artifacts.map((a) => a.path)).toStrictEqual([...turnFiles(1), ...endOfRunFiles(1)]);
+    expect((await listing(task.id)).artifacts.map((a) => a.path)).toStrictEqual([...turnFiles(1), ...endOfRunFiles()]);
     const summary = await artifact(task.id, "final_summary.md");
     expect(summary).toContain("- Status: failed");
     expect(summary).toContain("## Error\n\nprovider_rejected_request: ");

@@ -1,5 +1,5 @@
 // Seed 003's TraceLog (GET /v1/tasks/:id/trace, GET /v1/sessions/:id/trace) and its files in the run bundle
-// (task.json, trace.json, checkpoint_NNN.json), through the API against the emulator.
+// (task.json, trace.json, checkpoints.json), through the API against the emulator.
 
 import { describe, expect, it } from "vitest";
 import { CheckpointListSchema, SessionResourceSchema, TraceLogSchema } from "../../src/http/responses.ts";
@@ -112,7 +112,7 @@ describe("GET /v1/tasks/:id/trace", () => {
 });
 
 describe("seed 003's files in the run bundle", () => {
-  it("has task.json, trace.json (the route's trace) and a checkpoint_NNN.json per checkpoint", async () => {
+  it("has task.json, trace.json (the route's trace) and checkpoints.json (every checkpoint, as the API shows it)", async () => {
     const agent = defineAgent({ fileSystem: { read: true } });
     const id = await run(
       agent,
@@ -139,10 +139,12 @@ describe("seed 003's files in the run bundle", () => {
     expect(trace).toEqual(await apiJson(`/v1/tasks/${id}/trace`, TraceLogSchema));
     const { checkpoints } = await apiJson(`/v1/tasks/${id}/checkpoints`, CheckpointListSchema);
     expect(checkpoints.length).toBeGreaterThan(1);
-    for (const summary of checkpoints) {
-      const file = JSON.parse(await artifact(id, `checkpoint_${String(summary.sequence).padStart(3, "0")}.json`));
-      expect(file).toEqual(await (await api(`/v1/tasks/${id}/checkpoints/${summary.checkpoint_id}`)).json());
-    }
+    const file = JSON.parse(await artifact(id, "checkpoints.json"));
+    expect(file).toEqual(
+      await Promise.all(
+        checkpoints.map(async (summary) => (await api(`/v1/tasks/${id}/checkpoints/${summary.checkpoint_id}`)).json()),
+      ),
+    );
   });
 });
 
