@@ -39,6 +39,23 @@ export class ConfigError extends OutpostError {
   }
 }
 
+/**
+ * A problem in a definition file (an agent in agents/, a workflow in workflows/, a body PUT at runtime): the file,
+ * the line of the key it is about when that is known, and the key.
+ */
+export class DefinitionFileError extends ConfigError {
+  readonly path: string;
+  readonly line: number | null;
+  readonly key: string | null;
+
+  constructor(path: string, line: number | null, key: string | null, message: string) {
+    super(`${path}${line === null ? "" : `:${line}`}: ${key ? `${key}: ` : ""}${message}`);
+    this.path = path;
+    this.line = line;
+    this.key = key;
+  }
+}
+
 /** A failure in orchestrating runs rather than inside one agent (e.g. an impossible state transition). */
 export class WorkflowError extends OutpostError {
   constructor(message: string, code: "workflow_error" | "step_attempts_exhausted" = "workflow_error") {

@@ -10,7 +10,7 @@
 // have yet are refused by name rather than ignored.
 import { z } from "zod";
 import { PERMISSION_SETTINGS_SHAPE } from "../approvals/permissions.ts";
-import { ConfigError } from "../errors.ts";
+import { ConfigError, DefinitionFileError } from "../errors.ts";
 import { readYaml, YamlSyntaxError } from "../lib/yaml-source.ts";
 import { AUTH_PROVIDERS, LlmConfigSchema, PROVIDER_NAMES } from "../llm/provider.ts";
 import { McpServerSchema } from "../mcp/config.ts";
@@ -114,19 +114,8 @@ export interface AgentFile {
   test_cases: Record<string, unknown>[];
 }
 
-/** A problem in a file, with the line of the key it is about when that is known. */
-export class AgentFileError extends ConfigError {
-  readonly path: string;
-  readonly line: number | null;
-  readonly key: string | null;
-
-  constructor(path: string, line: number | null, key: string | null, message: string) {
-    super(`${path}${line === null ? "" : `:${line}`}: ${key ? `${key}: ` : ""}${message}`);
-    this.path = path;
-    this.line = line;
-    this.key = key;
-  }
-}
+/** A problem in an agent file, with the line of the key it is about when that is known. */
+export class AgentFileError extends DefinitionFileError {}
 
 /** Parses and checks one agent file (YAML, or JSON, which is YAML too). */
 export function parseAgentFile(path: string, source: string): AgentFile {

@@ -2,7 +2,7 @@
 // then checked exactly as a TypeScript workflow is (checkedWorkflow). scripts/build-workflows.ts compiles the folder
 // in and fails the build with the file, line and key of the first problem; the Worker checks the definitions again
 // when it assembles its workflow registry (src/workflows/catalog.ts).
-import { ConfigError } from "../errors.ts";
+import { DefinitionFileError } from "../errors.ts";
 import { readYaml, YamlSyntaxError } from "../lib/yaml-source.ts";
 import { type WorkflowDefinition, WorkflowDefinitionError } from "./definition.ts";
 import { type AgentCatalog, checkedWorkflow, resolveWorkflow, type Workflow } from "./workflow.ts";
@@ -23,18 +23,7 @@ export function fileWorkflows(files: readonly WorkflowFile[]): Workflow[] {
 }
 
 /** A problem in a workflow file: the file, the line of the key it is about when known, the key and the message. */
-export class WorkflowFileError extends ConfigError {
-  readonly path: string;
-  readonly line: number | null;
-  readonly key: string | null;
-
-  constructor(path: string, line: number | null, key: string | null, message: string) {
-    super(`${path}${line === null ? "" : `:${line}`}: ${key ? `${key}: ` : ""}${message}`);
-    this.path = path;
-    this.line = line;
-    this.key = key;
-  }
-}
+export class WorkflowFileError extends DefinitionFileError {}
 
 /**
  * Reads and checks one workflow file (YAML, or JSON, which is YAML too); with `agents`, also what it names outside
