@@ -8,7 +8,7 @@ import type { DecisionFailure } from "../src/approvals/resume.ts";
 import type { Delivery } from "../src/callbacks/delivery.ts";
 import type { ExecutionResult } from "../src/contracts/execution-result.ts";
 import type { RpcResult } from "../src/contracts/rpc.ts";
-import type { SubagentReport } from "../src/contracts/subagents.ts";
+import type { SubagentRecord, SubagentReport } from "../src/contracts/subagents.ts";
 import { emptyUsage } from "../src/contracts/usage.ts";
 import type { Env } from "../src/env.ts";
 import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
@@ -115,6 +115,11 @@ export class TaskObject extends DurableObject<Env> {
    */
   async messages(kind: RecordKind = "task"): Promise<StoredMessage[] | null> {
     return this.host.recordOf(kind) ? this.host.redactor.value(this.host.conversation.list()) : null;
+  }
+
+  /** The task's delegations to sub-agents, oldest first; null when there is no task. */
+  async subagentList(): Promise<SubagentRecord[] | null> {
+    return this.host.task() ? this.host.subagents.list() : null;
   }
 
   /** A sub-agent's child task ended (its report, sent until acknowledged; the same one again changes nothing). */

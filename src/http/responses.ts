@@ -370,6 +370,25 @@ export type SessionResumeResponse = z.infer<typeof SessionResumeResponseSchema>;
 export const MessageListSchema = z.strictObject({ task_id: TaskId, messages: z.array(StoredMessageSchema) });
 export type MessageList = z.infer<typeof MessageListSchema>;
 
+/** GET /v1/tasks/:id/subagents: seed 003 SubAgentSession of each delegation that started a child, oldest first. */
+export const SubagentSessionListSchema = z.strictObject({
+  task_id: TaskId,
+  subagents: z.array(
+    z.strictObject({
+      session_id: TaskId.describe("the child task's id"),
+      parent_task_id: TaskId,
+      agent_name: z.string(),
+      task_description: z.string(),
+      tool_use_id: z.string(),
+      message_history: z.array(StoredMessageSchema).describe("the child's own conversation, redacted"),
+      summary: z.string().nullable(),
+      status: z.enum(["running", "completed", "failed"]),
+      created_at: z.iso.datetime(),
+    }),
+  ),
+});
+export type SubagentSessionList = z.infer<typeof SubagentSessionListSchema>;
+
 /** GET /v1/tasks/:id/checkpoints: the run's checkpoints, oldest first. */
 export const CheckpointListSchema = z.strictObject({ task_id: TaskId, checkpoints: z.array(CheckpointSummarySchema) });
 export type CheckpointList = z.infer<typeof CheckpointListSchema>;

@@ -4,7 +4,7 @@
 
 import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { TaskResourceSchema, TraceLogSchema } from "../../src/http/responses.ts";
+import { SubagentSessionListSchema, TaskResourceSchema, TraceLogSchema } from "../../src/http/responses.ts";
 import {
   api,
   apiJson,
@@ -81,6 +81,20 @@ describe("the Task tool", () => {
     expect(calls.map((call) => [call.tool, call.arguments.child_task_id, call.result?.content])).toEqual(
       started.map((e, i) => ["Task", e.payload.child_task_id, `answer ${i + 1}`]),
     );
+
+    // Seed 003 SubAgentSession of each delegation, with the child's own conversation.
+    const { subagents } = await apiJson(`/v1/tasks/${task.id}/subagents`, SubagentSessionListSchema);
+    expect(
+      subagents.map((s) => [
+        s.session_id,
+        s.parent_task_id,
+        s.agent_name,
+        s.status,
+        s.summary,
+        s.message_history.length,
+      ]),
+    ).toEqual(started.map((e, i) => [e.payload.child_task_id, task.id, child, "completed", `answer ${i + 1}`, 2]));
+    expect(subagents[0]?.message_history[0]).toMatchObject({ role: "user", content: prompts[0] });
 
     for (const [i, event] of started.entries()) {
       const childTask = await apiJson(`/v1/tasks/${event.payload.child_task_id}`, TaskResourceSchema);

@@ -6,13 +6,14 @@ import { Hono } from "hono";
 import { unhandledCode } from "../../errors/codes.ts";
 import { ApiError } from "../../errors.ts";
 import { planFork } from "../../tasks/fork.ts";
+import { taskStubFor } from "../../tasks/task-ids.ts";
 import { taskInit } from "../../tasks/task-init.ts";
 import { agentVersion, visibleAgent } from "../agent-lookup.ts";
 import type { AppEnv } from "../app-env.ts";
 import { decisionInput, decisionRefused } from "../decisions.ts";
 import { streamResponse } from "../event-stream.ts";
 import { listTasks } from "../listing.ts";
-import type { CheckpointList, DeliveryList, MessageList } from "../responses.ts";
+import type { CheckpointList, DeliveryList, MessageList, SubagentSessionList } from "../responses.ts";
 import { EventCursor, ForkBody, ResumeBody, WaitQuery } from "../schemas.ts";
 import { creationId, rateLimitPerMinute, startTask, takeRateToken, takeToken } from "../task-creation.ts";
 import { decisionResource, deliveryResource, missingTask, taskResource, taskStub } from "../task-resource.ts";
@@ -74,6 +75,33 @@ export const taskRoutes = new Hono<AppEnv>()
     const checkpoints = await stub.checkpointList();
     if (!checkpoints) throw await missingTask(stub, id);
     return c.json({ task_id: id, checkpoints } satisfies CheckpointList);
+  })
+  .get("/:id/subagents", async (c) => {
+    const { id, stub } = taskStub(c);
+    const records = await stub.subagentList();
+    if (!records) throw await missingTask(stub, id);
+    const tenant = c.get("tenant");
+    // Seed 003 SubAgentSession: each child's own conversation is read from its object.
+    const subagents = await Promise.all(
+      records.flatMap((record) => {
+        const childId = record.child_task_id;
+        if (childId === null) return [];
+        return [
+          (async (): Promise<SubagentSessionList["subagents"][number]> => ({
+            session_id: childId,
+            parent_task_id: id,
+            agent_name: record.agent,
+            task_description: record.description,
+            tool_use_id: record.tool_use_id,
+            message_history: [...((await taskStubFor(c.env, tenant, childId).messages()) ?? [])],
+            summary: record.outcome?.summary ?? null,
+            status: record.outcome === null ? "running" : record.outcome.is_error ? "failed" : "completed",
+            created_at: record.created_at,
+          }))(),
+        ];
+      }),
+    );
+    return c.json({ task_id: id, subagents } satisfies SubagentSessionList);
   })
   .get("/:id/trace", async (c) => {
     const { id, stub } = taskStub(c);
