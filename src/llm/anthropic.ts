@@ -45,6 +45,21 @@ export interface MessagesClient {
 /** Builds the SDK client of an auth provider other than an API key (src/llm/anthropic-auth.ts). */
 export type ClientFactory = (options: ClientOptions) => MessagesClient;
 
+/**
+ * The SDK client of a cloud platform that takes no Anthropic credentials (Bedrock, Vertex): explicit nulls keep the
+ * SDK from looking for them, and the omitted Authorization header tells it that `fetch` authenticates each request.
+ */
+export function platformClient(options: ClientOptions, baseURL: string, fetch: ClientOptions["fetch"]): MessagesClient {
+  return new Anthropic({
+    ...options,
+    apiKey: null,
+    authToken: null,
+    defaultHeaders: { Authorization: null },
+    baseURL,
+    fetch,
+  });
+}
+
 export interface ProviderConfig {
   apiKey: string | undefined;
   baseURL: string | undefined;

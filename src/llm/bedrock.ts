@@ -8,9 +8,8 @@
 // reaches @aws-sdk/util-utf8-browser, whose ESM build the pool cannot resolve), and it would bring
 // @aws-sdk/client-bedrock-runtime, @aws-sdk/credential-providers and the smithy event-stream stack (180 packages)
 // for a signature and a framing that WebCrypto and the few lines here cover.
-import Anthropic from "@anthropic-ai/sdk";
 import { checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
-import type { ClientFactory, ClientOptions } from "./anthropic.ts";
+import { type ClientFactory, type ClientOptions, platformClient } from "./anthropic.ts";
 import { decodeEventStream } from "./event-stream.ts";
 import { type AwsCredentials, signRequest } from "./sigv4.ts";
 
@@ -27,17 +26,9 @@ export interface BedrockSetup {
 export function bedrockClient(setup: BedrockSetup): ClientFactory {
   const base =
     setup.endpoint ?? checkOutboundUrl(`https://bedrock-runtime.${setup.region}.amazonaws.com`, setup.outbound).origin;
+  // Each request is signed by the fetch (SigV4).
   return (options: ClientOptions) =>
-    new Anthropic({
-      ...options,
-      // Bedrock takes no Anthropic credentials: explicit nulls keep the SDK from looking for them, and the omitted
-      // Authorization header tells it that the fetch below signs.
-      apiKey: null,
-      authToken: null,
-      defaultHeaders: { Authorization: null },
-      baseURL: base,
-      fetch: (input, init) => bedrockFetch(options.fetch, input, init, base, setup),
-    });
+    platformClient(options, base, (input, init) => bedrockFetch(options.fetch, input, init, base, setup));
 }
 
 async function bedrockFetch(

@@ -7,10 +7,9 @@
 // token exchange through node-fetch over node:http, to Google's fixed token URL rather than the key's token_uri, so
 // neither the outbound guard nor the emulator can stand in front of it; and it would bundle google-auth-library and
 // gaxios for nothing else. The rewrite it does is the few lines below.
-import Anthropic from "@anthropic-ai/sdk";
 import { ProviderNotConfiguredError } from "../errors.ts";
 import { checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
-import type { ClientFactory, ClientOptions } from "./anthropic.ts";
+import { type ClientFactory, type ClientOptions, platformClient } from "./anthropic.ts";
 import { accessToken, parseServiceAccount, type ServiceAccount, TokenRefusedError } from "./google-token.ts";
 import type { LlmConfig } from "./provider.ts";
 
@@ -44,17 +43,11 @@ export function vertexClient(setup: VertexSetup): ClientFactory {
   }
   const base = setup.endpoint ?? checkOutboundUrl(vertexBaseUrl(setup.settings.region), setup.outbound).origin;
   const target = { base, project, region: setup.settings.region };
+  // Each request carries the service account's access token, added by the fetch.
   return (options: ClientOptions) =>
-    new Anthropic({
-      ...options,
-      // Vertex takes no Anthropic credentials: explicit nulls keep the SDK from looking for them, and the omitted
-      // Authorization header tells it that the fetch below authenticates.
-      apiKey: null,
-      authToken: null,
-      defaultHeaders: { Authorization: null },
-      baseURL: base,
-      fetch: (input, init) => vertexFetch(options.fetch, input, init, target, account, setup.outbound),
-    });
+    platformClient(options, base, (input, init) =>
+      vertexFetch(options.fetch, input, init, target, account, setup.outbound),
+    );
 }
 
 async function vertexFetch(
