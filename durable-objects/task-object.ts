@@ -12,6 +12,7 @@ import type { SubagentRecord, SubagentReport } from "../src/contracts/subagents.
 import { emptyUsage } from "../src/contracts/usage.ts";
 import type { Env } from "../src/env.ts";
 import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
+import type { ForwardedBatch } from "../src/events/event-tree.ts";
 import { type EventStreamOptions, openEventStream } from "../src/events/sse.ts";
 import { untilEvent } from "../src/events/wait.ts";
 import { type ArtifactEntry, runPrefix } from "../src/run-bundle/run-bundle.ts";
@@ -40,13 +41,18 @@ import type { WorkspaceEntry } from "../src/workspace/workspace.ts";
 
 export type Subscription = { id: string; stream: ReadableStream<Uint8Array> } | { finished: true };
 
-/** An event stream over the object's log, opened when the subscription is registered. */
+/**
+ * An event stream over the object's log, opened when the subscription is registered: the task's own events, and with
+ * `tree` its sub-agents' down to `tree.maxDepth` levels (all when undefined).
+ */
 function openEventStreamFor(
   host: TaskHost,
   after: number,
   options: Omit<EventStreamOptions, "signal" | "onClose">,
+  tree?: { maxDepth: number | undefined },
 ): (registration: { signal: AbortSignal; onClose: () => void }) => ReadableStream<Uint8Array> {
-  return (registration) => openEventStream(host.events, after, { ...options, ...registration });
+  const source = tree ? host.events.treeSource(tree.maxDepth) : host.events;
+  return (registration) => openEventStream(source, after, { ...options, ...registration });
 }
 
 function isClosed(host: TaskHost): boolean {
@@ -130,6 +136,14 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   /**
+   * A sub-agent's child task forwards its log here (src/task-host/event-forwarding.ts): each event is stored once, in
+   * this task's sequence, before the call returns. Returns how many were new.
+   */
+  async forwardEvents(batch: ForwardedBatch): Promise<number> {
+    return this.host.forwarded.receive(batch);
+  }
+
+  /**
    * Seed 003's TraceLog, built from the event log (src/run-bundle/trace.ts); null when there is no such record. (Not
    * named `trace`: workerd's RPC does not expose a method of that name.)
    */
@@ -139,25 +153,20 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   /**
-   * SSE bytes: every event after `after`, then live events, ending after the terminal event. The caller passes
-   * the id to `unsubscribe` when its client goes: cancelling an RPC stream reaches the object only at its next write.
-   * `finished` means the run has ended and the cursor is at or past its last event: there is nothing left to send.
+   * SSE bytes: every event after `after`, then live events, ending after the terminal event; its sub-agents' events
+   * too, down to `maxDepth` levels below it (all when undefined; 0: its own only), in the same sequence. The caller
+   * passes the id to `unsubscribe` when its client goes: cancelling an RPC stream reaches the object only at its next
+   * write. `finished` means the run has ended and the cursor is at or past its last event: nothing is left to send.
    */
-  async subscribe(after: number): Promise<Subscription | null> {
+  async subscribe(after: number, maxDepth?: number): Promise<Subscription | null> {
     const { host } = this;
     const task = host.task();
     if (!task) return null;
     if (isTerminal(task.status) && after >= host.events.lastSeq()) return { finished: true };
     host.supervisor.resumeIfIdle(task);
-    const id = crypto.randomUUID();
-    const abort = new AbortController();
-    this.subscriptions.set(id, abort);
-    const stream = openEventStream(host.events, after, {
-      signal: abort.signal,
-      onClose: () => this.subscriptions.delete(id),
-      isFinished: () => isTerminal(host.requireTask().status),
-    });
-    return { id, stream };
+    return this.subscription(
+      openEventStreamFor(host, after, { isFinished: () => isTerminal(host.requireTask().status) }, { maxDepth }),
+    );
   }
 
   async unsubscribe(id: string): Promise<void> {
@@ -417,17 +426,22 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   /**
-   * The session's events after `after`, one stream across turns, ending with session_closed; with `turnId`, one
-   * turn's events, ending with its turn_finished. `finished` as for subscribe().
+   * The session's events after `after`, one stream across turns, ending with session_closed, with its sub-agents'
+   * down to `maxDepth` levels (as for subscribe()); with `turnId`, one turn's own events, ending with its
+   * turn_finished. `finished` as for subscribe().
    */
-  async subscribeSession(after: number, turnId?: string): Promise<Subscription | null | "turn_not_found"> {
+  async subscribeSession(
+    after: number,
+    turnId?: string,
+    maxDepth?: number,
+  ): Promise<Subscription | null | "turn_not_found"> {
     const { host } = this;
     const session = host.session();
     if (!session) return null;
     host.supervisor.resumeIfIdle(session);
     if (turnId === undefined) {
       if (session.status === "closed" && after >= host.events.lastSeq()) return { finished: true };
-      return this.subscription(openEventStreamFor(host, after, { isFinished: () => isClosed(host) }));
+      return this.subscription(openEventStreamFor(host, after, { isFinished: () => isClosed(host) }, { maxDepth }));
     }
     const turn = host.turns.get(turnId);
     if (!turn) return "turn_not_found";

@@ -13,6 +13,14 @@ export const EventRecordSchema = z.object({
   event_type: z.string(),
   payload: z.record(z.string(), z.unknown()),
   redaction_mode: z.enum(["full", "redacted"]),
+  /**
+   * On a parent's stream, an event of a task below it (a sub-agent's, forwarded up the tree; src/events/event-tree.ts):
+   * the task that emitted it, that task's parent, and how many levels below the stream's task it is (1 for a child).
+   * Absent on the stream's own task's events.
+   */
+  task_id: z.string().optional(),
+  parent_task_id: z.string().optional(),
+  depth: z.number().int().positive().optional(),
 });
 export type EventRecord = z.infer<typeof EventRecordSchema>;
 
@@ -20,6 +28,11 @@ export type EventRecord = z.infer<typeof EventRecordSchema>;
 export const TERMINAL_EVENT_TYPES: ReadonlySet<string> = new Set(
   EVENT_TYPES.filter((type) => EVENT_CATALOG[type].terminal),
 );
+
+/** The stream's own task's terminal event: a sub-agent's, forwarded to its parent, ends nothing but the sub-agent. */
+export function isOwnTerminal(record: EventRecord): boolean {
+  return record.depth === undefined && TERMINAL_EVENT_TYPES.has(record.event_type);
+}
 
 /** A record as JSON, never throwing: BigInts become strings, anything else unserialisable becomes a note. */
 export function recordJson(record: EventRecord): string {

@@ -1,6 +1,6 @@
 // Server-Sent Events over the event log: replay everything after the client's cursor, then follow live, then end
 // after the terminal event (or the event the caller names: a session turn's end). The stream is bytes so it can cross Durable Object RPC and become a Response body.
-import { type EventRecord, recordJson, TERMINAL_EVENT_TYPES } from "./event-record.ts";
+import { type EventRecord, isOwnTerminal, recordJson } from "./event-record.ts";
 
 /** The narrow view of the event log this needs (STYLE: small collaborators, narrow interfaces). */
 export interface EventSource {
@@ -12,7 +12,8 @@ export interface EventStreamOptions {
   /** True when what the stream follows has ended and its last event is in the log. */
   isFinished: () => boolean;
   /**
-   * The event the stream ends after: by default a terminal event (a task's run, a session). A session turn's stream
+   * The event the stream ends after: by default the stream's own task's terminal event (a task's run, a session; a
+   * sub-agent's, forwarded up the tree, ends nothing). A session turn's stream
    * (src/sessions/) ends after that turn's turn_finished as well.
    */
   endsAt?: (record: EventRecord) => boolean;
@@ -57,7 +58,7 @@ export function openEventStream(
   after: number,
   options: EventStreamOptions,
 ): ReadableStream<Uint8Array> {
-  const endsAt = options.endsAt ?? ((record: EventRecord) => TERMINAL_EVENT_TYPES.has(record.event_type));
+  const endsAt = options.endsAt ?? isOwnTerminal;
   const include = options.include ?? (() => true);
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const maxBuffered = options.maxBufferedBytes ?? 8 * 1024 * 1024;

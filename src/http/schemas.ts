@@ -91,6 +91,15 @@ export const EventCursor = z
   .regex(/^\d{1,15}$/, "must be a non-negative integer event sequence number")
   .transform(Number);
 
+/**
+ * ?depth= of an event stream: how many levels of sub-agents below the task it carries (0: the task's own events
+ * only); without it, the whole tree.
+ */
+export const EventDepth = z
+  .string()
+  .regex(/^\d{1,3}$/, "must be a non-negative integer (0: the task's own events only)")
+  .transform(Number);
+
 /** Artifact paths are relative, with no empty, '.' or '..' segments. */
 export const ArtifactPath = z
   .string()

@@ -182,6 +182,8 @@ export interface ParentReportDeps {
   state: Pick<TaskState, "get" | "put">;
   /** The object's task, or null when it holds none. */
   task: () => TaskRecord | null;
+  /** Whether the parent has every event of this task's log: the end is reported after them. */
+  forwarded: () => boolean;
 }
 
 /** A child task's end, reported to its parent from the alarm until the parent acknowledges it. */
@@ -199,6 +201,8 @@ export class ParentReporter {
     if (!task || !isTerminal(task.status)) return null;
     if (!this.deps.state.get<SubagentOrigin>(SUBAGENT_ORIGIN_KEY)) return null;
     if (this.deps.state.get<boolean>(REPORTED_KEY)) return null;
+    // Its events first (the forwarder's own schedule sends them), so the parent's stream has them before the end.
+    if (!this.deps.forwarded()) return null;
     return Math.max(this.retryAt, Date.now());
   }
 

@@ -43,6 +43,7 @@ import { taskView } from "../tasks/task-view.ts";
 import { type DirectoryEntry, tenantStubFor } from "../tenants/directory.ts";
 import { Workspace, workspacePrefix } from "../workspace/workspace.ts";
 import { DirectoryReporter } from "./directory-report.ts";
+import { EventForwarder, ForwardedEventSink } from "./event-forwarding.ts";
 import { ParentReporter, TaskSubagents } from "./subagents.ts";
 
 export class TaskHost {
@@ -62,6 +63,10 @@ export class TaskHost {
   /** The task's delegations to sub-agents (the Task tool), and, in a child task, the report of its end. */
   readonly subagents: TaskSubagents;
   private readonly parentReport: ParentReporter;
+  /** In a sub-agent's child task: its log, forwarded to its parent's as it grows (one stream for the tree). */
+  private readonly forwarder: EventForwarder;
+  /** In a parent: its children's forwarded events, stored once each in its own sequence. */
+  readonly forwarded: ForwardedEventSink;
   /** The run's lifecycle: start, heartbeat, cancel, crashes, a person's answers, bundle upload and expiry. */
   readonly supervisor: RunSupervisor;
   /** A session's turns (src/sessions/): unused by a task. */
@@ -132,16 +137,45 @@ export class TaskHost {
       allowedAgents: () => taskAgent(this.requireRecord(), this.state, registry).settings.subagents.agents,
       transaction: (fn) => this.supervisor.transaction(fn),
     });
-    this.parentReport = new ParentReporter({ env, state: this.state, task: () => this.record() });
-    const { callbacks, directory, parentReport } = this;
+    this.forwarder = new EventForwarder({
+      env,
+      state: this.state,
+      events: this.events,
+      task: () => this.record(),
+      wake: async (at) => {
+        const current = await ctx.storage.getAlarm();
+        if (current === null || current > at) await ctx.storage.setAlarm(at);
+      },
+    });
+    this.events.onAppended(() => this.forwarder.poke());
+    this.forwarded = new ForwardedEventSink({
+      events: this.events,
+      record: () => this.record(),
+      delegations: () => this.subagents.list(),
+      transaction: (fn) => this.supervisor.transaction(fn),
+    });
+    this.parentReport = new ParentReporter({
+      env,
+      state: this.state,
+      task: () => this.record(),
+      forwarded: () => this.forwarder.caughtUp(),
+    });
+    const { callbacks, directory, forwarder, parentReport } = this;
     this.supervisor = new RunSupervisor({
       redactor,
       outbox: {
         sync: () => callbacks.sync(),
-        nextDueAt: () => earliest(earliest(callbacks.nextDueAt(), directory.nextDueAt()), parentReport.nextDueAt()),
+        nextDueAt: () =>
+          [callbacks.nextDueAt(), directory.nextDueAt(), forwarder.nextDueAt(), parentReport.nextDueAt()].reduce(
+            earliest,
+            null,
+          ),
         deliverDue: async () => {
           await callbacks.deliverDue();
           await directory.deliverDue();
+          // A child's events reach its parent before its end does: the parent's stream has them before its
+          // subagent_finished.
+          await forwarder.deliverDue();
           await parentReport.deliverDue();
         },
       },
@@ -252,7 +286,7 @@ export class TaskHost {
   private directoryEntry(): DirectoryEntry | null {
     const record = this.record();
     if (!record) return null;
-    const last = this.events.readAfter(this.events.lastSeq() - 1, 1)[0];
+    const lastAt = this.events.lastOwnTimestamp();
     return {
       id: record.id,
       kind: record.kind,
@@ -261,7 +295,7 @@ export class TaskHost {
       parent_task_id: record.parent_task_id,
       tags: record.tags,
       created_at: record.created_at,
-      updated_at: last?.timestamp ?? record.created_at,
+      updated_at: lastAt ?? record.created_at,
       ended_at: record.completed_at,
       total_cost_usd: record.usage.total_cost_usd,
     };

@@ -18,7 +18,7 @@ import type {
   TurnLinks,
   TurnResponse,
 } from "../responses.ts";
-import { EventCursor, ResumeBody, SendMessageBody, WaitQuery } from "../schemas.ts";
+import { EventCursor, EventDepth, ResumeBody, SendMessageBody, WaitQuery } from "../schemas.ts";
 import { takeRateToken } from "../task-creation.ts";
 import { decisionResource, mayRead } from "../task-resource.ts";
 import { jsonBody, parseWith } from "../validation.ts";
@@ -129,7 +129,9 @@ export const sessionRoutes = new Hono<AppEnv>()
   })
   .get("/:id/events", async (c) => {
     const { id, stub } = sessionStub(c);
-    const subscription = await stub.subscribeSession(cursorOf(c));
+    const depth = c.req.query("depth");
+    const maxDepth = depth === undefined ? undefined : parseWith(EventDepth, depth, "depth");
+    const subscription = await stub.subscribeSession(cursorOf(c), undefined, maxDepth);
     if (!subscription) throw sessionNotFound(id);
     if (subscription === "turn_not_found" || "finished" in subscription) return c.body(null, 204);
     return streamResponse(c, stub, subscription);

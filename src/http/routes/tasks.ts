@@ -14,7 +14,7 @@ import { decisionInput, decisionRefused } from "../decisions.ts";
 import { streamResponse } from "../event-stream.ts";
 import { listTasks } from "../listing.ts";
 import type { CheckpointList, DeliveryList, MessageList, SubagentSessionList } from "../responses.ts";
-import { EventCursor, ForkBody, ResumeBody, WaitQuery } from "../schemas.ts";
+import { EventCursor, EventDepth, ForkBody, ResumeBody, WaitQuery } from "../schemas.ts";
 import { creationId, rateLimitPerMinute, startTask, takeRateToken, takeToken } from "../task-creation.ts";
 import { decisionResource, deliveryResource, missingTask, taskResource, taskStub } from "../task-resource.ts";
 import { jsonBody, parseWith } from "../validation.ts";
@@ -50,7 +50,11 @@ export const taskRoutes = new Hono<AppEnv>()
         : query !== undefined
           ? parseWith(EventCursor, query, "after")
           : 0;
-    const subscription = await stub.subscribe(cursor);
+    const depth = c.req.query("depth");
+    const subscription = await stub.subscribe(
+      cursor,
+      depth === undefined ? undefined : parseWith(EventDepth, depth, "depth"),
+    );
     if (!subscription) throw await missingTask(stub, id);
     // The run has ended and the client has every event: 204 tells an EventSource to stop reconnecting.
     if ("finished" in subscription) return c.body(null, 204);
