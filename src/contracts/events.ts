@@ -15,7 +15,7 @@ import { z } from "zod";
 import { ErrorInfoSchema as ErrorInfo } from "../errors/error-info.ts";
 import { JsonObjectSchema, JsonSchema } from "../lib/json.ts";
 import { ExecutionResultSchema } from "./execution-result.ts";
-import { AgentUsageSchema, CallUsageSchema } from "./usage.ts";
+import { AgentUsageSchema, CallUsageSchema, UsageRollupSchema } from "./usage.ts";
 
 /** An event's payload: one object, or objects told apart by a field (llm_decision_decoded's `success`). */
 type PayloadSchema = z.ZodObject | z.ZodDiscriminatedUnion<z.ZodObject[]>;
@@ -353,6 +353,9 @@ export const EVENT_CATALOG = {
         final_summary: z.string(),
         final_summary_truncated: z.boolean().describe("cut at 256 KiB; the task's result is whole"),
         usage: AgentUsageSchema.optional(),
+        usage_rollup: UsageRollupSchema.optional().describe(
+          "a task that delegated: its usage, each sub-agent's, by agent and model, and the tree's total",
+        ),
         metadata: JsonObject,
         execution_result: ExecutionResultSchema.optional().describe(
           "an invocation's (`POST /v1/agents/:name/invoke`) seed 004 ExecutionResult",
@@ -369,6 +372,7 @@ export const EVENT_CATALOG = {
         error: ErrorInfo,
         errors: z.array(ErrorInfo),
         usage: AgentUsageSchema.optional().describe("absent for a crashed run"),
+        usage_rollup: UsageRollupSchema.optional().describe("as run_finished's"),
         execution_result: ExecutionResultSchema.optional().describe(
           "an invocation's (`POST /v1/agents/:name/invoke`) seed 004 ExecutionResult",
         ),

@@ -2,6 +2,7 @@
 // and what a child task reports to its parent's object when it ends. Each sub-agent is a child task in its own
 // Durable Object; its parent records every delegation under the Task call's tool_use id, so a replayed run finds the
 // child it started and the outcome the child reported, never starting or counting one twice.
+import type { SubtreeUsage } from "./usage.ts";
 
 /** A delegation the model asked for with the Task tool. */
 export interface SubagentRequest {
@@ -26,6 +27,8 @@ export interface SubagentRecord extends SubagentRequest {
   depth: number;
   created_at: string;
   outcome: SubagentOutcome | null;
+  /** What the child reported of its usage and its subtree's with its end (the parent's usage rollup). */
+  usage?: SubtreeUsage;
 }
 
 /** What the Task tool uses of its task's object. */
@@ -43,6 +46,8 @@ export interface SubagentReport {
   child_task_id: string;
   tool_use_id: string;
   outcome: SubagentOutcome;
+  /** The child's usage and its subtree's (absent from a child running code from before rollups). */
+  usage?: SubtreeUsage;
 }
 
 /** What a child task knows of its place in the tree (its state, from its creation). */

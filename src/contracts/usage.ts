@@ -1,5 +1,6 @@
 // The usage every run reports (seed 000 AgentUsage, FR-014) and the arithmetic that sums it across model calls: the
-// runtime adds each call, the task row keeps the total, agents read it into their results. Wire types: snake_case,
+// runtime adds each call, the task row keeps the total, agents read it into their results; a parent task rolls its
+// sub-agents' usage up with its own (usageRollup). Wire types: snake_case,
 // the same shapes the HTTP API returns. A leaf: it imports nothing from the rest of src/.
 import { z } from "zod";
 
@@ -104,5 +105,122 @@ export function addRecovery(
       cost_usd:
         r.cost_usd === null || call.cost_usd === null ? null : Math.round((r.cost_usd + call.cost_usd) * 1e9) / 1e9,
     },
+  };
+}
+
+/** Two usages as one (a tree's tasks): tokens, calls and time add up; an unknown cost makes the sum's unknown. */
+export function sumUsage(a: AgentUsage, b: AgentUsage): AgentUsage {
+  const searches = (a.web_search_requests ?? 0) + (b.web_search_requests ?? 0);
+  return {
+    input_tokens: a.input_tokens + b.input_tokens,
+    output_tokens: a.output_tokens + b.output_tokens,
+    cache_creation_input_tokens: a.cache_creation_input_tokens + b.cache_creation_input_tokens,
+    cache_read_input_tokens: a.cache_read_input_tokens + b.cache_read_input_tokens,
+    total_tokens: a.total_tokens + b.total_tokens,
+    total_cost_usd: addCost(a.total_cost_usd, b.total_cost_usd),
+    unpriced_models: [...a.unpriced_models, ...b.unpriced_models.filter((m) => !a.unpriced_models.includes(m))],
+    model_calls: a.model_calls + b.model_calls,
+    ...(searches > 0 ? { web_search_requests: searches } : {}),
+    duration_ms: a.duration_ms + b.duration_ms,
+    recovery: {
+      attempts: a.recovery.attempts + b.recovery.attempts,
+      input_tokens: a.recovery.input_tokens + b.recovery.input_tokens,
+      output_tokens: a.recovery.output_tokens + b.recovery.output_tokens,
+      cost_usd: addCost(a.recovery.cost_usd, b.recovery.cost_usd),
+    },
+  };
+}
+
+function addCost(a: number | null, b: number | null): number | null {
+  return a === null || b === null ? null : Math.round((a + b) * 1e9) / 1e9;
+}
+
+// ---- A tree of tasks (sub-agents, issue 14 §2): usage rolled up from each child's report -------------------------
+
+/** The usage of the tasks of one agent on one model, across a tree. */
+export const AgentModelUsageSchema = z.strictObject({
+  agent: z.string(),
+  model: z.string(),
+  /** How many of the tree's tasks ran this agent on this model. */
+  tasks: z.number().int().positive(),
+  usage: AgentUsageSchema,
+});
+export type AgentModelUsage = z.infer<typeof AgentModelUsageSchema>;
+
+/**
+ * What a sub-agent's child task reports of its usage when it ends (with its end, SubagentReport): its own, and its
+ * whole subtree's, so a parent rolls up a tree of any depth from its children's reports alone.
+ */
+export const SubtreeUsageSchema = z.strictObject({
+  agent: z.string(),
+  model: z.string(),
+  /** The task's own model calls. */
+  own: AgentUsageSchema,
+  /** The task and every task below it, by agent and model. */
+  by_agent_model: z.array(AgentModelUsageSchema),
+  /** The task and every task below it. Recovery waste is apart, in `total.recovery`, as in any usage. */
+  total: AgentUsageSchema,
+});
+export type SubtreeUsage = z.infer<typeof SubtreeUsageSchema>;
+
+/** A task's usage with its sub-agents' (run_finished's usage_rollup, final_summary.md's table). */
+export const UsageRollupSchema = SubtreeUsageSchema.extend({
+  /** Each delegation whose child has reported its end, in the order they were made. */
+  subagents: z.array(
+    z.strictObject({
+      task_id: z.string(),
+      tool_use_id: z.string(),
+      agent: z.string(),
+      model: z.string(),
+      status: z.enum(["completed", "failed", "canceled"]),
+      /** The child's own model calls. */
+      usage: AgentUsageSchema,
+      /** The child and every task below it. */
+      subtree: AgentUsageSchema,
+    }),
+  ),
+});
+export type UsageRollup = z.infer<typeof UsageRollupSchema>;
+
+/** A task's rollup: its own usage, and each child's as the child reported it. */
+export function usageRollup(
+  self: { agent: string; model: string; usage: AgentUsage },
+  children: readonly {
+    task_id: string;
+    tool_use_id: string;
+    status: UsageRollup["subagents"][number]["status"];
+    usage: SubtreeUsage;
+  }[],
+): UsageRollup {
+  const groups = new Map<string, AgentModelUsage>();
+  const add = (line: AgentModelUsage) => {
+    const key = JSON.stringify([line.agent, line.model]);
+    const group = groups.get(key);
+    groups.set(
+      key,
+      group ? { ...group, tasks: group.tasks + line.tasks, usage: sumUsage(group.usage, line.usage) } : line,
+    );
+  };
+  add({ agent: self.agent, model: self.model, tasks: 1, usage: self.usage });
+  let total = self.usage;
+  for (const child of children) {
+    for (const line of child.usage.by_agent_model) add(line);
+    total = sumUsage(total, child.usage.total);
+  }
+  return {
+    agent: self.agent,
+    model: self.model,
+    own: self.usage,
+    by_agent_model: [...groups.values()],
+    total,
+    subagents: children.map((child) => ({
+      task_id: child.task_id,
+      tool_use_id: child.tool_use_id,
+      agent: child.usage.agent,
+      model: child.usage.model,
+      status: child.status,
+      usage: child.usage.own,
+      subtree: child.usage.total,
+    })),
   };
 }

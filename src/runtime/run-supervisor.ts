@@ -11,7 +11,7 @@ import { applyDecision, type ResumeResult } from "../approvals/resume.ts";
 import type { PriceTable } from "../config/prices.ts";
 import type { RpcFailure } from "../contracts/rpc.ts";
 import type { SubagentHost, SubagentReport } from "../contracts/subagents.ts";
-import { emptyUsage } from "../contracts/usage.ts";
+import { emptyUsage, type UsageRollup } from "../contracts/usage.ts";
 import { type ErrorInfo, toErrorInfo } from "../errors.ts";
 import type { Redactor } from "../events/redaction.ts";
 import type { LlmConfig, ModelProvider } from "../llm/provider.ts";
@@ -74,6 +74,8 @@ export interface SupervisorDeps extends TaskStorage {
   turnCrashed?: (error: ErrorInfo) => Promise<void>;
   /** The task's sub-agents (the Task tool): child tasks in their own objects, which report their end here. */
   subagents?: SubagentHost;
+  /** The task's usage with its sub-agents' (null when it delegated nothing): its terminal event and bundle show it. */
+  usageRollup?: () => UsageRollup | null;
 }
 
 /** Set while the run has stopped until a sub-agent ends: no heartbeat resumes it meanwhile, only the child's report. */
@@ -304,7 +306,12 @@ export class RunSupervisor {
   /** A task's run: its input, a fork's conversation up to the fork point, or an invocation's context. */
   private taskShape(task: TaskRecord): RunShape {
     const { deps } = this;
-    const writes = { store: deps.store, events: deps.events, transaction: <T>(fn: () => T) => this.transaction(fn) };
+    const writes = {
+      store: deps.store,
+      events: deps.events,
+      transaction: <T>(fn: () => T) => this.transaction(fn),
+      ...(deps.usageRollup ? { usageRollup: deps.usageRollup } : {}),
+    };
     const invocation = deps.state.get<InvocationState>(INVOCATION_STATE_KEY);
     if (invocation) {
       const first = invocation.context_messages;
@@ -458,7 +465,8 @@ export class RunSupervisor {
       { path: "trace.json", content: json(traceLog(task, events.all())) },
       { path: "checkpoints.json", content: json(saved) },
     ];
-    await bundle.flush({ events, summary: finalSummary(task), transcript: transcript.render(), files });
+    const summary = finalSummary(task, this.deps.usageRollup?.() ?? null);
+    await bundle.flush({ events, summary, transcript: transcript.render(), files });
     store.markBundleFlushed();
   }
 

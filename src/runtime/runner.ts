@@ -13,6 +13,7 @@ import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import type { ExecutionResult } from "../contracts/execution-result.ts";
 import type { RunLimits } from "../contracts/runtime.ts";
 import type { SubagentHost } from "../contracts/subagents.ts";
+import type { UsageRollup } from "../contracts/usage.ts";
 import { AwaitingInputError, AwaitingSubagentsError, toErrorInfo, WorkflowError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
 import type { Redactor } from "../events/redaction.ts";
@@ -66,6 +67,8 @@ export interface RunnerDeps {
   subagents?: SubagentHost;
   /** The run stopped until a sub-agent ends (the supervisor keeps no heartbeat meanwhile). */
   awaitSubagents?: () => void;
+  /** The task's usage with its sub-agents' (null when it delegated nothing): its terminal event carries it. */
+  usageRollup?: () => UsageRollup | null;
 }
 
 /** What a run does with its agent: the input and the conversation it starts from, and how it records its outcome. */
@@ -177,7 +180,7 @@ export function structuredOutputOf(result: AgentResult): Json | null {
 }
 
 export function taskRunShape(
-  deps: Pick<RunnerDeps, "store" | "events" | "transaction">,
+  deps: Pick<RunnerDeps, "store" | "events" | "transaction" | "usageRollup">,
   task: TaskRecord,
   startFrom: AgentContext["startFrom"],
   invocation?: (result: AgentResult) => ExecutionResult,
@@ -194,7 +197,7 @@ export function taskRunShape(
  * everything read from the agent's result is read before either is written.
  */
 export function finishTask(
-  deps: Pick<RunnerDeps, "store" | "events" | "transaction">,
+  deps: Pick<RunnerDeps, "store" | "events" | "transaction" | "usageRollup">,
   result: AgentResult,
   executionResult?: ExecutionResult,
 ): void {
@@ -204,6 +207,11 @@ export function finishTask(
   const metadata = result.metadata;
   const errors = result.errors;
   const first = errors[0] ?? new WorkflowError("The run failed without a reported error.").toJSON();
+  // A task that delegated: its usage with its sub-agents'; a task that did not keeps the events it always had.
+  const rolledUp = () => {
+    const rollup = deps.usageRollup?.() ?? null;
+    return rollup ? { usage_rollup: rollup } : {};
+  };
   deps.transaction(() => {
     if (success) {
       const structured = structuredOutputOf(result);
@@ -218,6 +226,7 @@ export function finishTask(
         final_summary: output.length > MAX_SUMMARY_CHARS ? output.slice(0, MAX_SUMMARY_CHARS) : output,
         final_summary_truncated: output.length > MAX_SUMMARY_CHARS,
         usage: store.get()?.usage,
+        ...rolledUp(),
         metadata,
         ...(executionResult ? { execution_result: executionResult } : {}),
       });
@@ -229,6 +238,7 @@ export function finishTask(
       error: first,
       errors,
       usage: store.get()?.usage,
+      ...rolledUp(),
       ...(executionResult ? { execution_result: executionResult } : {}),
     });
   });

@@ -12,6 +12,7 @@ import type {
   SubagentReport,
   SubagentRequest,
 } from "../contracts/subagents.ts";
+import { type SubtreeUsage, type UsageRollup, usageRollup } from "../contracts/usage.ts";
 import type { Env } from "../env.ts";
 import type { EventLog } from "../events/event-log.ts";
 import { isTerminal, type TaskInit } from "../tasks/task.ts";
@@ -123,7 +124,8 @@ export class TaskSubagents implements SubagentHost {
     const record = records[report.tool_use_id];
     if (!record || record.child_task_id !== report.child_task_id || record.outcome !== null) return false;
     if (isTerminal(this.deps.task().status)) return false;
-    this.deps.state.put(RECORDS_KEY, { ...records, [report.tool_use_id]: { ...record, outcome: report.outcome } });
+    const ended: Stored = { ...record, outcome: report.outcome, ...(report.usage ? { usage: report.usage } : {}) };
+    this.deps.state.put(RECORDS_KEY, { ...records, [report.tool_use_id]: ended });
     this.deps.events.append("subagent_finished", {
       tool_use_id: report.tool_use_id,
       child_task_id: report.child_task_id,
@@ -132,6 +134,28 @@ export class TaskSubagents implements SubagentHost {
       is_error: report.outcome.is_error,
     });
     return true;
+  }
+
+  /**
+   * The task's usage with its children's, as each reported it with its end (null while no child has: a task that
+   * never delegated carries no rollup). A child that has not reported is not in it yet.
+   */
+  usageRollup(): UsageRollup | null {
+    const reported = this.list().flatMap((record) =>
+      record.child_task_id !== null && record.outcome !== null && record.usage
+        ? [
+            {
+              task_id: record.child_task_id,
+              tool_use_id: record.tool_use_id,
+              status: record.outcome.status,
+              usage: record.usage,
+            },
+          ]
+        : [],
+    );
+    if (reported.length === 0) return null;
+    const task = this.deps.task();
+    return usageRollup({ agent: task.assigned_agent, model: task.model, usage: task.usage }, reported);
   }
 
   private refusal(agent: string, depth: number): string | null {
@@ -184,6 +208,8 @@ export interface ParentReportDeps {
   task: () => TaskRecord | null;
   /** Whether the parent has every event of this task's log: the end is reported after them. */
   forwarded: () => boolean;
+  /** The task's usage rollup, if it delegated: its subtree's usage goes to the parent with its end. */
+  usageRollup: () => UsageRollup | null;
 }
 
 /** A child task's end, reported to its parent from the alarm until the parent acknowledges it. */
@@ -216,6 +242,7 @@ export class ParentReporter {
         child_task_id: task.id,
         tool_use_id: origin.tool_use_id,
         outcome: outcomeOf(task),
+        usage: subtreeUsage(task, this.deps.usageRollup()),
       });
     } catch (error) {
       this.failures++;
@@ -227,6 +254,13 @@ export class ParentReporter {
     this.retryAt = 0;
     this.deps.state.put(REPORTED_KEY, true);
   }
+}
+
+/** A task's usage as its parent rolls it up: its own, and its subtree's from its own rollup. */
+function subtreeUsage(task: TaskRecord, rollup: UsageRollup | null): SubtreeUsage {
+  const { subagents: _children, ...subtree } =
+    rollup ?? usageRollup({ agent: task.assigned_agent, model: task.model, usage: task.usage }, []);
+  return subtree;
 }
 
 /** What a child's end tells its parent's model. */

@@ -159,6 +159,7 @@ export class TaskHost {
       state: this.state,
       task: () => this.record(),
       forwarded: () => this.forwarder.caughtUp(),
+      usageRollup: () => this.subagents.usageRollup(),
     });
     const { callbacks, directory, forwarder, parentReport } = this;
     this.supervisor = new RunSupervisor({
@@ -180,6 +181,7 @@ export class TaskHost {
         },
       },
       subagents: this.subagents,
+      usageRollup: () => this.subagents.usageRollup(),
       store: this.store,
       events: this.events,
       journal: this.journal,
