@@ -205,4 +205,50 @@ describe("forwarding a sub-agent's events", () => {
     expect(shape(tree.filter((e) => e.task_id === childId))).toEqual(shape(own));
     expect(tree.map((e) => e.seq)).toEqual(tree.map((_, i) => i + 1));
   });
+
+  it("ends a canceled parent's stream with its run_canceled, and acknowledges without adding its children's later events", async () => {
+    const child = defineAgent({});
+    const parent = defineAgent({ subagents: { enabled: true, agents: [child] } });
+    const prompt = `Cut ${uniqueMarker("cancel-forward")}`;
+    const text = Array.from({ length: 80 }, (_, i) => `c${i}`).join(" ");
+    await script(prompt, [{ content: [{ type: "text", text }] }], { token_delay_ms: 40 });
+    const marker = uniqueMarker("cancel-forward-parent");
+    await script(marker, [{ content: [delegate(child, prompt)], stop_reason: "tool_use" }, done]);
+    const task = await startTask(parent, `Cancel ${marker}`);
+    let childId = "";
+    await readSse(await api(`/v1/tasks/${task.id}/events`), (frame) => {
+      const event = parseEvent(frame.data) as TreeEvent;
+      if (event.event_type === "subagent_started") childId = String(event.payload.child_task_id);
+      return event.task_id !== undefined && event.event_type === "llm_text_delta";
+    });
+    expect((await api(`/v1/tasks/${task.id}/cancel`, { method: "POST" })).status).toBe(200);
+    expect((await waitForTask(childId, 10)).status).toBe("canceled");
+
+    // The child sends the rest of its log, its run_canceled included; the ended parent takes none of it.
+    const childLog = await stream(`/v1/tasks/${childId}/events`);
+    const childLast = childLog.at(-1)?.seq ?? 0;
+    expect(childLog.at(-1)?.event_type).toBe("run_canceled");
+    let acknowledged = 0;
+    for (let i = 0; i < 50 && acknowledged < childLast; i++) {
+      acknowledged = await runInDurableObject(stubFor(childId), (_instance, state) => {
+        const row = state.storage.sql
+          .exec<{ value: string }>("SELECT value FROM task_state WHERE key = 'events_forwarded_through'")
+          .toArray()[0];
+        return row ? Number(row.value) : 0;
+      });
+      if (acknowledged < childLast) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(acknowledged).toBe(childLast);
+
+    const tree = await stream(`/v1/tasks/${task.id}/events`);
+    expect(tree.at(-1)).toMatchObject({ event_type: "run_canceled", seq: tree.length });
+    expect(tree.at(-1)?.task_id).toBeUndefined();
+    const forwarded = tree.filter((e) => e.task_id === childId);
+    expect(forwarded.length).toBeGreaterThan(0);
+    expect(shape(forwarded)).toEqual(shape(childLog.slice(0, forwarded.length)));
+    expect(forwarded.some((e) => e.event_type === "run_canceled")).toBe(false);
+    expect(
+      (await api(`/v1/tasks/${task.id}/events`, { headers: { "last-event-id": String(tree.length) } })).status,
+    ).toBe(204);
+  });
 });
