@@ -131,7 +131,8 @@ export class TaskObject extends DurableObject<Env> {
   /** A sub-agent's child task ended (its report, sent until acknowledged; the same one again changes nothing). */
   async subagentEnded(report: SubagentReport): Promise<void> {
     const { host } = this;
-    if (!host.task()) return;
+    // A session's turn delegates as a task's run does.
+    if (!host.record()) return;
     await host.supervisor.subagentEnded(report, (r) => host.subagents.record(r));
   }
 

@@ -252,3 +252,41 @@ describe("forwarding a sub-agent's events", () => {
     ).toBe(204);
   });
 });
+
+describe("a session's event stream", () => {
+  it("carries the sub-agents of its turns too, and ?depth=0 leaves them out", async () => {
+    const child = defineAgent({});
+    const agent = defineAgent({ subagents: { enabled: true, agents: [child] } });
+    const prompt = `Session child ${uniqueMarker("session-child")}`;
+    await script(prompt, [{ content: [{ type: "text", text: "from the child" }] }]);
+    const marker = uniqueMarker("session-parent");
+    await script(marker, [{ content: [delegate(child, prompt)], stop_reason: "tool_use" }, done]);
+    const created = await api(`/v1/agents/${agent}/sessions`, { method: "POST", body: "{}" });
+    expect(created.status).toBe(201);
+    const session = (await created.json()) as { id: string };
+    const sent = await api(`/v1/sessions/${session.id}/messages?wait=20`, {
+      method: "POST",
+      body: JSON.stringify({ message: `Delegate ${marker}` }),
+    });
+    expect(sent.status).toBe(200);
+    expect(((await sent.json()) as { status: string }).status).toBe("completed");
+
+    // A session's stream stays open between turns: read it to the turn's end.
+    const read = async (query: string) =>
+      (await readSse(await api(`/v1/sessions/${session.id}/events${query}`), (f) => f.event === "turn_finished")).map(
+        (f) => parseEvent(f.data) as TreeEvent,
+      );
+    const all = await read("");
+    const childId = String(all.find((e) => e.event_type === "subagent_started")?.payload.child_task_id);
+    const forwarded = all.filter((e) => e.task_id !== undefined);
+    expect(forwarded.length).toBeGreaterThan(3);
+    expect(forwarded.every((e) => e.task_id === childId && e.parent_task_id === session.id && e.depth === 1)).toBe(
+      true,
+    );
+    const childOwn = await stream(`/v1/tasks/${childId}/events`);
+    expect(shape(forwarded)).toEqual(shape(childOwn));
+    expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));
+    expect(await read("?depth=0")).toEqual(all.filter((e) => e.task_id === undefined));
+    await expectError(await api(`/v1/sessions/${session.id}/events?depth=x`), 400, "validation_failed", "depth");
+  });
+});
