@@ -5,6 +5,7 @@
 
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { REDACTED } from "../../src/events/redaction.ts";
 import {
   api,
   defineAgent,
@@ -250,6 +251,43 @@ describe("forwarding a sub-agent's events", () => {
     expect(
       (await api(`/v1/tasks/${task.id}/events`, { headers: { "last-event-id": String(tree.length) } })).status,
     ).toBe(204);
+  });
+});
+
+describe("redaction of forwarded events", () => {
+  it("keeps a child's secrets out as the child removed them, and its content out of a redacted parent's stream", async () => {
+    const child = defineAgent({});
+    const parent = defineAgent({ subagents: { enabled: true, agents: [child] }, redactionMode: "redacted" });
+    const secret = `ghp_${"Q1w2E3r4T5y6U7i8O9p0".repeat(2)}`;
+    const prompt = `Leak ${uniqueMarker("redact-child")}`;
+    const private_ = uniqueMarker("private-answer");
+    await script(prompt, [{ content: [{ type: "text", text: `${private_} with ${secret}` }] }]);
+    const marker = uniqueMarker("redact-parent");
+    await script(marker, [{ content: [delegate(child, prompt)], stop_reason: "tool_use" }, done]);
+    const task = await startTask(parent, `Redact ${marker}`);
+    expect((await waitForTask(task.id, 30)).status).toBe("completed");
+
+    const tree = await stream(`/v1/tasks/${task.id}/events`);
+    const childId = String(tree.find((e) => e.event_type === "subagent_started")?.payload.child_task_id);
+    const forwarded = tree.filter((e) => e.task_id === childId);
+    const childOwn = await stream(`/v1/tasks/${childId}/events`);
+    // The child shows its own content, with the secret removed once.
+    const childText = childOwn
+      .filter((e) => e.event_type === "llm_text_delta")
+      .map((e) => e.payload.text)
+      .join("");
+    expect(childText).toBe(`${private_} with ${REDACTED}`);
+    // The redacted parent shows the same events with their content fields hidden, and nothing else changed.
+    expect(forwarded.map((e) => e.event_type)).toEqual(childOwn.map((e) => e.event_type));
+    expect(forwarded.every((e) => e.redaction_mode === "redacted")).toBe(true);
+    expect(forwarded.filter((e) => e.event_type === "llm_text_delta").map((e) => e.payload.text)).toEqual(
+      childOwn.filter((e) => e.event_type === "llm_text_delta").map(() => REDACTED),
+    );
+    const started = (list: TreeEvent[]) => list.find((e) => e.event_type === "run_started")?.payload;
+    expect(started(forwarded)).toEqual({ ...started(childOwn), task: REDACTED });
+    const raw = await (await api(`/v1/tasks/${task.id}/events`)).text();
+    expect(raw).not.toContain(private_);
+    expect(raw).not.toContain(secret);
   });
 });
 
