@@ -22,6 +22,12 @@ const FORWARDED_KEY = "events_forwarded_through";
 const BATCH_EVENTS = 200;
 /** Bytes of payload per push, well inside an RPC message (a single event can be up to a row's 2 MB). */
 const BATCH_BYTES = 1024 * 1024;
+/**
+ * While a push is under way the alarm is still kept this far ahead: an awaited call does not keep an object alive,
+ * and a child evicted in the middle of one (waiting for a person, with no heartbeat) would otherwise forward nothing
+ * more until its next event.
+ */
+const IN_FLIGHT_CHECK_MS = 30_000;
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 5 * 60_000;
 
@@ -68,9 +74,10 @@ export class EventForwarder {
     return !this.parent() || this.forwardedThrough() >= this.deps.events.lastSeq();
   }
 
-  /** When the alarm should push again, or null when nothing waits (or a push is under way). */
+  /** When the alarm should push again, or null when nothing waits. */
   nextDueAt(): number | null {
-    if (this.inFlight || this.caughtUp()) return null;
+    if (this.caughtUp()) return null;
+    if (this.inFlight) return Date.now() + IN_FLIGHT_CHECK_MS;
     return Math.max(this.retryAt, Date.now());
   }
 
