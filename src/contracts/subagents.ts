@@ -23,6 +23,8 @@ export interface SubagentOutcome {
 export interface SubagentRecord extends SubagentRequest {
   /** Null when it was refused before any child started (an agent it may not delegate to, a limit). */
   child_task_id: string | null;
+  /** The version of the tenant's own agent (PUT /v1/agents/:name) the child runs; null for the Worker's agent. */
+  agent_version: number | null;
   depth: number;
   created_at: string;
   outcome: SubagentOutcome | null;

@@ -3,7 +3,10 @@
 // parent's and the call's, so starting it again finds the same child); and, in a child, the report of its end to its
 // parent, sent from the alarm until the parent acknowledges it. The parent records each child's outcome once, and
 // the report wakes its run (src/runtime/run-supervisor.ts, subagentEnded).
+import type { Agent } from "../agents/agent.ts";
+import { runtimeAgent } from "../agents/file-agents.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
+import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import type {
   SubagentHost,
   SubagentOrigin,
@@ -40,6 +43,11 @@ export interface SubagentDeps {
   task: () => TaskRecord;
   /** The agents this task's agent may delegate to (its subagents.agents). */
   allowedAgents: () => readonly string[];
+  /**
+   * The tenant's own agent of that name (PUT /v1/agents/:name): its current version when `version` is null, else
+   * that version; null when the tenant has none.
+   */
+  tenantAgent: (name: string, version: number | null) => Promise<RuntimeAgentRecord | null>;
   transaction: <T>(fn: () => T) => T;
 }
 
@@ -73,10 +81,14 @@ export class TaskSubagents implements SubagentHost {
     }
     const task = this.deps.task();
     const depth = (this.deps.state.get<SubagentOrigin>(SUBAGENT_ORIGIN_KEY)?.depth ?? 0) + 1;
-    const refusal = this.refusal(request.agent, depth);
+    // The tenant's own agent of that name shadows the Worker's, as for a task the tenant starts; the version is
+    // recorded with the delegation, so a replay starts the child on the same one.
+    const own = this.allowed(request.agent) ? await this.deps.tenantAgent(request.agent, null) : null;
+    const refusal = this.refusal(request.agent, depth, own !== null);
     const record: Stored = {
       ...request,
       child_task_id: refusal ? null : await derivedTaskId("subagent", task.tenant, task.id, request.tool_use_id),
+      agent_version: own?.version ?? null,
       depth,
       created_at: new Date().toISOString(),
       outcome: refusal ? { status: "failed", summary: refusal, is_error: true } : null,
@@ -134,12 +146,18 @@ export class TaskSubagents implements SubagentHost {
     return true;
   }
 
-  private refusal(agent: string, depth: number): string | null {
-    const allowed = this.deps.allowedAgents();
-    if (!allowed.includes(agent)) {
+  private allowed(agent: string): boolean {
+    return this.deps.allowedAgents().includes(agent);
+  }
+
+  private refusal(agent: string, depth: number, tenantOwn: boolean): string | null {
+    if (!this.allowed(agent)) {
+      const allowed = this.deps.allowedAgents();
       return `This agent may not delegate to "${agent}"; it may delegate to: ${allowed.join(", ") || "none"}.`;
     }
-    if (!this.deps.registry.has(agent)) return `There is no agent "${agent}" in this deployment.`;
+    if (!tenantOwn && !this.deps.registry.visible(agent, this.deps.task().tenant)) {
+      return `There is no agent "${agent}" in this deployment.`;
+    }
     if (depth > MAX_SUBAGENT_DEPTH) {
       return `Sub-agents may nest ${MAX_SUBAGENT_DEPTH} deep; this one would be at depth ${depth}. Do the work yourself.`;
     }
@@ -153,7 +171,7 @@ export class TaskSubagents implements SubagentHost {
   private async launch(record: Stored): Promise<void> {
     const task = this.deps.task();
     const childId = record.child_task_id as string;
-    const agent = this.deps.registry.create(record.agent);
+    const agent = await this.agentOf(record, task.tenant);
     const init: TaskInit = {
       ...taskInit(this.deps.env, {
         id: childId,
@@ -170,6 +188,15 @@ export class TaskSubagents implements SubagentHost {
     const records = this.records();
     const current = records[record.tool_use_id];
     if (current) this.deps.state.put(RECORDS_KEY, { ...records, [record.tool_use_id]: { ...current, started: true } });
+  }
+
+  /** The agent a delegation runs: the tenant's version it recorded, else the Worker's agent of that name. */
+  private async agentOf(record: Stored, tenant: string): Promise<Agent> {
+    const version = record.agent_version ?? null;
+    if (version === null) return this.deps.registry.createFor(record.agent, tenant);
+    const stored = await this.deps.tenantAgent(record.agent, version);
+    if (!stored) throw new Error(`The tenant's agent ${record.agent} v${version} is gone.`);
+    return runtimeAgent(stored);
   }
 
   private records(): Record<string, Stored> {

@@ -130,6 +130,16 @@ export class TaskHost {
       events: this.events,
       task: () => this.requireRecord(),
       allowedAgents: () => taskAgent(this.requireRecord(), this.state, registry).settings.subagents.agents,
+      tenantAgent: async (name, version) => {
+        const tenant = tenantStubFor(env, this.requireRecord().tenant);
+        const result = version === null ? await tenant.agent(name) : await tenant.agentAt(name, version);
+        if (!result) return null;
+        // Copied out of the RPC result, which is disposed: a result kept holds its call's session open.
+        const { definition, warnings } = structuredClone(result);
+        const stored = { version: result.version, definition, warnings };
+        (result as unknown as Partial<Disposable>)[Symbol.dispose]?.();
+        return stored;
+      },
       transaction: (fn) => this.supervisor.transaction(fn),
     });
     this.parentReport = new ParentReporter({ env, state: this.state, task: () => this.record() });

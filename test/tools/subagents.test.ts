@@ -14,6 +14,7 @@ import {
   emulatorRequests,
   events,
   ofType,
+  parseBody,
   parseEvent,
   pendingRequestId,
   readSse,
@@ -212,5 +213,75 @@ describe("the Task tool", () => {
     expect((await waitForTask(task.id, 30)).status).toBe("completed");
     expect((await toolResults(task.id, 2))[0]).toMatchObject({ content: "did it", is_error: false });
     expect(ofType(await events(task.id), "subagent_started")).toHaveLength(1);
+  });
+});
+
+describe("the Task tool and a tenant's own agents", () => {
+  const ADMIN = "test-author-key";
+  const RUNNER = "test-author-runner";
+
+  async function putAgent(name: string, instructions: string): Promise<void> {
+    const body = `name: ${name}\ndescription: A tenant's helper.\ninstructions: ${instructions}\nclaude:\n  max_turns: 2\n`;
+    const res = await api(`/v1/agents/${name}`, {
+      method: "PUT",
+      body,
+      headers: { "content-type": "application/yaml" },
+      key: ADMIN,
+    });
+    expect(res.status).toBe(201);
+  }
+
+  /** The tool results the parent's model got on its second turn, read as `key`. */
+  async function secondTurnResults(id: string, key: string): Promise<{ content: unknown; is_error?: boolean }[]> {
+    const res = await api(`/v1/tasks/${id}/artifacts/artifacts/llm/decision_loop_turn_2_attempt_1_request.txt`, {
+      key,
+    });
+    expect(res.status).toBe(200);
+    const request = JSON.parse(await res.text()) as { messages: { content: unknown }[] };
+    return request.messages.at(-1)?.content as { content: unknown; is_error?: boolean }[];
+  }
+
+  it("delegates to the tenant's own agent, recording the version the child runs, and to no other tenant's", async () => {
+    const helper = `helper_${crypto.randomUUID().replaceAll("-", "").slice(0, 8)}`;
+    await putAgent(helper, "You help, version one.");
+    const lead = defineAgent({ subagents: { enabled: true, agents: [helper] } });
+    const prompt = `Help ${uniqueMarker("tenant-child")}`;
+    await script(prompt, [{ content: [{ type: "text", text: "helped" }] }]);
+    const marker = uniqueMarker("tenant-parent");
+    await script(marker, [{ content: [delegate(helper, prompt)], stop_reason: "tool_use" }, done]);
+    const res = await api(`/v1/agents/${lead}/tasks`, {
+      method: "POST",
+      body: JSON.stringify({ input: `Lead ${marker}` }),
+      key: RUNNER,
+    });
+    expect(res.status).toBe(202);
+    const task = await parseBody(res, TaskResourceSchema);
+    const finished = await apiJson(`/v1/tasks/${task.id}?wait=30`, TaskResourceSchema, { key: RUNNER });
+    expect(finished.status).toBe("completed");
+    expect((await secondTurnResults(task.id, RUNNER)).map((r) => [r.content, r.is_error ?? false])).toEqual([
+      ["helped", false],
+    ]);
+
+    const sessions = await apiJson(`/v1/tasks/${task.id}/subagents`, SubagentSessionListSchema, { key: RUNNER });
+    expect(sessions.subagents).toHaveLength(1);
+    expect(sessions.subagents[0]).toMatchObject({ agent_name: helper, agent_version: 1, status: "completed" });
+    const child = await apiJson(`/v1/tasks/${sessions.subagents[0]?.session_id}`, TaskResourceSchema, {
+      key: RUNNER,
+    });
+    expect(child).toMatchObject({ assigned_agent: helper, agent_version: 1, parent_task_id: task.id });
+    // The child ran the tenant's instructions.
+    const system = await api(
+      `/v1/tasks/${child.id}/artifacts/artifacts/llm/decision_loop_turn_1_attempt_1_request.txt`,
+      { key: RUNNER },
+    );
+    expect(JSON.stringify(JSON.parse(await system.text()).system)).toContain("You help, version one.");
+
+    // The same delegation from another tenant finds no such agent.
+    const elsewhere = uniqueMarker("other-tenant-parent");
+    await script(elsewhere, [{ content: [delegate(helper, prompt)], stop_reason: "tool_use" }, done]);
+    const other = await startTask(lead, `Lead ${elsewhere}`);
+    expect((await waitForTask(other.id, 30)).status).toBe("completed");
+    const [refused] = await toolResults(other.id, 2);
+    expect(refused).toMatchObject({ is_error: true, content: `There is no agent "${helper}" in this deployment.` });
   });
 });
