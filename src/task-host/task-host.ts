@@ -142,7 +142,15 @@ export class TaskHost {
       },
       transaction: (fn) => this.supervisor.transaction(fn),
     });
-    this.parentReport = new ParentReporter({ env, state: this.state, task: () => this.record() });
+    this.parentReport = new ParentReporter({
+      env,
+      state: this.state,
+      task: () => this.record(),
+      pending: () => {
+        const task = this.task();
+        return task?.status === "input_required" ? this.view(task).pending_input : null;
+      },
+    });
     const { callbacks, directory, parentReport } = this;
     this.supervisor = new RunSupervisor({
       redactor,
@@ -243,7 +251,12 @@ export class TaskHost {
 
   /** The task as the object returns it. */
   view(task: TaskRecord): TaskView {
-    return taskView(task, { state: this.state, redactor: this.redactor, lastEventSeq: this.events.lastSeq() });
+    return taskView(task, {
+      state: this.state,
+      redactor: this.redactor,
+      lastEventSeq: this.events.lastSeq(),
+      waitingChild: task.status === "running" ? (this.subagents.waitingChildren()[0] ?? null) : null,
+    });
   }
 
   /** The session as the object returns it. */
@@ -267,7 +280,7 @@ export class TaskHost {
       id: record.id,
       kind: record.kind,
       agent: record.assigned_agent,
-      status: record.kind === "session" ? this.sessions.status() : record.status,
+      status: record.kind === "session" ? this.sessions.status() : this.view(record).status,
       parent_task_id: record.parent_task_id,
       tags: record.tags,
       created_at: record.created_at,
