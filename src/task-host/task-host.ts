@@ -135,6 +135,16 @@ export class TaskHost {
       events: this.events,
       task: () => this.requireRecord(),
       allowedAgents: () => taskAgent(this.requireRecord(), this.state, registry).settings.subagents.agents,
+      tenantAgent: async (name, version) => {
+        const tenant = tenantStubFor(env, this.requireRecord().tenant);
+        const result = version === null ? await tenant.agent(name) : await tenant.agentAt(name, version);
+        if (!result) return null;
+        // Copied out of the RPC result, which is disposed: a result kept holds its call's session open.
+        const { definition, warnings } = structuredClone(result);
+        const stored = { version: result.version, definition, warnings };
+        (result as unknown as Partial<Disposable>)[Symbol.dispose]?.();
+        return stored;
+      },
       transaction: (fn) => this.supervisor.transaction(fn),
     });
     this.forwarder = new EventForwarder({
@@ -160,6 +170,10 @@ export class TaskHost {
       task: () => this.record(),
       forwarded: () => this.forwarder.caughtUp(),
       usageRollup: () => this.subagents.usageRollup(),
+      pending: () => {
+        const task = this.task();
+        return task?.status === "input_required" ? this.view(task).pending_input : null;
+      },
     });
     const { callbacks, directory, forwarder, parentReport } = this;
     this.supervisor = new RunSupervisor({
@@ -269,7 +283,12 @@ export class TaskHost {
 
   /** The task as the object returns it. */
   view(task: TaskRecord): TaskView {
-    return taskView(task, { state: this.state, redactor: this.redactor, lastEventSeq: this.events.lastSeq() });
+    return taskView(task, {
+      state: this.state,
+      redactor: this.redactor,
+      lastEventSeq: this.events.lastSeq(),
+      waitingChild: task.status === "running" ? (this.subagents.waitingChildren()[0] ?? null) : null,
+    });
   }
 
   /** The session as the object returns it. */
@@ -293,7 +312,7 @@ export class TaskHost {
       id: record.id,
       kind: record.kind,
       agent: record.assigned_agent,
-      status: record.kind === "session" ? this.sessions.status() : record.status,
+      status: record.kind === "session" ? this.sessions.status() : this.view(record).status,
       parent_task_id: record.parent_task_id,
       tags: record.tags,
       created_at: record.created_at,

@@ -95,6 +95,7 @@ export const taskRoutes = new Hono<AppEnv>()
             session_id: childId,
             parent_task_id: id,
             agent_name: record.agent,
+            agent_version: record.agent_version ?? null,
             task_description: record.description,
             tool_use_id: record.tool_use_id,
             message_history: [...((await taskStubFor(c.env, tenant, childId).messages()) ?? [])],
