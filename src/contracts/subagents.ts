@@ -33,6 +33,8 @@ export interface SubagentRecord extends SubagentRequest {
   outcome: SubagentOutcome | null;
   /** What the child reported of its usage and its subtree's with its end (the parent's usage rollup). */
   usage?: SubtreeUsage;
+  /** The budget the child was started with, carved out of the parent's (src/task-host/tree-budget.ts). */
+  budget?: { max_budget_usd?: number; max_tokens?: number };
   /** What the child waits for from a person, as it last reported; absent or null when nothing. */
   waiting?: SubagentWaitReport["pending"];
 }
@@ -59,8 +61,13 @@ export interface SubagentHost {
   get(toolUseId: string): SubagentRecord | undefined;
   /** Delegations started and not yet ended. */
   running(): number;
-  /** Records the delegation, then starts its child task (or records why it cannot). Idempotent per tool_use id. */
-  start(request: SubagentRequest): Promise<void>;
+  /**
+   * Records the delegation, then starts its child task (or records why it cannot). Idempotent per tool_use id.
+   * `places`: how many of the turn's delegations start together with this one (its budget's share, default 1).
+   */
+  start(request: SubagentRequest, places?: number): Promise<void>;
+  /** What the task's ended delegations spent, their subtrees included: it counts against the task's budgets. */
+  spent(): { cost_usd: number; tokens: number };
 }
 
 /** A child task's end, sent to its parent's object until acknowledged (the same report again changes nothing). */

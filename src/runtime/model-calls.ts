@@ -23,6 +23,8 @@ export interface ModelCallSettings {
   prices: PriceTable;
   /** The budgets are checked before and after every model call. */
   limits: Pick<RunLimits, "maxBudgetUsd" | "maxTokens">;
+  /** What the task's sub-agents spent, their subtrees included: it counts against the budgets too. */
+  delegated?: () => { cost_usd: number; tokens: number };
   signal: AbortSignal;
   /** The SDK's transport retries; used to tell whether a failed attempt will be retried. */
   maxRetries: number;
@@ -301,16 +303,26 @@ export class ModelCalls {
   /** Throws LimitExceededError when the task's spending has reached one of its budgets. */
   private checkBudget(usage: AgentUsage): void {
     const { maxBudgetUsd, maxTokens } = this.deps.limits;
-    if (maxBudgetUsd !== null && usage.total_cost_usd !== null && usage.total_cost_usd >= maxBudgetUsd) {
-      throw new LimitExceededError(
-        "max_budget_usd",
-        `max_budget_usd limit reached: the task's model calls cost $${usage.total_cost_usd.toFixed(6)} of $${maxBudgetUsd}.`,
-      );
+    if (maxBudgetUsd === null && maxTokens === null) return;
+    const delegated = this.deps.delegated?.() ?? { cost_usd: 0, tokens: 0 };
+    const whose =
+      delegated.cost_usd > 0 || delegated.tokens > 0
+        ? "the task's model calls and its sub-agents'"
+        : "the task's model calls";
+    if (maxBudgetUsd !== null && usage.total_cost_usd !== null) {
+      const cost = usage.total_cost_usd + delegated.cost_usd;
+      if (cost >= maxBudgetUsd) {
+        throw new LimitExceededError(
+          "max_budget_usd",
+          `max_budget_usd limit reached: ${whose} cost $${cost.toFixed(6)} of $${maxBudgetUsd}.`,
+        );
+      }
     }
-    if (maxTokens !== null && usage.total_tokens >= maxTokens) {
+    const tokens = usage.total_tokens + delegated.tokens;
+    if (maxTokens !== null && tokens >= maxTokens) {
       throw new LimitExceededError(
         "max_tokens",
-        `max_tokens limit reached: the task's model calls used ${usage.total_tokens} tokens of ${maxTokens}.`,
+        `max_tokens limit reached: ${whose} used ${tokens} tokens of ${maxTokens}.`,
       );
     }
   }

@@ -282,6 +282,7 @@ export class RunSupervisor {
           provider,
           prices,
           limits,
+          ...(deps.subagents ? { delegated: () => deps.subagents?.spent() ?? { cost_usd: 0, tokens: 0 } } : {}),
           signal: abort.signal,
           maxRetries: MODEL_MAX_RETRIES,
         }),

@@ -24,6 +24,7 @@ import { derivedTaskId, taskStubFor } from "../tasks/task-ids.ts";
 import { taskInit } from "../tasks/task-init.ts";
 import { SUBAGENT_ORIGIN_KEY, type TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
+import { addSpend, type Budgets, type ChildBudget, childBudget, held, NO_SPEND, type Spend } from "./tree-budget.ts";
 
 const RECORDS_KEY = "subagents";
 const REPORTED_KEY = "subagent_reported";
@@ -49,6 +50,10 @@ export interface SubagentDeps {
   task: () => TaskRecord;
   /** The agents this task's agent may delegate to (its subagents.agents). */
   allowedAgents: () => readonly string[];
+  /** How many children may run at once (its subagents.max_parallel). */
+  maxParallel: () => number;
+  /** The task's budgets as its run enforces them: its sub-agents' spending counts against them. */
+  budgets: () => Budgets;
   /**
    * The tenant's own agent of that name (PUT /v1/agents/:name): its current version when `version` is null, else
    * that version; null when the tenant has none.
@@ -79,7 +84,7 @@ export class TaskSubagents implements SubagentHost {
       .sort((a, b) => a.created_at.localeCompare(b.created_at));
   }
 
-  async start(request: SubagentRequest): Promise<void> {
+  async start(request: SubagentRequest, places = 1): Promise<void> {
     const existing = this.records()[request.tool_use_id];
     if (existing) {
       if (existing.child_task_id !== null && !existing.started) await this.launch(existing);
@@ -90,11 +95,18 @@ export class TaskSubagents implements SubagentHost {
     // The tenant's own agent of that name shadows the Worker's, as for a task the tenant starts; the version is
     // recorded with the delegation, so a replay starts the child on the same one.
     const own = this.allowed(request.agent) ? await this.deps.tenantAgent(request.agent, null) : null;
-    const refusal = this.refusal(request.agent, depth, own !== null);
+    let refusal = this.refusal(request.agent, depth, own !== null);
+    let budget: ChildBudget | undefined;
+    if (!refusal) {
+      const share = this.childBudget(places);
+      if ("refusal" in share) refusal = share.refusal;
+      else budget = share.budget;
+    }
     const record: Stored = {
       ...request,
       child_task_id: refusal ? null : await derivedTaskId("subagent", task.tenant, task.id, request.tool_use_id),
       agent_version: own?.version ?? null,
+      ...(budget && Object.keys(budget).length > 0 ? { budget } : {}),
       depth,
       created_at: new Date().toISOString(),
       outcome: refusal ? { status: "failed", summary: refusal, is_error: true } : null,
@@ -233,6 +245,31 @@ export class TaskSubagents implements SubagentHost {
     return usageRollup({ agent: task.assigned_agent, model: task.model, usage: task.usage }, reported);
   }
 
+  spent(): Spend {
+    let spend = NO_SPEND;
+    for (const record of Object.values(this.records())) {
+      if (record.outcome === null || !record.usage) continue;
+      const total = record.usage.total;
+      spend = addSpend(spend, { cost_usd: total.total_cost_usd ?? 0, tokens: total.total_tokens });
+    }
+    return spend;
+  }
+
+  /** A new child's share of what the task's budgets have left (src/task-host/tree-budget.ts). */
+  private childBudget(places: number): ReturnType<typeof childBudget> {
+    const budgets = this.deps.budgets();
+    if (budgets.maxBudgetUsd === null && budgets.maxTokens === null) return { budget: {} };
+    const usage = this.deps.task().usage;
+    const running = Object.values(this.records()).filter((r) => r.child_task_id !== null && r.outcome === null);
+    return childBudget({
+      budgets,
+      own: { cost_usd: usage.total_cost_usd ?? 0, tokens: usage.total_tokens },
+      delegated: this.spent(),
+      reserved: running.reduce((sum, r) => addSpend(sum, held(r.budget)), NO_SPEND),
+      places: Math.min(places, this.deps.maxParallel() - running.length),
+    });
+  }
+
   private allowed(agent: string): boolean {
     return this.deps.allowedAgents().includes(agent);
   }
@@ -268,6 +305,7 @@ export class TaskSubagents implements SubagentHost {
         metadata: {},
         tags: task.tags,
         parentTaskId: task.id,
+        ...(record.budget ? { limits: record.budget } : {}),
       }),
       subagent: { parent_task_id: task.id, tool_use_id: record.tool_use_id, depth: record.depth },
     };

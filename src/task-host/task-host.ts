@@ -37,6 +37,7 @@ import { createTask } from "../tasks/creation.ts";
 import { expireTask, hasTombstone, readTombstone, type Tombstone } from "../tasks/expiry.ts";
 import { toolCallLedger } from "../tasks/fork.ts";
 import type { RecordKind, StartOutcome, TaskInit, TaskView } from "../tasks/task.ts";
+import { runLimits } from "../tasks/task-limits.ts";
 import { TaskState } from "../tasks/task-state.ts";
 import { type TaskRecord, TaskStore } from "../tasks/task-store.ts";
 import { taskView } from "../tasks/task-view.ts";
@@ -135,6 +136,11 @@ export class TaskHost {
       events: this.events,
       task: () => this.requireRecord(),
       allowedAgents: () => taskAgent(this.requireRecord(), this.state, registry).settings.subagents.agents,
+      maxParallel: () => taskAgent(this.requireRecord(), this.state, registry).settings.subagents.max_parallel,
+      budgets: () => {
+        const task = this.requireRecord();
+        return runLimits(task.limits, taskAgent(task, this.state, registry));
+      },
       tenantAgent: async (name, version) => {
         const tenant = tenantStubFor(env, this.requireRecord().tenant);
         const result = version === null ? await tenant.agent(name) : await tenant.agentAt(name, version);

@@ -59,12 +59,15 @@ export async function startSubagents(
   calls: readonly { id: string; input: unknown }[],
   maxParallel: number,
 ): Promise<void> {
-  for (const call of calls) {
-    if (host.get(call.id)) continue;
-    if (host.running() >= maxParallel) return;
+  const waiting = calls.flatMap((call) => {
     const parsed = TaskInput.safeParse(call.input);
     // An invalid call is answered by the tool itself (defineTool), without a child.
-    if (!parsed.success) continue;
-    await host.start({ tool_use_id: call.id, ...parsed.data });
+    return !host.get(call.id) && parsed.success ? [{ id: call.id, input: parsed.data }] : [];
+  });
+  for (const [index, call] of waiting.entries()) {
+    if (host.running() >= maxParallel) return;
+    // The calls starting now share what the task's budgets have left (src/task-host/tree-budget.ts).
+    const places = Math.min(waiting.length - index, maxParallel - host.running());
+    await host.start({ tool_use_id: call.id, ...call.input }, places);
   }
 }
