@@ -16,7 +16,7 @@ import type { ForwardedBatch } from "../src/events/event-tree.ts";
 import { type EventStreamOptions, openEventStream } from "../src/events/sse.ts";
 import { untilEvent } from "../src/events/wait.ts";
 import { type ArtifactEntry, runPrefix } from "../src/run-bundle/run-bundle.ts";
-import { type TraceLog, traceLog } from "../src/run-bundle/trace.ts";
+import { type TraceLog, traceTree } from "../src/run-bundle/trace.ts";
 import type { Checkpoint, CheckpointSummary } from "../src/runtime/checkpoints.ts";
 import type { StoredMessage } from "../src/runtime/conversation.ts";
 import { executionResult, type TurnOutcome } from "../src/runtime/execution-result.ts";
@@ -167,7 +167,7 @@ export class TaskObject extends DurableObject<Env> {
    */
   async runTrace(kind: RecordKind = "task"): Promise<TraceLog | null> {
     const task = this.host.recordOf(kind);
-    return task ? traceLog(task, this.host.events.all()) : null;
+    return task ? traceTree(task, this.host.events.all(), this.host.events.forwarded()) : null;
   }
 
   /**

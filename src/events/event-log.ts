@@ -272,6 +272,26 @@ export class EventLog {
     }
   }
 
+  /** Every event the task's sub-agents forwarded to it (src/events/event-tree.ts), oldest first; none for most tasks. */
+  *forwarded(): Generator<EventRecord> {
+    if (!this.hasTree()) return;
+    let cursor = 0;
+    for (;;) {
+      const page = this.sql
+        .exec<TreeEventRow>(
+          `SELECT seq, timestamp, event_type, span_id, payload, redaction_mode, task_id, parent_task_id, depth, trace_id
+            FROM events_tree WHERE seq > ? ORDER BY seq LIMIT 1000`,
+          cursor,
+        )
+        .toArray();
+      for (const row of page) {
+        cursor = row.seq;
+        yield treeRecord(row);
+      }
+      if (page.length < 1000) return;
+    }
+  }
+
   /** The newest number of the log, the sub-agents' forwarded events included (one sequence for the stream). */
   lastSeq(): number {
     if (this.last === undefined) {

@@ -7,6 +7,7 @@
 //
 // Nothing parses a response at runtime (a route's body is what it builds, byte for byte), and the Worker imports this
 // module for its types only (test/project/layering.test.ts checks it), so no isolate builds these schemas.
+
 import { z } from "zod";
 import { PERMISSION_MODES } from "../approvals/permissions.ts";
 import { HumanDecisionSchema, PendingInputSchema } from "../approvals/requests.ts";
@@ -16,6 +17,7 @@ import { ExecutionResultSchema } from "../contracts/execution-result.ts";
 import { REQUEST_ERROR_CODES } from "../errors/codes.ts";
 import { HOOK_SCHEMES } from "../inbound-hooks/hook.ts";
 import { JsonObjectSchema } from "../lib/json.ts";
+import type { TraceLog } from "../run-bundle/trace.ts";
 import { CheckpointSchema, CheckpointSummarySchema } from "../runtime/checkpoints.ts";
 import { StoredMessageSchema } from "../runtime/conversation.ts";
 import { SESSION_STATUSES, SessionViewSchema, TurnViewSchema } from "../sessions/session.ts";
@@ -411,7 +413,8 @@ const ToolCallRecordSchema = z.strictObject({
 });
 
 /** GET /v1/tasks/:id/trace, GET /v1/sessions/:id/trace, trace.json of the bundle: seed 003 TraceLog. */
-export const TraceLogSchema = z.strictObject({
+/** Seed 003 TraceLog, a tree: each sub-agent's own trace is under its sub_agent_sessions entry. */
+export const TraceLogSchema: z.ZodType<TraceLogBody> = z.strictObject({
   task_id: TaskId,
   steps: z.array(
     z.strictObject({
@@ -426,12 +429,23 @@ export const TraceLogSchema = z.strictObject({
   ),
   sub_agent_sessions: z.record(
     z.string(),
-    z.strictObject({ session_id: z.string(), agent: z.string(), message_count: z.number().int(), status: z.string() }),
+    z.strictObject({
+      session_id: z.string().describe("the child task's id"),
+      agent: z.string(),
+      message_count: z.number().int().nonnegative(),
+      status: z.enum(["running", "input_required", "completed", "failed", "canceled"]),
+      parent_task_id: z.string(),
+      tool_use_id: z.string().describe("the parent's Task call"),
+      task_description: z.string(),
+      get trace() {
+        return TraceLogSchema;
+      },
+    }),
   ),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
 });
-export type TraceLogBody = z.infer<typeof TraceLogSchema>;
+export type TraceLogBody = TraceLog;
 
 /** GET /v1/tasks/:id/checkpoints/:checkpoint_id: one checkpoint with its state, the conversation redacted. */
 export { CheckpointSchema };

@@ -30,12 +30,20 @@ export interface StepRecord {
   duration_ms: number;
 }
 
-/** Seed 003 SubAgentSessionInfo, by session id: not filled yet (a Task call's record names its child task). */
+/**
+ * Seed 003 SubAgentSessionInfo, by session id (the child task's), with Outpost's additions: the delegation it answers
+ * and the child's own trace, so a trace is a tree across the task's sub-agents.
+ */
 export interface SubAgentSessionInfo {
   session_id: string;
   agent: string;
+  /** Messages in the child's conversation, as its last recorded step left it. */
   message_count: number;
-  status: string;
+  status: "running" | "input_required" | "completed" | "failed" | "canceled";
+  parent_task_id: string;
+  tool_use_id: string;
+  task_description: string;
+  trace: TraceLog;
 }
 
 /** Seed 003 TraceLog. */
@@ -80,8 +88,90 @@ export function seedTask(task: TaskRecord): SeedTask {
 
 type Payload = Record<string, unknown>;
 
-/** The trace of `task` from its events, oldest first. */
-export function traceLog(task: TaskRecord, events: Iterable<EventRecord>): TraceLog {
+/** What a trace is of: a task (its record), or a sub-agent known from its parent's records of it. */
+export type TraceSubject = Pick<TaskRecord, "id" | "assigned_agent" | "created_at">;
+
+/**
+ * The trace of `task` as a tree: its own events, and under `sub_agent_sessions` each of its sub-agents' traces, built
+ * from what they forwarded to its log (`forwarded`: every task below it, marked with task_id; src/events/event-tree.ts).
+ */
+export function traceTree(task: TraceSubject, own: Iterable<EventRecord>, forwarded: Iterable<EventRecord>): TraceLog {
+  const byTask = new Map<string, EventRecord[]>();
+  for (const event of forwarded) {
+    const id = event.task_id;
+    if (id === undefined) continue;
+    const list = byTask.get(id);
+    if (list) list.push(event);
+    else byTask.set(id, [event]);
+  }
+  const build = (subject: TraceSubject, events: Iterable<EventRecord>, depth: number): TraceLog => {
+    const list = [...events];
+    const trace = traceLog(subject, list);
+    // Depth is bounded by the delegation limit; the bound here only guards against a malformed log.
+    if (depth > 10) return trace;
+    for (const event of list) {
+      if (event.event_type !== "subagent_started") continue;
+      const p = event.payload as Payload;
+      const childId = String(p.child_task_id);
+      const childEvents = byTask.get(childId) ?? [];
+      const child: TraceSubject = {
+        id: childId,
+        assigned_agent: String(p.agent),
+        created_at: childEvents[0]?.timestamp ?? event.timestamp,
+      };
+      trace.sub_agent_sessions[childId] = {
+        session_id: childId,
+        agent: String(p.agent),
+        message_count: messageCount(childEvents),
+        status: sessionStatus(childEvents),
+        parent_task_id: subject.id,
+        tool_use_id: String(p.tool_use_id),
+        task_description: String(p.description ?? ""),
+        trace: build(child, childEvents, depth + 1),
+      };
+      const last = childEvents.at(-1)?.timestamp;
+      if (last && last > trace.updated_at) trace.updated_at = last;
+    }
+    return trace;
+  };
+  return build(task, own, 0);
+}
+
+/**
+ * The length of a task's conversation from its events: what its last model request sent (message_count), plus the
+ * reply that came back, or what its last checkpoint recorded, whichever is later.
+ */
+function messageCount(events: readonly EventRecord[]): number {
+  let count = 0;
+  let sent = 0;
+  for (const event of events) {
+    const p = event.payload as Payload;
+    if (event.event_type === "llm_request_sent" && typeof p.message_count === "number") sent = p.message_count;
+    else if (event.event_type === "llm_response_received") count = Math.max(count, sent + 1);
+    else if (event.event_type === "checkpoint_saved" && typeof p.message_count === "number")
+      count = Math.max(count, p.message_count);
+  }
+  // A task that has not called its model yet has its prompt.
+  return Math.max(count, events.length > 0 ? 1 : 0);
+}
+
+/** Where a sub-agent stands, from its events. */
+function sessionStatus(events: readonly EventRecord[]): SubAgentSessionInfo["status"] {
+  let status: SubAgentSessionInfo["status"] = "running";
+  for (const event of events) {
+    if (event.event_type === "run_finished") status = "completed";
+    else if (event.event_type === "run_failed") status = "failed";
+    else if (event.event_type === "run_canceled") status = "canceled";
+    else if (event.event_type === "input_requested") status = "input_required";
+    else if (event.event_type === "human_decision" || event.event_type === "run_resumed") {
+      if (status === "input_required") status = "running";
+    }
+  }
+  return status;
+}
+
+/** The trace of `task` from its own events, oldest first (sub_agent_sessions empty: see traceTree). */
+export function traceLog(task: TraceSubject, events: Iterable<EventRecord>): TraceLog {
   const steps: StepRecord[] = [];
   /** The open step of each model turn, and its tool calls by tool_use id. */
   const turns = new Map<string, { step: StepRecord; calls: Map<string, ToolCallRecord>; started: number }>();

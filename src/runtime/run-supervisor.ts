@@ -17,7 +17,7 @@ import type { Redactor } from "../events/redaction.ts";
 import type { LlmConfig, ModelProvider } from "../llm/provider.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import { finalSummary } from "../run-bundle/final-summary.ts";
-import { seedTask, traceLog } from "../run-bundle/trace.ts";
+import { seedTask, traceTree } from "../run-bundle/trace.ts";
 import type { SkillCatalog } from "../skills/catalog.ts";
 import { isTerminal } from "../tasks/task.ts";
 import { FORK_STATE_KEY, INVOCATION_STATE_KEY, type InvocationState } from "../tasks/task-state.ts";
@@ -463,7 +463,7 @@ export class RunSupervisor {
     });
     const files = [
       { path: "task.json", content: json(seedTask(task)) },
-      { path: "trace.json", content: json(traceLog(task, events.all())) },
+      { path: "trace.json", content: json(traceTree(task, events.all(), events.forwarded())) },
       { path: "checkpoints.json", content: json(saved) },
     ];
     const summary = finalSummary(task, this.deps.usageRollup?.() ?? null);

@@ -111,6 +111,66 @@ describe("GET /v1/tasks/:id/trace", () => {
   });
 });
 
+describe("the trace of a tree of sub-agents", () => {
+  it("nests each sub-agent's trace under its sub_agent_sessions entry, grandchildren too, in the API and trace.json", async () => {
+    const grandchild = defineAgent({ fileSystem: { read: true } });
+    const child = defineAgent({ subagents: { enabled: true, agents: [grandchild] } });
+    const root = defineAgent({ subagents: { enabled: true, agents: [child] } });
+    const leaf = `Leaf ${uniqueMarker("trace-grandchild")}`;
+    await script(leaf, [{ content: [toolUse("Glob", { pattern: "*" })], stop_reason: "tool_use" }, done]);
+    const middle = `Middle ${uniqueMarker("trace-child")}`;
+    const delegateLeaf = toolUse("Task", { agent: grandchild, description: "look around", prompt: leaf });
+    await script(middle, [{ content: [delegateLeaf], stop_reason: "tool_use" }, done]);
+    const delegateMiddle = toolUse("Task", { agent: child, description: "hand it down", prompt: middle });
+    const id = await run(root, [{ content: [delegateMiddle], stop_reason: "tool_use" }, done]);
+    expect((await waitForTask(id, 30)).status).toBe("completed");
+
+    const trace = await apiJson(`/v1/tasks/${id}/trace`, TraceLogSchema);
+    const sessions = Object.values(trace.sub_agent_sessions);
+    expect(sessions).toHaveLength(1);
+    const [middleSession] = sessions;
+    expect(middleSession).toMatchObject({
+      agent: child,
+      parent_task_id: id,
+      task_description: "hand it down",
+      status: "completed",
+      // The prompt, the Task call, its result and the answer.
+      message_count: 4,
+    });
+    const rootCall = trace.steps.find((s) => s.step_name === "turn_1")?.tool_calls[0];
+    expect(rootCall?.tool_use_id).toBe(middleSession?.tool_use_id);
+    const middleTrace = middleSession?.trace;
+    expect(middleTrace?.task_id).toBe(middleSession?.session_id);
+    // Its run stopped while its own sub-agent worked, and went on when it ended.
+    expect(middleTrace?.steps.map((s) => s.step_name)).toEqual([
+      "task_created",
+      "run_started",
+      "turn_1",
+      "run_resumed",
+      "turn_2",
+      "run_finished",
+    ]);
+    const leafSessions = Object.values(middleTrace?.sub_agent_sessions ?? {});
+    expect(leafSessions).toEqual([
+      expect.objectContaining({
+        agent: grandchild,
+        parent_task_id: middleSession?.session_id,
+        status: "completed",
+        message_count: 4,
+      }),
+    ]);
+    expect(leafSessions[0]?.trace.steps.find((s) => s.step_name === "turn_1")?.tool_calls[0]).toMatchObject({
+      server: null,
+      tool: "Glob",
+      arguments: { pattern: "*" },
+    });
+    // The same tree in the bundle.
+    expect(TraceLogSchema.parse(JSON.parse(await artifact(id, "trace.json")))).toEqual(trace);
+    // The child's own trace is the same as its entry in its parent's.
+    expect(await apiJson(`/v1/tasks/${middleSession?.session_id}/trace`, TraceLogSchema)).toEqual(middleTrace);
+  });
+});
+
 describe("seed 003's files in the run bundle", () => {
   it("has task.json, trace.json (the route's trace) and checkpoints.json (every checkpoint, as the API shows it)", async () => {
     const agent = defineAgent({ fileSystem: { read: true } });
