@@ -14,10 +14,10 @@ import { HumanDecisionSchema, PendingInputSchema } from "../approvals/requests.t
 import { DeliverySchema } from "../callbacks/delivery.ts";
 import { CallbackPayloadSchema } from "../callbacks/payload.ts";
 import { ExecutionResultSchema } from "../contracts/execution-result.ts";
+import type { TraceLog } from "../contracts/trace.ts";
 import { REQUEST_ERROR_CODES } from "../errors/codes.ts";
 import { HOOK_SCHEMES } from "../inbound-hooks/hook.ts";
 import { JsonObjectSchema } from "../lib/json.ts";
-import type { TraceLog } from "../run-bundle/trace.ts";
 import { CheckpointSchema, CheckpointSummarySchema } from "../runtime/checkpoints.ts";
 import { StoredMessageSchema } from "../runtime/conversation.ts";
 import { SESSION_STATUSES, SessionViewSchema, TurnViewSchema } from "../sessions/session.ts";

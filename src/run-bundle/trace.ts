@@ -3,57 +3,9 @@
 // step per model turn with the tool calls it asked for (built-in, MCP and Anthropic's web search), and one per
 // moment of the run's life (started, resumed, retried, waiting for a person, answered, ended). What the event log
 // keeps out of reach under redaction_mode "redacted" stays out of the trace too.
+import type { StepRecord, SubAgentSessionInfo, ToolCallRecord, TraceLog } from "../contracts/trace.ts";
 import type { EventRecord } from "../events/event-record.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
-
-/** Seed 003 ToolCallRecord. `server` is the MCP server, "anthropic" for its server-side web search, null for a built-in. */
-export interface ToolCallRecord {
-  tool_use_id: string;
-  server: string | null;
-  tool: string;
-  arguments: Record<string, unknown>;
-  /** What came back: its text (as the event previews it), whether it was an error, and the tool's details. */
-  result: Record<string, unknown> | null;
-  error: string | null;
-  duration_ms: number | null;
-}
-
-/** Seed 003 StepRecord. */
-export interface StepRecord {
-  step_name: string;
-  message: string;
-  timestamp: string;
-  status: "info" | "warning" | "error";
-  agent: string;
-  tool_calls: ToolCallRecord[];
-  /** From the step's first event to its last. */
-  duration_ms: number;
-}
-
-/**
- * Seed 003 SubAgentSessionInfo, by session id (the child task's), with Outpost's additions: the delegation it answers
- * and the child's own trace, so a trace is a tree across the task's sub-agents.
- */
-export interface SubAgentSessionInfo {
-  session_id: string;
-  agent: string;
-  /** Messages in the child's conversation, as its last recorded step left it. */
-  message_count: number;
-  status: "running" | "input_required" | "completed" | "failed" | "canceled";
-  parent_task_id: string;
-  tool_use_id: string;
-  task_description: string;
-  trace: TraceLog;
-}
-
-/** Seed 003 TraceLog. */
-export interface TraceLog {
-  task_id: string;
-  steps: StepRecord[];
-  sub_agent_sessions: Record<string, SubAgentSessionInfo>;
-  created_at: string;
-  updated_at: string;
-}
 
 /** Seed 003 Task, as task.json of the run bundle holds it. */
 export interface SeedTask {
@@ -181,6 +133,8 @@ export function traceLog(task: TraceSubject, events: Iterable<EventRecord>): Tra
   /** A session's turn under way: model turns are numbered within the conversation, keyed within the session turn. */
   let sessionTurn = "";
   let updated = task.created_at;
+  /** Seed 003: when the log was created, i.e. its first event (a sub-agent's trace in its parent's knows no more). */
+  let created: string | null = null;
 
   const add = (event: EventRecord, name: string, status: StepRecord["status"], message: string) => {
     steps.push({ step_name: name, message, timestamp: event.timestamp, status, agent, tool_calls: [], duration_ms: 0 });
@@ -220,6 +174,7 @@ export function traceLog(task: TraceSubject, events: Iterable<EventRecord>): Tra
   for (const event of events) {
     const p = event.payload as Payload;
     updated = event.timestamp;
+    created ??= event.timestamp;
     const turnIndex = typeof p.turn_index === "number" ? p.turn_index : null;
     switch (event.event_type) {
       case "task_created":
@@ -370,7 +325,13 @@ export function traceLog(task: TraceSubject, events: Iterable<EventRecord>): Tra
   for (const { step } of turns.values()) {
     if (step.status === "info" && step.tool_calls.some((call) => call.error !== null)) step.status = "warning";
   }
-  return { task_id: task.id, steps, sub_agent_sessions: {}, created_at: task.created_at, updated_at: updated };
+  return {
+    task_id: task.id,
+    steps,
+    sub_agent_sessions: {},
+    created_at: created ?? task.created_at,
+    updated_at: updated,
+  };
 }
 
 /** An MCP call's key: its tool_use id, and the tool it stands in for when it is a fallback. */
