@@ -5,6 +5,7 @@
 // runs (src/sessions/). It knows whether the object holds a task at all: the
 // storage schema (src/storage/migrations.ts) exists only once a task has been created, so an object asked about an
 // unknown id writes nothing. The object's class (durable-objects/task-object.ts) is the RPC surface over this.
+import type { Agent } from "../agents/agent.ts";
 import { registry } from "../agents/catalog.ts";
 import { CallbackOutbox } from "../callbacks/outbox.ts";
 import { callbackPolicy } from "../callbacks/policy.ts";
@@ -37,10 +38,11 @@ import { createTask } from "../tasks/creation.ts";
 import { expireTask, hasTombstone, readTombstone, type Tombstone } from "../tasks/expiry.ts";
 import { toolCallLedger } from "../tasks/fork.ts";
 import type { RecordKind, StartOutcome, TaskInit, TaskView } from "../tasks/task.ts";
-import { TaskState } from "../tasks/task-state.ts";
+import { TaskState, WORKFLOW_STATE_KEY, type WorkflowTaskState } from "../tasks/task-state.ts";
 import { type TaskRecord, TaskStore } from "../tasks/task-store.ts";
 import { taskView } from "../tasks/task-view.ts";
 import { type DirectoryEntry, tenantStubFor } from "../tenants/directory.ts";
+import { workflowAgent } from "../workflows/task-agent.ts";
 import { Workspace, workspacePrefix } from "../workspace/workspace.ts";
 import { DirectoryReporter } from "./directory-report.ts";
 import { ParentReporter, TaskSubagents } from "./subagents.ts";
@@ -129,7 +131,7 @@ export class TaskHost {
       state: this.state,
       events: this.events,
       task: () => this.requireRecord(),
-      allowedAgents: () => taskAgent(this.requireRecord(), this.state, registry).settings.subagents.agents,
+      allowedAgents: () => this.agent(this.requireRecord()).settings.subagents.agents,
       transaction: (fn) => this.supervisor.transaction(fn),
     });
     this.parentReport = new ParentReporter({ env, state: this.state, task: () => this.record() });
@@ -146,6 +148,7 @@ export class TaskHost {
         },
       },
       subagents: this.subagents,
+      agentFor: (task) => this.workflowAgent(task),
       store: this.store,
       events: this.events,
       journal: this.journal,
@@ -229,6 +232,16 @@ export class TaskHost {
     const task = this.task();
     if (!task) throw new Error("This object holds no task.");
     return task;
+  }
+
+  /** The agent a run of `task` runs: its workflow's agent (src/workflows/), or its own. */
+  agent(task: TaskRecord): Agent {
+    return this.workflowAgent(task) ?? taskAgent(task, this.state, registry);
+  }
+
+  private workflowAgent(task: TaskRecord): Agent | null {
+    const workflow = this.state.get<WorkflowTaskState>(WORKFLOW_STATE_KEY);
+    return workflow ? workflowAgent(workflow.name, task.tenant, workflow.from) : null;
   }
 
   /** The task as the object returns it. */

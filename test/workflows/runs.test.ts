@@ -1,0 +1,299 @@
+// Workflow runs end to end through the API (seed 003 Workflow, State, Checkpoint; docs/workflows.md): POST
+// /v1/workflows/:name/tasks starts a task that walks the graph, each agent node's agent a child task answered by the
+// model emulator, each node a journaled step behind a checkpoint at its id, conditions choosing the edges, human
+// nodes waiting for POST /v1/tasks/:id/resume. The workflows and their agents are defined by the tests themselves,
+// in the Worker's registries, as agents are for the other tests.
+import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/agents/agent.ts";
+import { registry } from "../../src/agents/catalog.ts";
+import { CheckpointListSchema, SubagentSessionListSchema, TaskResourceSchema } from "../../src/http/responses.ts";
+import { CheckpointSchema } from "../../src/runtime/checkpoints.ts";
+import { workflows } from "../../src/workflows/catalog.ts";
+import type { WorkflowInput } from "../../src/workflows/definition.ts";
+import { defineWorkflow } from "../../src/workflows/workflow.ts";
+import {
+  api,
+  apiJson,
+  type EventBody,
+  emulatorRequests,
+  events,
+  expectError,
+  ofType,
+  parseBody,
+  parseEvent,
+  readSse,
+  script,
+  stubFor,
+  uniqueMarker,
+  waitForTask,
+} from "../support/helpers.ts";
+
+let counter = 0;
+
+/**
+ * An agent of the Worker whose every run answers `answer` (after `ttft_ms`): its system prompt carries a marker the
+ * emulator's script matches, whatever prompt the workflow gives it.
+ */
+async function answering(label: string, answer: string, ttft_ms = 0): Promise<string> {
+  const name = `wf_${label}_${++counter}`;
+  const marker = uniqueMarker(name);
+  registry.register(
+    name,
+    class extends Agent {
+      constructor() {
+        super({ name, systemPrompt: `You are ${marker}.`, maxTurns: 2 });
+      }
+    },
+  );
+  await script(marker, [{ content: [{ type: "text", text: answer }] }], { ttft_ms });
+  return name;
+}
+
+/** Registers a workflow named for the test; returns its name. */
+function workflow(definition: Omit<WorkflowInput, "name">): string {
+  const name = `wf_test_${++counter}`;
+  workflows.register(defineWorkflow({ ...definition, name }));
+  return name;
+}
+
+async function runWorkflow(name: string, body: Record<string, unknown>) {
+  const res = await api(`/v1/workflows/${name}/tasks`, { method: "POST", body: JSON.stringify(body) });
+  expect(res.status).toBe(202);
+  return parseBody(res, TaskResourceSchema);
+}
+
+/** The task's events up to the first moment `enough` holds of them (the stream stays open while a run waits). */
+async function eventsUntil(id: string, enough: (events: EventBody[]) => boolean): Promise<EventBody[]> {
+  const seen: EventBody[] = [];
+  await readSse(await api(`/v1/tasks/${id}/events`), (frame) => {
+    seen.push(parseEvent(frame.data));
+    return enough(seen);
+  });
+  return seen;
+}
+
+const nodesOf = (log: EventBody[], type: string) => ofType(log, type).map((e) => e.payload.node);
+
+describe("POST /v1/workflows/:name/tasks", () => {
+  it("runs a three-node workflow, taking the edge whose condition holds", async () => {
+    const classify = await answering("classify", '{"routing_key": "bug", "metadata": {"area": "editor"}}');
+    const fix = await answering("fix", "Fixed the crash.");
+    const reply = await answering("reply", "Thanks for writing.");
+    const name = workflow({
+      patterns: ["react"],
+      nodes: {
+        classify: { type: "agent", agent: classify },
+        route: { type: "condition" },
+        fix: { type: "agent", agent: fix },
+        reply: { type: "agent", agent: reply },
+      },
+      edges: [
+        { from: "classify", to: "route" },
+        { from: "route", to: "fix", condition: 'routing_key == "bug"' },
+        { from: "route", to: "reply" },
+      ],
+      entry_point: "classify",
+    });
+    const created = await runWorkflow(name, { input: "The editor crashes on save.", metadata: { source: "form" } });
+    expect(created).toMatchObject({ workflow: name, assigned_agent: name, status: "pending" });
+
+    const task = await waitForTask(created.id, 30);
+    expect(task).toMatchObject({ status: "completed", result: "Fixed the crash.", workflow: name });
+    const log = await events(task.id);
+    expect(nodesOf(log, "workflow_node_started")).toEqual(["classify", "route", "fix"]);
+    expect(nodesOf(log, "workflow_node_completed")).toEqual(["classify", "route", "fix"]);
+    expect(ofType(log, "workflow_edge_taken").map((e) => e.payload)).toEqual([
+      { from: "classify", to: "route", edge_index: 0, condition: null },
+      { from: "route", to: "fix", edge_index: 1, condition: 'routing_key == "bug"' },
+    ]);
+    expect(ofType(log, "workflow_node_completed")[0]?.payload).toEqual({
+      node: "classify",
+      type: "agent",
+      iteration: 1,
+      current_agent: classify,
+      routing_key: "bug",
+      message_count: 2,
+    });
+
+    // Each node starts at a checkpoint at its id, holding the State as it was.
+    const { checkpoints } = await apiJson(`/v1/tasks/${task.id}/checkpoints`, CheckpointListSchema);
+    expect(checkpoints.map((c) => [c.position, c.next_action, c.message_count])).toEqual([
+      ["classify", "run_node", 1],
+      ["route", "run_node", 2],
+      ["fix", "run_node", 2],
+    ]);
+    const atFix = await apiJson(
+      `/v1/tasks/${task.id}/checkpoints/${checkpoints[2]?.checkpoint_id}`,
+      CheckpointSchema.unwrap(),
+    );
+    expect(atFix.state).toMatchObject({ current_agent: classify, routing_key: "bug", metadata: { area: "editor" } });
+
+    // Each agent node ran its agent as a child task, given the work so far as its prompt.
+    const { subagents } = await apiJson(`/v1/tasks/${task.id}/subagents`, SubagentSessionListSchema);
+    expect(subagents.map((s) => [s.agent_name, s.status, s.summary])).toEqual([
+      [classify, "completed", '{"routing_key": "bug", "metadata": {"area": "editor"}}'],
+      [fix, "completed", "Fixed the crash."],
+    ]);
+    const fixChild = await apiJson(`/v1/tasks/${subagents[1]?.session_id}`, TaskResourceSchema);
+    expect(fixChild.input).toContain("The editor crashes on save.");
+    expect(fixChild.input).toContain('"routing_key": "bug"');
+  });
+
+  it("refuses a body the agents' route refuses, naming the field", async () => {
+    const agent = await answering("valid", "ok");
+    const name = workflow({
+      patterns: ["react"],
+      nodes: { only: { type: "agent", agent } },
+      edges: [],
+      entry_point: "only",
+    });
+    const post = (body: unknown) => api(`/v1/workflows/${name}/tasks`, { method: "POST", body: JSON.stringify(body) });
+    await expectError(await post({}), 400, "validation_failed", "input");
+    await expectError(await post({ input: "x", colour: "red" }), 400, "validation_failed", "colour");
+    await expectError(await post({ input: "x", dry_run: true }), 400, "validation_failed", "dry_run");
+    // The workflow's max_iterations (default 50) may be tightened, never loosened.
+    await expectError(await post({ input: "x", max_iterations: 51 }), 400, "validation_failed", "max_iterations");
+    await expectError(
+      await api("/v1/workflows/no_such_workflow/tasks", { method: "POST", body: JSON.stringify({ input: "x" }) }),
+      404,
+      "workflow_not_found",
+      "name",
+    );
+  });
+});
+
+describe("patterns", () => {
+  it("ends a reflection loop at max_rounds when the critic never approves", async () => {
+    const writer = await answering("writer", "Draft.");
+    const critic = await answering("critic", "Needs more work.");
+    const name = workflow({
+      patterns: ["reflection"],
+      nodes: {
+        write: {
+          type: "agent",
+          agent: writer,
+          pattern: "reflection",
+          critic,
+          max_rounds: 2,
+          until: 'last_message.contains("LGTM")',
+        },
+      },
+      edges: [],
+      entry_point: "write",
+    });
+    const task = await waitForTask((await runWorkflow(name, { input: "Write a haiku." })).id, 30);
+    expect(task).toMatchObject({ status: "completed", result: "Needs more work." });
+    const { subagents } = await apiJson(`/v1/tasks/${task.id}/subagents`, SubagentSessionListSchema);
+    expect(subagents.map((s) => [s.tool_use_id, s.agent_name])).toEqual([
+      ["wf:write:1:draft", writer],
+      ["wf:write:1:critique", critic],
+      ["wf:write:2:draft", writer],
+      ["wf:write:2:critique", critic],
+    ]);
+    // The node ran once and its second round counted: two iterations.
+    const [completed] = ofType(await events(task.id), "workflow_node_completed");
+    expect(completed?.payload).toMatchObject({ node: "write", iteration: 2, current_agent: critic, message_count: 5 });
+  });
+
+  it("ends a reflection loop early when `until` holds after a critique", async () => {
+    const writer = await answering("writer", "Draft.");
+    const critic = await answering("critic", "LGTM, ship it.");
+    const name = workflow({
+      patterns: ["reflection"],
+      nodes: {
+        write: { type: "agent", agent: writer, pattern: "reflection", critic, until: 'last_message.contains("LGTM")' },
+      },
+      edges: [],
+      entry_point: "write",
+    });
+    const task = await waitForTask((await runWorkflow(name, { input: "Write a limerick." })).id, 30);
+    expect(task).toMatchObject({ status: "completed", result: "LGTM, ship it." });
+    const { subagents } = await apiJson(`/v1/tasks/${task.id}/subagents`, SubagentSessionListSchema);
+    expect(subagents.map((s) => s.tool_use_id)).toEqual(["wf:write:1:draft", "wf:write:1:critique"]);
+  });
+
+  it("fails the run with max_iterations when node executions and rounds pass the task's bound", async () => {
+    const writer = await answering("writer", "Draft.");
+    const critic = await answering("critic", "Needs more work.");
+    const name = workflow({
+      patterns: ["reflection"],
+      nodes: { write: { type: "agent", agent: writer, pattern: "reflection", critic, max_rounds: 3 } },
+      edges: [],
+      entry_point: "write",
+    });
+    const task = await waitForTask((await runWorkflow(name, { input: "Write.", max_iterations: 1 })).id, 30);
+    expect(task.status).toBe("failed");
+    expect(task.error).toMatchObject({ code: "max_iterations" });
+    // The first round ran; the second was not started.
+    const { subagents } = await apiJson(`/v1/tasks/${task.id}/subagents`, SubagentSessionListSchema);
+    expect(subagents.map((s) => s.tool_use_id)).toEqual(["wf:write:1:draft", "wf:write:1:critique"]);
+  });
+
+  it("runs a supervisor: the router names each worker by routing_key until it answers finish", async () => {
+    const marker = uniqueMarker("router");
+    const router = `wf_router_${++counter}`;
+    registry.register(
+      router,
+      class extends Agent {
+        constructor() {
+          super({ name: router, systemPrompt: `You are ${marker}.`, maxTurns: 2 });
+        }
+      },
+    );
+    const worker = await answering("worker", "Planned.");
+    // The router's prompt tells it the round: the first round hands the work over, the second finishes.
+    await script(`${marker}`, [{ content: [{ type: "text", text: worker }] }]);
+    await script("Round 2 of 7", [{ content: [{ type: "text", text: "finish" }] }]);
+    const name = workflow({
+      patterns: ["supervisor"],
+      nodes: { desk: { type: "agent", agent: router, pattern: "supervisor", workers: [worker], max_rounds: 7 } },
+      edges: [],
+      entry_point: "desk",
+    });
+    const task = await waitForTask((await runWorkflow(name, { input: "Plan the release." })).id, 30);
+    expect(task).toMatchObject({ status: "completed", result: "Planned." });
+    const { subagents } = await apiJson(`/v1/tasks/${task.id}/subagents`, SubagentSessionListSchema);
+    expect(subagents.map((s) => [s.tool_use_id, s.agent_name, s.summary])).toEqual([
+      ["wf:desk:1:route", router, worker],
+      [`wf:desk:1:${worker}`, worker, "Planned."],
+      ["wf:desk:2:route", router, "finish"],
+    ]);
+    const [completed] = ofType(await events(task.id), "workflow_node_completed");
+    expect(completed?.payload).toMatchObject({ routing_key: "finish", current_agent: router, iteration: 2 });
+  });
+});
+
+describe("durability", () => {
+  it("runs no node twice when the objects are evicted between nodes", async () => {
+    const first = await answering("first", "First done.");
+    const second = await answering("second", "Second done.", 1500);
+    const name = workflow({
+      patterns: ["react"],
+      nodes: { one: { type: "agent", agent: first }, two: { type: "agent", agent: second } },
+      edges: [{ from: "one", to: "two" }],
+      entry_point: "one",
+    });
+    const created = await runWorkflow(name, { input: "Two steps." });
+    const seen = await eventsUntil(created.id, (log) => ofType(log, "subagent_started").length === 2);
+    const childTwo = String(ofType(seen, "subagent_started")[1]?.payload.child_task_id);
+    // The parent sleeps while node two's child works: evict every object, and let the child's heartbeat resume it.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await abortAllDurableObjects();
+    expect((await apiJson(`/v1/tasks/${childTwo}`, TaskResourceSchema)).status).toBe("running");
+    expect(await runDurableObjectAlarm(stubFor(childTwo))).toBe(true);
+
+    const task = await waitForTask(created.id, 30);
+    expect(task).toMatchObject({ status: "completed", result: "Second done." });
+    const log = await events(task.id);
+    expect(nodesOf(log, "workflow_node_started")).toEqual(["one", "two"]);
+    expect(nodesOf(log, "workflow_node_completed")).toEqual(["one", "two"]);
+    expect(ofType(log, "subagent_started")).toHaveLength(2);
+    expect(ofType(log, "subagent_finished")).toHaveLength(2);
+    const { subagents } = await apiJson(`/v1/tasks/${task.id}/subagents`, SubagentSessionListSchema);
+    // Node one's child answered once, before the eviction, and was not asked again (node two's model call was cut
+    // short by the eviction, so its child asked twice: the child's own step, not the node, ran again).
+    expect(subagents.map((s) => s.tool_use_id)).toEqual([`wf:one:1:${first}`, `wf:two:1:${second}`]);
+    expect(await emulatorRequests(String(subagents[0]?.session_id))).toHaveLength(1);
+  });
+});
