@@ -264,6 +264,151 @@ describe("patterns", () => {
   });
 });
 
+describe("a person in the run", () => {
+  /** A workflow asking a person (`ask`), then routing on the State's metadata. */
+  async function triage(): Promise<{ name: string; escalate: string; plan: string }> {
+    const escalate = await answering("escalate", "Escalated to on-call.");
+    const plan = await answering("plan", "Planned for next sprint.");
+    const name = workflow({
+      patterns: ["react"],
+      nodes: {
+        ask: { type: "human", prompt: "How severe is it?" },
+        route: { type: "condition" },
+        escalate: { type: "agent", agent: escalate },
+        plan: { type: "agent", agent: plan },
+      },
+      edges: [
+        { from: "ask", to: "route" },
+        { from: "route", to: "escalate", condition: '"severity" in metadata && metadata.severity == "high"' },
+        { from: "route", to: "plan" },
+      ],
+      entry_point: "ask",
+    });
+    return { name, escalate, plan };
+  }
+
+  async function waiting(id: string) {
+    await eventsUntil(id, (log) => ofType(log, "input_requested").length === 1);
+    return apiJson(`/v1/tasks/${id}`, TaskResourceSchema);
+  }
+
+  const resume = (id: string, body: unknown) =>
+    api(`/v1/tasks/${id}/resume`, { method: "POST", body: JSON.stringify(body) });
+
+  it("waits at a human node, and goes on with the State as the person modified it", async () => {
+    const { name, escalate } = await triage();
+    const created = await runWorkflow(name, { input: "Checkout fails for some users.", metadata: { severity: "low" } });
+    const task = await waiting(created.id);
+    expect(task.status).toBe("input_required");
+    expect(task.pending_input).toMatchObject({
+      kind: "approval",
+      request_id: "wf:ask",
+      tool_name: "ask",
+      input: { node: "ask", type: "human", prompt: "How severe is it?" },
+      reason: "How severe is it?",
+    });
+    const { checkpoints } = await apiJson(`/v1/tasks/${task.id}/checkpoints`, CheckpointListSchema);
+    expect(checkpoints.map((c) => [c.position, c.awaiting_human])).toEqual([["ask", true]]);
+
+    // A decision names the request it answers.
+    await expectError(
+      await resume(task.id, { request_id: "wf:other", action: "approve" }),
+      409,
+      "pending_input_changed",
+      "request_id",
+      { pending_input: expect.objectContaining({ request_id: "wf:ask" }) },
+    );
+    const decision = {
+      request_id: "wf:ask",
+      action: "modify",
+      state_updates: {
+        metadata: { severity: "high" },
+        messages: [{ role: "user", content: "Customer data is at risk." }],
+      },
+    };
+    expect((await resume(task.id, decision)).status).toBe(200);
+    const done = await waitForTask(task.id, 30);
+    expect(done).toMatchObject({ status: "completed", result: "Escalated to on-call." });
+    // The same answer again is the recorded one; another is refused.
+    const again = await resume(task.id, decision);
+    expect(again.status).toBe(200);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    await expectError(
+      await resume(task.id, { request_id: "wf:ask", action: "approve" }),
+      409,
+      "already_decided",
+      "request_id",
+      { decision: expect.objectContaining({ request_id: "wf:ask", action: "modify" }) },
+    );
+
+    const log = await events(task.id);
+    expect(nodesOf(log, "workflow_node_completed")).toEqual(["ask", "route", "escalate"]);
+    expect(ofType(log, "workflow_edge_taken")[1]?.payload).toMatchObject({ from: "route", to: "escalate" });
+    const { subagents } = await apiJson(`/v1/tasks/${task.id}/subagents`, SubagentSessionListSchema);
+    expect(subagents.map((s) => s.agent_name)).toEqual([escalate]);
+    const child = await apiJson(`/v1/tasks/${subagents[0]?.session_id}`, TaskResourceSchema);
+    expect(child.input).toContain("Customer data is at risk.");
+    // The person's message joined the State's messages; the checkpoint after the wait holds the new metadata.
+    const after = await apiJson(`/v1/tasks/${task.id}/checkpoints`, CheckpointListSchema);
+    const atEscalate = after.checkpoints.find((c) => c.position === "escalate");
+    const state = await apiJson(
+      `/v1/tasks/${task.id}/checkpoints/${atEscalate?.checkpoint_id}`,
+      CheckpointSchema.unwrap(),
+    );
+    expect(state.state.metadata).toEqual({ severity: "high" });
+    expect(state.state.messages.map((m) => m.content)).toEqual([
+      "Checkout fails for some users.",
+      "Customer data is at risk.",
+    ]);
+  });
+
+  it("follows the State unchanged when the person approves", async () => {
+    const { name, plan } = await triage();
+    const task = await waiting((await runWorkflow(name, { input: "A typo on the help page." })).id);
+    expect((await resume(task.id, { request_id: "wf:ask", action: "approve" })).status).toBe(200);
+    expect(await waitForTask(task.id, 30)).toMatchObject({ status: "completed", result: "Planned for next sprint." });
+    const { subagents } = await apiJson(`/v1/tasks/${task.id}/subagents`, SubagentSessionListSchema);
+    expect(subagents.map((s) => s.agent_name)).toEqual([plan]);
+  });
+
+  it("waits before a node listed in checkpoints, and a rejection fails the run before the node runs", async () => {
+    const agent = await answering("publish", "Published.");
+    const name = workflow({
+      patterns: ["react"],
+      nodes: { publish: { type: "agent", agent } },
+      edges: [],
+      entry_point: "publish",
+      checkpoints: ["publish"],
+    });
+    const task = await waiting((await runWorkflow(name, { input: "Publish the post." })).id);
+    expect(task.pending_input).toMatchObject({ request_id: "wf:publish", input: { node: "publish", type: "agent" } });
+    const res = await resume(task.id, { request_id: "wf:publish", action: "reject", message: "Not on a Friday." });
+    expect(res.status).toBe(200);
+    const failed = await waitForTask(task.id, 30);
+    expect(failed.status).toBe("failed");
+    expect(failed.error).toMatchObject({
+      code: "workflow_rejected",
+      message: 'A person rejected the run at node "publish": Not on a Friday.',
+    });
+    const { subagents } = await apiJson(`/v1/tasks/${task.id}/subagents`, SubagentSessionListSchema);
+    expect(subagents).toEqual([]);
+  });
+
+  it("runs a node listed in checkpoints once approved", async () => {
+    const agent = await answering("publish", "Published.");
+    const name = workflow({
+      patterns: ["react"],
+      nodes: { publish: { type: "agent", agent } },
+      edges: [],
+      entry_point: "publish",
+      checkpoints: ["publish"],
+    });
+    const task = await waiting((await runWorkflow(name, { input: "Publish the post." })).id);
+    expect((await resume(task.id, { request_id: "wf:publish", action: "approve" })).status).toBe(200);
+    expect(await waitForTask(task.id, 30)).toMatchObject({ status: "completed", result: "Published." });
+  });
+});
+
 describe("durability", () => {
   it("runs no node twice when the objects are evicted between nodes", async () => {
     const first = await answering("first", "First done.");
