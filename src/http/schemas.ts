@@ -222,7 +222,11 @@ function listQuery<const S extends readonly [string, ...string[]]>(statuses: S) 
 }
 
 /** GET /v1/tasks. */
-export const TaskListQuery = listQuery(TASK_STATUSES).extend({ parent_task_id: TaskIdParam.optional() });
+export const TaskListQuery = listQuery(TASK_STATUSES).extend({
+  parent_task_id: TaskIdParam.optional(),
+  /** The tasks running this workflow (POST /v1/workflows/:name/tasks). */
+  workflow: z.string().max(64).regex(AGENT_NAME_PATTERN, "must be a workflow name").optional(),
+});
 export type TaskListQuery = z.infer<typeof TaskListQuery>;
 
 /** GET /v1/sessions. */

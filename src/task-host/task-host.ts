@@ -270,6 +270,7 @@ export class TaskHost {
       id: record.id,
       kind: record.kind,
       agent: record.assigned_agent,
+      workflow: this.state.get<WorkflowTaskState>(WORKFLOW_STATE_KEY)?.name ?? null,
       status: record.kind === "session" ? this.sessions.status() : record.status,
       parent_task_id: record.parent_task_id,
       tags: record.tags,

@@ -7,7 +7,12 @@ import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agents/agent.ts";
 import { registry } from "../../src/agents/catalog.ts";
-import { CheckpointListSchema, SubagentSessionListSchema, TaskResourceSchema } from "../../src/http/responses.ts";
+import {
+  CheckpointListSchema,
+  SubagentSessionListSchema,
+  TaskListSchema,
+  TaskResourceSchema,
+} from "../../src/http/responses.ts";
 import { CheckpointSchema } from "../../src/runtime/checkpoints.ts";
 import { workflows } from "../../src/workflows/catalog.ts";
 import type { WorkflowInput } from "../../src/workflows/definition.ts";
@@ -406,6 +411,40 @@ describe("a person in the run", () => {
     const task = await waiting((await runWorkflow(name, { input: "Publish the post." })).id);
     expect((await resume(task.id, { request_id: "wf:publish", action: "approve" })).status).toBe(200);
     expect(await waitForTask(task.id, 30)).toMatchObject({ status: "completed", result: "Published." });
+  });
+});
+
+describe("GET /v1/tasks?workflow=", () => {
+  it("lists the tasks that run a workflow, naming it, and no other task", async () => {
+    const agent = await answering("listed", "Listed.");
+    const name = workflow({
+      patterns: ["react"],
+      nodes: { only: { type: "agent", agent } },
+      edges: [],
+      entry_point: "only",
+    });
+    const other = workflow({
+      patterns: ["react"],
+      nodes: { only: { type: "agent", agent } },
+      edges: [],
+      entry_point: "only",
+    });
+    const runs = [await runWorkflow(name, { input: "One." }), await runWorkflow(name, { input: "Two." })];
+    const elsewhere = await runWorkflow(other, { input: "Three." });
+    for (const task of [...runs, elsewhere]) expect((await waitForTask(task.id, 30)).status).toBe("completed");
+    // The directory is updated when a task's status changes, up to a second later.
+    let listed = await apiJson(`/v1/tasks?workflow=${name}`, TaskListSchema);
+    for (let i = 0; i < 50 && !listed.tasks.every((t) => t.status === "completed"); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      listed = await apiJson(`/v1/tasks?workflow=${name}`, TaskListSchema);
+    }
+    expect(listed.tasks.map((t) => [t.id, t.workflow, t.agent, t.status])).toEqual(
+      [...runs].reverse().map((t) => [t.id, name, name, "completed"]),
+    );
+    // A workflow's children are tasks of their agents, listed under their parent, not under the workflow.
+    const children = await apiJson(`/v1/tasks?parent_task_id=${runs[0]?.id}`, TaskListSchema);
+    expect(children.tasks.map((t) => [t.agent, t.workflow])).toEqual([[agent, null]]);
+    await expectError(await api("/v1/tasks?workflow=Not-A-Name"), 400, "validation_failed", "workflow");
   });
 });
 
