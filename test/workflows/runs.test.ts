@@ -448,6 +448,70 @@ describe("GET /v1/tasks?workflow=", () => {
   });
 });
 
+describe("POST /v1/tasks/:id/fork of a workflow's task", () => {
+  it("runs the workflow again from a middle node, with the State as it was there and the request's updates", async () => {
+    const one = await answering("one", "One found the cause.");
+    const two = await answering("two", "Two wrote the fix.");
+    const three = await answering("three", "Three shipped it.");
+    const name = workflow({
+      patterns: ["react"],
+      nodes: {
+        one: { type: "agent", agent: one },
+        two: { type: "agent", agent: two },
+        three: { type: "agent", agent: three },
+      },
+      edges: [
+        { from: "one", to: "two" },
+        { from: "two", to: "three" },
+      ],
+      entry_point: "one",
+    });
+    const origin = await waitForTask((await runWorkflow(name, { input: "Fix the bug." })).id, 30);
+    expect(origin.status).toBe("completed");
+    const { checkpoints } = await apiJson(`/v1/tasks/${origin.id}/checkpoints`, CheckpointListSchema);
+    const atTwo = checkpoints.find((c) => c.position === "two");
+
+    const fork = (body: unknown) => api(`/v1/tasks/${origin.id}/fork`, { method: "POST", body: JSON.stringify(body) });
+    await expectError(
+      await fork({ checkpoint_id: atTwo?.checkpoint_id, state_updates: { current_agent: one } }),
+      400,
+      "validation_failed",
+      "state_updates.current_agent",
+    );
+    const res = await fork({
+      checkpoint_id: atTwo?.checkpoint_id,
+      state_updates: { messages: [{ role: "user", content: "Keep the fix small." }] },
+    });
+    expect(res.status).toBe(202);
+    const forked = await waitForTask((await parseBody(res, TaskResourceSchema)).id, 30);
+    expect(forked).toMatchObject({
+      status: "completed",
+      result: "Three shipped it.",
+      workflow: name,
+      parent_task_id: origin.id,
+    });
+
+    // Node one is not run again: the fork starts at node two, whose checkpoint holds one's answer.
+    const log = await events(forked.id);
+    expect(nodesOf(log, "workflow_node_started")).toEqual(["two", "three"]);
+    const { subagents } = await apiJson(`/v1/tasks/${forked.id}/subagents`, SubagentSessionListSchema);
+    expect(subagents.map((s) => s.agent_name)).toEqual([two, three]);
+    const childTwo = await apiJson(`/v1/tasks/${subagents[0]?.session_id}`, TaskResourceSchema);
+    expect(childTwo.input).toContain("One found the cause.");
+    expect(childTwo.input).toContain("Keep the fix small.");
+    const own = await apiJson(`/v1/tasks/${forked.id}/checkpoints`, CheckpointListSchema);
+    expect(own.checkpoints.map((c) => [c.position, c.message_count])).toEqual([
+      ["two", 3],
+      ["three", 4],
+    ]);
+    const atForkTwo = await apiJson(
+      `/v1/tasks/${forked.id}/checkpoints/${own.checkpoints[0]?.checkpoint_id}`,
+      CheckpointSchema.unwrap(),
+    );
+    expect(atForkTwo.state.current_agent).toBe(one);
+  });
+});
+
 describe("durability", () => {
   it("runs no node twice when the objects are evicted between nodes", async () => {
     const first = await answering("first", "First done.");

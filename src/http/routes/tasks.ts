@@ -18,6 +18,7 @@ import { EventCursor, ForkBody, ResumeBody, WaitQuery } from "../schemas.ts";
 import { creationId, rateLimitPerMinute, startTask, takeRateToken, takeToken } from "../task-creation.ts";
 import { decisionResource, deliveryResource, missingTask, taskResource, taskStub } from "../task-resource.ts";
 import { jsonBody, parseWith } from "../validation.ts";
+import { forkWorkflow } from "../workflow-fork.ts";
 import { taskFileRoutes } from "./task-files.ts";
 
 function checkpointNotFound(id: string, checkpointId: string, field = "checkpoint_id"): ApiError {
@@ -124,6 +125,8 @@ export const taskRoutes = new Hono<AppEnv>()
     if (!origin) throw await missingTask(stub, id);
     const checkpoint = await stub.forkPoint(body.checkpoint_id);
     if (!checkpoint) throw checkpointNotFound(id, body.checkpoint_id, "checkpoint_id");
+    // A workflow's task forks into a run of its workflow from the checkpoint's node (src/http/workflow-fork.ts).
+    if (origin.workflow !== null) return forkWorkflow(c, { ...origin, workflow: origin.workflow }, checkpoint, body);
     const tenant = c.get("tenant");
     const fork = await planFork({
       origin,
