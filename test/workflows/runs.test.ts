@@ -168,6 +168,40 @@ describe("POST /v1/workflows/:name/tasks", () => {
   });
 });
 
+describe("tool nodes", () => {
+  it("calls the tool through the task's own tools, its call and result joining the State", async () => {
+    const name = workflow({
+      patterns: [],
+      nodes: {
+        write: { type: "tool", tool: "Write", arguments: { file_path: "notes.md", content: "# Notes\n" } },
+        read: { type: "tool", tool: "Read", arguments: { file_path: "notes.md" } },
+      },
+      edges: [{ from: "write", to: "read" }],
+      entry_point: "write",
+    });
+    const task = await waitForTask((await runWorkflow(name, { input: "Keep notes." })).id, 30);
+    expect(task.status).toBe("completed");
+    expect(task.result).toContain("# Notes");
+    const file = await api(`/v1/tasks/${task.id}/workspace/notes.md`);
+    expect(await file.text()).toBe("# Notes\n");
+    const log = await events(task.id);
+    expect(ofType(log, "tool_call_started").map((e) => e.payload.tool_name)).toEqual(["Write", "Read"]);
+  });
+
+  it("fails the run with workflow_node_failed, naming the node, when its tool returns an error", async () => {
+    const name = workflow({
+      patterns: [],
+      nodes: { read: { type: "tool", tool: "Read", arguments: { file_path: "missing.md" } } },
+      edges: [],
+      entry_point: "read",
+    });
+    const task = await waitForTask((await runWorkflow(name, { input: "Read it." })).id, 30);
+    expect(task.status).toBe("failed");
+    expect(task.error?.code).toBe("workflow_node_failed");
+    expect(task.error?.message).toMatch(/^Node "read": Read failed: /);
+  });
+});
+
 describe("patterns", () => {
   it("ends a reflection loop at max_rounds when the critic never approves", async () => {
     const writer = await answering("writer", "Draft.");
@@ -543,5 +577,22 @@ describe("durability", () => {
     // short by the eviction, so its child asked twice: the child's own step, not the node, ran again).
     expect(subagents.map((s) => s.tool_use_id)).toEqual([`wf:one:1:${first}`, `wf:two:1:${second}`]);
     expect(await emulatorRequests(String(subagents[0]?.session_id))).toHaveLength(1);
+  });
+
+  it("cancels a workflow's running node with the task: its child task is canceled too", async () => {
+    const slow = await answering("slow", "Too late.", 20_000);
+    const name = workflow({
+      patterns: ["react"],
+      nodes: { wait: { type: "agent", agent: slow } },
+      edges: [],
+      entry_point: "wait",
+    });
+    const created = await runWorkflow(name, { input: "Take your time." });
+    const seen = await eventsUntil(created.id, (log) => ofType(log, "subagent_started").length === 1);
+    const child = String(ofType(seen, "subagent_started")[0]?.payload.child_task_id);
+    expect((await api(`/v1/tasks/${created.id}/cancel`, { method: "POST" })).status).toBe(200);
+    expect((await waitForTask(child, 10)).status).toBe("canceled");
+    expect((await waitForTask(created.id)).status).toBe("canceled");
+    expect(nodesOf(await events(created.id), "workflow_node_completed")).toEqual([]);
   });
 });
