@@ -430,6 +430,8 @@ export const EVENT_CATALOG = {
               )
               .optional(),
             metadata: JsonObjectSchema.optional(),
+            // A workflow's State routing_key, replaced (null clears it).
+            routing_key: z.string().nullable().optional(),
           })
           // Seed 003 state_updates: messages are appended after the turn's tool results; metadata replaces the task's.
           .nullable(),

@@ -118,6 +118,8 @@ export const ForkBody = z.strictObject({
       messages: z.array(ForkMessage).max(50).optional(),
       current_agent: z.string().min(1).max(64).optional(),
       metadata: Metadata.optional(),
+      /** A workflow's State routing_key (null clears it); only a fork of a workflow's task has one. */
+      routing_key: z.string().min(1).max(256).nullable().optional(),
     })
     .optional(),
 });
@@ -145,6 +147,8 @@ export const ResumeBody = z.strictObject({
         .optional(),
       metadata: Metadata.optional(),
       current_agent: z.string().min(1).max(64).optional(),
+      /** A workflow's State routing_key (null clears it); only a workflow's task has one. */
+      routing_key: z.string().min(1).max(256).nullable().optional(),
     })
     .optional(),
 });

@@ -67,7 +67,7 @@ export async function forkWorkflow(
       from: {
         node,
         current_agent: currentAgent,
-        routing_key: state.routing_key,
+        routing_key: updates.routing_key !== undefined ? updates.routing_key : state.routing_key,
         metadata: updates.metadata ?? state.metadata,
       },
     },

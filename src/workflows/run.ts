@@ -259,9 +259,11 @@ class WorkflowRun {
       content: m.content,
     }));
     if (decision.message) messages.push({ role: "user", content: decision.message });
+    const updates = decision.state_updates;
     return {
       messages,
-      ...(decision.state_updates?.metadata ? { metadata: decision.state_updates.metadata } : {}),
+      ...(updates?.metadata ? { metadata: updates.metadata } : {}),
+      ...(updates?.routing_key !== undefined ? { routing_key: updates.routing_key } : {}),
     };
   }
 

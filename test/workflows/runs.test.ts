@@ -401,6 +401,57 @@ describe("a person in the run", () => {
     ]);
   });
 
+  it("sets the State's routing_key from a person's state_updates, and a condition routes on it", async () => {
+    const fast = await answering("fast", "Fast path taken.");
+    const slow = await answering("slow_path", "Slow path taken.");
+    const name = workflow({
+      patterns: ["react"],
+      nodes: {
+        pick: { type: "human", prompt: "fast or slow?" },
+        route: { type: "condition" },
+        fast: { type: "agent", agent: fast },
+        slow: { type: "agent", agent: slow },
+      },
+      edges: [
+        { from: "pick", to: "route" },
+        { from: "route", to: "fast", condition: 'routing_key == "fast"' },
+        { from: "route", to: "slow" },
+      ],
+      entry_point: "pick",
+    });
+    const task = await waiting((await runWorkflow(name, { input: "Choose." })).id);
+    const res = await resume(task.id, {
+      request_id: "wf:pick",
+      action: "modify",
+      state_updates: { routing_key: "fast" },
+    });
+    expect(res.status).toBe(200);
+    expect(await waitForTask(task.id, 30)).toMatchObject({ status: "completed", result: "Fast path taken." });
+    const [completed] = ofType(await events(task.id), "workflow_node_completed");
+    expect(completed?.payload).toMatchObject({ node: "pick", routing_key: "fast" });
+  });
+
+  it("refuses state_updates.routing_key for a task of one agent, whose State has none", async () => {
+    const agent = await answering("single", "Single answer.");
+    const started = await api(`/v1/agents/${agent}/tasks`, { method: "POST", body: JSON.stringify({ input: "Hi." }) });
+    const task = await waitForTask((await parseBody(started, TaskResourceSchema)).id, 30);
+    await expectError(
+      await resume(task.id, { request_id: "x", action: "modify", state_updates: { routing_key: "fast" } }),
+      400,
+      "validation_failed",
+      "state_updates.routing_key",
+    );
+    const { checkpoints } = await apiJson(`/v1/tasks/${task.id}/checkpoints`, CheckpointListSchema);
+    const fork = await api(`/v1/tasks/${task.id}/fork`, {
+      method: "POST",
+      body: JSON.stringify({
+        checkpoint_id: checkpoints[0]?.checkpoint_id,
+        state_updates: { routing_key: "fast" },
+      }),
+    });
+    await expectError(fork, 400, "validation_failed", "state_updates.routing_key");
+  });
+
   it("follows the State unchanged when the person approves", async () => {
     const { name, plan } = await triage();
     const task = await waiting((await runWorkflow(name, { input: "A typo on the help page." })).id);

@@ -21,6 +21,15 @@ import { jsonBody, parseWith } from "../validation.ts";
 import { forkWorkflow } from "../workflow-fork.ts";
 import { taskFileRoutes } from "./task-files.ts";
 
+/** state_updates.routing_key sent for a task of one agent, whose State has none to set. */
+function noRoutingKey(): ApiError {
+  return new ApiError(
+    "validation_failed",
+    "Only a workflow's run has a routing_key to set; this task runs one agent.",
+    "state_updates.routing_key",
+  );
+}
+
 function checkpointNotFound(id: string, checkpointId: string, field = "checkpoint_id"): ApiError {
   return new ApiError("checkpoint_not_found", `Task ${id} has no checkpoint "${checkpointId}".`, field);
 }
@@ -127,6 +136,7 @@ export const taskRoutes = new Hono<AppEnv>()
     if (!checkpoint) throw checkpointNotFound(id, body.checkpoint_id, "checkpoint_id");
     // A workflow's task forks into a run of its workflow from the checkpoint's node (src/http/workflow-fork.ts).
     if (origin.workflow !== null) return forkWorkflow(c, { ...origin, workflow: origin.workflow }, checkpoint, body);
+    if (body.state_updates?.routing_key !== undefined) throw noRoutingKey();
     const tenant = c.get("tenant");
     const fork = await planFork({
       origin,
@@ -149,6 +159,11 @@ export const taskRoutes = new Hono<AppEnv>()
   .post("/:id/resume", async (c) => {
     const { id, stub } = taskStub(c);
     const decision = decisionInput(c, await jsonBody(c, ResumeBody), "task");
+    if (decision.state_updates?.routing_key !== undefined) {
+      const task = await stub.get();
+      if (!task) throw await missingTask(stub, id);
+      if (task.workflow === null) throw noRoutingKey();
+    }
     const { value, error } = await stub.resume(decision);
     if (value) {
       const { task, decision, replayed } = value;
