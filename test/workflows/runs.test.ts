@@ -157,6 +157,8 @@ describe("POST /v1/workflows/:name/tasks", () => {
     await expectError(await post({}), 400, "validation_failed", "input");
     await expectError(await post({ input: "x", colour: "red" }), 400, "validation_failed", "colour");
     await expectError(await post({ input: "x", dry_run: true }), 400, "validation_failed", "dry_run");
+    await expectError(await post({ input: "x", max_budget_usd: 1 }), 400, "validation_failed", "max_budget_usd");
+    await expectError(await post({ input: "x", max_tokens: 1000 }), 400, "validation_failed", "max_tokens");
     // The workflow's max_iterations (default 50) may be tightened, never loosened.
     await expectError(await post({ input: "x", max_iterations: 51 }), 400, "validation_failed", "max_iterations");
     await expectError(
@@ -356,6 +358,12 @@ describe("a person in the run", () => {
       "pending_input_changed",
       "request_id",
       { pending_input: expect.objectContaining({ request_id: "wf:ask" }) },
+    );
+    await expectError(
+      await resume(task.id, { request_id: "wf:ask", action: "modify", tool_input: { a: 1 } }),
+      400,
+      "validation_failed",
+      "tool_input",
     );
     const decision = {
       request_id: "wf:ask",

@@ -159,10 +159,17 @@ export const taskRoutes = new Hono<AppEnv>()
   .post("/:id/resume", async (c) => {
     const { id, stub } = taskStub(c);
     const decision = decisionInput(c, await jsonBody(c, ResumeBody), "task");
-    if (decision.state_updates?.routing_key !== undefined) {
+    if (decision.state_updates?.routing_key !== undefined || decision.tool_input !== null) {
       const task = await stub.get();
       if (!task) throw await missingTask(stub, id);
-      if (task.workflow === null) throw noRoutingKey();
+      if (task.workflow === null && decision.state_updates?.routing_key !== undefined) throw noRoutingKey();
+      if (task.workflow !== null && decision.tool_input !== null) {
+        throw new ApiError(
+          "validation_failed",
+          "A workflow's run waits before a node, not a tool call: there are no arguments to replace (use state_updates).",
+          "tool_input",
+        );
+      }
     }
     const { value, error } = await stub.resume(decision);
     if (value) {
