@@ -9,9 +9,11 @@ import { Agent } from "../../src/agents/agent.ts";
 import { registry } from "../../src/agents/catalog.ts";
 import {
   CheckpointListSchema,
+  MessageListSchema,
   SubagentSessionListSchema,
   TaskListSchema,
   TaskResourceSchema,
+  TraceLogSchema,
 } from "../../src/http/responses.ts";
 import { CheckpointSchema } from "../../src/runtime/checkpoints.ts";
 import { workflows } from "../../src/workflows/catalog.ts";
@@ -143,6 +145,16 @@ describe("POST /v1/workflows/:name/tasks", () => {
     const fixChild = await apiJson(`/v1/tasks/${subagents[1]?.session_id}`, TaskResourceSchema);
     expect(fixChild.input).toContain("The editor crashes on save.");
     expect(fixChild.input).toContain('"routing_key": "bug"');
+
+    // The run's messages are the State's: the input, then what each agent node answered.
+    const { messages } = await apiJson(`/v1/tasks/${task.id}/messages`, MessageListSchema);
+    expect(messages.map((m) => [m.role, m.content])).toEqual([
+      ["user", "The editor crashes on save."],
+      ["assistant", [{ type: "text", text: '{"routing_key": "bug", "metadata": {"area": "editor"}}' }]],
+      ["assistant", [{ type: "text", text: "Fixed the crash." }]],
+    ]);
+    const trace = await apiJson(`/v1/tasks/${task.id}/trace`, TraceLogSchema);
+    expect(trace.task_id).toBe(task.id);
   });
 
   it("refuses a body the agents' route refuses, naming the field", async () => {
