@@ -1,6 +1,6 @@
 // Benchmark configuration: the emulator's fixed latency, task counts per concurrency level, the scripted 3-turn
-// conversation every measured task follows, the stalled script for the memory phase, the conversation case, and the
-// issues' targets.
+// conversation every measured task follows, the stalled script for the memory phase, the conversation case, the
+// fan-out case, and the issues' targets.
 
 /** Fixed model latency for every measured call: time to first token, then this much per streamed chunk. */
 export const LATENCY = { ttftMs: 20, tokenDelayMs: 1 } as const;
@@ -65,6 +65,12 @@ export const STALL_SCRIPT = {
 /** The conversation case: one session of this many messages; the first one's message contains CHAT_MARKER. */
 export const CHAT_MESSAGES = 50;
 export const CHAT_MARKER = "[outpost-bench-chat]";
+
+/** The fan-out case: a parent delegating this many children in one turn, each one model call this slow. */
+export const FANOUT_CHILDREN = 10;
+export const FANOUT_CHILD_TTFT_MS = 200;
+/** Trees measured per mode (all children at once; one at a time). */
+export const FANOUT_TREES = 5;
 
 /** The issues' targets. */
 export const TARGETS = {

@@ -1,6 +1,7 @@
 // `npm run bench`: Outpost's per-task latency and memory under wrangler dev, against the floor of a bare SDK loop.
 // Starts the model emulator in-process with a fixed latency and `wrangler dev` on a free port, runs the 3-turn
-// planner task at concurrency 1 and 20, the same loop through the bare SDK, and a memory phase with 200 stalled
+// planner task at concurrency 1 and 20, the same loop through the bare SDK, a conversation, a fan-out tree of
+// sub-agents (bench/fanout.ts) and a memory phase with 200 stalled
 // tasks; prints tables and one JSON object (also bench/results/latest.json). Exit code 0 even if a target is missed;
 // non-zero only if the benchmark itself failed.
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -13,6 +14,7 @@ import { type ChatResult, chatScript, runChat } from "./chat.ts";
 import {
   API_KEY,
   CHAT_MESSAGES,
+  FANOUT_CHILDREN,
   LATENCY,
   LEVELS,
   MODEL_TURNS,
@@ -22,6 +24,7 @@ import {
   TARGETS,
   WARMUP_TASKS,
 } from "./config.ts";
+import { type FanoutResult, fanoutScripts, runFanout } from "./fanout.ts";
 import { createFloorClient, type FloorSample, floorSample, runFloorTask } from "./floor.ts";
 import { closeHttpAgent, httpJson } from "./http.ts";
 import { type MemoryResult, memoryPhase, type RssSnapshot, rssSnapshot } from "./memory.ts";
@@ -247,6 +250,7 @@ function report(result: {
   targets: Target[];
   ping: { proxy: Summary; direct: Summary | null };
   chat: ChatResult;
+  fanout: FanoutResult;
 }): string {
   const lines: string[] = [];
   const rows: string[][] = [];
@@ -334,6 +338,32 @@ function report(result: {
     `messages 2–11 mean: CPU ${fmt(chat.early.cpuMs)} ms, overhead ${fmt(chat.early.overheadMs)} ms; last 10: CPU ${fmt(chat.late.cpuMs)} ms, overhead ${fmt(chat.late.overheadMs)} ms (×${fmt(chat.cpuRatio, 2)} CPU, ×${fmt(chat.overheadRatio, 2)} overhead)`,
   );
 
+  const { fanout } = result;
+  lines.push(
+    "",
+    `Fan-out: one parent delegating ${fanout.children} children in one turn (each one model call, ${fanout.childTtftMs} ms to first token), ${fanout.trees} trees each way; POST → parent's run_finished:`,
+  );
+  lines.push(
+    table(
+      ["children", "p50 ms", "p95 ms", "CPU/tree, Outpost workerd ms"],
+      [
+        [
+          `all at once (max_parallel ${fanout.children})`,
+          fmt(fanout.parallelMs.p50),
+          fmt(fanout.parallelMs.p95),
+          fmt(fanout.parallelCpuMsPerTree),
+        ],
+        [
+          "one at a time (max_parallel 1)",
+          fmt(fanout.sequentialMs.p50),
+          fmt(fanout.sequentialMs.p95),
+          fmt(fanout.sequentialCpuMsPerTree),
+        ],
+      ],
+    ),
+  );
+  lines.push(`parallel ÷ sequential p50: ×${fmt(fanout.ratio, 2)}`);
+
   const m = result.memory;
   lines.push("", `Memory (VmRSS, MiB) with ${m.tasks} tasks waiting on their model call:`);
   lines.push(
@@ -402,6 +432,7 @@ async function main(): Promise<void> {
     await registerScript(emulator, SCRIPT);
     await registerScript(emulator, STALL_SCRIPT);
     await registerScript(emulator, chatScript());
+    for (const script of fanoutScripts()) await registerScript(emulator, script);
     log(`emulator at ${emulator.url}; starting wrangler dev…`);
     await session.fresh();
     log(`warm-up: ${WARMUP_TASKS} floor runs (not counted)`);
@@ -434,6 +465,9 @@ async function main(): Promise<void> {
 
     log(`conversation: one session of ${CHAT_MESSAGES} messages, each sent with ?wait=…`);
     const chat = await session.phase("the conversation", (dev) => runChat(dev, dev.url, () => emulatorStats(emulator)));
+
+    log(`fan-out: one parent, ${FANOUT_CHILDREN} children, all at once and one at a time…`);
+    const fanout = await session.phase("the fan-out case", (dev) => runFanout(dev, dev.url));
 
     // A fresh wrangler for memory, so the idle baseline is not inflated by the heap of the runs above and no
     // leftover object from them wakes up mid-phase.
@@ -476,6 +510,7 @@ async function main(): Promise<void> {
       ping,
       memory,
       chat,
+      fanout,
       wrangler_restarts: session.reruns,
       targets: targets(outpost, floor, chat),
       bench_seconds: round((performance.now() - benchStarted) / 1000, 1),

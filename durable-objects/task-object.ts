@@ -8,7 +8,7 @@ import type { DecisionFailure } from "../src/approvals/resume.ts";
 import type { Delivery } from "../src/callbacks/delivery.ts";
 import type { ExecutionResult } from "../src/contracts/execution-result.ts";
 import type { RpcResult } from "../src/contracts/rpc.ts";
-import type { SubagentRecord, SubagentReport } from "../src/contracts/subagents.ts";
+import type { SubagentRecord, SubagentReport, SubagentWaitReport } from "../src/contracts/subagents.ts";
 import { emptyUsage } from "../src/contracts/usage.ts";
 import type { Env } from "../src/env.ts";
 import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
@@ -35,6 +35,7 @@ import {
   type TaskView,
   type ToolCallLedger,
 } from "../src/tasks/task.ts";
+import { taskStubFor } from "../src/tasks/task-ids.ts";
 import { INVOCATION_STATE_KEY, type InvocationState } from "../src/tasks/task-state.ts";
 import type { WorkspaceEntry } from "../src/workspace/workspace.ts";
 
@@ -98,12 +99,16 @@ export class TaskObject extends DurableObject<Env> {
     const { host } = this;
     const task = host.task();
     if (!task) return null;
-    // A task that waits for a person is answered at once too: the client has something to do.
-    if (isTerminal(task.status) || task.status === "input_required" || timeoutMs <= 0) return host.view(task);
+    // A task that waits for a person (or whose sub-agent does) is answered at once too: the client has something to do.
+    const now = host.view(task);
+    if (isTerminal(task.status) || now.status === "input_required" || timeoutMs <= 0) return now;
     host.supervisor.resumeIfIdle(task);
     await untilEvent(
       host.events,
-      (record) => TERMINAL_EVENT_TYPES.has(record.event_type) || record.event_type === "input_requested",
+      (record) =>
+        TERMINAL_EVENT_TYPES.has(record.event_type) ||
+        record.event_type === "input_requested" ||
+        record.event_type === "subagent_input_requested",
       timeoutMs,
     );
     return host.view(host.requireTask());
@@ -127,6 +132,18 @@ export class TaskObject extends DurableObject<Env> {
     const { host } = this;
     if (!host.task()) return;
     await host.supervisor.subagentEnded(report, (r) => host.subagents.record(r));
+  }
+
+  /**
+   * What a sub-agent's child task waits for from a person (its report, sent until acknowledged; the same one again
+   * changes nothing): the task shows it and answers it through its own resume.
+   */
+  async subagentWaiting(report: SubagentWaitReport): Promise<void> {
+    const { host } = this;
+    if (!host.task()) return;
+    host.subagents.waiting(report);
+    // The task's status as shown changed: its directory entry and callbacks follow.
+    await host.supervisor.armOutbox();
   }
 
   /**
@@ -204,7 +221,17 @@ export class TaskObject extends DurableObject<Env> {
 
   /** A person's answer to the request named by its request_id (POST /v1/tasks/:id/resume). */
   async resume(decision: DecisionInput): Promise<RpcResult<ResumeOutcome, "task_not_found" | DecisionFailure>> {
-    if (!this.host.task()) return { ok: false, error: { code: "task_not_found", message: "No such task." } };
+    const task = this.host.task();
+    if (!task) return { ok: false, error: { code: "task_not_found", message: "No such task." } };
+    // A sub-agent's request this task showed: the child answers it (a repeat gets the child's original answer, a
+    // stale one its 409), and the answer names the child task.
+    const child = this.host.subagents.childFor(decision.request_id);
+    if (child) {
+      const result = await taskStubFor(this.env, task.tenant, child).resume(decision);
+      const copy = structuredClone(result) as RpcResult<ResumeOutcome, "task_not_found" | DecisionFailure>;
+      (result as unknown as Partial<Disposable>)[Symbol.dispose]?.();
+      return copy;
+    }
     const outcome = await this.host.supervisor.resume(decision);
     if (!outcome.ok) return { ok: false, error: outcome.error };
     return {

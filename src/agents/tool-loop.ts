@@ -96,7 +96,11 @@ export async function runToolLoop(context: AgentContext, steps: ToolLoopSteps): 
   );
 }
 
-/** Runs a turn's tool calls, each a durable step, then records their results and a checkpoint. */
+/**
+ * Runs a turn's tool calls, each a durable step, then records their results and a checkpoint. Calls run in the
+ * turn's order, except that consecutive read-only calls (Toolbox.readOnly) run together: a call that may change
+ * something never runs beside another call, and every call sees what the calls before it wrote.
+ */
 async function runToolCalls(
   context: AgentContext,
   steps: ToolLoopSteps,
@@ -105,18 +109,52 @@ async function runToolCalls(
   turn: number,
 ): Promise<void> {
   const { runtime } = context;
-  const results: ToolResultBlockParam[] = [];
   await context.tools.prepare(uses);
-  for (const [index, use] of uses.entries()) {
+  const call = (use: ToolUseBlock | ToolUseBlockParam, index: number) => {
     const block = { ...use, type: "tool_use" } as ToolUseBlock;
-    const result = await runtime.step(`turn_${turn}_tool_${use.id}`, (info) =>
-      steps.callTool(block, turn, info, index + 1),
-    );
-    results.push({ type: "tool_result", tool_use_id: use.id, content: result.content, is_error: result.is_error });
+    return runtime.step(`turn_${turn}_tool_${use.id}`, (info) => steps.callTool(block, turn, info, index + 1));
+  };
+  const answers: ToolResult[] = [];
+  for (const group of callGroups(uses, (use) => context.tools.readOnly(use))) {
+    if (group.length === 1) {
+      const [index] = group as [number];
+      answers[index] = await call(uses[index] as ToolUseBlock, index);
+      continue;
+    }
+    // Every read ends before the run goes on, even when one throws (a cancel): none is left running unwatched.
+    const settled = await Promise.allSettled(group.map((index) => call(uses[index] as ToolUseBlock, index)));
+    for (const [i, outcome] of settled.entries()) {
+      if (outcome.status === "rejected") throw outcome.reason;
+      answers[group[i] as number] = outcome.value;
+    }
   }
+  const results: ToolResultBlockParam[] = uses.map((use, index) => {
+    const result = answers[index] as ToolResult;
+    return { type: "tool_result", tool_use_id: use.id, content: result.content, is_error: result.is_error };
+  });
   // Tool results come first in the user turn; what a reviewer added at a resume follows them.
   const human = context.tools.humanMessages(uses.map((use) => use.id));
   messages.push({ role: "user", content: [...results, ...human] });
   runtime.recordMessage(messages.length - 1, messages[messages.length - 1] as MessageParam);
   runtime.checkpoint(`turn_${turn}_tools`, "model_turn", { turn });
+}
+
+/**
+ * The turn's calls (by index) in the groups they run in: each run of consecutive read-only calls is one group, any
+ * other call a group of its own.
+ */
+export function callGroups<T>(uses: readonly T[], readOnly: (use: T) => boolean): number[][] {
+  const groups: number[][] = [];
+  let reads: number[] = [];
+  for (const [index, use] of uses.entries()) {
+    if (readOnly(use)) {
+      reads.push(index);
+      continue;
+    }
+    if (reads.length > 0) groups.push(reads);
+    reads = [];
+    groups.push([index]);
+  }
+  if (reads.length > 0) groups.push(reads);
+  return groups;
 }

@@ -13,6 +13,19 @@ export const PendingInputSchema = z.lazy(() => EVENT_CATALOG.input_requested.pay
 export type PendingInput = z.infer<typeof PendingInputSchema>;
 
 /**
+ * What a task shows it waits for (its pending_input): its own request, or a sub-agent's, which names the child task
+ * that holds it (`task_id`). A decision for either is sent to this task's resume.
+ */
+export const ShownPendingInputSchema = z.lazy(() =>
+  EVENT_CATALOG.input_requested.payload.extend({
+    task_id: z
+      .string()
+      .optional()
+      .describe("the sub-agent task whose request this is; absent for the task's own (docs/subagents.md)"),
+  }),
+);
+
+/**
  * A person's answer (POST /v1/tasks/:id/resume), kept per request (the tool_use id): the human_decision event's
  * payload without the call it answers, which the request names.
  */

@@ -508,6 +508,31 @@ export const EVENT_CATALOG = {
         is_error: z.boolean(),
       }),
   }),
+  subagent_input_requested: event({
+    description:
+      "A sub-agent waits for a person: the parent shows its request, and POST /v1/tasks/:id/resume on the parent answers it.",
+    payload: () =>
+      z.strictObject({
+        tool_use_id: z.string().describe("the parent's Task call"),
+        child_task_id: z.string(),
+        agent: z.string(),
+        request_id: z.string().describe("the child's request, as a decision names it"),
+        kind: z.enum(["approval", "question"]),
+        tool_name: z.string(),
+        question: z.string().nullable(),
+      }),
+    content: ["question"],
+  }),
+  subagent_input_answered: event({
+    description: "A sub-agent's request was answered (through its parent or directly): it runs again.",
+    payload: () =>
+      z.strictObject({
+        tool_use_id: z.string(),
+        child_task_id: z.string(),
+        agent: z.string(),
+        request_id: z.string(),
+      }),
+  }),
   run_canceled: event({
     description: "A client canceled the task.",
     payload: () => z.strictObject({ reason: z.string(), previous_status: z.string() }),

@@ -2,6 +2,7 @@
 // and what a child task reports to its parent's object when it ends. Each sub-agent is a child task in its own
 // Durable Object; its parent records every delegation under the Task call's tool_use id, so a replayed run finds the
 // child it started and the outcome the child reported, never starting or counting one twice.
+import type { JsonObject } from "../lib/json.ts";
 
 /** A delegation the model asked for with the Task tool. */
 export interface SubagentRequest {
@@ -23,9 +24,29 @@ export interface SubagentOutcome {
 export interface SubagentRecord extends SubagentRequest {
   /** Null when it was refused before any child started (an agent it may not delegate to, a limit). */
   child_task_id: string | null;
+  /** The version of the tenant's own agent (PUT /v1/agents/:name) the child runs; null for the Worker's agent. */
+  agent_version: number | null;
   depth: number;
   created_at: string;
   outcome: SubagentOutcome | null;
+  /** What the child waits for from a person, as it last reported; absent or null when nothing. */
+  waiting?: SubagentWaitReport["pending"];
+}
+
+/** A child's request as its parent keeps it: the fields the parent's events name, and the rest as JSON. */
+export type WaitingRequest = JsonObject & {
+  request_id: string;
+  kind: "approval" | "question";
+  tool_name: string;
+  question: string | null;
+};
+
+/** What a child waits for, as its parent shows it: the child's pending_input (redacted), or null when it waits for none. */
+export interface SubagentWaitReport {
+  child_task_id: string;
+  tool_use_id: string;
+  /** The child's PendingInput (src/approvals/requests.ts) as its view shows it; null once it no longer waits. */
+  pending: WaitingRequest | null;
 }
 
 /** What the Task tool uses of its task's object. */

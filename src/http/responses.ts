@@ -381,6 +381,12 @@ export const SubagentSessionListSchema = z.strictObject({
       session_id: TaskId.describe("the child task's id"),
       parent_task_id: TaskId,
       agent_name: z.string(),
+      agent_version: z
+        .number()
+        .int()
+        .positive()
+        .nullable()
+        .describe("the version of the tenant's own agent the child runs; null for the Worker's agent"),
       task_description: z.string(),
       tool_use_id: z.string(),
       message_history: z.array(StoredMessageSchema).describe("the child's own conversation, redacted"),

@@ -3,7 +3,10 @@
 // parent's and the call's, so starting it again finds the same child); and, in a child, the report of its end to its
 // parent, sent from the alarm until the parent acknowledges it. The parent records each child's outcome once, and
 // the report wakes its run (src/runtime/run-supervisor.ts, subagentEnded).
+import type { Agent } from "../agents/agent.ts";
+import { runtimeAgent } from "../agents/file-agents.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
+import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import type {
   SubagentHost,
   SubagentOrigin,
@@ -11,6 +14,7 @@ import type {
   SubagentRecord,
   SubagentReport,
   SubagentRequest,
+  SubagentWaitReport,
 } from "../contracts/subagents.ts";
 import type { Env } from "../env.ts";
 import type { EventLog } from "../events/event-log.ts";
@@ -22,6 +26,10 @@ import type { TaskRecord } from "../tasks/task-store.ts";
 
 const RECORDS_KEY = "subagents";
 const REPORTED_KEY = "subagent_reported";
+/** In a parent: each child request it has shown, by request id → the child task that holds it. */
+const REQUESTS_KEY = "subagent_requests";
+/** In a child: the request id whose wait the parent last acknowledged ("" for none). */
+const WAIT_REPORTED_KEY = "subagent_wait_reported";
 
 /** How deep a tree of delegations may grow: a root task's children are at depth 1. */
 export const MAX_SUBAGENT_DEPTH = 3;
@@ -40,6 +48,11 @@ export interface SubagentDeps {
   task: () => TaskRecord;
   /** The agents this task's agent may delegate to (its subagents.agents). */
   allowedAgents: () => readonly string[];
+  /**
+   * The tenant's own agent of that name (PUT /v1/agents/:name): its current version when `version` is null, else
+   * that version; null when the tenant has none.
+   */
+  tenantAgent: (name: string, version: number | null) => Promise<RuntimeAgentRecord | null>;
   transaction: <T>(fn: () => T) => T;
 }
 
@@ -73,10 +86,14 @@ export class TaskSubagents implements SubagentHost {
     }
     const task = this.deps.task();
     const depth = (this.deps.state.get<SubagentOrigin>(SUBAGENT_ORIGIN_KEY)?.depth ?? 0) + 1;
-    const refusal = this.refusal(request.agent, depth);
+    // The tenant's own agent of that name shadows the Worker's, as for a task the tenant starts; the version is
+    // recorded with the delegation, so a replay starts the child on the same one.
+    const own = this.allowed(request.agent) ? await this.deps.tenantAgent(request.agent, null) : null;
+    const refusal = this.refusal(request.agent, depth, own !== null);
     const record: Stored = {
       ...request,
       child_task_id: refusal ? null : await derivedTaskId("subagent", task.tenant, task.id, request.tool_use_id),
+      agent_version: own?.version ?? null,
       depth,
       created_at: new Date().toISOString(),
       outcome: refusal ? { status: "failed", summary: refusal, is_error: true } : null,
@@ -117,13 +134,67 @@ export class TaskSubagents implements SubagentHost {
     );
   }
 
+  /**
+   * Records what a child waits for from a person (its report, sent until acknowledged): the parent shows it and
+   * answers it through its own resume (childFor). A report of what is already recorded changes nothing.
+   */
+  waiting(report: SubagentWaitReport): void {
+    const records = this.records();
+    const record = records[report.tool_use_id];
+    if (!record || record.child_task_id !== report.child_task_id || record.outcome !== null) return;
+    if (isTerminal(this.deps.task().status)) return;
+    const before = record.waiting ?? null;
+    if ((before?.request_id ?? null) === (report.pending?.request_id ?? null)) return;
+    const base = { tool_use_id: record.tool_use_id, child_task_id: report.child_task_id, agent: record.agent };
+    this.deps.transaction(() => {
+      this.deps.state.put(RECORDS_KEY, { ...records, [report.tool_use_id]: { ...record, waiting: report.pending } });
+      if (before) this.deps.events.append("subagent_input_answered", { ...base, request_id: before.request_id });
+      const pending = report.pending;
+      if (pending) {
+        const requests = this.deps.state.get<Record<string, string>>(REQUESTS_KEY) ?? {};
+        this.deps.state.put(REQUESTS_KEY, { ...requests, [pending.request_id]: report.child_task_id });
+        this.deps.events.append("subagent_input_requested", {
+          ...base,
+          request_id: pending.request_id,
+          kind: pending.kind,
+          tool_name: pending.tool_name,
+          question: pending.question ?? null,
+        });
+      }
+    });
+  }
+
+  /** The children waiting for a person now, oldest delegation first, with what each waits for. */
+  waitingChildren(): { child_task_id: string; pending: NonNullable<SubagentWaitReport["pending"]> }[] {
+    return this.list().flatMap((record) =>
+      record.waiting && record.child_task_id && record.outcome === null
+        ? [{ child_task_id: record.child_task_id, pending: record.waiting }]
+        : [],
+    );
+  }
+
+  /** The child task a request the parent showed belongs to (a decision sent to the parent is its), if any. */
+  childFor(requestId: string): string | undefined {
+    return this.deps.state.get<Record<string, string>>(REQUESTS_KEY)?.[requestId];
+  }
+
   /** Records a child's reported end once; false when there is nothing to record (unknown, or already recorded). */
   record(report: SubagentReport): boolean {
     const records = this.records();
     const record = records[report.tool_use_id];
     if (!record || record.child_task_id !== report.child_task_id || record.outcome !== null) return false;
     if (isTerminal(this.deps.task().status)) return false;
-    this.deps.state.put(RECORDS_KEY, { ...records, [report.tool_use_id]: { ...record, outcome: report.outcome } });
+    const ended = { ...record, outcome: report.outcome, waiting: null };
+    this.deps.state.put(RECORDS_KEY, { ...records, [report.tool_use_id]: ended });
+    // A child that ended while the parent still showed its request: that wait is over too.
+    if (record.waiting) {
+      this.deps.events.append("subagent_input_answered", {
+        tool_use_id: record.tool_use_id,
+        child_task_id: report.child_task_id,
+        agent: record.agent,
+        request_id: record.waiting.request_id,
+      });
+    }
     this.deps.events.append("subagent_finished", {
       tool_use_id: report.tool_use_id,
       child_task_id: report.child_task_id,
@@ -134,12 +205,18 @@ export class TaskSubagents implements SubagentHost {
     return true;
   }
 
-  private refusal(agent: string, depth: number): string | null {
-    const allowed = this.deps.allowedAgents();
-    if (!allowed.includes(agent)) {
+  private allowed(agent: string): boolean {
+    return this.deps.allowedAgents().includes(agent);
+  }
+
+  private refusal(agent: string, depth: number, tenantOwn: boolean): string | null {
+    if (!this.allowed(agent)) {
+      const allowed = this.deps.allowedAgents();
       return `This agent may not delegate to "${agent}"; it may delegate to: ${allowed.join(", ") || "none"}.`;
     }
-    if (!this.deps.registry.has(agent)) return `There is no agent "${agent}" in this deployment.`;
+    if (!tenantOwn && !this.deps.registry.visible(agent, this.deps.task().tenant)) {
+      return `There is no agent "${agent}" in this deployment.`;
+    }
     if (depth > MAX_SUBAGENT_DEPTH) {
       return `Sub-agents may nest ${MAX_SUBAGENT_DEPTH} deep; this one would be at depth ${depth}. Do the work yourself.`;
     }
@@ -153,7 +230,7 @@ export class TaskSubagents implements SubagentHost {
   private async launch(record: Stored): Promise<void> {
     const task = this.deps.task();
     const childId = record.child_task_id as string;
-    const agent = this.deps.registry.create(record.agent);
+    const agent = await this.agentOf(record, task.tenant);
     const init: TaskInit = {
       ...taskInit(this.deps.env, {
         id: childId,
@@ -172,6 +249,15 @@ export class TaskSubagents implements SubagentHost {
     if (current) this.deps.state.put(RECORDS_KEY, { ...records, [record.tool_use_id]: { ...current, started: true } });
   }
 
+  /** The agent a delegation runs: the tenant's version it recorded, else the Worker's agent of that name. */
+  private async agentOf(record: Stored, tenant: string): Promise<Agent> {
+    const version = record.agent_version ?? null;
+    if (version === null) return this.deps.registry.createFor(record.agent, tenant);
+    const stored = await this.deps.tenantAgent(record.agent, version);
+    if (!stored) throw new Error(`The tenant's agent ${record.agent} v${version} is gone.`);
+    return runtimeAgent(stored);
+  }
+
   private records(): Record<string, Stored> {
     return this.deps.state.get<Record<string, Stored>>(RECORDS_KEY) ?? {};
   }
@@ -182,9 +268,14 @@ export interface ParentReportDeps {
   state: Pick<TaskState, "get" | "put">;
   /** The object's task, or null when it holds none. */
   task: () => TaskRecord | null;
+  /** What the task waits for from a person, as its view shows it (redacted), or null. */
+  pending: () => SubagentWaitReport["pending"];
 }
 
-/** A child task's end, reported to its parent from the alarm until the parent acknowledges it. */
+/**
+ * A child task's wait for a person and its end, each reported to its parent from the alarm until the parent
+ * acknowledges it: a wait when the request the child waits for is not the one the parent last acknowledged.
+ */
 export class ParentReporter {
   private readonly deps: ParentReportDeps;
   private failures = 0;
@@ -196,10 +287,16 @@ export class ParentReporter {
 
   nextDueAt(): number | null {
     const task = this.deps.task();
-    if (!task || !isTerminal(task.status)) return null;
-    if (!this.deps.state.get<SubagentOrigin>(SUBAGENT_ORIGIN_KEY)) return null;
-    if (this.deps.state.get<boolean>(REPORTED_KEY)) return null;
+    if (!task || !this.deps.state.get<SubagentOrigin>(SUBAGENT_ORIGIN_KEY)) return null;
+    if (!isTerminal(task.status) && !this.waitChanged()) return null;
+    if (isTerminal(task.status) && this.deps.state.get<boolean>(REPORTED_KEY)) return null;
     return Math.max(this.retryAt, Date.now());
+  }
+
+  /** The request the task waits for is not the one its parent last acknowledged (none counts as ""). */
+  private waitChanged(): boolean {
+    const now = this.deps.pending()?.request_id ?? "";
+    return now !== (this.deps.state.get<string>(WAIT_REPORTED_KEY) ?? "");
   }
 
   async deliverDue(): Promise<void> {
@@ -207,12 +304,20 @@ export class ParentReporter {
     const task = this.deps.task();
     const origin = this.deps.state.get<SubagentOrigin>(SUBAGENT_ORIGIN_KEY);
     if (due === null || due > Date.now() || !task || !origin) return;
+    const parent = taskStubFor(this.deps.env, task.tenant, origin.parent_task_id);
+    const ended = isTerminal(task.status);
+    const pending = ended ? null : this.deps.pending();
     try {
-      await taskStubFor(this.deps.env, task.tenant, origin.parent_task_id).subagentEnded({
-        child_task_id: task.id,
-        tool_use_id: origin.tool_use_id,
-        outcome: outcomeOf(task),
-      });
+      // An ended child's report also ends its wait on the parent's side.
+      if (ended) {
+        await parent.subagentEnded({
+          child_task_id: task.id,
+          tool_use_id: origin.tool_use_id,
+          outcome: outcomeOf(task),
+        });
+      } else {
+        await parent.subagentWaiting({ child_task_id: task.id, tool_use_id: origin.tool_use_id, pending });
+      }
     } catch (error) {
       this.failures++;
       this.retryAt = Date.now() + Math.min(1000 * 2 ** this.failures, MAX_RETRY_MS);
@@ -221,7 +326,8 @@ export class ParentReporter {
     }
     this.failures = 0;
     this.retryAt = 0;
-    this.deps.state.put(REPORTED_KEY, true);
+    if (ended) this.deps.state.put(REPORTED_KEY, true);
+    else this.deps.state.put(WAIT_REPORTED_KEY, pending?.request_id ?? "");
   }
 }
 

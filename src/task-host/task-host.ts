@@ -132,9 +132,27 @@ export class TaskHost {
       events: this.events,
       task: () => this.requireRecord(),
       allowedAgents: () => this.agent(this.requireRecord()).settings.subagents.agents,
+      tenantAgent: async (name, version) => {
+        const tenant = tenantStubFor(env, this.requireRecord().tenant);
+        const result = version === null ? await tenant.agent(name) : await tenant.agentAt(name, version);
+        if (!result) return null;
+        // Copied out of the RPC result, which is disposed: a result kept holds its call's session open.
+        const { definition, warnings } = structuredClone(result);
+        const stored = { version: result.version, definition, warnings };
+        (result as unknown as Partial<Disposable>)[Symbol.dispose]?.();
+        return stored;
+      },
       transaction: (fn) => this.supervisor.transaction(fn),
     });
-    this.parentReport = new ParentReporter({ env, state: this.state, task: () => this.record() });
+    this.parentReport = new ParentReporter({
+      env,
+      state: this.state,
+      task: () => this.record(),
+      pending: () => {
+        const task = this.task();
+        return task?.status === "input_required" ? this.view(task).pending_input : null;
+      },
+    });
     const { callbacks, directory, parentReport } = this;
     this.supervisor = new RunSupervisor({
       redactor,
@@ -246,7 +264,12 @@ export class TaskHost {
 
   /** The task as the object returns it. */
   view(task: TaskRecord): TaskView {
-    return taskView(task, { state: this.state, redactor: this.redactor, lastEventSeq: this.events.lastSeq() });
+    return taskView(task, {
+      state: this.state,
+      redactor: this.redactor,
+      lastEventSeq: this.events.lastSeq(),
+      waitingChild: task.status === "running" ? (this.subagents.waitingChildren()[0] ?? null) : null,
+    });
   }
 
   /** The session as the object returns it. */
@@ -271,7 +294,7 @@ export class TaskHost {
       kind: record.kind,
       agent: record.assigned_agent,
       workflow: this.state.get<WorkflowTaskState>(WORKFLOW_STATE_KEY)?.name ?? null,
-      status: record.kind === "session" ? this.sessions.status() : record.status,
+      status: record.kind === "session" ? this.sessions.status() : this.view(record).status,
       parent_task_id: record.parent_task_id,
       tags: record.tags,
       created_at: record.created_at,

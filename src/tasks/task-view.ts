@@ -9,7 +9,16 @@ import type { TaskRecord } from "./task-store.ts";
 
 export function taskView(
   task: TaskRecord,
-  from: { state: Pick<TaskState, "get">; redactor: Pick<Redactor, "value">; lastEventSeq: number },
+  from: {
+    state: Pick<TaskState, "get">;
+    redactor: Pick<Redactor, "value">;
+    lastEventSeq: number;
+    /**
+     * A sub-agent of this running task that waits for a person (the oldest delegation's): the task shows it as
+     * input_required with the child's request, which its own resume answers (src/task-host/subagents.ts).
+     */
+    waitingChild?: { child_task_id: string; pending: Record<string, unknown> } | null;
+  },
 ): TaskView {
   const {
     traceId: _t,
@@ -25,13 +34,20 @@ export function taskView(
   const stored = status === "input_required" ? pendingRequest(from.state) : undefined;
   // What the model asked for (a command, a tool's arguments) may hold a secret, like any text the runtime did not
   // write; the input_requested event and callbacks show it redacted too.
-  const pending = stored ? from.redactor.value(stored) : null;
+  let pending: TaskView["pending_input"] = stored ? from.redactor.value(stored) : null;
+  let shown = status as TaskStatus;
+  const child = from.waitingChild;
+  if (status === "running" && child) {
+    // Reported by the child already redacted.
+    pending = { ...(child.pending as NonNullable<TaskView["pending_input"]>), task_id: child.child_task_id };
+    shown = "input_required";
+  }
   // Only a task's row is shown as a task, and a task's row never holds a session's statuses (ready, closed).
   return {
     ...rest,
     agent_version: from.state.get<RuntimeAgentRecord>(RUNTIME_AGENT_STATE_KEY)?.version ?? null,
     workflow: from.state.get<WorkflowTaskState>(WORKFLOW_STATE_KEY)?.name ?? null,
-    status: status as TaskStatus,
+    status: shown,
     pending_input: pending,
     last_event_seq: from.lastEventSeq,
   };

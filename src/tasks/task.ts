@@ -7,7 +7,7 @@
 
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { z } from "zod";
-import { type HumanDecision, PendingInputSchema } from "../approvals/requests.ts";
+import { type HumanDecision, ShownPendingInputSchema } from "../approvals/requests.ts";
 import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import type { SubagentOrigin } from "../contracts/subagents.ts";
 import { AgentUsageSchema } from "../contracts/usage.ts";
@@ -112,7 +112,7 @@ export const TaskViewSchema = z.lazy(() =>
     /** When the task and its R2 objects are deleted (completed_at + retention_days); null while it runs. */
     expires_at: z.iso.datetime().nullable(),
     /** What the task waits for while its status is input_required (an approval or a question); null otherwise. */
-    pending_input: PendingInputSchema.nullable(),
+    pending_input: ShownPendingInputSchema.nullable(),
     /** Sequence number of the newest event. */
     last_event_seq: z.number().int().nonnegative(),
     /** Seed 002 redaction_mode: "redacted" keeps prompts and responses out of the task's event stream. */

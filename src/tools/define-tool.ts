@@ -13,6 +13,8 @@ export interface ToolSpec<S extends z.ZodType<Record<string, unknown>>> {
   /** A valid input, shown to the model after an invalid one. */
   example: string;
   changesWorkspace?: boolean;
+  /** Changes nothing (see BuiltinTool.readOnly). */
+  readOnly?: boolean;
   run(input: z.output<S>, context: ToolContext): Promise<ToolResult>;
 }
 
@@ -23,6 +25,7 @@ export function defineTool<S extends z.ZodType<Record<string, unknown>>>(spec: T
     description: spec.description,
     inputSchema: schema as BuiltinTool["inputSchema"],
     ...(spec.changesWorkspace ? { changesWorkspace: true } : {}),
+    ...(spec.readOnly ? { readOnly: true } : {}),
     async run(input, context) {
       const parsed = spec.input.safeParse(input);
       if (!parsed.success) {

@@ -54,6 +54,7 @@ export const readTool: BuiltinTool = defineTool({
     limit: z.number().int().positive().max(10_000).optional().describe("How many lines to read."),
   }),
   example: '{"file_path": "/workspace/…"}',
+  readOnly: true,
   run: (args, ctx) =>
     guarded(async () => {
       const path = toStorePath(args.file_path, ctx.settings.workingDirectory);

@@ -13,6 +13,8 @@ export interface CatalogTool {
   description: string;
   input_schema: Record<string, unknown>;
   output_schema?: Record<string, unknown>;
+  /** The server marks the tool read-only (annotations.readOnlyHint): its calls may run beside other reads. */
+  read_only?: true;
 }
 
 /** The journaled result of connecting: each server's tools, or why it could not be reached. */
@@ -79,5 +81,6 @@ function toCatalogTool(tool: McpTool): CatalogTool {
     description: tool.description ?? tool.title ?? tool.name,
     input_schema: tool.inputSchema as Record<string, unknown>,
     ...(tool.outputSchema ? { output_schema: tool.outputSchema as Record<string, unknown> } : {}),
+    ...(tool.annotations?.readOnlyHint === true ? { read_only: true as const } : {}),
   };
 }

@@ -44,6 +44,7 @@ export const globTool: BuiltinTool = defineTool({
     path: z.string().optional().describe("Folder to search in (default: the working directory)."),
   }),
   example: '{"pattern": "**/*.ts"}',
+  readOnly: true,
   run: (args, ctx) =>
     guarded(async () => {
       const dir = toStorePath(args.path ?? ".", ctx.settings.workingDirectory);
@@ -75,6 +76,7 @@ export const grepTool: BuiltinTool = defineTool({
     context: z.number().int().min(0).max(20).optional().describe("Lines of context around each match (content mode)."),
   }),
   example: '{"pattern": "TODO"}',
+  readOnly: true,
   run: (args, ctx) =>
     guarded(async () => {
       // RE2 semantics (linear time): a model-written pattern cannot backtrack catastrophically and stall the object.

@@ -36,6 +36,11 @@ export interface BuiltinTool {
    * tool_use id), and a replay of a call that committed returns that result instead of running again.
    */
   changesWorkspace?: boolean;
+  /**
+   * True for tools that change nothing (MCP's readOnlyHint): the read-only calls of a turn may run at the same time
+   * (src/agents/tool-loop.ts). A tool that changes the workspace, the task's state or anything outside is not.
+   */
+  readOnly?: boolean;
 }
 
 export function toolError(message: string): ToolResult {

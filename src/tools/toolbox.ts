@@ -24,6 +24,7 @@ import { FORK_STATE_KEY, type ForkState } from "../tasks/task-state.ts";
 import type { Workspace } from "../workspace/workspace.ts";
 import { WorkspaceFs } from "../workspace/workspace-fs.ts";
 import { resolveAllowedTools, type ToolDeclaration } from "./allowed-tools.ts";
+import { BUILTIN_TOOL_IMPLEMENTATIONS } from "./builtin.ts";
 import { callBuiltin } from "./builtin-call.ts";
 import { callMcpTool } from "./mcp-call.ts";
 import { discoverTools, type McpCatalog } from "./mcp-catalog.ts";
@@ -147,6 +148,20 @@ export class Toolbox {
     if (!subagents || !this.allowed.has(TASK_TOOL) || needsApproval(TASK_TOOL, this.declaration.permissions)) return;
     const calls = uses.filter((use) => use.name === TASK_TOOL);
     if (calls.length > 0) await startSubagents(subagents, calls, this.declaration.settings.subagents.max_parallel);
+  }
+
+  /**
+   * Whether the call only reads, and so may run at the same time as the turn's other reads: a built-in tool that
+   * changes nothing (Read, Glob, Grep, WebFetch) or an MCP tool its server marks readOnlyHint. Never a call that
+   * may wait for a person (its approval, a fork's half-done call), so a wait never stops a run while a sibling
+   * call is still running.
+   */
+  readOnly(use: { id: string; name: string }): boolean {
+    if (!this.allowed.has(use.name) || needsApproval(use.name, this.declaration.permissions)) return false;
+    if (this.uncertainCalls()[use.id] !== undefined) return false;
+    const mcp = parseMcpToolName(use.name);
+    if (mcp) return this.catalog.servers[mcp.server]?.tools.find((t) => t.name === mcp.tool)?.read_only === true;
+    return BUILTIN_TOOL_IMPLEMENTATIONS.get(use.name)?.readOnly === true;
   }
 
   /** What people added to the conversation when they answered this turn's calls (see src/approvals/gate.ts). */

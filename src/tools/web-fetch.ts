@@ -15,6 +15,7 @@ export const webFetchTool: BuiltinTool = defineTool({
     "Private and local network addresses are refused.",
   input: z.strictObject({ url: z.string().min(1).max(4096).describe("An absolute http(s) URL.") }),
   example: '{"url": "https://…"}',
+  readOnly: true,
   async run({ url }, ctx) {
     const limits = ctx.settings.webFetch;
     let response: Awaited<ReturnType<typeof guardedFetch>>;

@@ -299,7 +299,7 @@ function taskCases(task: TaskUnderTest, mode: "finished" | "waiting"): Arbitrary
   const lists = withAuth(anyAuth, (auth) =>
     fc
       .tuple(
-        fc.constantFrom("messages", "checkpoints", "deliveries", "artifacts", "workspace"),
+        fc.constantFrom("messages", "checkpoints", "deliveries", "artifacts", "workspace", "trace", "subagents"),
         fc.oneof(queryFor("page", numberText), queryFor("wait", numberText)),
         fc.constantFrom("GET", "HEAD"),
         noiseHeaders,
@@ -313,7 +313,17 @@ function taskCases(task: TaskUnderTest, mode: "finished" | "waiting"): Arbitrary
   const wrongMethod = withAuth(anyAuth, (auth) =>
     fc
       .tuple(
-        fc.constantFrom("", "/messages", "/events", "/cancel", "/checkpoints", "/fork", "/resume", "/workspace"),
+        fc.constantFrom(
+          "",
+          "/messages",
+          "/events",
+          "/cancel",
+          "/checkpoints",
+          "/fork",
+          "/resume",
+          "/workspace",
+          "/trace",
+        ),
         fc.constantFrom(...WRONG_METHODS),
       )
       .map(([suffix, method]) => ({
@@ -354,7 +364,7 @@ describe("fuzzing the API with malformed requests", () => {
   it("answers a malformed or unknown task id with 404 task_not_found on every route, writing nothing", async () => {
     const routes = ["", "/messages", "/events", "/cancel", "/checkpoints", "/checkpoints/x", "/fork", "/resume"]
       .concat(["/deliveries", "/deliveries/x/redeliver", "/artifacts", "/artifacts/events.jsonl", "/workspace"])
-      .concat(["/workspace/a.txt"]);
+      .concat(["/workspace/a.txt", "/trace", "/subagents"]);
     const POSTS = new Set(["/cancel", "/fork", "/resume", "/deliveries/x/redeliver"]);
     const ids = fc.oneof(
       { weight: 4, arbitrary: encodedId(badIdText) },

@@ -48,6 +48,7 @@ describe("fuzzing the API with malformed requests", () => {
     const words = ["v1", "tasks", "agents", "hooks", "tenant", "checkpoints", "messages", "events", "cancel", "fork"]
       .concat(["resume", "deliveries", "redeliver", "artifacts", "workspace", "assistant", "", "..", ".", "%2e%2e"])
       .concat(["%2F", "%2f..%2f", "\\", "..\\..", ";", "%00", "v1%2Ftasks", "*", "?", "#", "%3F", "hooks%2F.."])
+      .concat(["trace", "subagents", "workflows", "issue_triage"])
       .concat([GHOST, finished.id, STANDARD_HOOK]);
     const segments = fc.array(
       fc.oneof(
@@ -83,11 +84,15 @@ describe("fuzzing the API with malformed requests", () => {
       "artifact_not_found",
       "workspace_file_not_found",
       "validation_failed",
+      "workflow_not_found",
     ]);
     const ACT_CODES = ["route_not_found", "task_not_found", "agent_not_found", "task_already_finished"].concat([
       "delivery_not_found",
       "unsupported_media_type",
       "invalid_json",
+      "workflow_not_found",
+      // PUT /v1/agents/:name with a body that is not an agent file (an empty one among them).
+      "validation_failed",
     ]);
     const methods = fc.oneof(
       { weight: 4, arbitrary: fc.constantFrom("GET", "HEAD") },

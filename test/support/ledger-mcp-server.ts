@@ -1,12 +1,13 @@
 // A small MCP server with a side effect, built on the official SDK's server side, that honours Outpost's idempotency
 // keys (src/mcp/idempotency.ts) the way a cooperating server should: its `charge` tool runs a key's first request,
 // answers a repeat of a finished key with the stored result, and makes a repeat that arrives while the first is still
-// running wait for that same result. `delay_ms` makes a charge slow, so a test can evict the task's object (or the
-// crash test kill the runtime) while the call is in flight. Both transports are served: Streamable HTTP at /mcp and
-// the legacy HTTP+SSE transport at /sse. What the server saw is at GET /stats: every POST with its idempotency header
-// and _meta key, and per key how many requests reached the tool and how many executed it. POST /forget-sessions drops
-// every Streamable HTTP session, as a restarted server would. Runs in Node: started by test/support/global-setup.ts for the
-// tests, and by scripts/crash-test.ts on its own.
+// running wait for that same result. Its `balance` tool is a read (annotations.readOnlyHint); `gate` on either tool
+// shows whether the call ran beside another (test/support/rendezvous.ts). `delay_ms` makes a charge slow, so a test
+// can evict the task's object (or the crash test kill the runtime) while the call is in flight. Both transports are
+// served: Streamable HTTP at /mcp and the legacy HTTP+SSE transport at /sse. What the server saw is at GET /stats:
+// every POST with its idempotency header and _meta key, and per key how many requests reached the tool and how many
+// executed it. POST /forget-sessions drops every Streamable HTTP session, as a restarted server would. Runs in Node:
+// started by test/support/global-setup.ts for the tests, and by scripts/crash-test.ts on its own.
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -14,6 +15,7 @@ import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { type CallToolResult, isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { rendezvous } from "./rendezvous.ts";
 
 // The wire names are written out here, not imported from src/: the server holds Outpost to its documented contract.
 const META_KEY = "io.outpost/idempotency-key";
@@ -72,13 +74,37 @@ export async function startLedgerServer(): Promise<LedgerServer> {
 
   const buildServer = (): McpServer => {
     const server = new McpServer({ name: "ledger", version: "1.0.0" });
+    // A read: how often the account was charged. `gate` meets other calls of that gate (test/support/rendezvous.ts),
+    // and the answer says whether `gate_n` of them were in flight together.
+    server.registerTool(
+      "balance",
+      {
+        description: "Reads how often an account was charged.",
+        inputSchema: { account: z.string(), gate: z.string().optional(), gate_n: z.number().int().min(2).optional() },
+        annotations: { readOnlyHint: true },
+      },
+      async ({ account, gate, gate_n }) => {
+        const met = gate ? ` (${await rendezvous(gate, gate_n ?? 2, 1_500)})` : "";
+        return { content: [{ type: "text", text: `${account}: ${executions[account] ?? 0} charges${met}` }] };
+      },
+    );
     server.registerTool(
       "charge",
       {
         description: "Charges an account. Runs once per idempotency key.",
-        inputSchema: { account: z.string(), amount: z.number().int(), delay_ms: z.number().int().min(0).optional() },
+        inputSchema: {
+          account: z.string(),
+          amount: z.number().int(),
+          delay_ms: z.number().int().min(0).optional(),
+          gate: z.string().optional(),
+        },
       },
-      ({ account, amount, delay_ms }, extra) => {
+      async ({ account, amount, delay_ms, gate }, extra) => {
+        // Meets the calls of its gate first: a charge that ran beside another call would answer "together".
+        if (gate) {
+          const met = await rendezvous(gate, 2, 1_500);
+          if (met === "together") return { content: [{ type: "text", text: `${account}: ran beside another call` }] };
+        }
         const fromMeta = extra._meta?.[META_KEY];
         const fromHeader = extra.requestInfo?.headers[HEADER];
         const key = typeof fromMeta === "string" ? fromMeta : typeof fromHeader === "string" ? fromHeader : null;

@@ -1,7 +1,8 @@
 // A small web server on 127.0.0.1 for WebFetch and curl tests: an HTML page, plain text, a large body, a slow
 // answer, redirects (one to a private address, one to another origin), an echo of the credentials a request
-// carried, and an error status. A second server on another port is the "other origin" of the cross-origin redirect.
+// carried, an error status, and a gate (/gate?id=&n=) that shows whether n requests were in flight together. A second server on another port is the "other origin" of the cross-origin redirect.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { rendezvous } from "./rendezvous.ts";
 
 const PAGE = `<!doctype html><html><head><title>Fixture</title><style>body{color:red}</style>
 <script>var secret = "do not show";</script></head>
@@ -65,6 +66,15 @@ export async function startWebServer(): Promise<{ url: string; close(): Promise<
         res.end("late");
       }, 5_000);
       res.on("close", () => clearTimeout(timer));
+      return;
+    }
+    if (url.startsWith("/gate?")) {
+      // Answers "together" when `n` requests of gate `id` are in flight at once, else "alone" (test/support/rendezvous.ts).
+      const query = new URL(url, "http://127.0.0.1").searchParams;
+      void rendezvous(query.get("id") ?? "", Number(query.get("n") ?? 2), 1_500).then((outcome) => {
+        res.writeHead(200, { "content-type": "text/plain" });
+        res.end(`gate ${query.get("id")}: ${outcome}`);
+      });
       return;
     }
     if (url === "/redirect-ok") {

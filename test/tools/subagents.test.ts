@@ -4,6 +4,7 @@
 
 import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { SubagentSessionListSchema, TaskResourceSchema, TraceLogSchema } from "../../src/http/responses.ts";
 import {
   api,
@@ -14,6 +15,7 @@ import {
   emulatorRequests,
   events,
   ofType,
+  parseBody,
   parseEvent,
   pendingRequestId,
   readSse,
@@ -212,5 +214,156 @@ describe("the Task tool", () => {
     expect((await waitForTask(task.id, 30)).status).toBe("completed");
     expect((await toolResults(task.id, 2))[0]).toMatchObject({ content: "did it", is_error: false });
     expect(ofType(await events(task.id), "subagent_started")).toHaveLength(1);
+  });
+});
+
+describe("a sub-agent waiting for a person", () => {
+  /** A parent delegating to a child whose first call (TodoWrite) waits for a person's approval. */
+  async function waitingTree(label: string) {
+    const child = defineAgent({ allowedTools: ["TodoWrite"], toolPermissions: { TodoWrite: "ask" } });
+    const parent = defineAgent({ subagents: { enabled: true, agents: [child] } });
+    const prompt = `Plan ${uniqueMarker(`${label}-child`)}`;
+    await script(prompt, [
+      { content: [toolUse("TodoWrite", { todos: [{ content: "a", status: "pending" }] })], stop_reason: "tool_use" },
+      { content: [{ type: "text", text: "planned" }] },
+    ]);
+    const marker = uniqueMarker(`${label}-parent`);
+    await script(marker, [{ content: [delegate(child, prompt)], stop_reason: "tool_use" }, done]);
+    const task = await startTask(parent, `Delegate ${marker}`);
+    // ?wait= answers as soon as the parent shows its child's request.
+    const shown = await waitForTask(task.id, 20);
+    return { task, shown, child };
+  }
+
+  it("shows the child's request on the parent, which answers it; a repeat gets the same answer", async () => {
+    const { task, shown, child } = await waitingTree("via-parent");
+    expect(shown.status).toBe("input_required");
+    const childId = shown.pending_input?.task_id;
+    expect(childId).toBeDefined();
+    const childTask = await apiJson(`/v1/tasks/${childId}`, TaskResourceSchema);
+    expect(childTask).toMatchObject({ status: "input_required", assigned_agent: child, parent_task_id: task.id });
+    expect(shown.pending_input).toMatchObject({
+      ...childTask.pending_input,
+      task_id: childId,
+      kind: "approval",
+      tool_name: "TodoWrite",
+    });
+    const requested = ofType(
+      await eventsUntil(task.id, (seen) => ofType(seen, "subagent_input_requested").length === 1),
+      "subagent_input_requested",
+    );
+    expect(requested[0]?.payload).toMatchObject({ child_task_id: childId, request_id: pendingRequestId(shown) });
+
+    const body = JSON.stringify({ request_id: pendingRequestId(shown), action: "approve" });
+    const res = await api(`/v1/tasks/${task.id}/resume`, { method: "POST", body });
+    expect(res.status).toBe(200);
+    const answered = await parseBody(res, TaskResourceSchema.extend({ decision: z.object({ action: z.string() }) }));
+    // The answer names the task that was waiting: the child.
+    expect(answered).toMatchObject({ id: childId, decision: { action: "approve" } });
+    const again = await api(`/v1/tasks/${task.id}/resume`, { method: "POST", body });
+    expect(again.status).toBe(200);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+
+    expect((await waitForTask(task.id, 30)).status).toBe("completed");
+    expect((await toolResults(task.id, 2))[0]).toMatchObject({ content: "planned", is_error: false });
+    const log = await events(task.id);
+    expect(ofType(log, "subagent_input_answered").map((e) => e.payload.request_id)).toEqual([pendingRequestId(shown)]);
+    // A stale request: the child no longer waits for it.
+    const stale = await api(`/v1/tasks/${task.id}/resume`, {
+      method: "POST",
+      body: JSON.stringify({ request_id: pendingRequestId(shown), action: "reject" }),
+    });
+    expect(stale.status).toBe(409);
+  });
+
+  it("stops showing the request once the child is answered directly", async () => {
+    const { task, shown } = await waitingTree("direct");
+    const childId = String(shown.pending_input?.task_id);
+    const res = await api(`/v1/tasks/${childId}/resume`, {
+      method: "POST",
+      body: JSON.stringify({ request_id: pendingRequestId(shown), action: "approve" }),
+    });
+    expect(res.status).toBe(200);
+    // The parent shows the request until the child's report reaches it, then waits for the child as before.
+    let status = "input_required";
+    for (let i = 0; i < 100 && status === "input_required"; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      status = (await apiJson(`/v1/tasks/${task.id}`, TaskResourceSchema)).status;
+    }
+    expect(status).not.toBe("input_required");
+    expect((await waitForTask(task.id, 30)).status).toBe("completed");
+    const log = await events(task.id);
+    expect(ofType(log, "subagent_input_requested")).toHaveLength(1);
+    expect(ofType(log, "subagent_input_answered")).toHaveLength(1);
+  });
+});
+
+describe("the Task tool and a tenant's own agents", () => {
+  const ADMIN = "test-author-key";
+  const RUNNER = "test-author-runner";
+
+  async function putAgent(name: string, instructions: string): Promise<void> {
+    const body = `name: ${name}\ndescription: A tenant's helper.\ninstructions: ${instructions}\nclaude:\n  max_turns: 2\n`;
+    const res = await api(`/v1/agents/${name}`, {
+      method: "PUT",
+      body,
+      headers: { "content-type": "application/yaml" },
+      key: ADMIN,
+    });
+    expect(res.status).toBe(201);
+  }
+
+  /** The tool results the parent's model got on its second turn, read as `key`. */
+  async function secondTurnResults(id: string, key: string): Promise<{ content: unknown; is_error?: boolean }[]> {
+    const res = await api(`/v1/tasks/${id}/artifacts/artifacts/llm/decision_loop_turn_2_attempt_1_request.txt`, {
+      key,
+    });
+    expect(res.status).toBe(200);
+    const request = JSON.parse(await res.text()) as { messages: { content: unknown }[] };
+    return request.messages.at(-1)?.content as { content: unknown; is_error?: boolean }[];
+  }
+
+  it("delegates to the tenant's own agent, recording the version the child runs, and to no other tenant's", async () => {
+    const helper = `helper_${crypto.randomUUID().replaceAll("-", "").slice(0, 8)}`;
+    await putAgent(helper, "You help, version one.");
+    const lead = defineAgent({ subagents: { enabled: true, agents: [helper] } });
+    const prompt = `Help ${uniqueMarker("tenant-child")}`;
+    await script(prompt, [{ content: [{ type: "text", text: "helped" }] }]);
+    const marker = uniqueMarker("tenant-parent");
+    await script(marker, [{ content: [delegate(helper, prompt)], stop_reason: "tool_use" }, done]);
+    const res = await api(`/v1/agents/${lead}/tasks`, {
+      method: "POST",
+      body: JSON.stringify({ input: `Lead ${marker}` }),
+      key: RUNNER,
+    });
+    expect(res.status).toBe(202);
+    const task = await parseBody(res, TaskResourceSchema);
+    const finished = await apiJson(`/v1/tasks/${task.id}?wait=30`, TaskResourceSchema, { key: RUNNER });
+    expect(finished.status).toBe("completed");
+    expect((await secondTurnResults(task.id, RUNNER)).map((r) => [r.content, r.is_error ?? false])).toEqual([
+      ["helped", false],
+    ]);
+
+    const sessions = await apiJson(`/v1/tasks/${task.id}/subagents`, SubagentSessionListSchema, { key: RUNNER });
+    expect(sessions.subagents).toHaveLength(1);
+    expect(sessions.subagents[0]).toMatchObject({ agent_name: helper, agent_version: 1, status: "completed" });
+    const child = await apiJson(`/v1/tasks/${sessions.subagents[0]?.session_id}`, TaskResourceSchema, {
+      key: RUNNER,
+    });
+    expect(child).toMatchObject({ assigned_agent: helper, agent_version: 1, parent_task_id: task.id });
+    // The child ran the tenant's instructions.
+    const system = await api(
+      `/v1/tasks/${child.id}/artifacts/artifacts/llm/decision_loop_turn_1_attempt_1_request.txt`,
+      { key: RUNNER },
+    );
+    expect(JSON.stringify(JSON.parse(await system.text()).system)).toContain("You help, version one.");
+
+    // The same delegation from another tenant finds no such agent.
+    const elsewhere = uniqueMarker("other-tenant-parent");
+    await script(elsewhere, [{ content: [delegate(helper, prompt)], stop_reason: "tool_use" }, done]);
+    const other = await startTask(lead, `Lead ${elsewhere}`);
+    expect((await waitForTask(other.id, 30)).status).toBe("completed");
+    const [refused] = await toolResults(other.id, 2);
+    expect(refused).toMatchObject({ is_error: true, content: `There is no agent "${helper}" in this deployment.` });
   });
 });

@@ -101,6 +101,7 @@ export const taskRoutes = new Hono<AppEnv>()
             session_id: childId,
             parent_task_id: id,
             agent_name: record.agent,
+            agent_version: record.agent_version ?? null,
             task_description: record.description,
             tool_use_id: record.tool_use_id,
             message_history: [...((await taskStubFor(c.env, tenant, childId).messages()) ?? [])],
@@ -163,7 +164,10 @@ export const taskRoutes = new Hono<AppEnv>()
       const task = await stub.get();
       if (!task) throw await missingTask(stub, id);
       if (task.workflow === null && decision.state_updates?.routing_key !== undefined) throw noRoutingKey();
-      if (task.workflow !== null && decision.tool_input !== null) {
+      // A workflow's own wait is before a node; a request of one of its children (pending_input.task_id) is a tool
+      // call's, whose arguments a person may replace.
+      const own = task.pending_input !== null && task.pending_input.task_id === undefined;
+      if (task.workflow !== null && own && decision.tool_input !== null) {
         throw new ApiError(
           "validation_failed",
           "A workflow's run waits before a node, not a tool call: there are no arguments to replace (use state_updates).",
