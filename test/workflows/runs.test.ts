@@ -472,6 +472,55 @@ describe("a person in the run", () => {
     await expectError(fork, 400, "validation_failed", "state_updates.routing_key");
   });
 
+  it("shows a node's child waiting for a person on the workflow's task, which answers it with tool_input", async () => {
+    const marker = uniqueMarker("asks");
+    const name = `wf_asks_${++counter}`;
+    registry.register(
+      name,
+      class extends Agent {
+        constructor() {
+          super({
+            name,
+            systemPrompt: `You are ${marker}.`,
+            maxTurns: 3,
+            allowedTools: ["TodoWrite"],
+            toolPermissions: { TodoWrite: "ask" },
+          });
+        }
+      },
+    );
+    await script(marker, [
+      {
+        content: [{ type: "tool_use", name: "TodoWrite", input: { todos: [{ content: "a", status: "pending" }] } }],
+        stop_reason: "tool_use",
+      },
+      { content: [{ type: "text", text: "Listed." }] },
+    ]);
+    const flow = workflow({
+      patterns: ["react"],
+      nodes: { list: { type: "agent", agent: name } },
+      edges: [],
+      entry_point: "list",
+    });
+    const created = await runWorkflow(flow, { input: "Make a list." });
+    const shown = await waitForTask(created.id, 20);
+    expect(shown.status).toBe("input_required");
+    expect(shown.pending_input).toMatchObject({ tool_name: "TodoWrite", task_id: expect.any(String) });
+    const res = await resume(created.id, {
+      request_id: shown.pending_input?.request_id,
+      action: "modify",
+      tool_input: { todos: [{ content: "b", status: "pending" }] },
+    });
+    expect(res.status).toBe(200);
+    // The workflow's task shows the request until the child's report of its answer reaches it.
+    let task = await waitForTask(created.id, 30);
+    for (let i = 0; i < 100 && task.status !== "completed"; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      task = await waitForTask(created.id, 30);
+    }
+    expect(task).toMatchObject({ status: "completed", result: "Listed." });
+  });
+
   it("follows the State unchanged when the person approves", async () => {
     const { name, plan } = await triage();
     const task = await waiting((await runWorkflow(name, { input: "A typo on the help page." })).id);
