@@ -63,6 +63,13 @@ export class WorkflowError extends OutpostError {
   }
 }
 
+/** A workflow's run stopped at a node (src/workflows/run.ts): the node failed, a person rejected it, or max_iterations. */
+export class WorkflowRunError extends OutpostError {
+  constructor(code: "workflow_node_failed" | "workflow_rejected" | "max_iterations", message: string) {
+    super(code, message);
+  }
+}
+
 /** Base of agent failures (seed 000 AgentError). */
 export class AgentError extends OutpostError {}
 

@@ -4,6 +4,7 @@
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { PriceTable } from "../config/prices.ts";
 import type { AgentRuntime, RunLimits } from "../contracts/runtime.ts";
+import type { SubagentHost } from "../contracts/subagents.ts";
 import type { SkillCatalog } from "../skills/catalog.ts";
 import type { Toolbox } from "../tools/toolbox.ts";
 
@@ -41,6 +42,8 @@ export interface AgentContext {
   startFrom?: { messages: MessageParam[]; turn: number; countTurnsFrom?: number } | undefined;
   /** Seed 002 dry run: compose the first prompt, save it as dry_run_prompt.txt, and call no model. */
   dryRun: boolean;
+  /** The task's sub-agents (child tasks in their own objects): a workflow runs its agent nodes as them. */
+  subagents?: SubagentHost | null;
   /** The skill catalog (seed 002): the skills compiled into the Worker and those uploaded to R2. Loaded on call. */
   skills: () => Promise<SkillCatalog>;
 }

@@ -434,6 +434,8 @@ export const EVENT_CATALOG = {
               )
               .optional(),
             metadata: JsonObjectSchema.optional(),
+            // A workflow's State routing_key, replaced (null clears it).
+            routing_key: z.string().nullable().optional(),
           })
           // Seed 003 state_updates: messages are appended after the turn's tool results; metadata replaces the task's.
           .nullable(),
@@ -449,9 +451,42 @@ export const EVENT_CATALOG = {
         checkpoint_id: z.uuid(),
         position: z.string(),
         sequence: count,
-        next_action: z.enum(["model_turn", "tool_calls", "finish"]),
+        next_action: z.enum(["model_turn", "tool_calls", "finish", "run_node"]),
         message_count: count,
         awaiting_human: z.boolean(),
+      }),
+  }),
+
+  // Workflow runs (seed 003 Workflow; see docs/workflows.md)
+  workflow_node_started: event({
+    description: "A workflow's node started: the State as it was is its checkpoint (`position` = the node id).",
+    payload: () =>
+      z.strictObject({
+        node: z.string(),
+        type: z.enum(["agent", "tool", "condition", "human"]),
+        iteration: count.describe("the node executions and pattern rounds counted against max_iterations so far"),
+      }),
+  }),
+  workflow_node_completed: event({
+    description: "A workflow's node completed; the State was updated with what it did.",
+    payload: () =>
+      z.strictObject({
+        node: z.string(),
+        type: z.enum(["agent", "tool", "condition", "human"]),
+        iteration: count,
+        current_agent: z.string().nullable(),
+        routing_key: z.string().nullable(),
+        message_count: count.describe("the State's messages after the node"),
+      }),
+  }),
+  workflow_edge_taken: event({
+    description: "A workflow run follows an edge to the next node.",
+    payload: () =>
+      z.strictObject({
+        from: z.string(),
+        to: z.string(),
+        edge_index: count.describe("the edge's place in the workflow's `edges`"),
+        condition: z.string().nullable().describe("the edge's condition, which held; null for an unconditional edge"),
       }),
   }),
   subagent_started: event({

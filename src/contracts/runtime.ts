@@ -29,8 +29,14 @@ export interface ModelCallOptions {
   spanId?: string;
 }
 
-/** What the run will do next from a checkpoint. */
-export type NextAction = "model_turn" | "tool_calls" | "finish";
+/** What the run will do next from a checkpoint: a workflow's checkpoint is before a node (`run_node`). */
+export type NextAction = "model_turn" | "tool_calls" | "finish" | "run_node";
+
+/** The State fields a checkpoint records beside the conversation when the run sets them (a workflow does). */
+export interface CheckpointStateFields {
+  current_agent: string;
+  routing_key: string | null;
+}
 
 /** The run's limits: the task's, else the agent's. The runtime enforces the budgets after every model call. */
 export interface RunLimits {
@@ -86,6 +92,7 @@ export interface ToolRuntime {
     nextAction: NextAction,
     metadata?: Record<string, unknown>,
     awaitingHuman?: boolean,
+    fields?: CheckpointStateFields,
   ): void;
   /**
    * Appends an event to the task's log: a type of the catalog (src/contracts/events.ts) with its payload, or an

@@ -261,6 +261,24 @@ export const ERROR_CODES = {
       when: "the run used its model turns (the task's `max_turns` or the agent's `maxTurns`) before a final answer",
     },
   },
+  max_iterations: {
+    task: {
+      retryable: false,
+      when: "a workflow's node executions and pattern rounds reached its `max_iterations` (or the task's, when smaller)",
+    },
+  },
+  workflow_node_failed: {
+    task: {
+      retryable: false,
+      when: "a workflow's node failed, named in the message: its agent's child task failed or was canceled, its tool call returned an error, a condition could not be evaluated or none held, or a supervisor's router named no worker",
+    },
+  },
+  workflow_rejected: {
+    task: {
+      retryable: false,
+      when: "a person rejected a workflow's run at a `human` node or a node listed in `checkpoints` (the message carries theirs)",
+    },
+  },
   max_budget_usd: {
     task: {
       retryable: false,

@@ -27,6 +27,13 @@ export function decisionInput(c: Context<AppEnv>, body: ResumeBody, what: "task"
       "state_updates.current_agent",
     );
   }
+  if (updates.routing_key !== undefined && what === "session") {
+    throw new ApiError(
+      "validation_failed",
+      "A session has no routing_key: only a workflow's run does.",
+      "state_updates.routing_key",
+    );
+  }
   return {
     request_id: body.request_id,
     action: body.action,

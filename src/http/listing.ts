@@ -53,7 +53,7 @@ function queryObject(c: Context<AppEnv>): Record<string, string | string[]> {
   return out;
 }
 
-function summary(c: Context<AppEnv>, path: string, entry: DirectoryEntry) {
+function summary<E extends Pick<DirectoryEntry, "id" | "kind">>(c: Context<AppEnv>, path: string, entry: E) {
   const { kind: _kind, ...fields } = entry;
   return { ...fields, links: { self: `${new URL(c.req.url).origin}/v1/${path}/${entry.id}` } };
 }
@@ -86,5 +86,7 @@ export async function listTasks(c: Context<AppEnv>): Promise<TaskList> {
 /** GET /v1/sessions. */
 export async function listSessions(c: Context<AppEnv>): Promise<SessionList> {
   const { entries, next_cursor } = await page(c, "session", parseWith(SessionListQuery, queryObject(c), "(query)"));
-  return { sessions: entries.map((entry) => summary(c, "sessions", entry) as SessionSummary), next_cursor };
+  // A session runs no workflow: its summary has no such field.
+  const sessions = entries.map(({ workflow: _none, ...entry }) => summary(c, "sessions", entry) as SessionSummary);
+  return { sessions, next_cursor };
 }

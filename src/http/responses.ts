@@ -286,7 +286,10 @@ function summarySchema<const S extends readonly [string, ...string[]]>(statuses:
   });
 }
 
-export const TaskSummarySchema = summarySchema(TASK_STATUSES);
+export const TaskSummarySchema = summarySchema(TASK_STATUSES).extend({
+  /** The workflow the task runs (POST /v1/workflows/:name/tasks); null for a task of one agent. */
+  workflow: z.string().nullable(),
+});
 export type TaskSummary = z.infer<typeof TaskSummarySchema>;
 
 /** GET /v1/tasks: one page, newest first; next_cursor continues it (null on the last page). */

@@ -127,6 +127,8 @@ export const ForkBody = z.strictObject({
       messages: z.array(ForkMessage).max(50).optional(),
       current_agent: z.string().min(1).max(64).optional(),
       metadata: Metadata.optional(),
+      /** A workflow's State routing_key (null clears it); only a fork of a workflow's task has one. */
+      routing_key: z.string().min(1).max(256).nullable().optional(),
     })
     .optional(),
 });
@@ -154,6 +156,8 @@ export const ResumeBody = z.strictObject({
         .optional(),
       metadata: Metadata.optional(),
       current_agent: z.string().min(1).max(64).optional(),
+      /** A workflow's State routing_key (null clears it); only a workflow's task has one. */
+      routing_key: z.string().min(1).max(256).nullable().optional(),
     })
     .optional(),
 });
@@ -231,7 +235,11 @@ function listQuery<const S extends readonly [string, ...string[]]>(statuses: S) 
 }
 
 /** GET /v1/tasks. */
-export const TaskListQuery = listQuery(TASK_STATUSES).extend({ parent_task_id: TaskIdParam.optional() });
+export const TaskListQuery = listQuery(TASK_STATUSES).extend({
+  parent_task_id: TaskIdParam.optional(),
+  /** The tasks running this workflow (POST /v1/workflows/:name/tasks). */
+  workflow: z.string().max(64).regex(AGENT_NAME_PATTERN, "must be a workflow name").optional(),
+});
 export type TaskListQuery = z.infer<typeof TaskListQuery>;
 
 /** GET /v1/sessions. */

@@ -7,6 +7,7 @@ import type { CustomEventType, EventPayload, EventType } from "../contracts/even
 import type {
   AgentMessage,
   AgentRuntime,
+  CheckpointStateFields,
   ModelCallOptions,
   NextAction,
   SkillTranscriptFields,
@@ -93,6 +94,7 @@ export class RunRuntime implements AgentRuntime {
     nextAction: NextAction,
     metadata: Record<string, unknown> = {},
     awaitingHuman = false,
+    fields?: CheckpointStateFields,
   ): void {
     const task = this.deps.store.get();
     if (!task || isTerminal(task.status)) return;
@@ -100,8 +102,8 @@ export class RunRuntime implements AgentRuntime {
       position,
       {
         next_action: nextAction,
-        current_agent: task.assigned_agent,
-        routing_key: null,
+        current_agent: fields?.current_agent ?? task.assigned_agent,
+        routing_key: fields?.routing_key ?? null,
         metadata,
       },
       awaitingHuman,

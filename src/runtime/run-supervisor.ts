@@ -4,6 +4,7 @@
 // this; it owns no storage of its own, only what this instance is doing right now.
 
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
+import type { Agent } from "../agents/agent.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
 import { approvalDeadline, approvalDueAt } from "../approvals/deadline.ts";
 import { type DecisionInput, PENDING_INPUT_KEY } from "../approvals/requests.ts";
@@ -76,6 +77,8 @@ export interface SupervisorDeps extends TaskStorage {
   subagents?: SubagentHost;
   /** The task's usage with its sub-agents' (null when it delegated nothing): its terminal event and bundle show it. */
   usageRollup?: () => UsageRollup | null;
+  /** The agent a run of the task runs, when it is not taskAgent()'s (a workflow's task runs its workflow agent). */
+  agentFor?: (task: TaskRecord) => Agent | null;
 }
 
 /** Set while the run has stopped until a sub-agent ends: no heartbeat resumes it meanwhile, only the child's report. */
@@ -259,7 +262,7 @@ export class RunSupervisor {
       store: deps.store,
       events: deps.events,
       redactor: deps.redactor,
-      agent: (task) => taskAgent(task, deps.state, deps.registry),
+      agent: (task) => this.agentOf(task),
       prices: deps.prices,
       provider: (llm) => deps.provider(llm),
       transaction: (fn) => this.transaction(fn),
@@ -388,19 +391,24 @@ export class RunSupervisor {
     if (status === "running" && (this.awaitingSubagents() || this.active)) await this.begin();
   }
 
+  /** The agent a run of `task` runs: a workflow's agent for a workflow's task, else taskAgent()'s. */
+  private agentOf(task: TaskRecord): Agent {
+    return this.deps.agentFor?.(task) ?? taskAgent(task, this.deps.state, this.deps.registry);
+  }
+
   private awaitingSubagents(): boolean {
     return this.deps.state.get<boolean>(AWAITING_SUBAGENTS_KEY) === true;
   }
 
   /** The approval wait ran out (src/approvals/deadline.ts): the call is rejected, or the run fails. */
   private async approvalDeadline(task: TaskRecord): Promise<void> {
-    const { store, events, state, registry } = this.deps;
+    const { store, events, state } = this.deps;
     const outcome = await approvalDeadline({
       state,
       store,
       events,
       transaction: (fn) => this.transaction(fn),
-      onTimeout: () => taskAgent(task, state, registry).permissions.onTimeout,
+      onTimeout: () => this.agentOf(task).permissions.onTimeout,
       resume: (decision) => this.resume(decision),
       wakeAt: (at) => this.deps.storage.setAlarm(at),
       failTurn: task.kind === "session" ? this.deps.turnCrashed : undefined,

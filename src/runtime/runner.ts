@@ -138,6 +138,7 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
       startFrom: shape.startFrom,
       skills: deps.skills,
       dryRun: task.dry_run,
+      subagents: deps.subagents ?? null,
     };
     result = await agent.execute(context);
   } catch (error) {

@@ -49,4 +49,14 @@ export const TENANT_MIGRATIONS: readonly Migration[] = [
       )`);
     },
   },
+  {
+    version: 3,
+    adds: "the workflow a directory row's task runs (GET /v1/tasks?workflow=)",
+    up: (sql) => {
+      sql.exec("ALTER TABLE directory_records ADD COLUMN workflow TEXT");
+      sql.exec(
+        "CREATE INDEX directory_records_by_workflow ON directory_records (workflow, created_at DESC) WHERE workflow IS NOT NULL",
+      );
+    },
+  },
 ];

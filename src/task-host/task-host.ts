@@ -5,6 +5,7 @@
 // runs (src/sessions/). It knows whether the object holds a task at all: the
 // storage schema (src/storage/migrations.ts) exists only once a task has been created, so an object asked about an
 // unknown id writes nothing. The object's class (durable-objects/task-object.ts) is the RPC surface over this.
+import type { Agent } from "../agents/agent.ts";
 import { registry } from "../agents/catalog.ts";
 import { CallbackOutbox } from "../callbacks/outbox.ts";
 import { callbackPolicy } from "../callbacks/policy.ts";
@@ -38,10 +39,11 @@ import { expireTask, hasTombstone, readTombstone, type Tombstone } from "../task
 import { toolCallLedger } from "../tasks/fork.ts";
 import type { RecordKind, StartOutcome, TaskInit, TaskView } from "../tasks/task.ts";
 import { runLimits } from "../tasks/task-limits.ts";
-import { TaskState } from "../tasks/task-state.ts";
+import { TaskState, WORKFLOW_STATE_KEY, type WorkflowTaskState } from "../tasks/task-state.ts";
 import { type TaskRecord, TaskStore } from "../tasks/task-store.ts";
 import { taskView } from "../tasks/task-view.ts";
 import { type DirectoryEntry, tenantStubFor } from "../tenants/directory.ts";
+import { workflowAgent } from "../workflows/task-agent.ts";
 import { Workspace, workspacePrefix } from "../workspace/workspace.ts";
 import { DirectoryReporter } from "./directory-report.ts";
 import { EventForwarder, ForwardedEventSink } from "./event-forwarding.ts";
@@ -135,11 +137,11 @@ export class TaskHost {
       state: this.state,
       events: this.events,
       task: () => this.requireRecord(),
-      allowedAgents: () => taskAgent(this.requireRecord(), this.state, registry).settings.subagents.agents,
-      maxParallel: () => taskAgent(this.requireRecord(), this.state, registry).settings.subagents.max_parallel,
+      allowedAgents: () => this.agent(this.requireRecord()).settings.subagents.agents,
+      maxParallel: () => this.agent(this.requireRecord()).settings.subagents.max_parallel,
       budgets: () => {
         const task = this.requireRecord();
-        return runLimits(task.limits, taskAgent(task, this.state, registry));
+        return runLimits(task.limits, this.agent(task));
       },
       tenantAgent: async (name, version) => {
         const tenant = tenantStubFor(env, this.requireRecord().tenant);
@@ -202,6 +204,7 @@ export class TaskHost {
       },
       subagents: this.subagents,
       usageRollup: () => this.subagents.usageRollup(),
+      agentFor: (task) => this.workflowAgent(task),
       store: this.store,
       events: this.events,
       journal: this.journal,
@@ -287,6 +290,16 @@ export class TaskHost {
     return task;
   }
 
+  /** The agent a run of `task` runs: its workflow's agent (src/workflows/), or its own. */
+  agent(task: TaskRecord): Agent {
+    return this.workflowAgent(task) ?? taskAgent(task, this.state, registry);
+  }
+
+  private workflowAgent(task: TaskRecord): Agent | null {
+    const workflow = this.state.get<WorkflowTaskState>(WORKFLOW_STATE_KEY);
+    return workflow ? workflowAgent(workflow.name, task.tenant, workflow.from) : null;
+  }
+
   /** The task as the object returns it. */
   view(task: TaskRecord): TaskView {
     return taskView(task, {
@@ -318,6 +331,7 @@ export class TaskHost {
       id: record.id,
       kind: record.kind,
       agent: record.assigned_agent,
+      workflow: this.state.get<WorkflowTaskState>(WORKFLOW_STATE_KEY)?.name ?? null,
       status: record.kind === "session" ? this.sessions.status() : this.view(record).status,
       parent_task_id: record.parent_task_id,
       tags: record.tags,

@@ -15,6 +15,7 @@ import {
   RUNTIME_AGENT_STATE_KEY,
   SUBAGENT_ORIGIN_KEY,
   type TaskState,
+  WORKFLOW_STATE_KEY,
 } from "./task-state.ts";
 import type { TaskRecord, TaskStore } from "./task-store.ts";
 
@@ -80,6 +81,7 @@ export async function createTask<Stored, View = TaskView>(
       // The version of a tenant's own agent the task runs, whatever versions come after (src/contracts/agent-version.ts).
       if (init.runtimeAgent) deps.state.put(RUNTIME_AGENT_STATE_KEY, init.runtimeAgent);
       if (init.subagent) deps.state.put(SUBAGENT_ORIGIN_KEY, init.subagent);
+      if (init.workflow) deps.state.put(WORKFLOW_STATE_KEY, init.workflow);
       deps.workspace.seed(files);
       if (init.context) {
         // The context, then the input as the next user message: the run continues from there.

@@ -19,6 +19,21 @@ export interface ForkState {
   uncertain?: Record<string, string>;
 }
 
+/** A workflow's run (POST /v1/workflows/:name/tasks): WorkflowTaskState. */
+export const WORKFLOW_STATE_KEY = "workflow";
+
+/** What a workflow's task keeps: the workflow it runs, and for a fork, the node it starts at with the State there. */
+export interface WorkflowTaskState {
+  name: string;
+  /** A fork of a workflow checkpoint: the node the run starts at, and the State's fields other than messages. */
+  from?: {
+    node: string;
+    current_agent: string | null;
+    routing_key: string | null;
+    metadata: Record<string, unknown>;
+  };
+}
+
 /** An invocation (invoke_once): InvocationState. */
 export const INVOCATION_STATE_KEY = "invocation";
 

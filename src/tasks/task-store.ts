@@ -50,7 +50,8 @@ interface TaskRow extends Record<string, SqlStorageValue> {
   structured_output: string | null;
 }
 
-export interface TaskRecord extends Omit<TaskView, "last_event_seq" | "pending_input" | "status" | "agent_version"> {
+export interface TaskRecord
+  extends Omit<TaskView, "last_event_seq" | "pending_input" | "status" | "agent_version" | "workflow"> {
   status: RecordStatus;
   /** A task, or a chat session (src/sessions/). */
   kind: RecordKind;

@@ -4,7 +4,7 @@ import { pendingRequest } from "../approvals/requests.ts";
 import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import type { Redactor } from "../events/redaction.ts";
 import type { TaskStatus, TaskView } from "./task.ts";
-import { RUNTIME_AGENT_STATE_KEY, type TaskState } from "./task-state.ts";
+import { RUNTIME_AGENT_STATE_KEY, type TaskState, WORKFLOW_STATE_KEY, type WorkflowTaskState } from "./task-state.ts";
 import type { TaskRecord } from "./task-store.ts";
 
 export function taskView(
@@ -46,6 +46,7 @@ export function taskView(
   return {
     ...rest,
     agent_version: from.state.get<RuntimeAgentRecord>(RUNTIME_AGENT_STATE_KEY)?.version ?? null,
+    workflow: from.state.get<WorkflowTaskState>(WORKFLOW_STATE_KEY)?.name ?? null,
     status: shown,
     pending_input: pending,
     last_event_seq: from.lastEventSeq,

@@ -14,6 +14,7 @@ import { AgentUsageSchema } from "../contracts/usage.ts";
 import { ErrorInfoSchema } from "../errors/error-info.ts";
 import { REDACTION_MODES, type RedactionMode } from "../events/redaction.ts";
 import { type JsonObject, JsonSchema } from "../lib/json.ts";
+import type { WorkflowTaskState } from "./task-state.ts";
 
 export const TASK_STATUSES = ["pending", "running", "input_required", "completed", "failed", "canceled"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -86,6 +87,8 @@ export const TaskViewSchema = z.lazy(() =>
     assigned_agent: z.string(),
     /** The version of a tenant's own agent (PUT /v1/agents/:name) the task runs; null for an agent of the Worker. */
     agent_version: z.number().int().positive().nullable(),
+    /** The workflow the task runs (POST /v1/workflows/:name/tasks); null for a task of one agent. */
+    workflow: z.string().nullable(),
     /** seed 003 Task.description: what the task was asked to do. */
     input: z.string(),
     metadata: TaskMetadataSchema,
@@ -155,6 +158,8 @@ export interface TaskInit {
   files?: Record<string, string>;
   /** A sub-agent's child task: its parent, the Task call it answers, its depth. */
   subagent?: SubagentOrigin;
+  /** A workflow's run: the workflow, and for a fork of one of its checkpoints, where it starts. */
+  workflow?: WorkflowTaskState;
   /** Seed 004's startup warnings about the task's agent and files (rule 4), recorded in its first event. */
   warnings?: string[];
   /**

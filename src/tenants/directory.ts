@@ -16,6 +16,8 @@ export interface DirectoryEntry {
   id: string;
   kind: "task" | "session";
   agent: string;
+  /** The workflow a task runs (POST /v1/workflows/:name/tasks); null for a task of one agent, and for a session. */
+  workflow: string | null;
   /** The status as the task's or session's own view shows it. */
   status: string;
   parent_task_id: string | null;
@@ -46,6 +48,7 @@ export interface DirectoryQuery {
   /** Any of these statuses; every status when empty. */
   statuses: readonly string[];
   agent?: string | undefined;
+  workflow?: string | undefined;
   tag?: string | undefined;
   parent_task_id?: string | undefined;
   /** Created at or after this instant (ISO 8601). */
@@ -66,6 +69,7 @@ interface EntryRow extends Record<string, SqlStorageValue> {
   id: string;
   kind: string;
   agent: string;
+  workflow: string | null;
   status: string;
   parent_task_id: string | null;
   tags: string;
@@ -86,14 +90,15 @@ export class Directory {
   record(report: DirectoryReport): void {
     const { entry, version } = report;
     this.sql.exec(
-      `INSERT INTO directory_records (id, kind, agent, status, parent_task_id, tags, created_at, updated_at, ended_at,
-        total_cost_usd, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO directory_records (id, kind, agent, workflow, status, parent_task_id, tags, created_at, updated_at,
+        ended_at, total_cost_usd, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at,
         ended_at = excluded.ended_at, total_cost_usd = excluded.total_cost_usd, version = excluded.version
        WHERE excluded.version > directory_records.version`,
       entry.id,
       entry.kind,
       entry.agent,
+      entry.workflow,
       entry.status,
       entry.parent_task_id,
       JSON.stringify(entry.tags),
@@ -127,6 +132,10 @@ export class Directory {
       where.push("r.agent = ?");
       params.push(query.agent);
     }
+    if (query.workflow !== undefined) {
+      where.push("r.workflow = ?");
+      params.push(query.workflow);
+    }
     if (query.parent_task_id !== undefined) {
       where.push("r.parent_task_id = ?");
       params.push(query.parent_task_id);
@@ -149,7 +158,7 @@ export class Directory {
     }
     const rows = this.sql
       .exec<EntryRow>(
-        `SELECT r.id, r.kind, r.agent, r.status, r.parent_task_id, r.tags, r.created_at, r.updated_at, r.ended_at,
+        `SELECT r.id, r.kind, r.agent, r.workflow, r.status, r.parent_task_id, r.tags, r.created_at, r.updated_at, r.ended_at,
           r.total_cost_usd FROM directory_records r WHERE ${where.join(" AND ")}
          ORDER BY r.created_at DESC, r.id DESC LIMIT ?`,
         ...params,
@@ -171,6 +180,7 @@ function fromRow(row: EntryRow): DirectoryEntry {
     id: row.id,
     kind: row.kind === "session" ? "session" : "task",
     agent: row.agent,
+    workflow: row.workflow,
     status: row.status,
     parent_task_id: row.parent_task_id,
     tags: JSON.parse(row.tags) as string[],

@@ -44,7 +44,7 @@ export const WORKFLOW_FILES: readonly WorkflowFile[] = [
         {
           "from": "route",
           "to": "escalate",
-          "condition": "metadata.severity == \"high\""
+          "condition": "\"severity\" in metadata && metadata.severity == \"high\""
         },
         {
           "from": "route",

@@ -33,6 +33,16 @@ export class WorkflowRegistry {
     return registry;
   }
 
+  /**
+   * Adds a workflow once the registry is assembled (a test's own workflow, like AgentRegistry.register): resolved
+   * against the agents as the others were; a name already taken throws.
+   */
+  register(workflow: Workflow): void {
+    if (this.workflows.has(workflow.name)) throw new ConfigError(`Workflow "${workflow.name}" is defined twice.`);
+    resolveWorkflow(workflow, this.agents);
+    this.workflows.set(workflow.name, workflow);
+  }
+
   list(): string[] {
     return [...this.workflows.keys()].sort();
   }

@@ -51,7 +51,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "tools",
     "workspace",
   ],
-  workflows: ["agents", "tools"],
+  workflows: ["agents", "approvals", "mcp", "tools"],
   sessions: ["agents", "approvals", "events", "runtime", "tasks"],
   "task-host": [
     "agents",
@@ -68,6 +68,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "storage",
     "tasks",
     "tenants",
+    "workflows",
     "workspace",
     "env.ts",
   ],

@@ -108,6 +108,7 @@ describe("GET /v1/tasks", () => {
       expect(summary).toEqual({
         id: task?.id,
         agent: "assistant",
+        workflow: null,
         status: "completed",
         parent_task_id: null,
         tags: [tag],
@@ -234,6 +235,7 @@ describe("GET /v1/tasks", () => {
       id,
       kind: "task" as const,
       agent: "assistant",
+      workflow: null,
       parent_task_id: null,
       tags: [tag],
       created_at: new Date().toISOString(),

@@ -18,7 +18,17 @@ import { EventCursor, EventDepth, ForkBody, ResumeBody, WaitQuery } from "../sch
 import { creationId, rateLimitPerMinute, startTask, takeRateToken, takeToken } from "../task-creation.ts";
 import { decisionResource, deliveryResource, missingTask, taskResource, taskStub } from "../task-resource.ts";
 import { jsonBody, parseWith } from "../validation.ts";
+import { forkWorkflow } from "../workflow-fork.ts";
 import { taskFileRoutes } from "./task-files.ts";
+
+/** state_updates.routing_key sent for a task of one agent, whose State has none to set. */
+function noRoutingKey(): ApiError {
+  return new ApiError(
+    "validation_failed",
+    "Only a workflow's run has a routing_key to set; this task runs one agent.",
+    "state_updates.routing_key",
+  );
+}
 
 function checkpointNotFound(id: string, checkpointId: string, field = "checkpoint_id"): ApiError {
   return new ApiError("checkpoint_not_found", `Task ${id} has no checkpoint "${checkpointId}".`, field);
@@ -129,6 +139,9 @@ export const taskRoutes = new Hono<AppEnv>()
     if (!origin) throw await missingTask(stub, id);
     const checkpoint = await stub.forkPoint(body.checkpoint_id);
     if (!checkpoint) throw checkpointNotFound(id, body.checkpoint_id, "checkpoint_id");
+    // A workflow's task forks into a run of its workflow from the checkpoint's node (src/http/workflow-fork.ts).
+    if (origin.workflow !== null) return forkWorkflow(c, { ...origin, workflow: origin.workflow }, checkpoint, body);
+    if (body.state_updates?.routing_key !== undefined) throw noRoutingKey();
     const tenant = c.get("tenant");
     const fork = await planFork({
       origin,
@@ -151,6 +164,21 @@ export const taskRoutes = new Hono<AppEnv>()
   .post("/:id/resume", async (c) => {
     const { id, stub } = taskStub(c);
     const decision = decisionInput(c, await jsonBody(c, ResumeBody), "task");
+    if (decision.state_updates?.routing_key !== undefined || decision.tool_input !== null) {
+      const task = await stub.get();
+      if (!task) throw await missingTask(stub, id);
+      if (task.workflow === null && decision.state_updates?.routing_key !== undefined) throw noRoutingKey();
+      // A workflow's own wait is before a node; a request of one of its children (pending_input.task_id) is a tool
+      // call's, whose arguments a person may replace.
+      const own = task.pending_input !== null && task.pending_input.task_id === undefined;
+      if (task.workflow !== null && own && decision.tool_input !== null) {
+        throw new ApiError(
+          "validation_failed",
+          "A workflow's run waits before a node, not a tool call: there are no arguments to replace (use state_updates).",
+          "tool_input",
+        );
+      }
+    }
     const { value, error } = await stub.resume(decision);
     if (value) {
       const { task, decision, replayed } = value;

@@ -1,12 +1,21 @@
 // /v1/workflows: the workflows the key's tenant may see (GET /v1/workflows) and one of them (GET /v1/workflows/:name),
-// described as their definitions were checked. Reading needs the `read` scope, as listing agents does. Running a
-// workflow as a task is the next slice of issue 14 (docs/workflows.md).
+// described as their definitions were checked, and a run of one as a task (POST /v1/workflows/:name/tasks). Reading
+// needs the `read` scope, as listing agents does; starting a run needs `run`, as starting an agent's task does, and
+// takes the same body, checked by the same rules (src/http/task-creation.ts).
+import type { Context } from "hono";
 import { Hono } from "hono";
+import { registry as agents } from "../../agents/catalog.ts";
 import { ApiError } from "../../errors.ts";
+import type { TaskWebhook } from "../../tasks/task.ts";
 import { workflows } from "../../workflows/catalog.ts";
 import type { Workflow } from "../../workflows/workflow.ts";
+import { WorkflowAgent } from "../../workflows/workflow-agent.ts";
 import type { AppEnv } from "../app-env.ts";
 import type { WorkflowDescription, WorkflowList } from "../responses.ts";
+import { CreateTaskBody } from "../schemas.ts";
+import { newRun, seedFiles, startTask, taskWebhook } from "../task-creation.ts";
+import { mayRead } from "../task-resource.ts";
+import { jsonBody } from "../validation.ts";
 
 function describe(workflow: Workflow): WorkflowDescription {
   return { ...workflow.definition, source: workflow.source };
@@ -17,17 +26,57 @@ export const workflowRoutes = new Hono<AppEnv>()
     const list = workflows.listFor(c.get("tenant")).map(describe);
     return c.json({ workflows: list } satisfies WorkflowList);
   })
-  .get("/:name", (c) => {
-    const name = c.req.param("name");
-    // A workflow the tenant may not see (one of its agents is hidden from it) is answered like an unknown name.
-    const workflow = workflows.visible(name, c.get("tenant"));
-    if (!workflow) {
-      const known = workflows.listFor(c.get("tenant")).map((w) => w.name);
+  .get("/:name", (c) => c.json(describe(workflowFor(c, c.req.param("name")))))
+  .post("/:name/tasks", async (c) => {
+    const workflow = workflowFor(c, c.req.param("name"));
+    const body = await jsonBody(c, CreateTaskBody);
+    if (body.dry_run) {
       throw new ApiError(
-        "workflow_not_found",
-        `No workflow named "${name}". Workflows: ${known.join(", ") || "none"}.`,
-        "name",
+        "validation_failed",
+        "A workflow's run has no prompt of its own to compose: dry_run is for an agent's task.",
+        "dry_run",
       );
     }
-    return c.json(describe(workflow));
+    // The workflow's task makes no model call of its own: its nodes' children do, and their usage is not yet
+    // rolled up into it, so a budget here would bound nothing. Refused rather than accepted and ignored.
+    for (const field of ["max_budget_usd", "max_tokens"] as const) {
+      if (body[field] !== undefined) {
+        throw new ApiError(
+          "validation_failed",
+          `${field} would bound only the workflow task's own model calls, and it makes none (its nodes' agents run as child tasks, whose usage is not yet rolled up into it).`,
+          field,
+        );
+      }
+    }
+    const agent = new WorkflowAgent(workflow, agents);
+    const files = seedFiles(body.files);
+    let webhook: TaskWebhook | null = null;
+    const init = await newRun(c, agent, body, {
+      input: body.input,
+      files,
+      check: () => {
+        // As for an agent's task: callbacks carry the result and what the run waits for, so they need `read`.
+        if (body.webhook && !mayRead(c)) {
+          throw new ApiError(
+            "insufficient_scope",
+            "Callbacks carry the task's result and what it waits for; asking for them needs the read scope.",
+            "webhook",
+          );
+        }
+        webhook = body.webhook ? taskWebhook(c.env, body.webhook) : null;
+      },
+    });
+    return startTask(c, init.tenant, { ...init, webhook, workflow: { name: workflow.name } });
   });
+
+/** The workflow `name` if the key's tenant may see it; a hidden one (an agent it names is hidden) is unknown. */
+function workflowFor(c: Context<AppEnv>, name: string): Workflow {
+  const workflow = workflows.visible(name, c.get("tenant"));
+  if (workflow) return workflow;
+  const known = workflows.listFor(c.get("tenant")).map((w) => w.name);
+  throw new ApiError(
+    "workflow_not_found",
+    `No workflow named "${name}". Workflows: ${known.join(", ") || "none"}.`,
+    "name",
+  );
+}

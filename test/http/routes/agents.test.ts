@@ -327,6 +327,7 @@ describe("POST /v1/agents/:name/tasks", () => {
       id: task.id,
       assigned_agent: "assistant",
       agent_version: null,
+      workflow: null,
       structured_output: null,
       input,
       metadata,

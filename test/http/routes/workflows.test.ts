@@ -57,7 +57,7 @@ describe("GET /v1/workflows/:name", () => {
     const body = await apiJson("/v1/workflows/issue_triage", WorkflowSchema);
     expect(body.edges).toEqual([
       { from: "triage", to: "route" },
-      { from: "route", to: "escalate", condition: 'metadata.severity == "high"' },
+      { from: "route", to: "escalate", condition: '"severity" in metadata && metadata.severity == "high"' },
       { from: "route", to: "ask_reporter", condition: 'last_message.endsWith("?")' },
       { from: "route", to: "plan" },
     ]);
