@@ -42,7 +42,12 @@ let counter = 0;
  * An agent of the Worker whose every run answers `answer` (after `ttft_ms`): its system prompt carries a marker the
  * emulator's script matches, whatever prompt the workflow gives it.
  */
-async function answering(label: string, answer: string, ttft_ms = 0): Promise<string> {
+async function answering(
+  label: string,
+  answer: string,
+  ttft_ms = 0,
+  usage?: { input_tokens: number; output_tokens: number },
+): Promise<string> {
   const name = `wf_${label}_${++counter}`;
   const marker = uniqueMarker(name);
   registry.register(
@@ -53,7 +58,7 @@ async function answering(label: string, answer: string, ttft_ms = 0): Promise<st
       }
     },
   );
-  await script(marker, [{ content: [{ type: "text", text: answer }] }], { ttft_ms });
+  await script(marker, [{ content: [{ type: "text", text: answer }], ...(usage ? { usage } : {}) }], { ttft_ms });
   return name;
 }
 
@@ -169,8 +174,6 @@ describe("POST /v1/workflows/:name/tasks", () => {
     await expectError(await post({}), 400, "validation_failed", "input");
     await expectError(await post({ input: "x", colour: "red" }), 400, "validation_failed", "colour");
     await expectError(await post({ input: "x", dry_run: true }), 400, "validation_failed", "dry_run");
-    await expectError(await post({ input: "x", max_budget_usd: 1 }), 400, "validation_failed", "max_budget_usd");
-    await expectError(await post({ input: "x", max_tokens: 1000 }), 400, "validation_failed", "max_tokens");
     // The workflow's max_iterations (default 50) may be tightened, never loosened.
     await expectError(await post({ input: "x", max_iterations: 51 }), 400, "validation_failed", "max_iterations");
     await expectError(
@@ -179,6 +182,44 @@ describe("POST /v1/workflows/:name/tasks", () => {
       "workflow_not_found",
       "name",
     );
+  });
+});
+
+describe("budgets", () => {
+  it("bound the whole run: each node's child gets what is left, and a node that finds nothing left fails it", async () => {
+    // Each child's one model call uses 150 tokens.
+    const usage = { input_tokens: 100, output_tokens: 50 };
+    const [first, second, third] = await Promise.all([
+      answering("budget_a", "a", 0, usage),
+      answering("budget_b", "b", 0, usage),
+      answering("budget_c", "c", 0, usage),
+    ]);
+    const name = workflow({
+      patterns: ["react"],
+      nodes: {
+        first: { type: "agent", agent: first as string },
+        second: { type: "agent", agent: second as string },
+        third: { type: "agent", agent: third as string },
+      },
+      edges: [
+        { from: "first", to: "second" },
+        { from: "second", to: "third" },
+      ],
+      entry_point: "first",
+    });
+    const task = await runWorkflow(name, { input: "Go.", max_tokens: 250 });
+    const failed = await waitForTask(task.id, 30);
+    expect(failed.status).toBe("failed");
+    expect(failed.error).toMatchObject({
+      code: "workflow_node_failed",
+      message: `Node "third": agent ${third}: This task's budget of 250 tokens is spent or held by its running sub-agents; do the rest yourself.`,
+    });
+    // 250, then the 100 left after the first child's 150; the second spent 150 in its one call, leaving nothing.
+    const { subagents } = await apiJson(`/v1/tasks/${task.id}/subagents`, SubagentSessionListSchema);
+    const limits = await Promise.all(
+      subagents.map(async (s) => (await apiJson(`/v1/tasks/${s.session_id}`, TaskResourceSchema)).limits.max_tokens),
+    );
+    expect(limits).toEqual([250, 100]);
   });
 });
 

@@ -37,17 +37,6 @@ export const workflowRoutes = new Hono<AppEnv>()
         "dry_run",
       );
     }
-    // The workflow's task makes no model call of its own: its nodes' children do, and their usage is not yet
-    // rolled up into it, so a budget here would bound nothing. Refused rather than accepted and ignored.
-    for (const field of ["max_budget_usd", "max_tokens"] as const) {
-      if (body[field] !== undefined) {
-        throw new ApiError(
-          "validation_failed",
-          `${field} would bound only the workflow task's own model calls, and it makes none (its nodes' agents run as child tasks, whose usage is not yet rolled up into it).`,
-          field,
-        );
-      }
-    }
     const agent = new WorkflowAgent(workflow, agents);
     const files = seedFiles(body.files);
     let webhook: TaskWebhook | null = null;
