@@ -156,7 +156,8 @@ export class TaskObject extends DurableObject<Env> {
    */
   async subagentWaiting(report: SubagentWaitReport): Promise<void> {
     const { host } = this;
-    if (!host.task()) return;
+    // A session's turn delegates as a task's run does: its stream shows the request, which the child answers.
+    if (!host.record()) return;
     host.subagents.waiting(report);
     // The task's status as shown changed: its directory entry and callbacks follow.
     await host.supervisor.armOutbox();

@@ -156,7 +156,11 @@ describe("the Task tool", () => {
       await eventsUntil(task.id, (seen) => ofType(seen, "subagent_started").length === 2),
       "subagent_started",
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Both children have started and sent their model call (which answers only after 1.5 s).
+    for (const event of started) {
+      const childId = String(event.payload.child_task_id);
+      await eventsUntil(childId, (seen) => ofType(seen, "llm_request_sent").length === 1);
+    }
     await abortAllDurableObjects();
     // The children resume from their heartbeats; the parent keeps none while it waits: their reports wake it.
     // Both children are still waiting for their model's first token.
