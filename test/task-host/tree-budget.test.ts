@@ -86,9 +86,8 @@ describe("a budget over a tree of sub-agents", () => {
     const [finishedEvent] = ofType(await events(task.id), "run_finished").filter(
       (e) => ((e as { task_id?: string }).task_id ?? task.id) === task.id,
     );
-    expect((finishedEvent?.payload.usage_rollup as { total: { total_tokens: number } }).total.total_tokens).toBe(
-      200 + 3 * 150 + 200,
-    );
+    const rollup = finishedEvent?.payload.usage_rollup as { total: { total_tokens: number } } | undefined;
+    expect(rollup?.total.total_tokens).toBe(200 + 3 * 150 + 200);
   });
 
   it("counts what the children spent against the parent's next model call", async () => {
