@@ -15,7 +15,7 @@ import { loosenedLimit, requirePricedBudget } from "../tasks/task-limits.ts";
 import { firstSeedOverflow, MAX_WORKSPACE_ENTRIES } from "../workspace/limits.ts";
 import type { AppEnv } from "./app-env.ts";
 import { type CreateTaskBody, WorkspacePath } from "./schemas.ts";
-import { taskResource } from "./task-resource.ts";
+import { mayRead, taskResource } from "./task-resource.ts";
 import { parseWith } from "./validation.ts";
 
 /** Tasks a key may create per minute unless it or OUTPOST_RATE_LIMIT_PER_MINUTE says otherwise. */
@@ -206,6 +206,22 @@ export function seedFiles(files: Record<string, string> | undefined): Record<str
     }
   }
   return out;
+}
+
+/**
+ * The callbacks a new task's request asks for, or null. Callbacks carry the task's result, error and what it waits
+ * for: another way to read it, so asking for them needs the `read` scope. Called from newRun's `check`.
+ */
+export function requestedWebhook(c: Context<AppEnv>, body: Pick<CreateTaskBody, "webhook">): TaskWebhook | null {
+  if (!body.webhook) return null;
+  if (!mayRead(c)) {
+    throw new ApiError(
+      "insufficient_scope",
+      "Callbacks carry the task's result and what it waits for; asking for them needs the read scope.",
+      "webhook",
+    );
+  }
+  return taskWebhook(c.env, body.webhook);
 }
 
 /** The task's callback target, checked now so that a bad URL is the client's 400, not a failed delivery later. */

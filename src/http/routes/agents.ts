@@ -12,7 +12,7 @@ import type { AppEnv } from "../app-env.ts";
 import { requireRead, streamResponse, wantsStream } from "../event-stream.ts";
 import type { Invocation } from "../responses.ts";
 import { CreateSessionBody, CreateTaskBody, InvokeBody, WaitQuery } from "../schemas.ts";
-import { creationRefused, launch, newRun, seedFiles, startTask, taskWebhook } from "../task-creation.ts";
+import { creationRefused, launch, newRun, requestedWebhook, seedFiles, startTask } from "../task-creation.ts";
 import { mayRead, taskResource } from "../task-resource.ts";
 import { jsonBody, parseWith } from "../validation.ts";
 import { agentDefinitionRoutes } from "./agent-definitions.ts";
@@ -91,16 +91,7 @@ export const agentRoutes = new Hono<AppEnv>()
       files,
       dryRun: body.dry_run === true,
       check: () => {
-        // Callbacks carry the task's result, error and what it waits for: another way to read it, so they need
-        // `read`.
-        if (body.webhook && !mayRead(c)) {
-          throw new ApiError(
-            "insufficient_scope",
-            "Callbacks carry the task's result and what it waits for; asking for them needs the read scope.",
-            "webhook",
-          );
-        }
-        webhook = body.webhook ? taskWebhook(c.env, body.webhook) : null;
+        webhook = requestedWebhook(c, body);
       },
     });
     return startTask(c, init.tenant, { ...init, webhook });

@@ -13,8 +13,7 @@ import { WorkflowAgent } from "../../workflows/workflow-agent.ts";
 import type { AppEnv } from "../app-env.ts";
 import type { WorkflowDescription, WorkflowList } from "../responses.ts";
 import { CreateTaskBody } from "../schemas.ts";
-import { newRun, seedFiles, startTask, taskWebhook } from "../task-creation.ts";
-import { mayRead } from "../task-resource.ts";
+import { newRun, requestedWebhook, seedFiles, startTask } from "../task-creation.ts";
 import { jsonBody } from "../validation.ts";
 
 function describe(workflow: Workflow): WorkflowDescription {
@@ -44,15 +43,7 @@ export const workflowRoutes = new Hono<AppEnv>()
       input: body.input,
       files,
       check: () => {
-        // As for an agent's task: callbacks carry the result and what the run waits for, so they need `read`.
-        if (body.webhook && !mayRead(c)) {
-          throw new ApiError(
-            "insufficient_scope",
-            "Callbacks carry the task's result and what it waits for; asking for them needs the read scope.",
-            "webhook",
-          );
-        }
-        webhook = body.webhook ? taskWebhook(c.env, body.webhook) : null;
+        webhook = requestedWebhook(c, body);
       },
     });
     return startTask(c, init.tenant, { ...init, webhook, workflow: { name: workflow.name } });
