@@ -20,8 +20,8 @@ import {
   answerUpdate,
   applyUpdate,
   conditionState,
-  mergeUpdates,
   messageText,
+  PatternRounds,
   type StateUpdate,
   transcript,
   type WorkflowState,
@@ -139,42 +139,34 @@ class WorkflowRun {
     const critic = spec.critic as string;
     const until = this.workflow.untilCondition(id);
     const rounds = spec.max_rounds ?? 3;
-    let local = this.state;
-    let update: StateUpdate = {};
-    const add = (more: StateUpdate) => {
-      local = applyUpdate(local, more);
-      update = mergeUpdates(update, more);
-    };
+    const done = new PatternRounds(this.state);
     for (let round = 1; round <= rounds; round++) {
       if (round > 1) this.count(id);
       const ask =
-        round === 1 ? local : withNote(local, `Revise your draft (round ${round} of ${rounds}) as the critique says.`);
-      add(answerUpdate(spec.agent, await this.delegate(id, `wf:${id}:${round}:draft`, spec.agent, ask)));
-      const review = withNote(local, `Critique the latest draft (round ${round} of ${rounds}).`);
-      add(answerUpdate(critic, await this.delegate(id, `wf:${id}:${round}:critique`, critic, review)));
-      if (until && this.holds(id, until, local)) break;
+        round === 1
+          ? done.state
+          : withNote(done.state, `Revise your draft (round ${round} of ${rounds}) as the critique says.`);
+      done.add(answerUpdate(spec.agent, await this.delegate(id, `wf:${id}:${round}:draft`, spec.agent, ask)));
+      const review = withNote(done.state, `Critique the latest draft (round ${round} of ${rounds}).`);
+      done.add(answerUpdate(critic, await this.delegate(id, `wf:${id}:${round}:critique`, critic, review)));
+      if (until && this.holds(id, until, done.state)) break;
     }
-    return update;
+    return done.update;
   }
 
   /** Seed 003 supervisor: the router (the node's agent) names the next worker by routing_key, until `finish`. */
   private async supervisor(id: string, spec: AgentNode): Promise<StateUpdate> {
     const workers = spec.workers ?? [];
     const rounds = spec.max_rounds ?? this.maxIterations;
-    let local = this.state;
-    let update: StateUpdate = {};
-    const add = (more: StateUpdate) => {
-      local = applyUpdate(local, more);
-      update = mergeUpdates(update, more);
-    };
+    const done = new PatternRounds(this.state);
     for (let round = 1; round <= rounds; round++) {
       if (round > 1) this.count(id);
       const note =
         `Choose who works next: answer with one of ${[...workers, SUPERVISOR_FINISH].join(", ")} and nothing else ` +
         `(${SUPERVISOR_FINISH} when the work is done). Round ${round} of ${rounds}.`;
-      const answer = await this.delegate(id, `wf:${id}:${round}:route`, spec.agent, withNote(local, note));
+      const answer = await this.delegate(id, `wf:${id}:${round}:route`, spec.agent, withNote(done.state, note));
       const key = routingKey(answer);
-      add({ routing_key: key, current_agent: spec.agent });
+      done.add({ routing_key: key, current_agent: spec.agent });
       if (key === SUPERVISOR_FINISH) break;
       if (!workers.includes(key)) {
         throw new WorkflowRunError(
@@ -182,9 +174,9 @@ class WorkflowRun {
           `Node "${id}": the router ${spec.agent} answered ${JSON.stringify(key)}, which is none of ${[...workers, SUPERVISOR_FINISH].join(", ")}.`,
         );
       }
-      add(answerUpdate(key, await this.delegate(id, `wf:${id}:${round}:${key}`, key, local)));
+      done.add(answerUpdate(key, await this.delegate(id, `wf:${id}:${round}:${key}`, key, done.state)));
     }
-    return update;
+    return done.update;
   }
 
   /** A tool node: one call through the task's Toolbox, recorded as a tool call and its result. */

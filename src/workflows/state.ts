@@ -39,6 +39,21 @@ export function mergeUpdates(first: StateUpdate, second: StateUpdate): StateUpda
   };
 }
 
+/** A pattern's rounds within one node: the State as they leave it, and the one update they make together. */
+export class PatternRounds {
+  state: WorkflowState;
+  update: StateUpdate = {};
+
+  constructor(start: WorkflowState) {
+    this.state = start;
+  }
+
+  add(more: StateUpdate): void {
+    this.state = applyUpdate(this.state, more);
+    this.update = mergeUpdates(this.update, more);
+  }
+}
+
 /** The State as a condition sees it (src/workflows/condition.ts). */
 export function conditionState(state: WorkflowState): ConditionState {
   const last = state.messages.at(-1);
