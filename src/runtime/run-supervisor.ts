@@ -17,12 +17,11 @@ import { type ErrorInfo, toErrorInfo } from "../errors.ts";
 import type { Redactor } from "../events/redaction.ts";
 import type { LlmConfig, ModelProvider } from "../llm/provider.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
-import { finalSummary } from "../run-bundle/final-summary.ts";
-import { seedTask, traceTree } from "../run-bundle/trace.ts";
 import type { SkillCatalog } from "../skills/catalog.ts";
 import { isTerminal } from "../tasks/task.ts";
 import { FORK_STATE_KEY, INVOCATION_STATE_KEY, type InvocationState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
+import { BundleUpload } from "./bundle-upload.ts";
 import { executionResult, runOutcome } from "./execution-result.ts";
 import { RunRuntime, type TaskStorage } from "./run-runtime.ts";
 import { type RunShape, runTask, structuredOutputOf, taskAgent, taskRunShape } from "./runner.ts";
@@ -37,9 +36,6 @@ export const HEARTBEAT_MS = 30_000;
 export const MODEL_MAX_RETRIES = 2;
 /** Runs that crash outside the agent's own error handling (storage failures, bugs) are retried this often. */
 const MAX_RUN_CRASHES = 3;
-/** A failed bundle upload is retried after this, doubling up to MAX_UPLOAD_RETRY_MS, for as long as it takes. */
-const UPLOAD_RETRY_MS = 60_000;
-const MAX_UPLOAD_RETRY_MS = 60 * 60_000;
 
 /** What the object sends on its own schedule, from its alarm. */
 export interface Outbox {
@@ -92,11 +88,12 @@ export class RunSupervisor {
   private relaunch = false;
   /** When a run last crashed in this instance (the heartbeat, not readers, retries it for a while). */
   private lastCrashAt: number | undefined;
-  /** Consecutive failed bundle uploads in this instance, for the retry backoff. */
-  private uploadFailures = 0;
+  /** The ended run's bundle and its upload retries. */
+  private readonly upload: BundleUpload;
 
   constructor(deps: SupervisorDeps) {
     this.deps = deps;
+    this.upload = new BundleUpload(deps);
   }
 
   /** A run that goes on (a resumed wait, a session's turn): arm the heartbeat, then start it. */
@@ -211,22 +208,14 @@ export class RunSupervisor {
       await this.expireWhenDue(task);
       return;
     }
-    try {
-      await this.flushBundle(task);
-      this.uploadFailures = 0;
-      await this.expireWhenDue(this.task());
-    } catch (error) {
-      // R2 may be down for longer than the platform's own alarm retries last: keep trying, backing off to an hour.
-      this.uploadFailures++;
-      const delay = Math.min(UPLOAD_RETRY_MS * 2 ** (this.uploadFailures - 1), MAX_UPLOAD_RETRY_MS);
-      console.error("bundle upload failed; retrying", task.id, error instanceof Error ? error.message : error);
-      await this.deps.storage.setAlarm(Date.now() + delay);
-    }
+    const retryAt = await this.upload.attempt(task);
+    if (retryAt === null) await this.expireWhenDue(this.task());
+    else await this.deps.storage.setAlarm(retryAt);
   }
 
   /** A reader of an ended run's bundle gets all of it, even if the upload alarm has not run yet. */
   async completeBundle(task: TaskRecord): Promise<void> {
-    if (isTerminal(task.status) && !task.bundleFlushed && !this.active) await this.flushBundle(task);
+    if (isTerminal(task.status) && !task.bundleFlushed && !this.active) await this.upload.flush(task);
   }
 
   /** Deletes the task once its retention has run out; until then the alarm waits for that moment. */
@@ -459,33 +448,9 @@ export class RunSupervisor {
     await this.deps.storage.setAlarm(Date.now());
   }
 
-  private async flushBundle(task: TaskRecord): Promise<void> {
-    const { bundle, events, transcript, store, checkpoints, redactor } = this.deps;
-    // Seed 003's files: the task, its trace, and its checkpoints with their conversations redacted, as the API shows
-    // them. The checkpoints are one file, not seed 003's one per checkpoint: an R2 write per checkpoint would more
-    // than double what a run's upload costs.
-    const saved = checkpoints.list().flatMap((summary) => {
-      const checkpoint = checkpoints.get(summary.checkpoint_id);
-      if (!checkpoint) return [];
-      return [{ ...checkpoint, state: { ...checkpoint.state, messages: redactor.value(checkpoint.state.messages) } }];
-    });
-    const files = [
-      { path: "task.json", content: json(seedTask(task)) },
-      { path: "trace.json", content: json(traceTree(task, events.all(), events.forwarded())) },
-      { path: "checkpoints.json", content: json(saved) },
-    ];
-    const summary = finalSummary(task, this.deps.usageRollup?.() ?? null);
-    await bundle.flush({ events, summary, transcript: transcript.render(), files });
-    store.markBundleFlushed();
-  }
-
   private task(): TaskRecord {
     const task = this.deps.store.get();
     if (!task) throw new Error("The supervisor's object holds no task.");
     return task;
   }
-}
-
-function json(value: unknown): string {
-  return `${JSON.stringify(value, null, 2)}\n`;
 }
