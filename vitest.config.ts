@@ -1,8 +1,10 @@
-// Test configuration: every test file runs inside workerd (the same runtime as production) through the
-// Cloudflare vitest plugin; the model emulator and real MCP servers run in Node (test/support/global-setup.ts), reached over real HTTP.
+// Test configuration, two projects. "workers": every test file under test/ runs inside workerd (the same runtime as
+// production) through the Cloudflare vitest plugin; the model emulator and real MCP servers run in Node
+// (test/support/global-setup.ts), reached over real HTTP. "e2e": test/e2e/ runs in Node against the Worker served by
+// `wrangler dev` (test/e2e/support/global-setup.ts), as the client, the CLI and the console meet it in use.
 import { createHash } from "node:crypto";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
-import { defineConfig } from "vitest/config";
+import { defineConfig, defineProject } from "vitest/config";
 import {
   TEST_AWS_ACCESS_KEY_ID,
   TEST_AWS_SECRET_ACCESS_KEY,
@@ -36,7 +38,7 @@ const API_KEYS = [
   },
 ];
 
-export default defineConfig({
+const workers = defineProject({
   plugins: [
     cloudflareTest(({ inject }) => ({
       wrangler: { configPath: "./wrangler.toml" },
@@ -81,13 +83,32 @@ export default defineConfig({
     })),
   ],
   test: {
+    name: "workers",
     globalSetup: ["./test/support/global-setup.ts"],
     setupFiles: ["./test/support/tenant-objects.ts"],
     include: ["test/**/*.test.ts"],
-    // Test files mostly wait on I/O (the emulator, MCP servers, alarms): two at a time roughly halves the run on a
-    // 2-core machine without starving the timing-sensitive tests (the default on 2 cores is one at a time).
-    maxWorkers: 2,
+    exclude: ["test/e2e/**"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+  },
+});
+
+const e2e = defineProject({
+  test: {
+    name: "e2e",
+    environment: "node",
+    globalSetup: ["./test/e2e/support/global-setup.ts"],
+    include: ["test/e2e/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});
+
+export default defineConfig({
+  test: {
+    projects: [workers, e2e],
+    // Test files mostly wait on I/O (the emulator, MCP servers, alarms, wrangler dev): two at a time roughly halves
+    // the run on a 2-core machine without starving the timing-sensitive tests (the default on 2 cores is one).
+    maxWorkers: 2,
   },
 });

@@ -41,6 +41,7 @@ const repoFiles: readonly string[] = Object.keys(
   import.meta.glob([
     "../../*",
     "../../src/**",
+    "../../client/**",
     "../../test/**",
     "../../durable-objects/**",
     "../../scripts/**",
@@ -61,6 +62,7 @@ const GENERATED = ["bench/results/"];
 /** The folders whose backticked paths must exist. */
 const CHECKED_PREFIXES = [
   "src/",
+  "client/",
   "test/",
   "durable-objects/",
   "scripts/",

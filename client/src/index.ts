@@ -1,0 +1,14 @@
+// @outpost/client: a typed client for the Outpost agent execution API (docs/client.md).
+export {
+  createOutpostClient,
+  type OutpostClient,
+  type OutpostClientOptions,
+  type PendingInput,
+  type Query,
+  type RequestOptions,
+  type Task,
+  type TaskStatus,
+  type WaitOptions,
+} from "./client.ts";
+export { type ErrorBody, OutpostError, OutpostTimeoutError } from "./errors.ts";
+export { type EventStreamOptions, isOwnTerminal, type OutpostEvent, TERMINAL_EVENT_TYPES } from "./event-stream.ts";

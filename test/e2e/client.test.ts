@@ -1,0 +1,137 @@
+// The client package against the Worker under `wrangler dev`: a task created, followed live to its end and waited
+// for; a stream cut in the middle and resumed with Last-Event-ID, losing and repeating nothing; Outpost's errors as
+// typed OutpostErrors; wait() giving up when told to.
+import { once } from "node:events";
+import { createServer, request as httpRequest, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { createOutpostClient, OutpostError, type OutpostEvent, OutpostTimeoutError } from "../../client/src/index.ts";
+import { e2eClient, marker, outpostUrl, scriptModel } from "./support/harness.ts";
+import { E2E_ADMIN_KEY, E2E_OTHER_TENANT_KEY } from "./support/keys.ts";
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+/**
+ * A proxy in front of Outpost that forwards everything, but ends each of the first `cuts` event-stream responses
+ * (abruptly, as a dropped connection) once it has passed `framesPerCut` whole frames.
+ */
+async function cuttingProxy(cuts: number, framesPerCut: number): Promise<{ url: string; connections: string[] }> {
+  const target = new URL(outpostUrl());
+  const connections: string[] = [];
+  let cutsLeft = cuts;
+  const server = createServer((req, res) => {
+    const upstream = httpRequest(
+      { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        const isStream = (answer.headers["content-type"] ?? "").startsWith("text/event-stream");
+        if (isStream) connections.push(String(req.headers["last-event-id"] ?? ""));
+        const cut = isStream && cutsLeft-- > 0;
+        let frames = 0;
+        let cutting = false;
+        answer.on("data", (chunk: Buffer) => {
+          if (cutting) return;
+          frames += (chunk.toString("utf8").match(/^id: /gm) ?? []).length;
+          if (cut && frames >= framesPerCut) {
+            // The frames so far reach the client, then the connection drops without an end.
+            cutting = true;
+            answer.destroy();
+            res.write(chunk, () => res.destroy());
+            return;
+          }
+          res.write(chunk);
+        });
+        answer.on("end", () => res.end());
+      },
+    );
+    req.pipe(upstream);
+  });
+  servers.push(server);
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, connections };
+}
+
+const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(" ");
+
+describe("the client", () => {
+  it("creates a task, follows its events to run_finished, and wait() returns the completed task", async () => {
+    const m = marker("client-basic");
+    await scriptModel(m, [{ content: [{ type: "text", text: "All done." }] }]);
+    const outpost = e2eClient();
+    const created = await outpost.tasks.create("assistant", { input: `Say you are done ${m}` });
+
+    const seen: OutpostEvent[] = [];
+    for await (const event of outpost.tasks.events(created.id)) seen.push(event);
+
+    expect(seen.map((e) => e.seq)).toEqual(seen.map((_, i) => i + 1));
+    expect(seen.at(-1)?.event_type).toBe("run_finished");
+    const task = await outpost.wait(created.id);
+    expect(task).toMatchObject({ id: created.id, status: "completed", result: "All done." });
+    expect(task.last_event_seq).toBe(seen.length);
+  });
+
+  it("resumes a dropped event stream with Last-Event-ID: every event once, in order", async () => {
+    const m = marker("client-resume");
+    // A long streamed answer, slowly: the stream is live (not a replay) when the proxy cuts it.
+    await scriptModel(m, [{ content: [{ type: "text", text: words(60) }] }], { token_delay_ms: 15 });
+    const proxy = await cuttingProxy(2, 5);
+    const outpost = createOutpostClient({ baseUrl: proxy.url, apiKey: E2E_ADMIN_KEY });
+    const created = await outpost.tasks.create("assistant", { input: `Write many words ${m}` });
+
+    const seen: OutpostEvent[] = [];
+    for await (const event of outpost.tasks.events(created.id)) seen.push(event);
+
+    // Three connections: the first from the start, each next one from the last event the client had.
+    expect(proxy.connections).toHaveLength(3);
+    expect(proxy.connections[0]).toBe("");
+    expect(Number(proxy.connections[1])).toBeGreaterThanOrEqual(1);
+    expect(Number(proxy.connections[2])).toBeGreaterThan(Number(proxy.connections[1]));
+    expect(seen.map((e) => e.seq)).toEqual(seen.map((_, i) => i + 1));
+    expect(seen.at(-1)?.event_type).toBe("run_finished");
+    // The same events as a reader that was never cut.
+    const direct: OutpostEvent[] = [];
+    for await (const event of e2eClient().tasks.events(created.id)) direct.push(event);
+    expect(seen).toEqual(direct);
+  });
+
+  it("throws Outpost's errors as OutpostError with the code, the field and the request id", async () => {
+    const outpost = e2eClient();
+    const invalid = await outpost.tasks.create("assistant", { input: "" }).catch((e: unknown) => e);
+    expect(invalid).toBeInstanceOf(OutpostError);
+    expect(invalid).toMatchObject({ status: 400, code: "validation_failed", field: "input" });
+    expect((invalid as OutpostError).requestId).toMatch(/^[0-9a-f-]{36}$/);
+
+    const missing = await outpost.tasks.get(crypto.randomUUID()).catch((e: unknown) => e);
+    expect(missing).toMatchObject({ status: 404, code: "task_not_found" });
+
+    const wrongKey = createOutpostClient({ baseUrl: outpostUrl(), apiKey: "not-a-key" });
+    await expect(wrongKey.agents.list()).rejects.toMatchObject({ status: 401, code: "unauthorized" });
+  });
+
+  it("does not show one tenant's task to another tenant's key", async () => {
+    const m = marker("client-tenant");
+    await scriptModel(m, [{ content: [{ type: "text", text: "Mine." }] }]);
+    const created = await e2eClient().tasks.create("assistant", { input: `Whose ${m}` });
+    await expect(e2eClient(E2E_OTHER_TENANT_KEY).tasks.get(created.id)).rejects.toMatchObject({
+      status: 404,
+      code: "task_not_found",
+    });
+  });
+
+  it("wait() gives up with OutpostTimeoutError when the task has not ended in time", async () => {
+    const m = marker("client-timeout");
+    await scriptModel(m, [{ content: [{ type: "text", text: "Late." }] }], { ttft_ms: 4_000 });
+    const outpost = e2eClient();
+    const created = await outpost.tasks.create("assistant", { input: `Take your time ${m}` });
+    await expect(outpost.wait(created.id, { timeoutMs: 1_500 })).rejects.toBeInstanceOf(OutpostTimeoutError);
+    expect((await outpost.wait(created.id)).status).toBe("completed");
+  });
+});

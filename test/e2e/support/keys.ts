@@ -1,0 +1,19 @@
+// The API keys of the end-to-end deployment (test/e2e/support/global-setup.ts gives wrangler dev their digests, as
+// production stores them): an admin of the tenant "e2e", a key of the same tenant that may only read, and an admin
+// of another tenant, for what must stay apart.
+import { createHash } from "node:crypto";
+
+export const E2E_ADMIN_KEY = "e2e-admin-key";
+export const E2E_READ_KEY = "e2e-read-key";
+export const E2E_OTHER_TENANT_KEY = "e2e-other-tenant-key";
+
+const sha256 = (key: string) => createHash("sha256").update(key).digest("hex");
+
+/** OUTPOST_API_KEYS for the deployment. */
+export function e2eKeyRing(): string {
+  return JSON.stringify([
+    { id: "e2e-admin", tenant: "e2e", scopes: ["admin"], sha256: sha256(E2E_ADMIN_KEY) },
+    { id: "e2e-reader", tenant: "e2e", scopes: ["read"], sha256: sha256(E2E_READ_KEY) },
+    { id: "e2e-other", tenant: "e2e-other", scopes: ["admin"], sha256: sha256(E2E_OTHER_TENANT_KEY) },
+  ]);
+}
