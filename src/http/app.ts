@@ -4,6 +4,7 @@ import { ApiError } from "../errors.ts";
 import type { AppEnv } from "./app-env.ts";
 import { requireApiKey, requireMethodScope } from "./auth.ts";
 import { errorResponse } from "./errors.ts";
+import { openApiRoutes } from "./openapi/routes.ts";
 import type { Health } from "./responses.ts";
 import { agentRoutes } from "./routes/agents.ts";
 import { hookRoutes } from "./routes/hooks.ts";
@@ -23,6 +24,8 @@ app.use("*", async (c, next) => {
 
 // Unauthenticated, so it says nothing about the deployment's configuration.
 app.get("/", (c) => c.json({ name: "outpost", status: "ok" } satisfies Health));
+// The OpenAPI document: unauthenticated, it describes the API, not the deployment.
+app.route("/", openApiRoutes);
 
 // Every /v1 route needs an API key, except webhook deliveries: their signature is checked instead.
 app.use("/v1/*", (c, next) => (c.req.path.startsWith("/v1/hooks/") ? next() : requireApiKey(c, next)));

@@ -1,12 +1,13 @@
 // The HTTP API's response bodies as zod schemas, the counterpart of schemas.ts (request bodies): one per body, and the
 // types the routes answer with inferred from them. The tests parse every answer they read with them (test/support/helpers.ts),
-// strictly: a member not listed here fails; the OpenAPI document is to be generated from them. The wire types the
+// strictly: a member not listed here fails; the OpenAPI document is generated from them (src/http/openapi/). The wire types the
 // task's object returns are defined beside their code and composed here: the task view (src/tasks/task.ts), a
 // request and a decision (src/approvals/requests.ts), messages and checkpoints (src/runtime/), deliveries and the
 // callback payload (src/callbacks/delivery.ts, payload.ts), and ErrorInfo (src/errors/error-info.ts).
 //
 // Nothing parses a response at runtime (a route's body is what it builds, byte for byte), and the Worker imports this
-// module for its types only (test/project/layering.test.ts checks it), so no isolate builds these schemas.
+// module for its types only, except the OpenAPI document, which the first GET /openapi.json loads with import()
+// (test/project/layering.test.ts checks it): an isolate builds these schemas only if it serves the document.
 
 import { z } from "zod";
 import { PERMISSION_MODES } from "../approvals/permissions.ts";

@@ -20,7 +20,8 @@ import { parseWith } from "./validation.ts";
 
 /** Tasks a key may create per minute unless it or OUTPOST_RATE_LIMIT_PER_MINUTE says otherwise. */
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 60;
-const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+/** An Idempotency-Key: 1 to 255 printable ASCII characters (the OpenAPI document states it too). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /** The key's own limit, else the deployment's (pass null for the deployment's alone). */
 export function rateLimitPerMinute(
