@@ -29,6 +29,8 @@ const API_KEYS = [
   // A tenant of its own for its own agents (test/tenants/agent-versions.test.ts): an admin, and a key that may run.
   { id: "author", tenant: "authors", scopes: ["admin"], sha256: sha256("test-author-key") },
   { id: "author-runner", tenant: "authors", scopes: ["run", "read"], sha256: sha256("test-author-runner") },
+  // A tenant of its own for the MCP server's tests (test/mcp-server/): the tools it lists are its agents only.
+  { id: "mcp-admin", tenant: "mcp", scopes: ["admin"], sha256: sha256("test-mcp-key") },
   {
     id: "limited",
     tenant: "limits",

@@ -194,15 +194,15 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   /**
-   * An invocation's ExecutionResult (seed 004 invoke_once) once it has ended: built from its messages from its input
-   * on, redacted as any answer is; null for an unknown task, one that has not ended, or one that is not an
-   * invocation.
+   * The task's ExecutionResult (seed 004) once it has ended: its run read off its messages (an invocation's, seed 004
+   * invoke_once, from its input on, after the context it was given), redacted as any answer is; null for an unknown
+   * task or one that has not ended. POST /v1/agents/:name/invoke answers with it, and the MCP server's agent tools.
    */
-  async invocationResult(): Promise<ExecutionResult | null> {
+  async executionResult(): Promise<ExecutionResult | null> {
     const { host } = this;
     const task = host.task();
+    if (!task || !isTerminal(task.status)) return null;
     const invocation = host.state.get<InvocationState>(INVOCATION_STATE_KEY);
-    if (!task || !invocation || !isTerminal(task.status)) return null;
     const outcome: TurnOutcome =
       task.status === "completed"
         ? { ok: true, response: task.result ?? "" }
@@ -211,7 +211,7 @@ export class TaskObject extends DurableObject<Env> {
             reason: task.error?.message ?? "canceled by client",
             ...(task.result ? { response: task.result } : {}),
           };
-    const messages = host.conversation.from(invocation.context_messages);
+    const messages = host.conversation.from(invocation?.context_messages ?? 0);
     return host.redactor.value(executionResult(messages, emptyUsage(), task.usage, outcome, task.structured_output));
   }
 

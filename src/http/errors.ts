@@ -1,39 +1,42 @@
 // The one place where errors become HTTP responses: `{error: {code, message, request_id, field?}}` with a stable
 // code, answered with the status the registry gives it (src/errors/codes.ts). Client mistakes are 4xx; anything
-// unexpected is a 500 whose body hides the internal message.
+// unexpected is a 500 whose body hides the internal message. The MCP server (src/mcp-server/) shows the same bodies.
 import type { Context } from "hono";
-import { httpStatus } from "../errors/codes.ts";
+import { type HttpErrorStatus, httpStatus } from "../errors/codes.ts";
 import { AgentNotFoundError, ApiError } from "../errors.ts";
 import type { AppEnv } from "./app-env.ts";
 import type { ErrorBody } from "./responses.ts";
 
 export function errorResponse(c: Context<AppEnv>, error: unknown): Response {
-  const requestId = c.get("requestId") ?? "unknown";
+  const { status, body } = errorBody(c.get("requestId") ?? "unknown", error);
+  return c.json(body, status);
+}
+
+/** Anything thrown as the API's error body and status; an unexpected error is logged and shown as internal_error. */
+export function errorBody(requestId: string, error: unknown): { status: HttpErrorStatus; body: ErrorBody } {
   if (error instanceof ApiError) {
     // Details first, so they can never replace the members every error body has (ErrorBody lists the details).
     const body: ErrorBody = {
       error: { ...error.details, code: error.code, message: error.message, request_id: requestId },
     };
     if (error.field !== undefined) body.error.field = error.field;
-    return c.json(body, error.status);
+    return { status: error.status, body };
   }
   if (error instanceof AgentNotFoundError) {
-    return c.json(
-      {
-        error: { code: "agent_not_found", message: error.message, request_id: requestId, field: "name" },
-      } satisfies ErrorBody,
-      httpStatus("agent_not_found"),
-    );
+    return {
+      status: httpStatus("agent_not_found"),
+      body: { error: { code: "agent_not_found", message: error.message, request_id: requestId, field: "name" } },
+    };
   }
   console.error("unhandled error", requestId, error instanceof Error ? `${error.name}: ${error.message}` : error);
-  return c.json(
-    {
+  return {
+    status: httpStatus("internal_error"),
+    body: {
       error: {
         code: "internal_error",
         message: "Something went wrong on our side; retry, or report the request_id.",
         request_id: requestId,
       },
-    } satisfies ErrorBody,
-    httpStatus("internal_error"),
-  );
+    },
+  };
 }

@@ -107,11 +107,19 @@ export async function jsonBody<T>(c: Context<AppEnv>, schema: z.ZodType<T>): Pro
   } catch {
     throw new ApiError("invalid_json", "The body is not valid JSON.");
   }
-  const problem = jsonBodyProblem(value);
+  return parseJson(schema, value);
+}
+
+/**
+ * Validates a parsed JSON value (a body; an MCP tool call's arguments, `root` "arguments"): first what
+ * jsonBodyProblem refuses in any body, then the schema.
+ */
+export function parseJson<T>(schema: z.ZodType<T>, value: unknown, root = "(body)"): T {
+  const problem = jsonBodyProblem(value, root);
   if (problem) {
     throw new ApiError("validation_failed", `Invalid ${problem.field}: ${problem.message}.`, problem.field);
   }
-  return parseWith(schema, value);
+  return parseWith(schema, value, root);
 }
 
 /** A body as UTF-8 text, up to `limit` bytes (413 beyond, 400 for bytes that are not UTF-8). */

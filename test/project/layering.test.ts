@@ -102,7 +102,9 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "workspace",
     "env.ts",
   ],
-  "index.ts": ["durable-objects", "http", "env.ts"],
+  // The MCP server (/mcp): built on the HTTP API's functions (auth, agent lookup, task creation), never the reverse.
+  "mcp-server": ["agents", "durable-objects", "events", "http", "tasks", "env.ts"],
+  "index.ts": ["durable-objects", "http", "mcp-server", "env.ts"],
   "env.ts": ["durable-objects", "index.ts"],
 };
 

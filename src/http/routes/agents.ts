@@ -1,11 +1,13 @@
 // /v1/agents: starting a task, a chat session or an invocation on an agent the tenant can run (the Worker's, from
 // agents/ files and classes, or the tenant's own). Describing agents and adding them at runtime is
 // agent-definitions.ts, mounted here.
+import type { Context } from "hono";
 import { Hono } from "hono";
 import { Agent } from "../../agents/agent.ts";
 import { SkillAgent } from "../../agents/skill-agent.ts";
 import { ApiError } from "../../errors.ts";
-import type { TaskWebhook } from "../../tasks/task.ts";
+import type { SessionView } from "../../sessions/session.ts";
+import type { TaskInit, TaskWebhook } from "../../tasks/task.ts";
 import { taskStubFor } from "../../tasks/task-ids.ts";
 import { agentFor } from "../agent-lookup.ts";
 import type { AppEnv } from "../app-env.ts";
@@ -36,23 +38,53 @@ function runsToolLoop(agent: Agent): boolean {
   return !(agent instanceof SkillAgent) && agent.execute === Agent.prototype.execute;
 }
 
+/**
+ * A task's TaskInit from POST /v1/agents/:name/tasks's body (and from the MCP server's agent tools, whose input is
+ * that body): its files, its limits and checks (newRun), and the callbacks it asks for.
+ */
+export async function agentTaskInit(c: Context<AppEnv>, agent: Agent, body: CreateTaskBody): Promise<TaskInit> {
+  const files = seedFiles(body.files);
+  let webhook: TaskWebhook | null = null;
+  const init = await newRun(c, agent, body, {
+    input: body.input,
+    files,
+    dryRun: body.dry_run === true,
+    check: () => {
+      webhook = requestedWebhook(c, body);
+    },
+  });
+  return { ...init, webhook };
+}
+
+/**
+ * Opens a chat session on the agent (POST /v1/agents/:name/sessions, and the MCP server's start_session tool): the
+ * session, and whether a repeated request (the same Idempotency-Key) found it rather than created it.
+ */
+export async function openSession(
+  c: Context<AppEnv>,
+  agent: Agent,
+  body: CreateSessionBody,
+): Promise<{ session: SessionView; replayed: boolean }> {
+  // A session's turns continue one conversation through the default tool loop.
+  requireConversational(agent, "hold a conversation; start tasks on it instead");
+  const files = seedFiles(body.files);
+  const init = await newRun(c, agent, body, { input: "", files });
+  const started = await taskStubFor(c.env, init.tenant, init.id).startSession({
+    ...init,
+    session: { busy: body.busy ?? "reject" },
+  });
+  if (!started.task) throw creationRefused(started);
+  return { session: started.task, replayed: started.outcome === "replayed" };
+}
+
 export const agentRoutes = new Hono<AppEnv>()
   .route("/", agentDefinitionRoutes)
   .post("/:name/sessions", async (c) => {
     const agent = await agentFor(c, c.req.param("name"));
-    const body = await jsonBody(c, CreateSessionBody);
-    // A session's turns continue one conversation through the default tool loop.
-    requireConversational(agent, "hold a conversation; start tasks on it instead");
-    const files = seedFiles(body.files);
-    const init = await newRun(c, agent, body, { input: "", files });
-    const started = await taskStubFor(c.env, init.tenant, init.id).startSession({
-      ...init,
-      session: { busy: body.busy ?? "reject" },
-    });
-    if (!started.task) throw creationRefused(started);
-    const resource = sessionResource(c, started.task);
+    const { session, replayed } = await openSession(c, agent, await jsonBody(c, CreateSessionBody));
+    const resource = sessionResource(c, session);
     c.header("Location", resource.links.self);
-    if (started.outcome === "replayed") c.header("Idempotent-Replayed", "true");
+    if (replayed) c.header("Idempotent-Replayed", "true");
     return c.json(resource, 201);
   })
   .post("/:name/invoke", async (c) => {
@@ -77,22 +109,12 @@ export const agentRoutes = new Hono<AppEnv>()
       }
     }
     const now = waitSeconds > 0 ? ((await stub.wait(Math.round(waitSeconds * 1000))) ?? task) : task;
-    const result = mayRead(c) ? await stub.invocationResult() : null;
+    const result = mayRead(c) ? await stub.executionResult() : null;
     if (!result) return c.json(taskResource(c, now), 202);
     return c.json({ task_id: now.id, status: now.status, result, links: resource.links } satisfies Invocation, 200);
   })
   .post("/:name/tasks", async (c) => {
     const agent = await agentFor(c, c.req.param("name"));
-    const body = await jsonBody(c, CreateTaskBody);
-    const files = seedFiles(body.files);
-    let webhook: TaskWebhook | null = null;
-    const init = await newRun(c, agent, body, {
-      input: body.input,
-      files,
-      dryRun: body.dry_run === true,
-      check: () => {
-        webhook = requestedWebhook(c, body);
-      },
-    });
-    return startTask(c, init.tenant, { ...init, webhook });
+    const init = await agentTaskInit(c, agent, await jsonBody(c, CreateTaskBody));
+    return startTask(c, init.tenant, init);
   });

@@ -6,9 +6,8 @@ import { taskStubFor } from "../../tasks/task-ids.ts";
 import type { AppEnv } from "../app-env.ts";
 import { TaskIdParam } from "../schemas.ts";
 
-/** The stub of the session's object; a malformed id is answered like an unknown one, without touching storage. */
-export function sessionStub(c: Context<AppEnv>) {
-  const raw = c.req.param("id") ?? "";
+/** The stub of the session's object (`raw`: the route's :id unless given); a malformed id is answered like an unknown one, without touching storage. */
+export function sessionStub(c: Context<AppEnv>, raw: string = c.req.param("id") ?? "") {
   if (!TaskIdParam.safeParse(raw).success) throw sessionNotFound(raw);
   // The tenant is part of the object's name: another tenant's session id reaches an empty object (404).
   return { id: raw, stub: taskStubFor(c.env, c.get("tenant"), raw) };

@@ -3,6 +3,7 @@
 // waits for, and close it. A session is created on its agent: POST /v1/agents/:name/sessions (routes/agents.ts).
 import type { Context } from "hono";
 import { Hono } from "hono";
+import type { Subscription } from "../../../durable-objects/task-object.ts";
 import { unhandledCode } from "../../errors/codes.ts";
 import { ApiError } from "../../errors.ts";
 import type { SessionView, TurnView } from "../../sessions/session.ts";
@@ -64,6 +65,31 @@ function cursorOf(c: Context<AppEnv>): number {
   return 0;
 }
 
+/**
+ * A message to the session (seed 004 send; POST /v1/sessions/:id/messages and the MCP server's session tools): its
+ * turn, and with `streaming` the turn's event stream. 404, 409 session_busy or session_closed when refused.
+ */
+export async function sendMessage(
+  c: Context<AppEnv>,
+  { id, stub }: ReturnType<typeof sessionStub>,
+  message: string,
+  streaming: boolean,
+): Promise<{ turn: TurnView; subscription?: Subscription }> {
+  // A message starts a run, as a task's creation does: it counts against the key's rate limit.
+  await takeRateToken(c);
+  const sent = await stub.send(message, { streaming });
+  if (sent.ok) return sent.value;
+  switch (sent.error.code) {
+    case "session_not_found":
+      throw sessionNotFound(id);
+    case "session_busy":
+    case "session_closed":
+      throw new ApiError(sent.error.code, sent.error.message);
+    default:
+      return unhandledCode(sent.error.code);
+  }
+}
+
 export const sessionRoutes = new Hono<AppEnv>()
   .get("/", async (c) => c.json(await listSessions(c)))
   .get("/:id", async (c) => {
@@ -91,21 +117,7 @@ export const sessionRoutes = new Hono<AppEnv>()
     if (streaming) requireRead(c, "A streamed answer");
     const waitParam = c.req.query("wait");
     const waitSeconds = waitParam === undefined ? DEFAULT_SEND_WAIT_SECONDS : parseWith(WaitQuery, waitParam, "wait");
-    // A message starts a run, as a task's creation does: it counts against the key's rate limit.
-    await takeRateToken(c);
-    const sent = await stub.send(body.message, { streaming });
-    if (!sent.ok) {
-      switch (sent.error.code) {
-        case "session_not_found":
-          throw sessionNotFound(id);
-        case "session_busy":
-        case "session_closed":
-          throw new ApiError(sent.error.code, sent.error.message);
-        default:
-          return unhandledCode(sent.error.code);
-      }
-    }
-    const { turn, subscription } = sent.value;
+    const { turn, subscription } = await sendMessage(c, { id, stub }, body.message, streaming);
     const location = turnResource(c, turn).links.self;
     if (subscription && "id" in subscription) {
       return streamResponse(c, stub, subscription, { location, "x-turn-id": turn.id });
