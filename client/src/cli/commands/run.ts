@@ -1,0 +1,99 @@
+// `outpost run`, `watch` and `fork`: start a task (POST /v1/agents/:name/tasks, or a fork from a checkpoint) and,
+// with --wait, follow it live to its end (follow.ts); `watch` follows one that already runs.
+import { readFile } from "node:fs/promises";
+import { isAbsolute, relative, resolve, sep } from "node:path";
+import type { Task } from "../../index.ts";
+import type { Context } from "../context.ts";
+import { CliError, EXIT, type ExitCode } from "../exit-codes.ts";
+import { followTask } from "../follow.ts";
+
+export async function runCommand(
+  ctx: Context,
+  agent: string,
+  input: string,
+  options: { file: string[]; tag: string[]; wait: boolean },
+): Promise<ExitCode> {
+  const files = await readWorkspaceFiles(options.file);
+  const body: Record<string, unknown> = { input };
+  if (Object.keys(files).length > 0) body.files = files;
+  if (options.tag.length > 0) body.tags = options.tag;
+  const task = await ctx.client.tasks.create(agent, body);
+  return started(ctx, task, options.wait);
+}
+
+export async function watchCommand(ctx: Context, id: string, options: { depth?: number }): Promise<ExitCode> {
+  return followTask(ctx, id, options.depth !== undefined ? { depth: options.depth } : {});
+}
+
+export async function forkCommand(
+  ctx: Context,
+  id: string,
+  options: { checkpoint?: string; message?: string; wait: boolean },
+): Promise<ExitCode> {
+  const checkpoint = options.checkpoint ?? (await latestCheckpoint(ctx, id));
+  const body: Record<string, unknown> = { checkpoint_id: checkpoint };
+  if (options.message !== undefined) {
+    body.state_updates = { messages: [{ role: "user", content: options.message }] };
+  }
+  const task = await ctx.client.tasks.fork(id, body);
+  if (!ctx.out.json) ctx.out.note(ctx.out.styleErr("dim", `forked from ${id} at ${checkpoint}`));
+  return started(ctx, task, options.wait);
+}
+
+/** A task just created: followed live with --wait, else shown with the way to follow it. */
+async function started(ctx: Context, task: Task, wait: boolean): Promise<ExitCode> {
+  const { out } = ctx;
+  if (wait) {
+    if (!out.json) out.note(out.styleErr("dim", `${task.assigned_agent} · task ${task.id}`));
+    return followTask(ctx, task.id);
+  }
+  if (out.json) out.jsonLine(task);
+  else {
+    out.line(task.id);
+    out.note(out.styleErr("dim", `${task.assigned_agent} · ${task.status} · follow it: outpost watch ${task.id}`));
+  }
+  return EXIT.ok;
+}
+
+async function latestCheckpoint(ctx: Context, id: string): Promise<string> {
+  const { checkpoints } = await ctx.client.request<{ checkpoints: { checkpoint_id: string }[] }>(
+    "GET",
+    `/v1/tasks/${encodeURIComponent(id)}/checkpoints`,
+  );
+  const last = checkpoints.at(-1);
+  if (!last) throw new CliError("no_checkpoint", `Task ${id} has no checkpoint to fork from yet.`, EXIT.api);
+  return last.checkpoint_id;
+}
+
+/**
+ * --file paths as the task's workspace files ({path: text}): a file under the current directory keeps its relative
+ * path, any other its name. Only text files: the API takes files as text.
+ */
+export async function readWorkspaceFiles(paths: readonly string[]): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  for (const path of paths) {
+    let bytes: Uint8Array;
+    try {
+      bytes = await readFile(path);
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code ?? "unreadable";
+      throw new CliError("file_unreadable", `Cannot read ${path} (${reason}).`, EXIT.usage, "file");
+    }
+    let text: string;
+    try {
+      text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+    } catch {
+      throw new CliError(
+        "file_not_text",
+        `${path} is not UTF-8 text; only text files can be sent.`,
+        EXIT.usage,
+        "file",
+      );
+    }
+    const full = resolve(path);
+    const rel = relative(process.cwd(), full);
+    const name = rel === "" || rel.startsWith("..") || isAbsolute(rel) ? (full.split(sep).at(-1) ?? path) : rel;
+    files[name.split(sep).join("/")] = text;
+  }
+  return files;
+}

@@ -1,0 +1,243 @@
+// The `outpost` command (docs/cli.md): its commands and options (commander), the configuration every command shares,
+// and the one place where failures become messages and exit codes (exit-codes.ts): an OutpostError prints the API's
+// code and message, a server that cannot be reached says so, and the API key is never printed.
+import { readFileSync } from "node:fs";
+import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { createOutpostClient, OutpostError } from "../index.ts";
+import { agentsCommand } from "./commands/agents.ts";
+import { artifactsCommand } from "./commands/artifacts.ts";
+import { chatCommand } from "./commands/chat.ts";
+import { decideCommand, type Verb } from "./commands/decide.ts";
+import { forkCommand, runCommand, watchCommand } from "./commands/run.ts";
+import { type TasksOptions, tasksCommand } from "./commands/tasks.ts";
+import { resolveConfig } from "./config.ts";
+import type { Context } from "./context.ts";
+import { CliError, CommandExit, EXIT, type ExitCode } from "./exit-codes.ts";
+import { createOutput, type Output } from "./output.ts";
+
+interface GlobalOptions {
+  url?: string;
+  apiKey?: string;
+  json?: boolean;
+}
+
+const VERSION = (
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
+
+/** The base URL in use, for the message when it cannot be reached. */
+let target = "";
+
+function context(command: Command): Context {
+  const globals = command.optsWithGlobals<GlobalOptions>();
+  const config = resolveConfig({ url: globals.url, apiKey: globals.apiKey });
+  target = config.baseUrl;
+  return { client: createOutpostClient(config), out: createOutput({ json: globals.json === true }) };
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+function nonNegativeInteger(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError("Not a non-negative integer.");
+  return Number(value);
+}
+
+export function buildProgram(done: (code: ExitCode) => void): Command {
+  const program = new Command("outpost")
+    .description("Run and watch Outpost agents from a terminal.")
+    .version(VERSION)
+    .option("--url <url>", "Outpost's URL (default: $OUTPOST_URL, else http://127.0.0.1:8787, npm run dev's)")
+    .option("--api-key <key>", "an API key (default: $OUTPOST_API_KEY; dev-key for a server on this machine)")
+    .option("--json", "machine-readable output: one JSON document, or JSON lines for a stream")
+    .configureHelp({ showGlobalOptions: true })
+    .showHelpAfterError()
+    .exitOverride();
+
+  program
+    .command("agents")
+    .description("list the agents this key may run, or show one")
+    .argument("[name]", "an agent's name")
+    .action(async (name: string | undefined, _options, command: Command) => {
+      done(await agentsCommand(context(command), name));
+    });
+
+  program
+    .command("run")
+    .description("start a task; with --wait, follow it live to its end")
+    .argument("<agent>", "the agent to run")
+    .argument("<input>", "what to ask it")
+    .option("-f, --file <path>", "put a local text file in the task's workspace (repeatable)", collect)
+    .option("-t, --tag <tag>", "tag the task (repeatable)", collect)
+    .option("-w, --wait", "follow the run live until it ends (and answer what it asks)")
+    .action(
+      async (agent: string, input: string, options: { file?: string[]; tag?: string[]; wait?: boolean }, command) => {
+        done(
+          await runCommand(context(command), agent, input, {
+            file: options.file ?? [],
+            tag: options.tag ?? [],
+            wait: options.wait === true,
+          }),
+        );
+      },
+    );
+
+  program
+    .command("watch")
+    .description("follow a task live (its whole stream, sub-agents included) until it ends")
+    .argument("<task>", "the task's id")
+    .option("--depth <n>", "sub-agents' events at most this many levels down", nonNegativeInteger)
+    .action(async (id: string, options: { depth?: number }, command: Command) => {
+      done(await watchCommand(context(command), id, options));
+    });
+
+  program
+    .command("tasks")
+    .description("list the tenant's tasks, newest first")
+    .option("--status <statuses>", "only these statuses (comma-separated)")
+    .option("--agent <name>", "only this agent's tasks")
+    .option("--workflow <name>", "only runs of this workflow")
+    .option("--tag <tag>", "only tasks with this tag")
+    .option("--parent <task>", "only the forks and sub-agents of this task")
+    .option("--created-after <time>", "created at or after this ISO 8601 instant")
+    .option("--created-before <time>", "created before this ISO 8601 instant")
+    .option("--limit <n>", "at most this many (1-100, default 20)")
+    .option("--cursor <cursor>", "the next page (printed after a full page)")
+    .action(async (options: TasksOptions, command: Command) => {
+      done(await tasksCommand(context(command), options));
+    });
+
+  const decide = (verb: Verb, description: string, answer: boolean) => {
+    const command = program.command(verb).description(description).argument("<task>", "the waiting task's id");
+    if (answer) command.argument("<answer>", "the answer the agent gets");
+    else
+      command.option("-m, --message <text>", verb === "approve" ? "a note for the model" : "why (told to the model)");
+    if (verb === "approve") command.option("--input <json>", "run the call with this input instead");
+    command
+      .option("--request <id>", "the request id you reviewed (refused if the task waits for another by now)")
+      .option("-w, --wait", "then follow the task live until it ends");
+    command.action(async (id: string, ...rest: unknown[]) => {
+      const cmd = rest.at(-1) as Command;
+      const text = answer ? (rest[0] as string) : undefined;
+      const options = cmd.opts<{ message?: string; input?: string; request?: string; wait?: boolean }>();
+      done(await decideCommand(context(cmd), verb, id, text, { ...options, wait: options.wait === true }));
+    });
+  };
+  decide("approve", "approve the tool call a task waits for", false);
+  decide("reject", "reject the tool call a task waits for (or decline its question)", false);
+  decide("answer", "answer the question a task's agent asks", true);
+
+  program
+    .command("chat")
+    .description("talk with an agent in a session, each reply streamed")
+    .argument("<agent>", "the agent to talk with")
+    .action(async (agent: string, _options, command: Command) => {
+      done(await chatCommand(context(command), agent));
+    });
+
+  program
+    .command("fork")
+    .description("start a new task from a task's checkpoint (its latest by default)")
+    .argument("<task>", "the task to fork")
+    .option("--checkpoint <id>", "the checkpoint to continue from")
+    .option("-m, --message <text>", "a user message added to the conversation before it goes on")
+    .option("-w, --wait", "follow the new task live until it ends")
+    .action(async (id: string, options: { checkpoint?: string; message?: string; wait?: boolean }, command) => {
+      done(await forkCommand(context(command), id, { ...options, wait: options.wait === true }));
+    });
+
+  program
+    .command("artifacts")
+    .description("list a task's run bundle, or download it")
+    .argument("<task>", "the task's id")
+    .option("-d, --download <dir>", "save every file under this folder")
+    .action(async (id: string, options: { download?: string }, command: Command) => {
+      done(await artifactsCommand(context(command), id, options));
+    });
+
+  return program;
+}
+
+/** Prints a failure (as text, or one JSON line with --json) and returns the exit code it means. */
+function report(error: unknown, out: Output): ExitCode {
+  if (error instanceof CommandExit) return error.exitCode;
+  if (error instanceof CommanderError) {
+    // commander has printed its message (or the help); --help and --version are not failures.
+    return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  }
+  const failure = describe(error);
+  if (out.json) {
+    const { code, message, status, field } = failure;
+    process.stderr.write(`${JSON.stringify({ error: { code, message, status, field } })}\n`);
+  } else {
+    const where = failure.field ? ` (${failure.field})` : "";
+    out.note(`${out.styleErr("red", `error ${failure.code}`)}: ${failure.message}${where}`);
+    if (failure.hint) out.note(out.styleErr("dim", failure.hint));
+  }
+  return failure.exitCode;
+}
+
+interface Failure {
+  code: string;
+  message: string;
+  status?: number;
+  field?: string;
+  hint?: string;
+  exitCode: ExitCode;
+}
+
+function describe(error: unknown): Failure {
+  if (error instanceof CliError) {
+    return { code: error.code, message: error.message, exitCode: error.exitCode, ...optional("field", error.field) };
+  }
+  if (error instanceof OutpostError) {
+    const hint =
+      error.status === 401
+        ? "Check the API key (OUTPOST_API_KEY or --api-key)."
+        : error.status === 403
+          ? "This key's scopes do not allow it."
+          : undefined;
+    return {
+      code: error.code,
+      message: error.message,
+      ...(error.status > 0 ? { status: error.status } : {}),
+      ...optional("field", error.field),
+      ...optional("hint", hint),
+      exitCode: error.status === 0 ? EXIT.unreachable : EXIT.api,
+    };
+  }
+  if (error instanceof TypeError && /fetch failed/i.test(error.message)) {
+    const cause = (error as { cause?: { code?: string } }).cause?.code;
+    return {
+      code: "unreachable",
+      message: `Cannot reach ${target}${cause ? ` (${cause})` : ""}.`,
+      hint: "Is the server running (npm run dev)? Set OUTPOST_URL or --url.",
+      exitCode: EXIT.unreachable,
+    };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { code: "internal", message, exitCode: EXIT.taskFailed };
+}
+
+function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };
+}
+
+async function main(argv: string[]): Promise<void> {
+  let code: ExitCode = EXIT.ok;
+  const program = buildProgram((c) => {
+    code = c;
+  });
+  process.on("SIGINT", () => {
+    // The spinner hides the cursor: show it again on the way out.
+    if (process.stderr.isTTY) process.stderr.write("\x1b[?25h\n");
+    process.exit(EXIT.interrupted);
+  });
+  try {
+    await program.parseAsync(argv);
+  } catch (error) {
+    code = report(error, createOutput({ json: argv.includes("--json") }));
+  }
+  process.exitCode = code;
+}
+
+await main(process.argv);

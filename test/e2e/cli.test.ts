@@ -1,0 +1,281 @@
+// The `outpost` CLI (docs/cli.md) against the Worker under `wrangler dev`, spawned as a user runs it: with pipes, as a
+// script sees it (exit codes, --json), and under a pseudo-terminal (util-linux `script`) for what it asks a person
+// inline (an approval during `run`, a `chat`). The model's replies are scripted in the emulator.
+import { mkdtemp, readdir, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+import { formatCost, formatCount } from "../../client/src/cli/output.ts";
+import type { OutpostEvent, Task } from "../../client/src/index.ts";
+import { runCli, runCliInTerminal } from "./support/cli.ts";
+import { e2eClient, marker, scriptModel } from "./support/harness.ts";
+
+const TASK_ID = /task ([0-9a-f-]{36})/;
+
+function taskIdIn(text: string): string {
+  const id = TASK_ID.exec(text)?.[1];
+  if (!id) throw new Error(`no task id in: ${text}`);
+  return id;
+}
+
+async function eventsOf(id: string): Promise<OutpostEvent[]> {
+  const seen: OutpostEvent[] = [];
+  for await (const event of e2eClient().tasks.events(id)) seen.push(event);
+  return seen;
+}
+
+/** The summary line the CLI ends a followed run with, from the task as the API shows it. */
+function summaryOf(task: Task, calls: number, extra = ""): string {
+  const usage = task.usage as { total_tokens: number; total_cost_usd: number | null };
+  return `✓ completed · ${calls} model call${calls === 1 ? "" : "s"} · ${formatCount(usage.total_tokens)} tokens · ${formatCost(usage.total_cost_usd)}${extra} · task ${task.id}`;
+}
+
+/** A triage run (agents/triage.yaml: TodoWrite waits for a person) scripted to a first call and an answer. */
+async function scriptTriage(name: string): Promise<string> {
+  const m = marker(name);
+  await scriptModel(m, [
+    {
+      content: [
+        { type: "tool_use", name: "TodoWrite", input: { todos: [{ content: "Reproduce it", status: "pending" }] } },
+      ],
+    },
+    { content: [{ type: "text", text: "Likely a null session. Reproduce it first." }] },
+  ]);
+  return `The login page crashes ${m}`;
+}
+
+describe("the outpost CLI", () => {
+  it("lists the agents the key may run, as a table and as one JSON document with --json", async () => {
+    const listed = await e2eClient().agents.list();
+    const table = await runCli(["agents"]);
+    expect(table.code).toBe(0);
+    const [head, ...rows] = table.stdout.trimEnd().split("\n");
+    expect(head).toMatch(/^NAME +MODEL +DESCRIPTION$/);
+    expect(rows.map((row) => row.split(" ")[0])).toEqual(listed.agents.map((agent) => agent.name));
+
+    const json = await runCli(["agents", "--json"]);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual(listed);
+  });
+
+  it("runs a task with --wait: the text as it streams, the tool call and its result, then the cost", async () => {
+    const m = marker("cli-run");
+    await scriptModel(m, [
+      {
+        content: [
+          { type: "text", text: "Planning." },
+          { type: "tool_use", name: "TodoWrite", input: { todos: [{ content: "Buy bread", status: "pending" }] } },
+        ],
+      },
+      { content: [{ type: "text", text: "1. Buy bread\nStart at the bakery." }] },
+    ]);
+    const run = await runCli(["run", "planner", `Plan a picnic ${m}`, "--wait"]);
+
+    expect(run.code).toBe(0);
+    const task = await e2eClient().tasks.get(taskIdIn(run.stderr));
+    expect(task.usage.total_cost_usd).toBeGreaterThan(0);
+    const lines = run.stdout.trimEnd().split("\n");
+    expect(lines.slice(0, 3)).toEqual(["Planning.", "→ TodoWrite (1 item)", "  ☐ Buy bread"]);
+    expect(lines[3]).toMatch(/^← TodoWrite: Task list saved: 1 items, 0 completed\. \d+ ms$/);
+    expect(lines.slice(4)).toEqual(["1. Buy bread", "Start at the bakery.", summaryOf(task, 2)]);
+    expect(run.stderr).toBe(`planner · task ${task.id}\n`);
+  });
+
+  it("prints a run as JSON lines with --json: every event of the task in order, then the task", async () => {
+    const m = marker("cli-json");
+    await scriptModel(m, [{ content: [{ type: "text", text: "Hello from the model." }] }]);
+    const run = await runCli(["run", "assistant", `Say hello ${m}`, "--wait", "--json"]);
+
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe("");
+    const lines = run.stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as unknown);
+    const task = lines.at(-1) as Task;
+    expect(task).toMatchObject({ status: "completed", result: "Hello from the model." });
+    expect(lines.slice(0, -1)).toEqual(await eventsOf(task.id));
+  });
+
+  it("shows a sub-agent's run indented under the delegation, and the tree's usage at the end", async () => {
+    const outpost = e2eClient();
+    await outpost.request("PUT", "/v1/agents/cli_lead", {
+      body: {
+        name: "cli_lead",
+        description: "Delegates to the assistant.",
+        instructions: "Delegate the question with Task.",
+        claude: { subagents: { enabled: true, agents: ["assistant"] } },
+      },
+    });
+    const m = marker("cli-lead");
+    const child = marker("cli-child");
+    await scriptModel(m, [
+      {
+        content: [
+          { type: "tool_use", name: "Task", input: { agent: "assistant", description: "Look it up", prompt: child } },
+        ],
+      },
+      { content: [{ type: "text", text: "The answer is 42." }] },
+    ]);
+    await scriptModel(child, [{ content: [{ type: "text", text: "42" }] }]);
+    const run = await runCli(["run", "cli_lead", `What is the answer? ${m}`, "--wait"]);
+
+    expect(run.code).toBe(0);
+    const lines = run.stdout.trimEnd().split("\n");
+    expect(lines.slice(0, 3)).toEqual(["↳ assistant Look it up", "  42", "↲ assistant completed"]);
+    expect(lines[3]).toMatch(/^← Task: 42 \d+ ms$/);
+    expect(lines[4]).toBe("The answer is 42.");
+    // Three model calls over the tree: the lead's two and the assistant's one.
+    expect(lines[5]).toMatch(
+      /^✓ completed · 3 model calls · [\d,]+ tokens · \$[\d.]+ · 1 sub-agent · task [0-9a-f-]{36}$/,
+    );
+    expect(lines).toHaveLength(6);
+  });
+
+  it("without a terminal, leaves a waiting call to `approve` (exit 5); `watch` then follows the run to its end", async () => {
+    const outpost = e2eClient();
+    const run = await runCli(["run", "triage", await scriptTriage("cli-approve"), "--wait"]);
+
+    expect(run.code).toBe(5);
+    const id = taskIdIn(run.stderr);
+    const waiting = await outpost.tasks.get(id);
+    expect(waiting.status).toBe("input_required");
+    const requestId = waiting.pending_input?.request_id;
+    expect(run.stderr).toContain(`Task ${id} waits for a person. Answer it with:\n  outpost approve ${id}\n`);
+
+    const approved = await runCli(["approve", id]);
+    expect(approved).toEqual({
+      code: 0,
+      stdout: `✓ approved TodoWrite (request ${requestId})\n`,
+      stderr: `follow it: outpost watch ${id}\n`,
+    });
+
+    const watched = await runCli(["watch", id]);
+    expect(watched.code).toBe(0);
+    const decisions = (await eventsOf(id)).filter((e) => e.event_type === "human_decision");
+    expect(decisions.map((e) => [e.payload.request_id, e.payload.action])).toEqual([[requestId, "approve"]]);
+    const lines = watched.stdout.trimEnd().split("\n");
+    expect(lines.slice(0, 2)).toEqual([
+      "? TodoWrite waits for approval (1 item)",
+      `✓ approved by ${String(decisions[0]?.payload.decided_by)}`,
+    ]);
+    expect(lines.slice(-2)).toEqual([
+      "Likely a null session. Reproduce it first.",
+      summaryOf(await outpost.tasks.get(id), 2),
+    ]);
+  });
+
+  it("on a terminal, asks to approve a waiting call inline during `run` and goes on once approved", async () => {
+    const terminal = runCliInTerminal(["run", "triage", await scriptTriage("cli-inline"), "--wait"]);
+    await terminal.waitFor(/Run TodoWrite\?/);
+    terminal.type("\r"); // the confirm's default: Yes
+
+    expect(await terminal.exited).toBe(0);
+    const id = taskIdIn(terminal.screen());
+    const task = await e2eClient().tasks.get(id);
+    expect(task.status).toBe("completed");
+    expect(terminal.screen()).toContain(summaryOf(task, 2));
+    const decisions = (await eventsOf(id)).filter((e) => e.event_type === "human_decision");
+    expect(decisions.map((e) => e.payload.action)).toEqual(["approve"]);
+  });
+
+  it("forks a task from its latest checkpoint with a new message, and follows the fork", async () => {
+    const m = marker("cli-fork");
+    await scriptModel(m, [
+      { content: [{ type: "text", text: "First answer." }] },
+      { content: [{ type: "text", text: "Second answer." }] },
+    ]);
+    // The planner (max_turns 4): the fork's new turn counts on from the original's.
+    const first = await runCli(["run", "planner", `Answer twice ${m}`, "--wait"]);
+    expect(first.code).toBe(0);
+    const origin = taskIdIn(first.stderr);
+    const { checkpoints } = await e2eClient().request<{ checkpoints: { checkpoint_id: string }[] }>(
+      "GET",
+      `/v1/tasks/${origin}/checkpoints`,
+    );
+
+    const fork = await runCli(["fork", origin, "--message", "And then?", "--wait"]);
+    expect(fork.code).toBe(0);
+    expect(fork.stderr.split("\n")[0]).toBe(`forked from ${origin} at ${checkpoints.at(-1)?.checkpoint_id}`);
+    const forked = await e2eClient().tasks.get(taskIdIn(fork.stderr.split("\n")[1] ?? ""));
+    expect(forked).toMatchObject({ parent_task_id: origin, status: "completed", result: "Second answer." });
+    expect(fork.stdout).toBe(`Second answer.\n${summaryOf(forked, 1)}\n`);
+  });
+
+  it("downloads a task's artifacts into a folder, each file at its bundle path", async () => {
+    const m = marker("cli-artifacts");
+    await scriptModel(m, [{ content: [{ type: "text", text: "Bundled." }] }]);
+    const run = await runCli(["run", "assistant", `Make a bundle ${m}`, "--wait"]);
+    const id = taskIdIn(run.stderr);
+    const folder = await mkdtemp(join(tmpdir(), "outpost-cli-"));
+
+    const download = await runCli(["artifacts", id, "--download", folder, "--json"]);
+    expect(download.code).toBe(0);
+    const { artifacts } = await e2eClient().request<{ artifacts: { path: string }[] }>(
+      "GET",
+      `/v1/tasks/${id}/artifacts`,
+    );
+    const saved = (await readdir(folder, { recursive: true, withFileTypes: true }))
+      .filter((entry) => entry.isFile())
+      .map((entry) => relative(folder, join(entry.parentPath, entry.name)))
+      .sort();
+    expect(saved).toEqual(artifacts.map((a) => a.path).sort());
+    expect(saved).toContain("final_summary.md");
+    const served = await e2eClient().send("GET", `/v1/tasks/${id}/artifacts/final_summary.md`);
+    expect(await readFile(join(folder, "final_summary.md"), "utf8")).toBe(await served.text());
+  });
+
+  it("reports a refused key with the API's error code and exit code 3, and never prints the key", async () => {
+    const key = "not-a-key-3f9c";
+    const refusal = (await e2eClient(key)
+      .agents.list()
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      )) as Error & { field: string };
+
+    const text = await runCli(["agents"], { key });
+    expect(text).toEqual({
+      code: 3,
+      stdout: "",
+      stderr: `error unauthorized: ${refusal.message} (${refusal.field})\nCheck the API key (OUTPOST_API_KEY or --api-key).\n`,
+    });
+
+    const json = await runCli(["tasks", "--json"], { key });
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stderr)).toEqual({
+      error: { code: "unauthorized", message: refusal.message, status: 401, field: refusal.field },
+    });
+    expect(text.stderr + json.stderr).not.toContain(key);
+  });
+
+  it("chats on a terminal: each reply streamed after the prompt, the session closed on leaving", async () => {
+    const m = marker("cli-chat");
+    await scriptModel(m, [
+      { content: [{ type: "text", text: "Hi, how can I help?" }] },
+      { content: [{ type: "text", text: "Bring a blanket." }] },
+    ]);
+    const terminal = runCliInTerminal(["chat", "assistant"]);
+    await terminal.waitFor(/◆ +You/);
+    terminal.type(`Hello ${m}\r`);
+    await terminal.waitFor(/Hi, how can I help\?/);
+    terminal.type("What should I bring?\r");
+    await terminal.waitFor(/Bring a blanket\./);
+    terminal.type("\x03"); // Ctrl-C at the prompt: leave
+
+    expect(await terminal.exited).toBe(0);
+    const sessionId = /session ([0-9a-f-]{36})/.exec(terminal.screen())?.[1] ?? "";
+    const session = await e2eClient().sessions.get(sessionId);
+    expect(session).toMatchObject({
+      status: "closed",
+      history: [
+        { role: "user", content: `Hello ${m}` },
+        { role: "assistant", content: "Hi, how can I help?" },
+        { role: "user", content: "What should I bring?" },
+        { role: "assistant", content: "Bring a blanket." },
+      ],
+    });
+    const cost = (session.usage as { total_cost_usd: number | null }).total_cost_usd;
+    expect(terminal.screen()).toContain(`session closed · 2 turns · ${formatCost(cost)}`);
+  });
+});
