@@ -6,6 +6,7 @@ import { requireApiKey, requireMethodScope } from "./auth.ts";
 import { errorResponse } from "./errors.ts";
 import { openApiRoutes } from "./openapi/routes.ts";
 import type { Health } from "./responses.ts";
+import { a2aRoutes } from "./routes/a2a.ts";
 import { agentRoutes } from "./routes/agents.ts";
 import { hookRoutes } from "./routes/hooks.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
@@ -36,6 +37,10 @@ app.route("/v1/workflows", workflowRoutes);
 app.route("/v1/tasks", taskRoutes);
 app.route("/v1/sessions", sessionRoutes);
 app.route("/v1/tenant", tenantRoutes);
+// A2A v1.0 (docs/a2a.md): every route needs an API key; each route checks the scope its method needs.
+app.use("/a2a", requireApiKey);
+app.use("/a2a/*", requireApiKey);
+app.route("/a2a", a2aRoutes);
 
 app.notFound((c) => errorResponse(c, new ApiError("route_not_found", `No route for ${c.req.method} ${c.req.path}.`)));
 app.onError((error, c) => errorResponse(c, error));

@@ -83,6 +83,22 @@ export async function listTasks(c: Context<AppEnv>): Promise<TaskList> {
   return { tasks: entries.map((entry) => summary(c, "tasks", entry) as TaskSummary), next_cursor };
 }
 
+/**
+ * The ids of a page of the tenant's tasks of one agent, newest first, by the directory's filters: A2A's ListTasks
+ * (src/http/routes/a2a.ts), whose cursor is this listing's.
+ */
+export async function taskIdPage(
+  c: Context<AppEnv>,
+  query: { agent: string; tag?: string | undefined; statuses: string[]; limit: number; cursor?: string | undefined },
+): Promise<{ ids: string[]; nextCursor: string | null }> {
+  const { statuses, ...rest } = query;
+  const { entries, next_cursor } = await page(c, "task", {
+    ...rest,
+    status: statuses.length > 0 ? statuses : undefined,
+  });
+  return { ids: entries.map((entry) => entry.id), nextCursor: next_cursor };
+}
+
 /** GET /v1/sessions. */
 export async function listSessions(c: Context<AppEnv>): Promise<SessionList> {
   const { entries, next_cursor } = await page(c, "session", parseWith(SessionListQuery, queryObject(c), "(query)"));

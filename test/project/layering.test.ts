@@ -86,7 +86,9 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "workspace",
     "env.ts",
   ],
+  a2a: ["agents", "approvals", "durable-objects", "events", "runtime", "sessions", "tasks", "tools", "workspace"],
   http: [
+    "a2a",
     "agents",
     "approvals",
     "callbacks",

@@ -33,8 +33,11 @@ function requireConversational(agent: Agent, what: string): void {
   );
 }
 
-/** Whether the agent runs the default tool loop (not a skill agent's decision loop, not a custom execute()). */
-function runsToolLoop(agent: Agent): boolean {
+/**
+ * Whether the agent runs the default tool loop (not a skill agent's decision loop, not a custom execute()): what
+ * continues a conversation (sessions, invocations with a context, an A2A context's follow-ups).
+ */
+export function runsToolLoop(agent: Agent): boolean {
   return !(agent instanceof SkillAgent) && agent.execute === Agent.prototype.execute;
 }
 

@@ -1,0 +1,419 @@
+// The A2A request handler of one agent (the SDK's A2ARequestHandler), backed by Outpost's own machinery rather than
+// the SDK's in-memory task store: an A2A task is an Outpost task (the same id, its state in the task's Durable
+// Object), a message starts one through the same creation path as POST /v1/agents/:name/invoke, a reply to an
+// input-required task goes to the same resume as POST /v1/tasks/:id/resume, and streams are the task's event log.
+// Both bindings (JSON-RPC through the SDK's JsonRpcTransportHandler, HTTP+JSON through src/http/routes/a2a.ts) call
+// this one handler. What it needs from the HTTP layer comes in as an OutpostPort, built per request.
+
+import type {
+  AgentCard,
+  CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetExtendedAgentCardRequest,
+  GetTaskPushNotificationConfigRequest,
+  GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsResponse,
+  ListTasksRequest,
+  ListTasksResponse,
+  Message,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+  TaskPushNotificationConfig,
+} from "@a2a-js/sdk";
+import { PushNotificationNotSupportedError } from "@a2a-js/sdk/errors";
+import type { A2ARequestHandler } from "@a2a-js/sdk/server";
+import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
+import type { TaskObject } from "../../durable-objects/task-object.ts";
+import type { Agent } from "../agents/agent.ts";
+import type { DecisionInput } from "../approvals/requests.ts";
+import type { StoredMessage } from "../runtime/conversation.ts";
+import { history } from "../sessions/session-view.ts";
+import { isTerminal, type TaskStatus, type TaskView } from "../tasks/task.ts";
+import { agentCard } from "./agent-card.ts";
+import { decisionRefused, invalidParams, taskNotCancelable, taskNotFound, toA2AError, unsupported } from "./errors.ts";
+import { a2aTask, contextIdOf, contextTag, statusesFor } from "./task-mapping.ts";
+import { eventRecords, taskStream } from "./task-stream.ts";
+
+type TaskStub = DurableObjectStub<TaskObject>;
+
+/** A page of the tenant's tasks from its directory (src/http/listing.ts), newest first. */
+export interface TaskPage {
+  ids: string[];
+  nextCursor: string | null;
+}
+
+/** What the handler takes from the request's HTTP context (src/http/routes/a2a.ts builds it). */
+export interface OutpostPort {
+  /** The agent of the route (/a2a/<agent>), as the tenant sees it. */
+  agent: Agent;
+  /** Whether it runs the default tool loop, so that a message can continue a context's conversation. */
+  conversational: boolean;
+  /** Whether the request's key may read tasks (scope `read`): else a task is answered with its id and state only. */
+  readable: boolean;
+  /** This agent's A2A interface URL, https://<host>/a2a/<agent>. */
+  url: string;
+  /** The task's URL in the HTTP API (/v1/tasks/:id), for links to its files. */
+  taskUrl: (id: string) => string;
+  /** Starts a task on the agent: `input` after `context` (the conversation so far), in the A2A context `contextId`. */
+  start: (run: { input: string; context: MessageParam[]; contextId: string }) => Promise<TaskView>;
+  /** The object of a task of the tenant, or null for an id that cannot be one. */
+  stub: (id: string) => TaskStub | null;
+  /** A page of the tenant's tasks of this agent, by the directory's filters. */
+  list: (query: { tag?: string; statuses: TaskStatus[]; limit: number; cursor?: string }) => Promise<TaskPage>;
+  /** A person's answer (a ResumeBody, checked as POST /v1/tasks/:id/resume checks it) as the decision. */
+  decision: (body: unknown, field: string) => DecisionInput;
+  /** Ends a subscription in the task's object once the stream is over (its client gone or the stream ended). */
+  unsubscribe: (stub: TaskStub, subscriptionId: string) => void;
+  /** Aborted when the client goes: a stream waiting on the task's events ends then, not at the task's next event. */
+  signal: AbortSignal;
+}
+
+/** How long one wait on the object lasts; a blocking SendMessage waits again until the task settles. */
+const WAIT_SLICE_MS = 55_000;
+/** ListTasks' page size unless the request names one (A2A: at most 50 by default, 100 at most). */
+const DEFAULT_PAGE_SIZE = 50;
+
+function isUuid(value: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
+}
+
+/** Whether a task is where a blocking SendMessage returns: ended, or waiting for input. */
+function settled(task: TaskView): boolean {
+  return isTerminal(task.status) || task.status === "input_required";
+}
+
+/** Texts and data of a message's parts. */
+function partsOf(message: Message): { text: string; data: unknown[] } {
+  const texts: string[] = [];
+  const data: unknown[] = [];
+  for (const part of message.parts) {
+    if (part.content?.$case === "text") texts.push(part.content.value);
+    else if (part.content?.$case === "data") data.push(part.content.value);
+    else if (part.content) {
+      throw invalidParams(
+        "This agent takes text and data parts; send a file's content as text, or its link in the text.",
+        "message.parts",
+        "content_type_not_supported",
+      );
+    }
+  }
+  return { text: texts.join("\n").trim(), data };
+}
+
+/**
+ * The conversation of a context's task as the context a follow-up continues from: its text, the messages of one
+ * role run together (a tool loop's turns leave several assistant texts in a row).
+ */
+function continuation(messages: readonly StoredMessage[]): MessageParam[] {
+  const out: MessageParam[] = [];
+  for (const entry of history(messages)) {
+    const last = out[out.length - 1];
+    if (last && last.role === entry.role) last.content = `${String(last.content)}\n\n${entry.content}`;
+    else out.push({ role: entry.role, content: entry.content });
+  }
+  return out;
+}
+
+/** The text answers of an approval request take, besides a data part. */
+const APPROVE = new Set(["approve", "approved", "yes", "y", "ok"]);
+const REJECT = new Set(["reject", "rejected", "no", "n", "deny"]);
+
+export class OutpostRequestHandler implements A2ARequestHandler {
+  private readonly port: OutpostPort;
+
+  constructor(port: OutpostPort) {
+    this.port = port;
+  }
+
+  async getAgentCard(): Promise<AgentCard> {
+    return agentCard(this.port.agent, this.port.url);
+  }
+
+  /** The card with what only a key holder sees: the model and the limits the agent runs with. */
+  async getAuthenticatedExtendedAgentCard(_params: GetExtendedAgentCardRequest): Promise<AgentCard> {
+    const { agent } = this.port;
+    const card = agentCard(agent, this.port.url);
+    const details = [
+      agent.model ? `Model: ${agent.model}.` : "",
+      `At most ${agent.maxTurns} model turns a task.`,
+      `Tool permission mode: ${agent.permissions.mode}.`,
+    ].filter(Boolean);
+    return { ...card, description: `${card.description} ${details.join(" ")}`.trim() };
+  }
+
+  async sendMessage(params: SendMessageRequest): Promise<Message | Task> {
+    try {
+      const { stub, task } = await this.send(params);
+      let now = task;
+      if (!params.configuration?.returnImmediately) {
+        while (!settled(now)) now = (await stub.wait(WAIT_SLICE_MS)) ?? now;
+      }
+      return await this.task(stub, now, params.configuration?.historyLength);
+    } catch (error) {
+      throw toA2AError(error);
+    }
+  }
+
+  async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
+    try {
+      const { stub, task, cursor } = await this.send(params);
+      yield* this.follow(stub, task, cursor, params.configuration?.historyLength);
+    } catch (error) {
+      throw toA2AError(error);
+    }
+  }
+
+  async getTask(params: GetTaskRequest): Promise<Task> {
+    try {
+      const { stub, task } = await this.find(params.id);
+      if (params.historyLength !== undefined && params.historyLength < 0) {
+        throw invalidParams("historyLength must not be negative.", "historyLength");
+      }
+      return await this.task(stub, task, params.historyLength);
+    } catch (error) {
+      throw toA2AError(error);
+    }
+  }
+
+  async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
+    try {
+      const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
+      if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 100) {
+        throw invalidParams("pageSize must be from 1 to 100.", "pageSize");
+      }
+      const statuses = params.status ? statusesFor(params.status) : [];
+      if (params.status && statuses.length === 0) {
+        return { tasks: [], nextPageToken: "", pageSize, totalSize: 0 };
+      }
+      if (params.contextId && !isUuid(params.contextId)) {
+        throw invalidParams("contextId must be a context id this server gave.", "contextId");
+      }
+      const page = await this.port.list({
+        ...(params.contextId ? { tag: contextTag(params.contextId) } : {}),
+        statuses,
+        limit: pageSize,
+        ...(params.pageToken ? { cursor: params.pageToken } : {}),
+      });
+      const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : null;
+      if (after !== null && Number.isNaN(after)) {
+        throw invalidParams("statusTimestampAfter must be an ISO 8601 time.", "statusTimestampAfter");
+      }
+      const found = await Promise.all(
+        page.ids.map(async (id) => {
+          const stub = this.port.stub(id);
+          const task = stub ? await stub.get() : null;
+          return stub && task ? { stub, task } : null;
+        }),
+      );
+      const tasks: Task[] = [];
+      for (const entry of found) {
+        if (!entry || entry.task.assigned_agent !== this.port.agent.name) continue;
+        const at = Date.parse(entry.task.completed_at ?? entry.task.started_at ?? entry.task.created_at);
+        if (after !== null && at < after) continue;
+        tasks.push(
+          await this.task(entry.stub, entry.task, params.historyLength ?? 0, params.includeArtifacts === true),
+        );
+      }
+      return { tasks, nextPageToken: page.nextCursor ?? "", pageSize, totalSize: tasks.length };
+    } catch (error) {
+      throw toA2AError(error);
+    }
+  }
+
+  async cancelTask(params: CancelTaskRequest): Promise<Task> {
+    try {
+      const { stub } = await this.find(params.id);
+      const outcome = await stub.cancel();
+      if (!outcome.ok) {
+        if (outcome.error.code === "task_not_found") throw taskNotFound(params.id);
+        throw taskNotCancelable(params.id, outcome.error.message);
+      }
+      return await this.task(stub, outcome.value, undefined);
+    } catch (error) {
+      throw toA2AError(error);
+    }
+  }
+
+  async *resubscribe(params: SubscribeToTaskRequest): AsyncGenerator<StreamResponse, void, undefined> {
+    try {
+      const { stub, task } = await this.find(params.id);
+      if (isTerminal(task.status)) {
+        throw unsupported(
+          `Task ${task.id} has ended (${task.status}): there is nothing to subscribe to; GetTask reads it.`,
+        );
+      }
+      yield* this.follow(stub, task, task.last_event_seq, undefined);
+    } catch (error) {
+      throw toA2AError(error);
+    }
+  }
+
+  async createTaskPushNotificationConfig(_params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
+    throw new PushNotificationNotSupportedError();
+  }
+
+  async getTaskPushNotificationConfig(
+    _params: GetTaskPushNotificationConfigRequest,
+  ): Promise<TaskPushNotificationConfig> {
+    throw new PushNotificationNotSupportedError();
+  }
+
+  async listTaskPushNotificationConfigs(
+    _params: ListTaskPushNotificationConfigsRequest,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
+    throw new PushNotificationNotSupportedError();
+  }
+
+  async deleteTaskPushNotificationConfig(_params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
+    throw new PushNotificationNotSupportedError();
+  }
+
+  // ---- the machinery ----------------------------------------------------------------------------------------------
+
+  /** The task `id` names for this agent's tenant; another tenant's, another agent's and an unknown one alike: not found. */
+  private async find(id: string): Promise<{ stub: TaskStub; task: TaskView }> {
+    const stub = this.port.stub(id);
+    const task = stub ? await stub.get() : null;
+    if (!stub || !task || task.assigned_agent !== this.port.agent.name) throw taskNotFound(id);
+    return { stub, task };
+  }
+
+  /**
+   * A message: a reply to the input-required task it names, or a new task (in its context, continuing that
+   * context's conversation). Returns the task and the event cursor its stream follows from.
+   */
+  private async send(params: SendMessageRequest): Promise<{ stub: TaskStub; task: TaskView; cursor: number }> {
+    const message = params.message;
+    if (!message) throw invalidParams("message is required.", "message");
+    if (params.configuration?.taskPushNotificationConfig) {
+      throw new PushNotificationNotSupportedError();
+    }
+    const { text, data } = partsOf(message);
+    if (message.taskId) return this.reply(message, text, data);
+    if (!text) throw invalidParams("A new task needs a text part: what the agent should do.", "message.parts");
+    const contextId = message.contextId || crypto.randomUUID();
+    if (!isUuid(contextId))
+      throw invalidParams("contextId must be a context id this server gave.", "message.contextId");
+    const context = message.contextId ? await this.contextSoFar(message.contextId) : [];
+    const task = await this.port.start({ input: text, context, contextId });
+    const stub = this.port.stub(task.id);
+    if (!stub) throw taskNotFound(task.id);
+    return { stub, task, cursor: 0 };
+  }
+
+  /** The conversation of a context's newest task, which a follow-up continues; [] for a context with none yet. */
+  private async contextSoFar(contextId: string): Promise<MessageParam[]> {
+    const newest = (await this.port.list({ tag: contextTag(contextId), statuses: [], limit: 1 })).ids[0];
+    const stub = newest ? this.port.stub(newest) : null;
+    const task = stub ? await stub.get() : null;
+    if (!stub || !task) return [];
+    if (!isTerminal(task.status)) {
+      throw unsupported(
+        `Task ${task.id} of this context has not ended (${task.status}): reply to it with its taskId, or wait for it to end.`,
+      );
+    }
+    if (!this.port.conversational) {
+      throw unsupported(`Agent "${this.port.agent.name}" does not continue conversations: send without a contextId.`);
+    }
+    return continuation((await stub.messages()) ?? []);
+  }
+
+  /** A message to a task: the answer to what it waits for, through the task's resume. */
+  private async reply(
+    message: Message,
+    text: string,
+    data: unknown[],
+  ): Promise<{ stub: TaskStub; task: TaskView; cursor: number }> {
+    const { stub, task } = await this.find(message.taskId);
+    if (message.contextId && message.contextId !== contextIdOf(task)) {
+      throw invalidParams(`Task ${task.id} is not in context ${message.contextId}.`, "message.contextId");
+    }
+    const pending = task.pending_input;
+    if (task.status !== "input_required" || !pending) {
+      throw unsupported(
+        isTerminal(task.status)
+          ? `Task ${task.id} has ended (${task.status}); to go on, send a new message with its contextId.`
+          : `Task ${task.id} is working; it takes a message only while it waits for input.`,
+      );
+    }
+    const body = this.answer(pending, text, data);
+    const decided = await stub.resume(this.port.decision(body, data.length > 0 ? "message.parts" : "message"));
+    if (!decided.ok) {
+      if (decided.error.code === "task_not_found") throw taskNotFound(task.id);
+      throw decisionRefused(decided.error.code, decided.error.message);
+    }
+    return { stub, task: decided.value.task, cursor: task.last_event_seq };
+  }
+
+  /**
+   * A reply as a resume body: a data part is one ({action, message?, tool_input?, request_id?}); text alone answers a
+   * question, or approves or rejects a call. Bound to the request the task waits for unless the data names one.
+   */
+  private answer(pending: NonNullable<TaskView["pending_input"]>, text: string, data: unknown[]): unknown {
+    const [first] = data;
+    if (first !== undefined) {
+      if (typeof first !== "object" || first === null || Array.isArray(first)) {
+        throw invalidParams("A reply's data part is an object: {action, message?, tool_input?}.", "message.parts");
+      }
+      return { request_id: pending.request_id, ...(text ? { message: text } : {}), ...first };
+    }
+    if (!text) throw invalidParams("A reply needs a text or a data part.", "message.parts");
+    if (pending.kind === "question") return { request_id: pending.request_id, action: "approve", message: text };
+    const word = text.toLowerCase();
+    if (APPROVE.has(word)) return { request_id: pending.request_id, action: "approve" };
+    if (REJECT.has(word)) return { request_id: pending.request_id, action: "reject" };
+    throw invalidParams(
+      `Task waits for approval of ${pending.tool_name}: reply "approve" or "reject", or a data part {"action": "reject", "message": "why"}.`,
+      "message.parts",
+    );
+  }
+
+  /** The task as an A2A Task, with what the key may read. */
+  private async task(
+    stub: TaskStub,
+    task: TaskView,
+    historyLength: number | undefined,
+    withArtifacts = true,
+  ): Promise<Task> {
+    if (!this.port.readable) return a2aTask(task, null);
+    const wantsHistory = historyLength === undefined || historyLength > 0;
+    const [messages, workspace] = await Promise.all([
+      wantsHistory ? stub.messages() : Promise.resolve(null),
+      withArtifacts && isTerminal(task.status) ? stub.workspaceList() : Promise.resolve(null),
+    ]);
+    const mapped = a2aTask(task, { messages, workspace, historyLength, taskUrl: this.port.taskUrl(task.id) });
+    return withArtifacts ? mapped : { ...mapped, artifacts: [] };
+  }
+
+  /** The task's A2A stream from `cursor` on: the task first, then its events mapped, until it ends or waits. */
+  private async *follow(
+    stub: TaskStub,
+    task: TaskView,
+    cursor: number,
+    historyLength: number | undefined,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    const first = await this.task(stub, task, historyLength);
+    const subscription = await stub.subscribe(cursor, 0);
+    if (!subscription) throw taskNotFound(task.id);
+    const source = {
+      taskId: task.id,
+      contextId: contextIdOf(task),
+      current: async () => (await stub.get()) ?? task,
+    };
+    if ("finished" in subscription) {
+      yield { payload: { $case: "task", value: first } };
+      return;
+    }
+    const end = () => this.port.unsubscribe(stub, subscription.id);
+    this.port.signal.addEventListener("abort", end, { once: true });
+    try {
+      yield* taskStream(source, first, eventRecords(subscription.stream));
+    } finally {
+      this.port.signal.removeEventListener("abort", end);
+      end();
+    }
+  }
+}
