@@ -46,7 +46,7 @@ export interface WranglerDev {
  * What the Worker's build reads: its config, sources, and the skills and agent files its [build] step compiles (with
  * that step's scripts). node_modules is linked, not copied.
  */
-const SNAPSHOT_DIRS = ["src", "durable-objects", "skills", "agents", "workflows"];
+const SNAPSHOT_DIRS = ["src", "durable-objects", "skills", "agents", "workflows", "console"];
 const SNAPSHOT_FILES = [
   "wrangler.toml",
   "package.json",
@@ -54,6 +54,7 @@ const SNAPSHOT_FILES = [
   "scripts/build-skills.ts",
   "scripts/build-agents.ts",
   "scripts/build-workflows.ts",
+  "scripts/build-console.ts",
   "scripts/generated-file.ts",
 ];
 

@@ -1,5 +1,6 @@
 // The Hono app: request ids, authentication on /v1, the routes, and the single error handler.
 import { Hono } from "hono";
+import { consoleRoutes } from "../console/routes.tsx";
 import { ApiError } from "../errors.ts";
 import type { AppEnv } from "./app-env.ts";
 import { requireApiKey, requireMethodScope } from "./auth.ts";
@@ -41,6 +42,9 @@ app.route("/v1/tenant", tenantRoutes);
 app.use("/a2a", requireApiKey);
 app.use("/a2a/*", requireApiKey);
 app.route("/a2a", a2aRoutes);
+
+// The web console (docs/console.md): public page shells and their assets; its data comes from /v1 with the user's key.
+app.route("/console", consoleRoutes);
 
 app.notFound((c) => errorResponse(c, new ApiError("route_not_found", `No route for ${c.req.method} ${c.req.path}.`)));
 app.onError((error, c) => errorResponse(c, error));

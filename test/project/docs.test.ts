@@ -50,6 +50,7 @@ const repoFiles: readonly string[] = Object.keys(
     "../../skills/**",
     "../../agents/**",
     "../../workflows/**",
+    "../../console/**",
     "../../docs/**",
   ]),
 )
@@ -70,6 +71,7 @@ const CHECKED_PREFIXES = [
   "emulator/",
   "agents/",
   "workflows/",
+  "console/",
 ];
 
 /** A glob key (relative to this file: `../../src/env.ts`, `../support/helpers.ts`, `./layering.test.ts`) as a path from the repository root. */
@@ -235,7 +237,7 @@ describe("links and paths", () => {
     expect(broken).toEqual([]);
   });
 
-  it("names only paths that exist in src/, test/, durable-objects/, scripts/, bench/, emulator/, agents/ and workflows/", () => {
+  it("names only paths that exist in src/, test/, durable-objects/, scripts/, bench/, emulator/, agents/, workflows/ and console/", () => {
     const missing: string[] = [];
     for (const [page, text] of Object.entries(pages)) {
       for (const line of prose(text)) {

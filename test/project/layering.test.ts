@@ -87,12 +87,15 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "env.ts",
   ],
   a2a: ["agents", "approvals", "durable-objects", "events", "runtime", "sessions", "tasks", "tools", "workspace"],
+  // The web console's pages and assets: they read nothing of the runtime (the browser script calls /v1).
+  console: [],
   http: [
     "a2a",
     "agents",
     "approvals",
     "callbacks",
     "config",
+    "console",
     "durable-objects",
     "events",
     "inbound-hooks",
@@ -137,7 +140,7 @@ const LAZY_LOADER = "src/http/openapi/routes.ts";
 /** The code whose imports are checked, by path from the repository root. */
 const sources: Readonly<Record<string, string>> = Object.fromEntries(
   Object.entries(
-    import.meta.glob<string>(["../../src/**/*.ts", "../../durable-objects/*.ts"], {
+    import.meta.glob<string>(["../../src/**/*.{ts,tsx}", "../../durable-objects/*.ts"], {
       query: "?raw",
       import: "default",
       eager: true,

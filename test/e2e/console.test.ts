@@ -1,0 +1,198 @@
+// The web console in a real browser: headless Chromium (Debian's, through playwright-core) against the Worker under
+// wrangler dev, as a person uses it. Each test saves a screenshot under .tmp/ when it fails. What the pages' server
+// side answers (headers, no data without a key) is tested in workerd, test/console/pages.test.ts.
+import { mkdirSync } from "node:fs";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
+import { launchChromium } from "../../bench/chromium.ts";
+import { e2eClient, marker, outpostUrl, scriptModel } from "./support/harness.ts";
+import { E2E_ADMIN_KEY } from "./support/keys.ts";
+
+let browser: Browser;
+/** Closed after every test has run: a failed test's page must stay open for its screenshot. */
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  for (const context of contexts) await context.close();
+  await browser?.close();
+});
+
+/** A fresh page (its own sessionStorage) that leaves a screenshot in .tmp/ if the test fails. */
+async function newPage(context: TestContext): Promise<Page> {
+  const browserContext = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+  const page = await browserContext.newPage();
+  contexts.push(browserContext);
+  context.onTestFailed(async () => {
+    mkdirSync(".tmp", { recursive: true });
+    const name = context.task.name.replace(/[^a-z0-9]+/gi, "-").slice(0, 80);
+    await page.screenshot({ path: `.tmp/console-${name}.png`, fullPage: true });
+  });
+  return page;
+}
+
+async function signIn(page: Page, path = "/console", key = E2E_ADMIN_KEY): Promise<void> {
+  await page.goto(`${outpostUrl()}${path}`);
+  await page.getByLabel("API key").fill(key);
+  await page.getByRole("button", { name: "Sign in" }).click();
+}
+
+/** Waits until `locator` is visible and its text is exactly `text` (text streams in, so it is waited for, then read). */
+async function textOf(page: Page, selector: string, text: string): Promise<string | null> {
+  const locator = page.locator(selector).filter({ hasText: text }).first();
+  await locator.waitFor();
+  return locator.textContent();
+}
+
+/** The page's own view of where the key is kept (run in the page; this file has no DOM types). */
+interface StorageGlobal {
+  sessionStorage: { getItem(key: string): string | null };
+  localStorage: { length: number };
+  document: { cookie: string };
+}
+
+describe("the console", () => {
+  it("signs in, starts a task, streams it, approves its pending call with one click and shows the result", async (context) => {
+    const page = await newPage(context);
+    const tag = marker("console-approve");
+    // The tool input carries markup: the console must show it as text.
+    const hostile = '<img src=x id="injected" onerror="document.title=1">';
+    await scriptModel(
+      tag,
+      [
+        {
+          content: [
+            { type: "text", text: "I will write the task list now." },
+            {
+              type: "tool_use",
+              name: "TodoWrite",
+              input: { todos: [{ content: `Fix it ${hostile}`, status: "pending" }] },
+            },
+          ],
+        },
+        { content: [{ type: "text", text: "The list is saved; start with the failing test." }] },
+      ],
+      { token_delay_ms: 5 },
+    );
+
+    await signIn(page, "/console", "not-a-key");
+    await page.getByText("That key was not accepted.").waitFor();
+    await page.getByLabel("API key").fill(E2E_ADMIN_KEY);
+    await page.getByRole("button", { name: "Sign in" }).click();
+
+    await page.locator("#new-agent").selectOption("triage");
+    await page.getByLabel("Input").fill(`Triage this issue ${tag}`);
+    await page.getByRole("button", { name: "Start", exact: true }).click();
+    await page.waitForURL(/\/console\/tasks\/[^/]+$/);
+    const taskId = decodeURIComponent(new URL(page.url()).pathname.split("/").pop() ?? "");
+
+    // The streamed text, then the panel for the waiting call, bound to the request the task shows.
+    expect(await textOf(page, ".timeline .message.assistant", "I will write the task list now.")).toBe(
+      "AgentI will write the task list now.",
+    );
+    const panel = page.locator("section.pending");
+    await panel.waitFor();
+    const waiting = await e2eClient().tasks.get(taskId);
+    expect(waiting.status).toBe("input_required");
+    expect(await panel.getAttribute("data-request-id")).toBe(waiting.pending_input?.request_id);
+    expect(await panel.locator("pre").textContent()).toContain(`"content": "Fix it ${hostile.replace(/"/g, '\\"')}"`);
+
+    await panel.getByRole("button", { name: "Approve" }).click();
+
+    await page.locator('main[data-status="completed"]').waitFor();
+    expect(await page.locator(".task-head .result").textContent()).toBe(
+      "The list is saved; start with the failing test.",
+    );
+    // decided_by names the key that answered (its id in the key ring).
+    expect(await textOf(page, ".ev.decision", "Approved by")).toBe("Approved by e2e-admin");
+    expect(await page.locator(".ev.tool[data-state=ok] .tool-name").allTextContents()).toEqual(["TodoWrite"]);
+    expect(await page.locator("section.pending").count()).toBe(0);
+    const done = await e2eClient().tasks.get(taskId);
+    expect(done.status).toBe("completed");
+    expect(done.result).toBe("The list is saved; start with the failing test.");
+
+    // The markup stayed text, and the key is in this tab's sessionStorage only.
+    expect(await page.locator("#injected").count()).toBe(0);
+    expect(page.url()).not.toContain(E2E_ADMIN_KEY);
+    const storage = await page.evaluate(() => {
+      const g = globalThis as unknown as StorageGlobal;
+      return {
+        session: g.sessionStorage.getItem("outpost.apiKey"),
+        local: g.localStorage.length,
+        cookie: g.document.cookie,
+      };
+    });
+    expect(storage).toEqual({ session: E2E_ADMIN_KEY, local: 0, cookie: "" });
+  });
+
+  it("shows Outpost's 409 when the request it shows was answered elsewhere, and answers nothing", async (context) => {
+    const page = await newPage(context);
+    const tag = marker("console-stale");
+    await scriptModel(tag, [
+      { content: [{ type: "tool_use", name: "TodoWrite", input: { todos: [{ content: "a", status: "pending" }] } }] },
+      { content: [{ type: "text", text: "Done." }] },
+    ]);
+    const client = e2eClient();
+    const created = await client.tasks.create("triage", { input: `Triage ${tag}` });
+    const waiting = await client.wait(created.id, { until: "ended_or_input", timeoutMs: 30_000 });
+    const requestId = waiting.pending_input?.request_id ?? "none";
+
+    // This page never hears of the other answer: its event stream is cut, as a slow network would.
+    await page.route(/\/v1\/tasks\/[^/]+\/events/, (route) => route.abort());
+    await signIn(page, `/console/tasks/${created.id}`);
+    await page.locator("section.pending").waitFor();
+    expect(await page.locator("section.pending").getAttribute("data-request-id")).toBe(requestId);
+
+    await client.tasks.resume(created.id, { request_id: requestId, action: "approve" });
+    await page.locator("section.pending").getByRole("button", { name: "Reject" }).click();
+
+    const notice = page.locator("p.error[data-code=already_decided]");
+    await notice.waitFor();
+    expect(await notice.textContent()).toMatch(
+      /^Your answer was not applied: .+ \(already_decided\)\. What waits now is shown below\.$/,
+    );
+    const task = await client.wait(created.id, { timeoutMs: 30_000 });
+    expect(task.status).toBe("completed");
+  });
+
+  it("forks a new task from a checkpoint with one click and opens it", async (context) => {
+    const page = await newPage(context);
+    const tag = marker("console-fork");
+    await scriptModel(tag, [
+      { content: [{ type: "text", text: "First answer." }] },
+      { content: [{ type: "text", text: "Again." }] },
+    ]);
+    const client = e2eClient();
+    const created = await client.tasks.create("assistant", { input: `Answer ${tag}` });
+    await client.wait(created.id, { timeoutMs: 30_000 });
+
+    await signIn(page, `/console/tasks/${created.id}`);
+    await page.locator('main[data-stream="ended"]').waitFor();
+    await page.locator(".ev.checkpoint").first().getByRole("button", { name: "Fork from here" }).click();
+
+    await page.waitForURL((url) => url.pathname.startsWith("/console/tasks/") && !url.pathname.endsWith(created.id));
+    expect(await textOf(page, ".facts a", created.id)).toBe(created.id);
+    const forkId = decodeURIComponent(new URL(page.url()).pathname.split("/").pop() ?? "");
+    expect((await client.tasks.get(forkId)).parent_task_id).toBe(created.id);
+  });
+
+  it("chats: Enter sends the message, and the agent's answer streams into the conversation", async (context) => {
+    const page = await newPage(context);
+    await signIn(page, "/console/sessions");
+    await page.getByLabel("Agent").selectOption("assistant");
+    await page.getByRole("button", { name: "Start chatting" }).click();
+    await page.waitForURL(/\/console\/sessions\/[^/]+$/);
+
+    await page.getByLabel("Message", { exact: true }).fill("Hello from the console");
+    await page.getByLabel("Message", { exact: true }).press("Enter");
+
+    expect(await textOf(page, ".timeline .message.user", "Hello from the console")).toBe("YouHello from the console");
+    expect(await textOf(page, ".timeline .message.assistant", "You said: Hello from the console")).toBe(
+      "Agent(emulator) You said: Hello from the console",
+    );
+    expect(await page.getByLabel("Message", { exact: true }).inputValue()).toBe("");
+  });
+});
