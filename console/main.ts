@@ -27,7 +27,12 @@ async function start(): Promise<void> {
     });
   };
   const route = async (c: OutpostClient) => {
-    const parts = location.pathname.replace(/\/+$/, "").split("/").slice(2).map(decodeURIComponent);
+    let parts: string[];
+    try {
+      parts = location.pathname.replace(/\/+$/, "").split("/").slice(2).map(decodeURIComponent);
+    } catch {
+      parts = ["?"]; // a malformed escape in the path: not a page
+    }
     const [section, id] = parts;
     if (section === undefined) return taskListPage(main, c);
     if (section === "tasks" && id) return taskPage(main, c, id, onAuthLost);

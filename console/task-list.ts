@@ -1,7 +1,7 @@
 // The home page: start a task (an agent and its input), and the tenant's tasks, newest first, filtered by status,
 // agent and tag (the filters live in the page's query string, so a filtered view can be bookmarked; the key never
 // does), with their status kept live by re-reading the first page every few seconds while the tab is visible.
-import type { OutpostClient, Task } from "@outpost/client";
+import type { OutpostClient } from "@outpost/client";
 import { badge, consolePath, describeError, errorLine, formatCost, formatTime, h, replace } from "./dom.ts";
 
 /** How often the listing is re-read while the tab is visible (the directory follows a task within about a second). */
@@ -199,5 +199,3 @@ export async function taskListPage(main: HTMLElement, client: OutpostClient): Pr
     if (!document.hidden) void loadFirst();
   }, REFRESH_MS);
 }
-
-export type { Task };

@@ -96,10 +96,9 @@ export async function taskPage(
 
   const renderHead = () => {
     main.dataset.status = task.status;
-    const cancel =
-      ENDED.has(task.status) || !("id" in task)
-        ? null
-        : h("button", { type: "button", class: "danger small" }, "Cancel task");
+    const cancel = ENDED.has(task.status)
+      ? null
+      : h("button", { type: "button", class: "danger small" }, "Cancel task");
     cancel?.addEventListener("click", async () => {
       try {
         task = await client.tasks.cancel(id);

@@ -179,6 +179,58 @@ describe("the console", () => {
     expect((await client.tasks.get(forkId)).parent_task_id).toBe(created.id);
   });
 
+  it("shows a sub-agent's events in a branch under the call that started it", async (context) => {
+    const page = await newPage(context);
+    const tag = marker("console-tree");
+    const childTag = marker("console-tree-child");
+    const client = e2eClient();
+    // The tenant's own agents: a parent that may delegate to a child.
+    await client.request("PUT", "/v1/agents/console_child", {
+      body: {
+        name: "console_child",
+        description: "Answers a part.",
+        instructions: "Answer in a line.",
+        claude: { max_turns: 2 },
+      },
+    });
+    await client.request("PUT", "/v1/agents/console_parent", {
+      body: {
+        name: "console_parent",
+        description: "Delegates.",
+        instructions: "Delegate with Task.",
+        claude: { max_turns: 3, subagents: { enabled: true, agents: ["console_child"] } },
+      },
+    });
+    await scriptModel(tag, [
+      {
+        content: [
+          {
+            type: "tool_use",
+            name: "Task",
+            input: { agent: "console_child", description: "the first part", prompt: `${childTag} Do the first part.` },
+          },
+        ],
+      },
+      { content: [{ type: "text", text: "Both levels are done." }] },
+    ]);
+    await scriptModel(childTag, [{ content: [{ type: "text", text: "The child's own answer." }] }]);
+    const created = await client.tasks.create("console_parent", { input: `Split ${tag}` });
+    await client.wait(created.id, { timeoutMs: 30_000 });
+
+    await signIn(page, `/console/tasks/${created.id}`);
+    await page.locator('main[data-stream="ended"]').waitFor();
+    const branch = page.locator(".ev.subagent");
+    expect(await branch.count()).toBe(1);
+    expect(await branch.locator("summary").textContent()).toBe("console_child completed the first part");
+    expect(await textOf(page, ".ev.subagent .message.assistant", "The child's own answer.")).toBe(
+      "AgentThe child's own answer.",
+    );
+    // The parent's own answer stays at the top level, outside the branch.
+    expect(await page.locator(".timeline > .message.assistant").allTextContents()).toEqual([
+      "AgentBoth levels are done.",
+    ]);
+  });
+
   it("chats: Enter sends the message, and the agent's answer streams into the conversation", async (context) => {
     const page = await newPage(context);
     await signIn(page, "/console/sessions");
