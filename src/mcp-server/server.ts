@@ -13,6 +13,7 @@ import {
   ListToolsRequestSchema,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { Context } from "hono";
 import { agentsFor, visibleAgent } from "../http/agent-lookup.ts";
 import type { AppEnv } from "../http/app-env.ts";
@@ -41,6 +42,9 @@ function mcpServer(c: Context<AppEnv>): Server {
   const server = new Server(SERVER_INFO, {
     capabilities: { tools: {}, tasks: { cancel: {}, requests: { tools: { call: {} } } } },
     taskStore: new OutpostTaskStore(c),
+    // Not the default (Ajv): it generates code from strings, which production workerd refuses, and building it on
+    // every request would cost CPU for nothing (the server validates no schema it does not send itself).
+    jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
     instructions:
       "Each agent is a tool: call it with `input` to run it as an Outpost task and get its ExecutionResult. " +
       "start-session and send-message hold a conversation with an agent.",

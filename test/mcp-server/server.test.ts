@@ -9,7 +9,7 @@ import { CallToolResultSchema, type Progress, type Task } from "@modelcontextpro
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { afterEach, describe, expect, it } from "vitest";
 import { ExecutionResultSchema } from "../../src/contracts/execution-result.ts";
-import { api, BASE, defineAgent, script, uniqueMarker } from "../support/helpers.ts";
+import { api, BASE, defineAgent, done, script, toolUse, uniqueMarker } from "../support/helpers.ts";
 
 const MCP_KEY = "test-mcp-key";
 const OTHER_TENANT_KEY = "test-beta-key";
@@ -50,10 +50,10 @@ async function scripted(answer: string, latency: { ttft_ms?: number } = {}): Pro
 }
 
 /** A task-augmented call of the agent's tool: the handle it answers with at once (the stream is left after it). */
-async function taskHandle(client: Client, input: string): Promise<Task> {
+async function taskHandle(client: Client, input: string, name = agent): Promise<Task> {
   // The client asks for a task handle for a tool the listing marks as supporting one.
   await client.listTools();
-  const stream = client.experimental.tasks.callToolStream({ name: agent, arguments: { input } });
+  const stream = client.experimental.tasks.callToolStream({ name, arguments: { input } });
   const created = (await stream.next()).value;
   await stream.return();
   if (created?.type !== "taskCreated") throw new Error(`expected taskCreated, got ${JSON.stringify(created)}`);
@@ -173,6 +173,14 @@ describe("authentication", () => {
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("unauthorized");
   });
 
+  it("answers GET and DELETE with 405: a stateless server has no standalone stream and no MCP session", async () => {
+    for (const method of ["GET", "DELETE"]) {
+      const res = await api("/mcp", { method, key: MCP_KEY, headers: { accept: "text/event-stream" } });
+      expect(res.status).toBe(405);
+      expect(res.headers.get("allow")).toBe("POST");
+    }
+  });
+
   it("refuses tools/list to a key without the read scope", async () => {
     const client = await connect(RUN_ONLY_KEY);
     await expect(client.listTools()).rejects.toThrow(/MCP error -32600: .*do not include read/);
@@ -278,6 +286,36 @@ describe("a call that outlives its connection", () => {
     const other = await connect(OTHER_TENANT_KEY);
     await expect(other.experimental.tasks.getTask(taskId)).rejects.toThrow(/Task not found/);
     await expect(other.experimental.tasks.cancelTask(taskId)).rejects.toThrow(/Task not found/);
+  });
+
+  it("shows a run that waits for a person as input_required, and its result once /v1 answers it", async () => {
+    const reviewed = defineAgent({ allowedTools: ["TodoWrite"], permissionMode: "manual", tenants: ["mcp"] });
+    const marker = uniqueMarker("mcp-review");
+    const todos = [{ content: "Book the venue", status: "pending" }];
+    await script(marker, [{ content: [toolUse("TodoWrite", { todos })], stop_reason: "tool_use" }, done]);
+    const client = await connect();
+    const { taskId } = await taskHandle(client, `Plan ${marker}`, reviewed);
+    const waiting = (await (await api(`/v1/tasks/${taskId}?wait=20`, { key: MCP_KEY })).json()) as {
+      status: string;
+      pending_input: { request_id: string };
+    };
+    expect(waiting.status).toBe("input_required");
+    expect(await client.experimental.tasks.getTask(taskId)).toMatchObject({
+      status: "input_required",
+      statusMessage: `The task waits for a person: answer it with POST /v1/tasks/${taskId}/resume.`,
+    });
+    const approved = await api(`/v1/tasks/${taskId}/resume`, {
+      method: "POST",
+      body: JSON.stringify({ request_id: waiting.pending_input.request_id, action: "approve" }),
+      key: MCP_KEY,
+    });
+    expect(approved.status).toBe(200);
+    const result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    expect(result.structuredContent).toMatchObject({
+      response: "Done.",
+      tool_calls: [{ name: "TodoWrite", arguments: { todos } }],
+      is_error: false,
+    });
   });
 
   it("cancels the Outpost task with tasks/cancel", async () => {
