@@ -40,10 +40,29 @@ export async function taskPage(
   onAuthLost: () => void,
 ): Promise<void> {
   document.title = `Task ${id} · Outpost`;
+  // The event stream is opened at once, beside the task's own read: the replay of a long run starts a round trip earlier.
+  const timeline = new Timeline({
+    onFork: (taskId, checkpointId) => void fork(taskId ?? id, checkpointId),
+    onRendered: () => hooks.onRendered(),
+  });
+  const stop = new AbortController();
+  /** What a task event that changes the header, and a rendered batch, do: nothing until the page is built. */
+  const hooks = { onTaskEvent: () => {}, onRendered: () => {} };
+  main.dataset.stream = "open";
+  const streamed = (async () => {
+    for await (const event of client.tasks.events(id, { signal: stop.signal })) {
+      timeline.push(event as OutpostEvent);
+      if (event.depth === undefined && CHANGES_TASK.has(event.event_type)) hooks.onTaskEvent();
+    }
+  })();
+  // Its failure is reported once the page is built (below); until then it must not count as unhandled.
+  streamed.catch(() => undefined);
   let task: Task;
   try {
     task = await client.tasks.get(id);
   } catch (error) {
+    stop.abort();
+    await streamed.catch(() => undefined);
     if (isAuthError(error)) return onAuthLost();
     replace(main, h("section", { class: "card" }, h("h1", null, "Task"), errorLine(error)));
     return;
@@ -52,10 +71,6 @@ export async function taskPage(
   const head = h("section", { class: "card task-head", "aria-labelledby": "task-title" });
   const notice = h("div", { class: "notice", "aria-live": "assertive" });
   const pendingSlot = h("div");
-  const timeline = new Timeline({
-    onFork: (taskId, checkpointId) => void fork(taskId ?? id, checkpointId),
-    onRendered: () => renderUsage(),
-  });
   const files = h("div", { hidden: true });
   let filesLoaded = false;
   const timelineSection = h("section", { class: "timeline-wrap" }, timeline.root);
@@ -211,12 +226,12 @@ export async function taskPage(
   );
   renderHead();
 
-  main.dataset.stream = "open";
+  hooks.onTaskEvent = () => void refresh();
+  hooks.onRendered = renderUsage;
+  // What the task's header shows may have changed while it was read.
+  void refresh();
   try {
-    for await (const event of client.tasks.events(id)) {
-      timeline.push(event as OutpostEvent);
-      if (event.depth === undefined && CHANGES_TASK.has(event.event_type)) void refresh();
-    }
+    await streamed;
     main.dataset.stream = "ended";
   } catch (error) {
     main.dataset.stream = "failed";

@@ -22,6 +22,7 @@ export const ConsoleShell: FC<{ page: ConsolePage }> = ({ page }) => (
       <meta name="viewport" content="width=device-width, initial-scale=1" />
       <meta name="referrer" content="no-referrer" />
       <title>{`${TITLES[page]} · Outpost`}</title>
+      <link rel="icon" href="/console/icon.svg" type="image/svg+xml" />
       <link rel="stylesheet" href={`/console/app.css?v=${CONSOLE_ASSETS_VERSION}`} />
       <script src={`/console/app.js?v=${CONSOLE_ASSETS_VERSION}`} defer />
     </head>

@@ -42,6 +42,14 @@ consoleRoutes.get("/tasks/:id", page("task"));
 consoleRoutes.get("/sessions", page("sessions"));
 consoleRoutes.get("/sessions/:id", page("session"));
 
+/** The tab's icon (without one the browser asks for /favicon.ico, which the Worker does not serve). */
+const ICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#3b5bdb"/><path d="M9 22l7-12 7 12z" fill="#fff"/></svg>';
+
+consoleRoutes.get("/icon.svg", (c) =>
+  c.body(ICON, 200, { "content-type": "image/svg+xml", "cache-control": "public, max-age=86400" }),
+);
+
 consoleRoutes.get("/app.js", (c) =>
   c.body(CONSOLE_SCRIPT, 200, {
     "content-type": "text/javascript; charset=utf-8",

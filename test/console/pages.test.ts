@@ -58,6 +58,9 @@ describe("the console's pages", () => {
     const css = await api(`/console/app.css?v=${CONSOLE_ASSETS_VERSION}`, { key: null });
     expect(css.headers.get("content-type")).toBe("text/css; charset=utf-8");
     expect(await css.text()).toBe(CONSOLE_STYLES);
+    const icon = await api("/console/icon.svg", { key: null });
+    expect(icon.headers.get("content-type")).toBe("image/svg+xml");
+    expect(await icon.text()).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
     const stale = await api("/console/app.js?v=old", { key: null });
     expect(stale.headers.get("cache-control")).toBe("no-cache");
   });
