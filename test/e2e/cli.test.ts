@@ -179,6 +179,28 @@ describe("the outpost CLI", () => {
     expect(decisions.map((e) => e.payload.action)).toEqual(["approve"]);
   });
 
+  it("without --wait, prints the new task's id only; `cancel` stops it and `watch` then ends with exit 1", async () => {
+    const m = marker("cli-cancel");
+    // A slow first token: the task still runs when it is canceled.
+    await scriptModel(m, [{ content: [{ type: "text", text: "Too late." }] }], { ttft_ms: 10_000 });
+    const run = await runCli(["run", "assistant", `Take your time ${m}`]);
+    expect(run.code).toBe(0);
+    const id = run.stdout.trim();
+    expect(run.stdout).toBe(`${id}\n`);
+    expect(run.stderr).toBe(`assistant · pending · follow it: outpost watch ${id}\n`);
+
+    const canceled = await runCli(["cancel", id]);
+    expect(canceled).toEqual({ code: 0, stdout: `canceled ${id}\n`, stderr: "" });
+    expect((await e2eClient().tasks.get(id)).status).toBe("canceled");
+
+    const watched = await runCli(["watch", id]);
+    expect(watched.code).toBe(1);
+    expect(watched.stdout.trimEnd().split("\n").slice(-2)).toEqual([
+      "canceled",
+      `✗ canceled · 0 model calls · 0 tokens · $0 · task ${id}`,
+    ]);
+  });
+
   it("forks a task from its latest checkpoint with a new message, and follows the fork", async () => {
     const m = marker("cli-fork");
     await scriptModel(m, [
@@ -258,10 +280,10 @@ describe("the outpost CLI", () => {
     const terminal = runCliInTerminal(["chat", "assistant"]);
     await terminal.waitFor(/◆ +You/);
     terminal.type(`Hello ${m}\r`);
-    await terminal.waitFor(/Hi, how can I help\?/);
+    await terminal.waitFor(/Hi, how can I help\?[\s\S]*◆ +You/);
     terminal.type("What should I bring?\r");
-    await terminal.waitFor(/Bring a blanket\./);
-    terminal.type("\x03"); // Ctrl-C at the prompt: leave
+    await terminal.waitFor(/Bring a blanket\.[\s\S]*◆ +You/);
+    terminal.type("\x03"); // Ctrl-C at the prompt, once it is back: leave
 
     expect(await terminal.exited).toBe(0);
     const sessionId = /session ([0-9a-f-]{36})/.exec(terminal.screen())?.[1] ?? "";

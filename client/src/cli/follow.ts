@@ -25,6 +25,12 @@ export async function followTask(
   const { client, out } = ctx;
   const renderer = new RunRenderer(out, createSpinner(out.live));
   let after = options.after ?? 0;
+  // Ctrl-C stops following, not the task: say how to pick it up again (before main.ts exits 130).
+  const onInterrupt = () => {
+    renderer.stop();
+    out.note(`\nStopped following; task ${taskId} goes on: outpost watch ${taskId} (or outpost cancel ${taskId})`);
+  };
+  process.prependOnceListener("SIGINT", onInterrupt);
   try {
     let tree: { total?: UsageFigures; subagents?: unknown[] } | undefined;
     if (!out.json) renderer.begin("starting");
@@ -58,6 +64,7 @@ export async function followTask(
     }
     return task.status === "completed" ? EXIT.ok : EXIT.taskFailed;
   } finally {
+    process.removeListener("SIGINT", onInterrupt);
     renderer.stop();
   }
 }

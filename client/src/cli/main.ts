@@ -8,7 +8,7 @@ import { agentsCommand } from "./commands/agents.ts";
 import { artifactsCommand } from "./commands/artifacts.ts";
 import { chatCommand } from "./commands/chat.ts";
 import { decideCommand, type Verb } from "./commands/decide.ts";
-import { forkCommand, runCommand, watchCommand } from "./commands/run.ts";
+import { cancelCommand, forkCommand, runCommand, watchCommand } from "./commands/run.ts";
 import { type TasksOptions, tasksCommand } from "./commands/tasks.ts";
 import { resolveConfig } from "./config.ts";
 import type { Context } from "./context.ts";
@@ -88,6 +88,14 @@ export function buildProgram(done: (code: ExitCode) => void): Command {
     .option("--depth <n>", "sub-agents' events at most this many levels down", nonNegativeInteger)
     .action(async (id: string, options: { depth?: number }, command: Command) => {
       done(await watchCommand(context(command), id, options));
+    });
+
+  program
+    .command("cancel")
+    .description("cancel a task (at its next safe point)")
+    .argument("<task>", "the task's id")
+    .action(async (id: string, _options, command: Command) => {
+      done(await cancelCommand(context(command), id));
     });
 
   program

@@ -1,5 +1,6 @@
-// `outpost run`, `watch` and `fork`: start a task (POST /v1/agents/:name/tasks, or a fork from a checkpoint) and,
-// with --wait, follow it live to its end (follow.ts); `watch` follows one that already runs.
+// `outpost run`, `watch`, `fork` and `cancel`: start a task (POST /v1/agents/:name/tasks, or a fork from a
+// checkpoint) and, with --wait, follow it live to its end (follow.ts); `watch` follows one that already runs; `cancel`
+// stops one.
 import { readFile } from "node:fs/promises";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import type { Task } from "../../index.ts";
@@ -23,6 +24,13 @@ export async function runCommand(
 
 export async function watchCommand(ctx: Context, id: string, options: { depth?: number }): Promise<ExitCode> {
   return followTask(ctx, id, options.depth !== undefined ? { depth: options.depth } : {});
+}
+
+export async function cancelCommand(ctx: Context, id: string): Promise<ExitCode> {
+  const task = await ctx.client.tasks.cancel(id);
+  if (ctx.out.json) ctx.out.jsonLine(task);
+  else ctx.out.line(`${task.status} ${task.id}`);
+  return EXIT.ok;
 }
 
 export async function forkCommand(
