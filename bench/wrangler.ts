@@ -55,6 +55,7 @@ const SNAPSHOT_FILES = [
   "scripts/build-agents.ts",
   "scripts/build-workflows.ts",
   "scripts/build-console.ts",
+  "scripts/build-docs-assets.ts",
   "scripts/generated-file.ts",
 ];
 

@@ -11,6 +11,8 @@ export interface Env {
   TENANTS: DurableObjectNamespace<TenantObject>;
   /** Run bundles: runs/<task_id>/… */
   RUNS: R2Bucket;
+  /** The static assets of .assets/ (wrangler.toml [assets]): GET /docs's script and stylesheet. */
+  ASSETS: Fetcher;
   /** Secret. Without it (and without ANTHROPIC_BASE_URL) model calls fail with provider_not_configured. */
   ANTHROPIC_API_KEY?: string;
   /** Any Anthropic-compatible endpoint: the local emulator, a gateway. Empty means api.anthropic.com. */

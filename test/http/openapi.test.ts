@@ -1,10 +1,23 @@
 // GET /openapi.json (src/http/openapi/): the document covers every route the app registers and nothing else, validates
 // as OpenAPI 3.1, and says what the routes do: a body its request schema forbids gets the 400 it documents, an error
-// a route answers is among the codes it lists for that status.
+// a route answers is among the codes it lists for that status. GET /docs: the reference page and its assets, from the
+// Worker (its static assets), with no other origin allowed. test/e2e/docs.test.ts renders it in Chromium.
 import { validate } from "@readme/openapi-parser";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/http/app.ts";
 import { api, expectError } from "../support/helpers.ts";
+
+/**
+ * swagger-ui-dist's script as the package has it, to compare with what the Worker serves. (Its stylesheet cannot be
+ * read so: vitest hands CSS imports to its CSS pipeline, which empties them.)
+ */
+const SWAGGER_UI_BUNDLE = Object.values(
+  import.meta.glob<string>("../../node_modules/swagger-ui-dist/swagger-ui-bundle.js", {
+    query: "?raw",
+    import: "default",
+    eager: true,
+  }),
+)[0];
 
 /**
  * Route prefixes the app serves that this document does not describe, each documented by its own protocol. Any
@@ -134,13 +147,13 @@ describe("GET /openapi.json", () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it("asks for a bearer API key everywhere but the health check, the document and webhook deliveries", async () => {
+  it("asks for a bearer API key everywhere but the health check, the document, its reference page and webhook deliveries", async () => {
     const doc = await fetchDocument();
     const open = operations(doc)
       .filter(([, , op]) => op.security !== undefined && op.security.length === 0)
       .map(([method, path]) => `${method.toUpperCase()} ${path}`)
       .sort();
-    expect(open).toEqual(["GET /", "GET /openapi.json", "POST /v1/hooks/{hook_id}"].sort());
+    expect(open).toEqual(["GET /", "GET /docs", "GET /docs/{file}", "GET /openapi.json", "POST /v1/hooks/{hook_id}"]);
     expect(doc.paths["/v1/tenant"]?.get?.["x-required-scope"]).toBe("admin");
     expect(doc.paths["/v1/tasks/{id}"]?.get?.["x-required-scope"]).toBe("read");
     expect(doc.paths["/v1/agents/{name}/tasks"]?.post?.["x-required-scope"]).toBe("run");
@@ -193,5 +206,51 @@ describe("GET /openapi.json", () => {
     const noKey = await api("/v1/tasks", { key: null });
     await expectError(noKey, 401, "unauthorized", "authorization");
     expect(doc.paths["/v1/tasks"]?.get?.responses["401"]?.["x-error-codes"]).toEqual(["unauthorized"]);
+  });
+});
+
+describe("GET /docs", () => {
+  it("serves the reference page without an API key, allowed to reach its own origin only", async () => {
+    const res = await api("/docs", { key: null });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(res.headers.get("content-security-policy")).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    );
+    const page = await res.text();
+    // Every script and stylesheet it loads is one of the Worker's files under /docs/ (and no favicon is fetched).
+    expect([...page.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1])).toEqual([
+      "data:,",
+      "/docs/swagger-ui.css",
+      "/docs/swagger-ui-bundle.js",
+      "/docs/swagger-initializer.js",
+    ]);
+  });
+
+  it("serves Swagger UI's script and stylesheet from the Worker's assets, the script as swagger-ui-dist has it", async () => {
+    const script = await api("/docs/swagger-ui-bundle.js", { key: null });
+    expect(script.status).toBe(200);
+    expect(script.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(SWAGGER_UI_BUNDLE?.length).toBeGreaterThan(1_000_000);
+    expect((await script.text()) === SWAGGER_UI_BUNDLE).toBe(true);
+    const style = await api("/docs/swagger-ui.css", { key: null });
+    expect(style.status).toBe(200);
+    expect(style.headers.get("content-type")).toBe("text/css; charset=utf-8");
+    expect((await style.text()).startsWith(".swagger-ui{")).toBe(true);
+  });
+
+  it("configures Swagger UI to read this origin's /openapi.json, with no validator badge and no ?url=", async () => {
+    const res = await api("/docs/swagger-initializer.js", { key: null });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    const script = await res.text();
+    expect(script).toContain('url: "/openapi.json",');
+    expect(script).toContain("validatorUrl: null,");
+    expect(script).toContain("queryConfigEnabled: false,");
+  });
+
+  it("answers any other file under /docs/ with 404 route_not_found", async () => {
+    await expectError(await api("/docs/index.html", { key: null }), 404, "route_not_found");
+    await expectError(await api("/docs/swagger-ui-bundle.js.map", { key: null }), 404, "route_not_found");
   });
 });

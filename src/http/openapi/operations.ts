@@ -60,6 +60,7 @@ import {
   WorkspacePath,
 } from "../schemas.ts";
 import { IDEMPOTENCY_KEY_PATTERN } from "../task-creation.ts";
+import { DOCS_FILES } from "./docs-assets.ts";
 
 /** The document's tags, in the order a reader meets them. */
 export const TAGS = {
@@ -204,6 +205,35 @@ const META: OperationSpec[] = [
     access: "none",
     answers: { 200: { description: "The OpenAPI 3.1 document.", json: JsonObjectSchema } },
     errors: [],
+  },
+  {
+    method: "get",
+    path: "/docs",
+    operationId: "getApiReference",
+    tag: "meta",
+    summary: "The API reference page",
+    description:
+      "Swagger UI reading /openapi.json, served by the Worker with its assets (no CDN); its Content-Security-Policy lets it reach this origin only.",
+    access: "none",
+    answers: { 200: { description: "The HTML page.", raw: { "text/html": z.string() } } },
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/docs/{file}",
+    operationId: "getApiReferenceAsset",
+    tag: "meta",
+    summary: "A script or stylesheet of the reference page",
+    access: "none",
+    params: {
+      path: z.object({
+        file: z.enum(DOCS_FILES).describe("The file."),
+      }),
+    },
+    answers: {
+      200: { description: "The file.", raw: { "text/javascript": z.string(), "text/css": z.string() } },
+    },
+    errors: ["route_not_found"],
   },
 ];
 
