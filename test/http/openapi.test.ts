@@ -19,6 +19,11 @@ const SWAGGER_UI_BUNDLE = Object.values(
   }),
 )[0];
 
+/** client/openapi.json as committed: the typed client is generated from it (npm run build:client). */
+const CLIENT_DOCUMENT = Object.values(
+  import.meta.glob<string>("../../client/openapi.json", { query: "?raw", import: "default", eager: true }),
+)[0];
+
 /**
  * Route prefixes the app serves that this document does not describe, each documented by its own protocol. Any
  * other route missing from the document fails the test.
@@ -124,6 +129,11 @@ describe("GET /openapi.json", () => {
     // The parser dereferences the document in place, so it gets its own copy, parsed from the answer.
     const result = await validate(await res.json<Parameters<typeof validate>[0]>());
     expect(result).toMatchObject({ valid: true, warnings: [], specification: "OpenAPI" });
+  });
+
+  it("is the document the typed client is generated from (client/openapi.json is not stale)", async () => {
+    // If this fails: npm run build:client, and commit client/openapi.json and client/src/schema.ts.
+    expect(JSON.parse(CLIENT_DOCUMENT ?? "null")).toEqual(await fetchDocument());
   });
 
   it("names each schema after its wire type, with no generated or duplicated names", async () => {

@@ -7,6 +7,7 @@ import type { z } from "zod";
 import {
   createDocument,
   type ZodOpenApiOperationObject,
+  type ZodOpenApiOverride,
   type ZodOpenApiPathsObject,
   type ZodOpenApiResponseObject,
   type ZodOpenApiResponsesObject,
@@ -137,6 +138,16 @@ function operation(op: OperationSpec): ZodOpenApiOperationObject {
 type OpenApiDocument = ReturnType<typeof createDocument>;
 
 /**
+ * Free-form JSON (JsonSchema, recursive) as the empty schema, which any JSON value meets: the same set of values,
+ * without a type that refers to itself (TypeScript refuses openapi-typescript's rendering of that one).
+ */
+const anyJson: ZodOpenApiOverride = ({ zodSchema, jsonSchema }) => {
+  if ((zodSchema as unknown) !== JsonSchema) return;
+  for (const key of Object.keys(jsonSchema)) delete jsonSchema[key];
+  jsonSchema.description = "Any JSON value.";
+};
+
+/**
  * zod-openapi renders a named schema whose input and output differ (a default, a transform) twice, `X` for requests
  * and `XOutput` for responses, even when no request uses it (Workflow: its node's `pattern` has a default). Such an
  * `X` that nothing references is dropped and `XOutput` takes its name, so the client's type is `Workflow`.
@@ -164,30 +175,33 @@ export function buildOpenApiDocument(): OpenApiDocument {
   for (const op of OPERATIONS) {
     paths[op.path] = { ...paths[op.path], [op.method]: operation(op) };
   }
-  const doc = createDocument({
-    openapi: "3.1.0",
-    info: {
-      title: "Outpost",
-      version: API_VERSION,
-      description:
-        "Agent execution API: every task in its own Durable Object, streamed over SSE, recorded in R2. Errors are `{error: {code, message, request_id, field?}}` with a stable code (ErrorBody); each operation lists the codes it can answer, by status.",
-      license: { name: "Apache-2.0", identifier: "Apache-2.0" },
-    },
-    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
-    security: [{ bearerAuth: [] }],
-    paths,
-    components: {
-      securitySchemes: {
-        bearerAuth: {
-          type: "http",
-          scheme: "bearer",
-          description:
-            "An Outpost API key: `Authorization: Bearer <key>`. Its scopes (read, run, admin) decide what it may do; POST /v1/hooks/{hook_id} takes a signature instead.",
-        },
+  const doc = createDocument(
+    {
+      openapi: "3.1.0",
+      info: {
+        title: "Outpost",
+        version: API_VERSION,
+        description:
+          "Agent execution API: every task in its own Durable Object, streamed over SSE, recorded in R2. Errors are `{error: {code, message, request_id, field?}}` with a stable code (ErrorBody); each operation lists the codes it can answer, by status.",
+        license: { name: "Apache-2.0", identifier: "Apache-2.0" },
       },
-      schemas: componentSchemas(),
+      tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
+      security: [{ bearerAuth: [] }],
+      paths,
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: "http",
+            scheme: "bearer",
+            description:
+              "An Outpost API key: `Authorization: Bearer <key>`. Its scopes (read, run, admin) decide what it may do; POST /v1/hooks/{hook_id} takes a signature instead.",
+          },
+        },
+        schemas: componentSchemas(),
+      },
     },
-  });
+    { override: anyJson },
+  );
   return withoutUnusedInputs(doc);
 }
 
