@@ -1,8 +1,12 @@
-// The client: one object holding the deployment's URL and the API key, with a generic JSON request, the routes a
-// program uses most as methods, the event-stream reader and wait(). Every failure is an OutpostError carrying
-// Outpost's error code. It uses only fetch, streams and TextDecoder, so it runs in Node 22, browsers and Workers.
+// The client: one object holding the deployment's URL and the API key. `api` is every route, typed from the OpenAPI
+// document (openapi-fetch over the generated client/src/schema.ts); beside it a generic JSON request, the routes a
+// program uses most as methods that throw, the event-stream reader and wait(). Every failure is an OutpostError
+// carrying Outpost's error code. It uses only fetch, streams and TextDecoder, so it runs in Node 22, browsers and
+// Workers.
+import createClient, { type FetchResponse } from "openapi-fetch";
 import { OutpostError, OutpostTimeoutError } from "./errors.ts";
 import { type EventStreamOptions, type OutpostEvent, readEventStream } from "./event-stream.ts";
+import type { components, paths } from "./schema.ts";
 
 export interface OutpostClientOptions {
   /** Where Outpost answers, e.g. http://127.0.0.1:8787 under `npm run dev`. */
@@ -22,31 +26,18 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
-/** A task as GET /v1/tasks/:id shows it (docs/reference/http-api.md); the members a program mostly reads. */
-export interface Task {
-  id: string;
-  assigned_agent: string;
-  status: TaskStatus;
-  input: string;
-  result: string | null;
-  structured_output: unknown;
-  error: { code: string; message: string; [member: string]: unknown } | null;
-  pending_input: PendingInput | null;
-  usage: Record<string, unknown>;
-  last_event_seq: number;
-  created_at: string;
-  completed_at: string | null;
-  [member: string]: unknown;
-}
+// The methods below answer with the whole resource, as a key with the read scope gets it: a key that may only run
+// gets a receipt (ids, status and links) instead, and should use `api`, whose types say both.
 
-export type TaskStatus = "pending" | "running" | "input_required" | "completed" | "failed" | "canceled";
-
+/** The API's wire types, generated from its OpenAPI document (client/src/schema.ts; `npm run build:client`). */
+export type Schemas = components["schemas"];
+/** A task as GET /v1/tasks/:id shows it to a key that may read. */
+export type Task = Schemas["TaskResource"];
+export type TaskStatus = Task["status"];
 /** What a task waits for: an approval or a question, named by the request id a decision must quote. */
-export interface PendingInput {
-  request_id: string;
-  kind: string;
-  [member: string]: unknown;
-}
+export type PendingInput = NonNullable<Task["pending_input"]>;
+/** A chat session as a key that may read sees it. */
+export type Session = Schemas["SessionResource"];
 
 const ENDED: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "canceled"]);
 /** The longest wait one GET /v1/tasks/:id?wait= may ask for (seconds). */
@@ -135,48 +126,63 @@ export function createOutpostClient(options: OutpostClientOptions) {
     }
   }
 
-  const enc = encodeURIComponent;
+  /** Every route, typed by its path: `api.GET("/v1/tasks/{id}", { params: { path: { id } } })` → { data, error }. */
+  const api = createClient<paths>({ baseUrl: base, headers: auth, fetch: (request) => doFetch(request) });
+
+  /** The data of a typed call's 2xx answer, an OutpostError otherwise. */
+  async function ok<T extends Record<string | number, unknown>, O, M extends `${string}/${string}`>(
+    call: Promise<FetchResponse<T, O, M>>,
+  ): Promise<NonNullable<FetchResponse<T, O, M>["data"]>> {
+    const { data, error, response } = await call;
+    if (!response.ok) throw OutpostError.fromBody(response, error);
+    return data as NonNullable<FetchResponse<T, O, M>["data"]>;
+  }
+
+  const id = (value: string) => ({ path: { id: value } });
   return {
     baseUrl: base,
+    api,
     send,
     request,
     events,
     wait,
     agents: {
-      list: () => request<{ agents: Record<string, unknown>[] }>("GET", "/v1/agents"),
-      get: (name: string) => request<Record<string, unknown>>("GET", `/v1/agents/${enc(name)}`),
+      list: () => ok(api.GET("/v1/agents")),
+      get: (name: string) => ok(api.GET("/v1/agents/{name}", { params: { path: { name } } })),
     },
     tasks: {
-      create: (agent: string, body: Record<string, unknown>, opts: { idempotencyKey?: string } = {}) =>
-        request<Task>("POST", `/v1/agents/${enc(agent)}/tasks`, {
-          body,
-          ...(opts.idempotencyKey ? { headers: { "idempotency-key": opts.idempotencyKey } } : {}),
-        }),
-      get: (id: string, opts: { wait?: number } = {}) =>
-        request<Task>("GET", `/v1/tasks/${enc(id)}`, opts.wait ? { query: { wait: opts.wait } } : {}),
-      list: (query: Query = {}) =>
-        request<{ tasks: Task[]; next_cursor: string | null; [member: string]: unknown }>("GET", "/v1/tasks", {
-          query,
-        }),
-      cancel: (id: string) => request<Task>("POST", `/v1/tasks/${enc(id)}/cancel`),
-      resume: (id: string, body: Record<string, unknown>) =>
-        request<Task>("POST", `/v1/tasks/${enc(id)}/resume`, { body }),
-      fork: (id: string, body: Record<string, unknown>) => request<Task>("POST", `/v1/tasks/${enc(id)}/fork`, { body }),
-      events: (id: string, streamOptions: EventStreamOptions = {}) =>
-        events(`/v1/tasks/${enc(id)}/events`, streamOptions),
+      create: async (agent: string, body: Schemas["CreateTaskBody"], opts: { idempotencyKey?: string } = {}) => {
+        const header = opts.idempotencyKey ? { header: { "idempotency-key": opts.idempotencyKey } } : {};
+        const path = { path: { name: agent } };
+        return (await ok(api.POST("/v1/agents/{name}/tasks", { params: { ...path, ...header }, body }))) as Task;
+      },
+      get: async (task: string, opts: { wait?: number } = {}) => {
+        const query = opts.wait ? { query: { wait: opts.wait } } : {};
+        return (await ok(api.GET("/v1/tasks/{id}", { params: { ...id(task), ...query } }))) as Task;
+      },
+      list: (query: NonNullable<paths["/v1/tasks"]["get"]["parameters"]["query"]> = {}) =>
+        ok(api.GET("/v1/tasks", { params: { query } })),
+      cancel: async (task: string) => (await ok(api.POST("/v1/tasks/{id}/cancel", { params: id(task) }))) as Task,
+      resume: async (task: string, body: Schemas["ResumeBody"]) =>
+        (await ok(api.POST("/v1/tasks/{id}/resume", { params: id(task), body }))) as Schemas["ResumedTask"],
+      fork: async (task: string, body: Schemas["ForkBody"]) =>
+        (await ok(api.POST("/v1/tasks/{id}/fork", { params: id(task), body }))) as Task,
+      events: (task: string, streamOptions: EventStreamOptions = {}) =>
+        events(`/v1/tasks/${encodeURIComponent(task)}/events`, streamOptions),
     },
     sessions: {
-      create: (agent: string, body: Record<string, unknown> = {}) =>
-        request<Record<string, unknown> & { id: string }>("POST", `/v1/agents/${enc(agent)}/sessions`, { body }),
-      get: (id: string) => request<Record<string, unknown>>("GET", `/v1/sessions/${enc(id)}`),
-      send: (id: string, body: { message: string }, opts: { wait?: number } = {}) =>
-        request<Record<string, unknown>>("POST", `/v1/sessions/${enc(id)}/messages`, {
-          body,
-          ...(opts.wait !== undefined ? { query: { wait: opts.wait } } : {}),
-        }),
-      events: (id: string, streamOptions: EventStreamOptions = {}) =>
-        events(`/v1/sessions/${enc(id)}/events`, streamOptions),
-      close: (id: string) => request<Record<string, unknown>>("DELETE", `/v1/sessions/${enc(id)}`),
+      create: async (agent: string, body: Schemas["CreateSessionBody"] = {}) =>
+        (await ok(api.POST("/v1/agents/{name}/sessions", { params: { path: { name: agent } }, body }))) as Session,
+      get: async (session: string) => (await ok(api.GET("/v1/sessions/{id}", { params: id(session) }))) as Session,
+      /** Sends a message and waits (`wait` seconds; the server's default otherwise) for its turn; the turn then. */
+      send: async (session: string, body: Schemas["SendMessageBody"], opts: { wait?: number } = {}) => {
+        const query = opts.wait !== undefined ? { query: { wait: opts.wait } } : {};
+        const turn = await ok(api.POST("/v1/sessions/{id}/messages", { params: { ...id(session), ...query }, body }));
+        return turn as Schemas["TurnResource"];
+      },
+      events: (session: string, streamOptions: EventStreamOptions = {}) =>
+        events(`/v1/sessions/${encodeURIComponent(session)}/events`, streamOptions),
+      close: async (session: string) => (await ok(api.DELETE("/v1/sessions/{id}", { params: id(session) }))) as Session,
     },
   };
 }

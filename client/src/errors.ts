@@ -38,13 +38,18 @@ export class OutpostError extends Error {
   /** The error a response carries: Outpost's body when it has one, else a description of what came back. */
   static async from(response: Response): Promise<OutpostError> {
     const text = await response.text().catch(() => "");
-    const requestId = response.headers.get("x-request-id") ?? undefined;
     let body: unknown = text;
     try {
       body = JSON.parse(text);
     } catch {
       // not JSON: a proxy's page, an empty body
     }
+    return OutpostError.fromBody(response, body);
+  }
+
+  /** The error of a response whose body has been read already (`body`: parsed JSON, or the text). */
+  static fromBody(response: Response, body: unknown): OutpostError {
+    const requestId = response.headers.get("x-request-id") ?? undefined;
     if (isErrorBody(body)) {
       const { code, message, field, request_id } = body.error;
       const id = request_id ?? requestId;
@@ -54,7 +59,7 @@ export class OutpostError extends Error {
         body,
       });
     }
-    const snippet = text.slice(0, 200).trim();
+    const snippet = (typeof body === "string" ? body : JSON.stringify(body ?? "")).slice(0, 200).trim();
     return new OutpostError(
       response.status,
       "unexpected_response",

@@ -6,9 +6,12 @@ export {
   type PendingInput,
   type Query,
   type RequestOptions,
+  type Schemas,
+  type Session,
   type Task,
   type TaskStatus,
   type WaitOptions,
 } from "./client.ts";
 export { type ErrorBody, OutpostError, OutpostTimeoutError } from "./errors.ts";
 export { type EventStreamOptions, isOwnTerminal, type OutpostEvent, TERMINAL_EVENT_TYPES } from "./event-stream.ts";
+export type { components, operations, paths } from "./schema.ts";

@@ -126,6 +126,28 @@ describe("the client", () => {
     });
   });
 
+  it("reaches every route through the typed api, with Outpost's error body on a refusal", async () => {
+    const m = marker("client-api");
+    await scriptModel(m, [{ content: [{ type: "text", text: "Checked." }] }]);
+    const outpost = e2eClient();
+    const created = await outpost.tasks.create("assistant", { input: `Check it ${m}` });
+    await outpost.wait(created.id);
+
+    const { data, error } = await outpost.api.GET("/v1/tasks/{id}/checkpoints", {
+      params: { path: { id: created.id } },
+    });
+    expect(error).toBeUndefined();
+    expect(data?.task_id).toBe(created.id);
+    expect(data?.checkpoints.length).toBeGreaterThan(0);
+
+    const refused = await outpost.api.POST("/v1/agents/{name}/tasks", {
+      params: { path: { name: "no-such-agent" } },
+      body: { input: "hello" },
+    });
+    expect(refused.response.status).toBe(404);
+    expect(refused.error?.error.code).toBe("agent_not_found");
+  });
+
   it("wait() gives up with OutpostTimeoutError when the task has not ended in time", async () => {
     const m = marker("client-timeout");
     await scriptModel(m, [{ content: [{ type: "text", text: "Late." }] }], { ttft_ms: 4_000 });

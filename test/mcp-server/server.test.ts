@@ -2,14 +2,13 @@
 // the tools a key's tenant sees, an agent run to its ExecutionResult, progress from its events, a session's
 // follow-up, bad arguments, refused keys, and a task handle that outlives the connection that made it.
 
-import { exports } from "cloudflare:workers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema, type Progress, type Task } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { afterEach, describe, expect, it } from "vitest";
 import { ExecutionResultSchema } from "../../src/contracts/execution-result.ts";
-import { api, BASE, defineAgent, done, script, toolUse, uniqueMarker } from "../support/helpers.ts";
+import { api, BASE, defineAgent, done, script, toolUse, uniqueMarker, workerFetch } from "../support/helpers.ts";
 
 const MCP_KEY = "test-mcp-key";
 const OTHER_TENANT_KEY = "test-beta-key";
@@ -34,7 +33,7 @@ async function connect(key: string | null = MCP_KEY): Promise<Client> {
     fetch: (url, init) => {
       const headers = new Headers(init?.headers);
       if (key !== null) headers.set("authorization", `Bearer ${key}`);
-      return exports.default.fetch(new Request(url, { ...init, headers }));
+      return workerFetch(new Request(url, { ...init, headers }));
     },
   });
   await client.connect(transport);
@@ -162,7 +161,7 @@ describe("tools/call on an agent", () => {
 describe("authentication", () => {
   it("refuses a request without an API key with 401 unauthorized", async () => {
     await expect(connect(null)).rejects.toMatchObject({ code: 401 });
-    const res = await exports.default.fetch(
+    const res = await workerFetch(
       new Request(`${BASE}/mcp`, {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },

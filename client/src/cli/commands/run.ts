@@ -3,7 +3,7 @@
 // stops one.
 import { readFile } from "node:fs/promises";
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import type { Task } from "../../index.ts";
+import type { Schemas, Task } from "../../index.ts";
 import type { Context } from "../context.ts";
 import { CliError, EXIT, type ExitCode } from "../exit-codes.ts";
 import { followTask } from "../follow.ts";
@@ -15,7 +15,7 @@ export async function runCommand(
   options: { file: string[]; tag: string[]; wait: boolean },
 ): Promise<ExitCode> {
   const files = await readWorkspaceFiles(options.file);
-  const body: Record<string, unknown> = { input };
+  const body: Schemas["CreateTaskBody"] = { input };
   if (Object.keys(files).length > 0) body.files = files;
   if (options.tag.length > 0) body.tags = options.tag;
   const task = await ctx.client.tasks.create(agent, body);
@@ -39,7 +39,7 @@ export async function forkCommand(
   options: { checkpoint?: string; message?: string; wait: boolean },
 ): Promise<ExitCode> {
   const checkpoint = options.checkpoint ?? (await latestCheckpoint(ctx, id));
-  const body: Record<string, unknown> = { checkpoint_id: checkpoint };
+  const body: Schemas["ForkBody"] = { checkpoint_id: checkpoint };
   if (options.message !== undefined) {
     body.state_updates = { messages: [{ role: "user", content: options.message }] };
   }

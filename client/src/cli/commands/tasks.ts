@@ -38,10 +38,10 @@ export async function tasksCommand(ctx: Context, options: TasksOptions): Promise
   else {
     const rows = page.tasks.map((t) => [
       t.id,
-      String(t.agent ?? t.assigned_agent ?? ""),
+      t.agent,
       t.status,
-      String(t.created_at).replace("T", " ").slice(0, 19),
-      formatCost(t.total_cost_usd as number | null | undefined),
+      t.created_at.replace("T", " ").slice(0, 19),
+      formatCost(t.total_cost_usd),
     ]);
     const [head, ...body] = table([["ID", "AGENT", "STATUS", "CREATED (UTC)", "COST"], ...rows]);
     out.line(out.style("bold", head ?? ""));
