@@ -6,6 +6,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { DecisionInput, HumanDecision } from "../src/approvals/requests.ts";
 import type { DecisionFailure } from "../src/approvals/resume.ts";
 import type { Delivery } from "../src/callbacks/delivery.ts";
+import type { PushConfig } from "../src/callbacks/push-configs.ts";
 import type { ExecutionResult } from "../src/contracts/execution-result.ts";
 import type { RpcResult } from "../src/contracts/rpc.ts";
 import type { SubagentRecord, SubagentReport, SubagentWaitReport } from "../src/contracts/subagents.ts";
@@ -356,6 +357,40 @@ export class TaskObject extends DurableObject<Env> {
     const delivery = host.callbacks.list().find((d) => d.id === deliveryId);
     if (!delivery) return { ok: false, error: { code: "delivery_not_found", message: `No delivery "${deliveryId}".` } };
     return { ok: true, value: delivery };
+  }
+
+  // ---- A2A push notification configs (src/callbacks/push-configs.ts): more targets of the task's callbacks -------
+
+  /** The task's push configs; null for an unknown task. */
+  async pushConfigList(): Promise<PushConfig[] | null> {
+    return this.host.task() ? this.host.pushConfigs.list() : null;
+  }
+
+  /**
+   * Sets a push config (replacing one with its id): told of the moments after now, or with `fromStart` of every moment
+   * of the task (a config sent with the message that started it). "full" when the task has too many; null for an
+   * unknown task.
+   */
+  async putPushConfig(
+    config: Omit<PushConfig, "after_seq" | "created_at">,
+    fromStart: boolean,
+  ): Promise<PushConfig | "full" | null> {
+    const { host } = this;
+    if (!host.task()) return null;
+    const after_seq = fromStart ? 0 : host.events.lastSeq();
+    const put = host.pushConfigs.put({ ...config, after_seq, created_at: new Date().toISOString() });
+    // A moment the config is to hear of may be past already (fromStart): its delivery is made now.
+    if (put !== "full") await host.supervisor.armOutbox();
+    return put;
+  }
+
+  /** Removes a push config; what it was not sent yet is not sent. Returns whether there was one (null: no task). */
+  async deletePushConfig(id: string): Promise<boolean | null> {
+    const { host } = this;
+    if (!host.task()) return null;
+    const deleted = host.pushConfigs.delete(id);
+    if (deleted) host.callbacks.dropPending(id);
+    return deleted;
   }
 
   /** When the task expired (seed 003 retention), or null if it did not (unknown or still kept). */

@@ -63,7 +63,7 @@ export function agentCard(agent: Agent, url: string): AgentCard {
     ],
     provider: { organization: "Outpost", url: new URL(url).origin },
     version: agent.runtime ? String(agent.runtime.version) : "1",
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: true },
+    capabilities: { streaming: true, pushNotifications: true, extensions: [], extendedAgentCard: true },
     securitySchemes: {
       [BEARER_SCHEME]: {
         scheme: {

@@ -23,12 +23,13 @@ import type {
   Task,
   TaskPushNotificationConfig,
 } from "@a2a-js/sdk";
-import { PushNotificationNotSupportedError } from "@a2a-js/sdk/errors";
+import { TaskNotFoundError } from "@a2a-js/sdk/errors";
 import type { A2ARequestHandler } from "@a2a-js/sdk/server";
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { TaskObject } from "../../durable-objects/task-object.ts";
 import type { Agent } from "../agents/agent.ts";
 import type { DecisionInput } from "../approvals/requests.ts";
+import { MAX_PUSH_CONFIGS, PUSH_CONFIG_ID, type PushConfig } from "../callbacks/push-configs.ts";
 import type { StoredMessage } from "../runtime/conversation.ts";
 import { history } from "../sessions/session-view.ts";
 import { isTerminal, type TaskStatus, type TaskView } from "../tasks/task.ts";
@@ -65,6 +66,8 @@ export interface OutpostPort {
   list: (query: { tag?: string; statuses: TaskStatus[]; limit: number; cursor?: string }) => Promise<TaskPage>;
   /** A person's answer (a ResumeBody, checked as POST /v1/tasks/:id/resume checks it) as the decision. */
   decision: (body: unknown, field: string) => DecisionInput;
+  /** A push config's URL, checked as a task's webhook URL is (the callback policy, a deployment that signs). */
+  pushUrl: (raw: string) => string;
   /** Ends a subscription in the task's object once the stream is over (its client gone or the stream ended). */
   unsubscribe: (stub: TaskStub, subscriptionId: string) => void;
   /** Aborted when the client goes: a stream waiting on the task's events ends then, not at the task's next event. */
@@ -115,6 +118,18 @@ function continuation(messages: readonly StoredMessage[]): MessageParam[] {
     else out.push({ role: entry.role, content: entry.content });
   }
   return out;
+}
+
+/** A push config as A2A shows it: its credentials are never shown again. */
+function configView(taskId: string, config: PushConfig): TaskPushNotificationConfig {
+  return {
+    tenant: "",
+    id: config.id,
+    taskId,
+    url: config.url,
+    token: config.token,
+    authentication: config.authentication ? { scheme: config.authentication.scheme, credentials: "" } : undefined,
+  };
 }
 
 /** The text answers of an approval request take, besides a data part. */
@@ -251,24 +266,53 @@ export class OutpostRequestHandler implements A2ARequestHandler {
     }
   }
 
-  async createTaskPushNotificationConfig(_params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
-    throw new PushNotificationNotSupportedError();
+  async createTaskPushNotificationConfig(params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
+    try {
+      const { stub, task } = await this.find(params.taskId);
+      return await this.setPushConfig(stub, task.id, params, false);
+    } catch (error) {
+      throw toA2AError(error);
+    }
   }
 
   async getTaskPushNotificationConfig(
-    _params: GetTaskPushNotificationConfigRequest,
+    params: GetTaskPushNotificationConfigRequest,
   ): Promise<TaskPushNotificationConfig> {
-    throw new PushNotificationNotSupportedError();
+    try {
+      const { stub, task } = await this.find(params.taskId);
+      const config = ((await stub.pushConfigList()) ?? []).find((c) => c.id === params.id);
+      if (!config) {
+        throw new TaskNotFoundError({
+          message: `Task ${task.id} has no push notification config "${params.id}".`,
+          metadata: { task_id: task.id, config_id: params.id },
+        });
+      }
+      return configView(task.id, config);
+    } catch (error) {
+      throw toA2AError(error);
+    }
   }
 
   async listTaskPushNotificationConfigs(
-    _params: ListTaskPushNotificationConfigsRequest,
+    params: ListTaskPushNotificationConfigsRequest,
   ): Promise<ListTaskPushNotificationConfigsResponse> {
-    throw new PushNotificationNotSupportedError();
+    try {
+      const { stub, task } = await this.find(params.taskId);
+      const configs = ((await stub.pushConfigList()) ?? []).map((config) => configView(task.id, config));
+      return { configs, nextPageToken: "" };
+    } catch (error) {
+      throw toA2AError(error);
+    }
   }
 
-  async deleteTaskPushNotificationConfig(_params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
-    throw new PushNotificationNotSupportedError();
+  /** Deleting a config the task does not have changes nothing (and is no error): the outcome is the one asked for. */
+  async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
+    try {
+      const { stub, task } = await this.find(params.taskId);
+      if ((await stub.deletePushConfig(params.id)) === null) throw taskNotFound(task.id);
+    } catch (error) {
+      throw toA2AError(error);
+    }
   }
 
   // ---- the machinery ----------------------------------------------------------------------------------------------
@@ -288,11 +332,13 @@ export class OutpostRequestHandler implements A2ARequestHandler {
   private async send(params: SendMessageRequest): Promise<{ stub: TaskStub; task: TaskView; cursor: number }> {
     const message = params.message;
     if (!message) throw invalidParams("message is required.", "message");
-    if (params.configuration?.taskPushNotificationConfig) {
-      throw new PushNotificationNotSupportedError();
-    }
+    const push = params.configuration?.taskPushNotificationConfig;
     const { text, data } = partsOf(message);
-    if (message.taskId) return this.reply(message, text, data);
+    if (message.taskId) {
+      const replied = await this.reply(message, text, data);
+      if (push) await this.setPushConfig(replied.stub, replied.task.id, push, false);
+      return replied;
+    }
     if (!text) throw invalidParams("A new task needs a text part: what the agent should do.", "message.parts");
     const contextId = message.contextId || crypto.randomUUID();
     if (!isUuid(contextId))
@@ -301,6 +347,8 @@ export class OutpostRequestHandler implements A2ARequestHandler {
     const task = await this.port.start({ input: text, context, contextId });
     const stub = this.port.stub(task.id);
     if (!stub) throw taskNotFound(task.id);
+    // A config sent with the message that starts the task hears of every moment of it.
+    if (push) await this.setPushConfig(stub, task.id, push, true);
     return { stub, task, cursor: 0 };
   }
 
@@ -369,6 +417,41 @@ export class OutpostRequestHandler implements A2ARequestHandler {
       `Task waits for approval of ${pending.tool_name}: reply "approve" or "reject", or a data part {"action": "reject", "message": "why"}.`,
       "message.parts",
     );
+  }
+
+  /** Sets a push config on the task (its URL checked as a webhook's), as A2A shows it back. */
+  private async setPushConfig(
+    stub: TaskStub,
+    taskId: string,
+    params: TaskPushNotificationConfig,
+    fromStart: boolean,
+  ): Promise<TaskPushNotificationConfig> {
+    const id = params.id || crypto.randomUUID();
+    if (!PUSH_CONFIG_ID.test(id)) throw invalidParams("A push config's id is 1–64 letters, digits, '-' or '_'.", "id");
+    if (!params.url) throw invalidParams("A push config needs a url.", "url");
+    // Header values: printable, on one line.
+    const headerSafe = (value: string) => /^[\x20-\x7e]{0,1024}$/.test(value);
+    if (!headerSafe(params.token)) throw invalidParams("token is at most 1024 printable ASCII characters.", "token");
+    const auth = params.authentication?.scheme ? params.authentication : undefined;
+    if (auth && (!/^[A-Za-z][\w.-]{0,31}$/.test(auth.scheme) || !headerSafe(auth.credentials))) {
+      throw invalidParams(
+        "authentication is {scheme, credentials}: a scheme name (e.g. Bearer) and printable ASCII credentials.",
+        "authentication",
+      );
+    }
+    const put = await stub.putPushConfig(
+      {
+        id,
+        url: this.port.pushUrl(params.url),
+        token: params.token,
+        authentication: auth ? { scheme: auth.scheme, credentials: auth.credentials } : null,
+      },
+      fromStart,
+    );
+    if (put === null) throw taskNotFound(taskId);
+    if (put === "full")
+      throw invalidParams(`A task keeps at most ${MAX_PUSH_CONFIGS} push notification configs.`, "id");
+    return configView(taskId, put);
   }
 
   /** The task as an A2A Task, with what the key may read. */

@@ -2,13 +2,12 @@
 // its result and workspace files as artifacts, and the A2A context it belongs to. docs/a2a.md lists the mapping.
 import { type Artifact, type Message, type Part, Role, type Task, TaskState } from "@a2a-js/sdk";
 import type { PendingInput } from "../approvals/requests.ts";
+import { A2A_CONTEXT_METADATA_KEY } from "../callbacks/push-configs.ts";
 import type { StoredMessage } from "../runtime/conversation.ts";
 import { history } from "../sessions/session-view.ts";
 import type { TaskStatus, TaskView } from "../tasks/task.ts";
 import type { WorkspaceEntry } from "../workspace/workspace.ts";
 
-/** The task metadata key that names the A2A context a task belongs to (a task started elsewhere is its own context). */
-export const CONTEXT_METADATA_KEY = "a2a_context_id";
 /** The artifact holding the task's answer: streamed as chunks while the model writes, whole at the end. */
 export const RESPONSE_ARTIFACT_ID = "response";
 /** The artifact listing the task's workspace files as links (each a url part). */
@@ -32,9 +31,12 @@ export function statusesFor(state: TaskState): TaskStatus[] {
   return (Object.keys(STATES) as TaskStatus[]).filter((status) => STATES[status] === state);
 }
 
-/** The A2A context of a task: the one it was started in, else the task itself. */
+/**
+ * The A2A context of a task: the one it was started in (task metadata a2a_context_id), else the task itself. The
+ * push notifications' body names it too (src/callbacks/push-configs.ts).
+ */
 export function contextIdOf(task: Pick<TaskView, "id" | "metadata">): string {
-  const named = task.metadata[CONTEXT_METADATA_KEY];
+  const named = task.metadata[A2A_CONTEXT_METADATA_KEY];
   return typeof named === "string" ? named : task.id;
 }
 
@@ -116,12 +118,16 @@ export function workspaceArtifact(taskUrl: string, entries: readonly WorkspaceEn
     artifactId: WORKSPACE_ARTIFACT_ID,
     name: "workspace",
     description: "The files the task's workspace holds, as links (Authorization: Bearer <the same API key>).",
-    parts: files.map((file) => ({
-      content: { $case: "url", value: `${taskUrl}/workspace${file.path.split("/").map(encodeURIComponent).join("/")}` },
-      metadata: { size: file.size, modified_at: file.modified_at },
-      filename: file.path.slice(1),
-      mediaType: "application/octet-stream",
-    })),
+    parts: files.map((file) => {
+      // A workspace entry's path, relative to the workspace (as GET /v1/tasks/:id/workspace lists it).
+      const path = file.path.replace(/^\/+/, "");
+      return {
+        content: { $case: "url", value: `${taskUrl}/workspace/${path.split("/").map(encodeURIComponent).join("/")}` },
+        metadata: { size: file.size, modified_at: file.modified_at },
+        filename: path,
+        mediaType: "application/octet-stream",
+      };
+    }),
     metadata: undefined,
     extensions: [],
   };

@@ -1,5 +1,5 @@
 // The outbox of a task's callbacks: a task with `webhook: {url, events}` reports those moments of its life to the
-// URL. The event log is the outbox: the object turns each matching event into a delivery (once, by its sequence
+// URL, and each of its A2A push configs (push-configs.ts) all four of them to its own. The event log is the outbox: the object turns each matching event into a delivery (once, by its sequence
 // number), and its alarm sends what is due (send.ts), retrying a failed delivery on the retry schedule
 // (retry-schedule.ts). Every attempt is on record (GET /v1/tasks/:id/deliveries), and a delivery can be sent again
 // on request. Its tables (callbacks_deliveries, callbacks_attempts) are in src/storage/migrations.ts.
@@ -9,6 +9,7 @@ import type { TaskRecord } from "../tasks/task-store.ts";
 import type { Delivery, DeliveryAttempt, DeliveryErrorClass } from "./delivery.ts";
 import { CALLBACK_EVENT_FOR, type CallbackPayload, callbackData } from "./payload.ts";
 import type { CallbackPolicy } from "./policy.ts";
+import { type PushConfigs, pushConfigIdOf, pushDeliveryId, pushPayload } from "./push-configs.ts";
 import { sendDelivery } from "./send.ts";
 
 /** An attempt's error text is a short explanation next to its class, not a place for whole error dumps. */
@@ -43,6 +44,8 @@ export interface CallbackDeps {
   events: EventLog;
   state: TaskState;
   task: () => TaskRecord | null;
+  /** The task's A2A push configs: more targets of the same moments. */
+  pushConfigs: Pick<PushConfigs, "list" | "headersFor">;
   /** The callback policy in force now: every attempt is judged by it, not only the task's creation. */
   policy: () => CallbackPolicy;
   /**
@@ -65,40 +68,68 @@ export class CallbackOutbox {
 
   /** Turns the log's new callback events into deliveries (each event once, however often this runs). */
   sync(): void {
+    // No task (an expired one's storage is gone, its tables with it): nothing to read, nothing to deliver.
     const task = this.deps.task();
-    const webhook = task?.webhook;
-    if (!task || !webhook) return;
+    if (!task) return;
+    const webhook = task.webhook;
+    const pushes = this.deps.pushConfigs.list();
+    if (!webhook && pushes.length === 0) return;
     let cursor = this.deps.state.get<number>(CURSOR_KEY) ?? 0;
-    const { sql } = this.deps;
     for (;;) {
       const batch = this.deps.events.readAfter(cursor, 500);
       if (batch.length === 0) break;
       for (const record of batch) {
         const event = CALLBACK_EVENT_FOR[record.event_type];
-        if (event && webhook.events.includes(event)) {
+        if (event) {
           // Stored redacted: the task's result and error come from its row, which this module does not trust to be.
+          // What callbackData builds is a CallbackPayload's data (payload.ts).
           const payload = this.deps.redact({
             type: `task.${event}`,
             timestamp: record.timestamp,
             data: callbackData(task, event, record.payload, record.seq),
-          });
-          sql.exec(
-            `INSERT OR IGNORE INTO callbacks_deliveries (id, event_type, event_seq, url, status, payload, attempts_left,
-              next_attempt_at, created_at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
-            `msg_${task.id.replaceAll("-", "")}_${record.seq}`,
-            `task.${event}`,
-            record.seq,
-            webhook.url,
-            JSON.stringify(payload),
-            this.deps.retrySeconds().length + 1,
-            Date.now(),
-            new Date().toISOString(),
-          );
+          }) as CallbackPayload;
+          const id = `msg_${task.id.replaceAll("-", "")}_${record.seq}`;
+          if (webhook?.events.includes(event)) this.store(id, payload, record.seq, webhook.url);
+          for (const push of pushes) {
+            // A config is told of the moments after it was set.
+            if (record.seq > push.after_seq) {
+              this.store(pushDeliveryId(id, push.id), payload, record.seq, push.url);
+            }
+          }
         }
         cursor = record.seq;
       }
     }
     this.deps.state.put(CURSOR_KEY, cursor);
+  }
+
+  /**
+   * A delivery of a moment to one target, once (a repeated sync finds it stored). What is stored is the callback; a
+   * push config's delivery sends it inside an A2A status update (attempt()).
+   */
+  private store(id: string, callback: CallbackPayload, seq: number, url: string): void {
+    this.deps.sql.exec(
+      `INSERT OR IGNORE INTO callbacks_deliveries (id, event_type, event_seq, url, status, payload, attempts_left,
+        next_attempt_at, created_at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
+      id,
+      callback.type,
+      seq,
+      url,
+      JSON.stringify(callback),
+      this.deps.retrySeconds().length + 1,
+      Date.now(),
+      new Date().toISOString(),
+    );
+  }
+
+  /** A push config was deleted: what it has not been sent yet is not sent (it stays on record, failed). */
+  dropPending(configId: string): void {
+    const suffix = pushDeliveryId("", configId);
+    this.deps.sql.exec(
+      "UPDATE callbacks_deliveries SET status = 'failed', next_attempt_at = NULL WHERE status = 'pending' AND substr(id, -?) = ?",
+      suffix.length,
+      suffix,
+    );
   }
 
   /** When the next attempt is due (ms since the epoch), or null when nothing waits. */
@@ -126,10 +157,10 @@ export class CallbackOutbox {
       .toArray();
     if (due.length === 0) return;
     const secret = await this.deps.signingSecret(task.tenant);
-    for (const row of due) await this.attempt(row, secret);
+    for (const row of due) await this.attempt(row, secret, task);
   }
 
-  private async attempt(row: DeliveryRow, secret: string | undefined): Promise<void> {
+  private async attempt(row: DeliveryRow, secret: string | undefined, task: TaskRecord): Promise<void> {
     const { sql } = this.deps;
     const attempt =
       (sql
@@ -144,7 +175,17 @@ export class CallbackOutbox {
       startedAt.toISOString(),
     );
     sql.exec("UPDATE callbacks_deliveries SET attempts_left = attempts_left - 1 WHERE id = ?", row.id);
-    const outcome = await sendDelivery(row, secret, startedAt, this.deps);
+    const pushId = pushConfigIdOf(row.id);
+    const sendable =
+      pushId === undefined
+        ? row
+        : {
+            ...row,
+            // What sync() stored: a callback it built.
+            payload: JSON.stringify(pushPayload(task, JSON.parse(row.payload) as CallbackPayload)),
+            headers: this.deps.pushConfigs.headersFor(pushId),
+          };
+    const outcome = await sendDelivery(sendable, secret, startedAt, this.deps);
     const duration = Date.now() - startedAt.getTime();
     const delivered = outcome.errorClass === null;
     const left = sql

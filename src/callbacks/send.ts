@@ -19,6 +19,8 @@ export interface Sendable {
   id: string;
   url: string;
   payload: string;
+  /** Headers of the target besides the signature (an A2A push config's token and authentication). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -45,6 +47,7 @@ export async function sendDelivery(
       headers: {
         "content-type": "application/json",
         "user-agent": "Outpost/0.1",
+        ...delivery.headers,
         ...signatureHeaders(delivery.id, startedAt, body, secret),
       },
       body,

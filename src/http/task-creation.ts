@@ -227,14 +227,22 @@ export function requestedWebhook(c: Context<AppEnv>, body: Pick<CreateTaskBody, 
 
 /** The task's callback target, checked now so that a bad URL is the client's 400, not a failed delivery later. */
 export function taskWebhook(env: Env, webhook: NonNullable<CreateTaskBody["webhook"]>): TaskWebhook {
-  // The callbacks' own policy: a host the operator opened to agents' tools is not thereby open to callbacks.
-  const url = checkCallbackUrl(webhook.url, callbackPolicy(env));
+  return callbackWebhook(callbackUrl(env, webhook.url, { url: "webhook.url", secret: "webhook" }), webhook.events);
+}
+
+/**
+ * A callback's URL (a task's webhook, an A2A push config's), checked now so that a bad one is the client's 400: by the
+ * callbacks' own policy (a host the operator opened to agents' tools is not thereby open to callbacks), and in a
+ * deployment that can sign callbacks.
+ */
+export function callbackUrl(env: Env, raw: string, fields: { url: string; secret: string }): URL {
+  const url = checkCallbackUrl(raw, callbackPolicy(env), fields.url);
   if (!env.OUTPOST_WEBHOOK_SECRET) {
     throw new ApiError(
       "callbacks_not_configured",
       "Callbacks are signed with OUTPOST_WEBHOOK_SECRET, which this deployment does not set.",
-      "webhook",
+      fields.secret,
     );
   }
-  return callbackWebhook(url, webhook.events);
+  return url;
 }

@@ -9,6 +9,7 @@ import type { Agent } from "../agents/agent.ts";
 import { registry } from "../agents/catalog.ts";
 import { CallbackOutbox } from "../callbacks/outbox.ts";
 import { callbackPolicy } from "../callbacks/policy.ts";
+import { PushConfigs } from "../callbacks/push-configs.ts";
 import { retrySchedule } from "../callbacks/retry-schedule.ts";
 import { tenantSigningSecret } from "../callbacks/signing.ts";
 import { loadPriceTable } from "../config/prices.ts";
@@ -61,6 +62,8 @@ export class TaskHost {
   readonly bundle: RunBundle;
   readonly workspace: Workspace;
   readonly callbacks: CallbackOutbox;
+  /** The task's A2A push configs (in its key/value state): more targets of its callbacks. */
+  readonly pushConfigs: PushConfigs;
   /** The object's entry in its tenant's directory (GET /v1/tasks, GET /v1/sessions). */
   readonly directory: DirectoryReporter;
   /** The task's delegations to sub-agents (the Task tool), and, in a child task, the report of its end. */
@@ -113,11 +116,13 @@ export class TaskHost {
       () => workspacePrefix(taskId()),
       (fn) => ctx.storage.transactionSync(fn),
     );
+    this.pushConfigs = new PushConfigs(this.state);
     this.callbacks = new CallbackOutbox({
       sql: this.sql,
       events: this.events,
       state: this.state,
       task: () => this.task(),
+      pushConfigs: this.pushConfigs,
       // The callbacks' own policy, never the tools' OUTPOST_ALLOW_PRIVATE_HOSTS, at every attempt.
       policy: () => callbackPolicy(env),
       redact: (value) => redactor.value(value),

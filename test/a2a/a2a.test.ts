@@ -29,6 +29,8 @@ const chat = defineAgent({ description: "Answers questions.", tenants: ["default
 const asker = defineAgent({ allowedTools: ["AskUser"] });
 /** An agent whose TodoWrite calls wait for a person's approval. */
 const manual = defineAgent({ allowedTools: ["TodoWrite"], permissionMode: "manual" });
+/** An agent that writes files into its task's workspace. */
+const writer = defineAgent({ allowedTools: ["Write"], fileSystem: { read: true, write: true } });
 
 describe.each(BINDINGS)("A2A over %s", (binding) => {
   it("SendMessage (blocking) returns the task completed, its answer as the response artifact and its history (A2A §3.1.1, §4.1)", async () => {
@@ -200,6 +202,28 @@ describe.each(BINDINGS)("A2A over %s", (binding) => {
     );
   });
 
+  it("an ended task's workspace files are artifacts of url parts linking to the task's files (A2A §4.1.7 Artifact)", async () => {
+    const marker = uniqueMarker("a2a-files");
+    await script(marker, [
+      {
+        content: [toolUse("Write", { file_path: "notes/plan.md", content: "# Plan\n" })],
+        stop_reason: "tool_use",
+      },
+      { content: [{ type: "text", text: "Written." }] },
+    ]);
+    const client = await clientFor(writer, binding);
+    const task = asTask(await client.sendMessage(sendRequest(userMessage([text(`write ${marker}`)]))));
+    expect(stateName(task.status?.state)).toBe("completed");
+    const files = task.artifacts.find((a) => a.artifactId === "workspace");
+    const parts = (files?.parts ?? []).map((p) => [p.filename, p.content?.$case === "url" ? p.content.value : null]);
+    const link = `https://outpost.test/v1/tasks/${task.id}/workspace/notes/plan.md`;
+    expect(parts).toEqual([["notes/plan.md", link]]);
+    // The link is the HTTP API's, read with the same key.
+    const file = await api(link.slice("https://outpost.test".length));
+    expect(file.status).toBe(200);
+    expect(await file.text()).toBe("# Plan\n");
+  });
+
   it("GetTask of an unknown task, and of another tenant's task, is TaskNotFoundError (A2A §3.3.2)", async () => {
     const marker = uniqueMarker("a2a-tenant");
     await script(marker, [{ content: [{ type: "text", text: "mine" }] }]);
@@ -297,6 +321,26 @@ describe("A2A agent cards", () => {
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("insufficient_scope");
     const rest = await api(`/a2a/${chat}/tasks`, { key: "test-run-key", headers: { "a2a-version": "1.0" } });
     expect(rest.status).toBe(403);
+  });
+
+  it("a body that is not JSON is ContentTypeNotSupported on both bindings (A2A §3.3.2)", async () => {
+    const rpc = await api(`/a2a/${chat}`, {
+      method: "POST",
+      headers: { "a2a-version": "1.0", "content-type": "text/plain" },
+      body: "hello",
+    });
+    expect(rpc.status).toBe(200);
+    expect(((await rpc.json()) as { error: { code: number } }).error.code).toBe(-32005);
+    const rest = await api(`/a2a/${chat}/message:send`, {
+      method: "POST",
+      headers: { "a2a-version": "1.0", "content-type": "text/plain" },
+      body: "hello",
+    });
+    expect(rest.status).toBe(400);
+    const body = (await rest.json()) as { error: { code: number; status: string; details: { reason: string }[] } };
+    expect(body.error.code).toBe(400);
+    expect(body.error.status).toBe("INVALID_ARGUMENT");
+    expect(body.error.details.map((d) => d.reason)).toEqual(["CONTENT_TYPE_NOT_SUPPORTED"]);
   });
 
   it("a JSON-RPC request without an A2A-Version header is read as 0.3 and refused with -32009 (A2A §3.6.2)", async () => {

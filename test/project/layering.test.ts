@@ -86,7 +86,18 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "workspace",
     "env.ts",
   ],
-  a2a: ["agents", "approvals", "durable-objects", "events", "runtime", "sessions", "tasks", "tools", "workspace"],
+  a2a: [
+    "agents",
+    "approvals",
+    "callbacks",
+    "durable-objects",
+    "events",
+    "runtime",
+    "sessions",
+    "tasks",
+    "tools",
+    "workspace",
+  ],
   // The web console's pages and assets: they read nothing of the runtime (the browser script calls /v1).
   console: [],
   http: [

@@ -38,7 +38,8 @@ import { Hono } from "hono";
 import { agentCard } from "../../a2a/agent-card.ts";
 import { toA2AError } from "../../a2a/errors.ts";
 import { type OutpostPort, OutpostRequestHandler } from "../../a2a/request-handler.ts";
-import { CONTEXT_METADATA_KEY, contextTag } from "../../a2a/task-mapping.ts";
+import { contextTag } from "../../a2a/task-mapping.ts";
+import { A2A_CONTEXT_METADATA_KEY } from "../../callbacks/push-configs.ts";
 import { ApiError } from "../../errors.ts";
 import { taskStubFor } from "../../tasks/task-ids.ts";
 import type { Scope } from "../../tenants/api-keys.ts";
@@ -48,7 +49,7 @@ import { requireScope } from "../auth.ts";
 import { decisionInput } from "../decisions.ts";
 import { taskIdPage } from "../listing.ts";
 import { ResumeBody, TaskIdParam } from "../schemas.ts";
-import { launch, newRun } from "../task-creation.ts";
+import { callbackUrl, launch, newRun } from "../task-creation.ts";
 import { mayRead } from "../task-resource.ts";
 import { parseWith } from "../validation.ts";
 import { runsToolLoop } from "./agents.ts";
@@ -91,7 +92,7 @@ async function portFor(c: Context<AppEnv>): Promise<OutpostPort> {
     start: async ({ input, context, contextId }) => {
       // The whole request is the Idempotency-Key's fingerprint (creationId): a repeat with another message is refused.
       const request = {
-        metadata: { [CONTEXT_METADATA_KEY]: contextId },
+        metadata: { [A2A_CONTEXT_METADATA_KEY]: contextId },
         tags: [contextTag(contextId)],
         input,
         context,
@@ -103,6 +104,7 @@ async function portFor(c: Context<AppEnv>): Promise<OutpostPort> {
     stub: (id) => (TaskIdParam.safeParse(id).success ? taskStubFor(c.env, c.get("tenant"), id) : null),
     list: (query) => taskIdPage(c, { ...query, agent: agent.name }),
     decision: (body, field) => decisionInput(c, parseWith(ResumeBody, body, field), "task"),
+    pushUrl: (raw) => callbackUrl(c.env, raw, { url: "url", secret: "url" }).href,
     unsubscribe: (stub, id) => c.executionCtx.waitUntil(stub.unsubscribe(id).catch(() => undefined)),
     signal: c.req.raw.signal,
   };
