@@ -1,7 +1,6 @@
 // The official A2A client (@a2a-js/sdk, unchanged) pointed at the Worker: its fetch is the Worker's own, with the
 // test's API key, and its transport is the binding a test names. Plus the requests A2A's types spell out in full.
 
-import { exports } from "cloudflare:workers";
 import {
   type AgentCard,
   type Message,
@@ -19,7 +18,7 @@ import {
   JsonRpcTransportFactory,
   RestTransportFactory,
 } from "@a2a-js/sdk/client";
-import { API_KEY, BASE } from "../support/helpers.ts";
+import { API_KEY, BASE, workerFetch as fetchWorker } from "../support/helpers.ts";
 
 export type Binding = "JSONRPC" | "HTTP+JSON";
 export const BINDINGS: readonly Binding[] = ["JSONRPC", "HTTP+JSON"];
@@ -34,7 +33,7 @@ export function workerFetch(key: string = API_KEY, version?: string): typeof fet
     const headers = new Headers(request.headers);
     headers.set("authorization", `Bearer ${key}`);
     if (version !== undefined) headers.set("a2a-version", version);
-    return exports.default.fetch(new Request(request, { headers }));
+    return fetchWorker(new Request(request, { headers }));
   };
 }
 
