@@ -58,7 +58,7 @@ describe("the outpost CLI", () => {
     expect(JSON.parse(json.stdout)).toEqual(listed);
   });
 
-  it("runs a task with --wait: the text as it streams, the tool call and its result, then the cost", async () => {
+  it("runs a task and follows it: the text as it streams, the tool call and its result, then the cost", async () => {
     const m = marker("cli-run");
     await scriptModel(m, [
       {
@@ -69,7 +69,7 @@ describe("the outpost CLI", () => {
       },
       { content: [{ type: "text", text: "1. Buy bread\nStart at the bakery." }] },
     ]);
-    const run = await runCli(["run", "planner", `Plan a picnic ${m}`, "--wait"]);
+    const run = await runCli(["run", "planner", `Plan a picnic ${m}`]);
 
     expect(run.code).toBe(0);
     const task = await e2eClient().tasks.get(taskIdIn(run.stderr));
@@ -179,11 +179,14 @@ describe("the outpost CLI", () => {
     expect(decisions.map((e) => e.payload.action)).toEqual(["approve"]);
   });
 
-  it("without --wait, prints the new task's id only; `cancel` stops it and `watch` then ends with exit 1", async () => {
+  it("with --detach, prints the new task's id only; `cancel` stops it and `watch` then ends with exit 1", async () => {
     const m = marker("cli-cancel");
     // A slow first token: the task still runs when it is canceled.
     await scriptModel(m, [{ content: [{ type: "text", text: "Too late." }] }], { ttft_ms: 10_000 });
-    const run = await runCli(["run", "assistant", `Take your time ${m}`]);
+    const both = await runCli(["run", "assistant", `Take your time ${m}`, "--detach", "--wait"]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain("cannot be used with option '-w, --wait'");
+    const run = await runCli(["run", "assistant", `Take your time ${m}`, "--detach"]);
     expect(run.code).toBe(0);
     const id = run.stdout.trim();
     expect(run.stdout).toBe(`${id}\n`);

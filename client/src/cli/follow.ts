@@ -1,4 +1,4 @@
-// Following a task to its end, as `run --wait`, `watch` and `fork --wait` do: its event stream (sub-agents' events
+// Following a task to its end, as `run`, `watch` and `fork` do: its event stream (sub-agents' events
 // included) rendered live, or printed as JSON lines; when the task waits for a person, the request is asked inline on
 // a terminal and answered, then the stream is followed on from where it was; without a terminal (or with --json) the
 // way to answer is printed and the command ends with EXIT.waiting. The result: the task as it ended.

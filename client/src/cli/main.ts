@@ -2,7 +2,7 @@
 // and the one place where failures become messages and exit codes (exit-codes.ts): an OutpostError prints the API's
 // code and message, a server that cannot be reached says so, and the API key is never printed.
 import { readFileSync } from "node:fs";
-import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { createOutpostClient, OutpostError } from "../index.ts";
 import { agentsCommand } from "./commands/agents.ts";
 import { artifactsCommand } from "./commands/artifacts.ts";
@@ -37,6 +37,14 @@ function context(command: Command): Context {
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
+/** `run` and `fork` follow the task they start unless told to return at once. */
+const detachOption = () =>
+  new Option("-d, --detach", "print the new task's id and return at once (follow it later: outpost watch)").conflicts(
+    "wait",
+  );
+/** Following is the default; --wait says so explicitly (scripts written for the flag keep working). */
+const waitOption = (description: string) => new Option("-w, --wait", description);
+
 function nonNegativeInteger(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError("Not a non-negative integer.");
   return Number(value);
@@ -63,19 +71,20 @@ export function buildProgram(done: (code: ExitCode) => void): Command {
 
   program
     .command("run")
-    .description("start a task; with --wait, follow it live to its end")
+    .description("start a task and follow it live to its end (with --detach: print its id and return)")
     .argument("<agent>", "the agent to run")
     .argument("<input>", "what to ask it")
     .option("-f, --file <path>", "put a local text file in the task's workspace (repeatable)", collect)
     .option("-t, --tag <tag>", "tag the task (repeatable)", collect)
-    .option("-w, --wait", "follow the run live until it ends (and answer what it asks)")
+    .addOption(detachOption())
+    .addOption(waitOption("follow the run live until it ends and answer what it asks (the default)"))
     .action(
-      async (agent: string, input: string, options: { file?: string[]; tag?: string[]; wait?: boolean }, command) => {
+      async (agent: string, input: string, options: { file?: string[]; tag?: string[]; detach?: boolean }, command) => {
         done(
           await runCommand(context(command), agent, input, {
             file: options.file ?? [],
             tag: options.tag ?? [],
-            wait: options.wait === true,
+            wait: options.detach !== true,
           }),
         );
       },
@@ -148,9 +157,17 @@ export function buildProgram(done: (code: ExitCode) => void): Command {
     .argument("<task>", "the task to fork")
     .option("--checkpoint <id>", "the checkpoint to continue from")
     .option("-m, --message <text>", "a user message added to the conversation before it goes on")
-    .option("-w, --wait", "follow the new task live until it ends")
-    .action(async (id: string, options: { checkpoint?: string; message?: string; wait?: boolean }, command) => {
-      done(await forkCommand(context(command), id, { ...options, wait: options.wait === true }));
+    .addOption(detachOption())
+    .addOption(waitOption("follow the new task live until it ends (the default)"))
+    .action(async (id: string, options: { checkpoint?: string; message?: string; detach?: boolean }, command) => {
+      const { checkpoint, message } = options;
+      done(
+        await forkCommand(context(command), id, {
+          ...(checkpoint !== undefined ? { checkpoint } : {}),
+          ...(message !== undefined ? { message } : {}),
+          wait: options.detach !== true,
+        }),
+      );
     });
 
   program

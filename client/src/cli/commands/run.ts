@@ -1,6 +1,6 @@
 // `outpost run`, `watch`, `fork` and `cancel`: start a task (POST /v1/agents/:name/tasks, or a fork from a
-// checkpoint) and, with --wait, follow it live to its end (follow.ts); `watch` follows one that already runs; `cancel`
-// stops one.
+// checkpoint) and follow it live to its end (follow.ts), unless --detach; `watch` follows one that already runs;
+// `cancel` stops one.
 import { readFile } from "node:fs/promises";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import type { Schemas, Task } from "../../index.ts";
@@ -48,7 +48,7 @@ export async function forkCommand(
   return started(ctx, task, options.wait);
 }
 
-/** A task just created: followed live with --wait, else shown with the way to follow it. */
+/** A task just created: followed live, or with --detach shown with the way to follow it. */
 async function started(ctx: Context, task: Task, wait: boolean): Promise<ExitCode> {
   const { out } = ctx;
   if (wait) {
