@@ -94,6 +94,8 @@ export async function startWrangler(options: {
   extraFiles?: Readonly<Record<string, string>>;
   /** The entry module to serve instead of wrangler.toml's `main` (a path in the snapshot, e.g. one of extraFiles). */
   main?: string;
+  /** Further `wrangler dev` arguments, e.g. `--inspector-port <port>` for the profiler. */
+  extraArgs?: readonly string[];
 }): Promise<WranglerDev> {
   const port = await freePort();
   const workDir = mkdtempSync(join(tmpdir(), "outpost-bench-"));
@@ -114,7 +116,7 @@ export async function startWrangler(options: {
     persistDir,
   ];
   for (const [name, value] of Object.entries(options.vars)) args.push("--var", `${name}:${value}`);
-  args.push("--show-interactive-dev-session=false");
+  args.push("--show-interactive-dev-session=false", ...(options.extraArgs ?? []));
   const child: ChildProcess = spawn(join(bin, "wrangler"), args, {
     cwd: tree,
     detached: true,
