@@ -10,6 +10,8 @@
 // them creates what an object left at the version before it may lack, in the shape version 5 gives it. From version 6
 // on, a step is written once and never changed; the next change is the next step.
 
+import { FRESH_SCHEMA, FRESH_SCHEMA_VERSION } from "./schema.generated.ts";
+
 /** One step: `up` brings an object at `version - 1` to `version`, inside a transaction. */
 export interface Migration {
   version: number;
@@ -287,6 +289,16 @@ export function migrate(
   steps: readonly Migration[] = MIGRATIONS,
 ): number {
   const { sql } = storage;
+  // A new object: the tables as the steps would leave them, in one transaction (scripts/build-schema.ts).
+  if (steps === MIGRATIONS && FRESH_SCHEMA_VERSION === SCHEMA_VERSION && isEmpty(sql)) {
+    storage.transactionSync(() => {
+      for (const statement of FRESH_SCHEMA) sql.exec(statement);
+      sql.exec(
+        `INSERT INTO schema_migrations (version) VALUES ${MIGRATIONS.map((step) => `(${step.version})`).join(", ")}`,
+      );
+    });
+    return SCHEMA_VERSION;
+  }
   sql.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)");
   let current = schemaVersion(sql);
   for (const step of steps) {
@@ -298,6 +310,17 @@ export function migrate(
     current = step.version;
   }
   return current;
+}
+
+/** No table of ours yet (workerd's own _cf_ tables aside). */
+function isEmpty(sql: SqlStorage): boolean {
+  return (
+    sql
+      .exec<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM sqlite_master WHERE name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+      )
+      .one().n === 0
+  );
 }
 
 function columnsOf(sql: SqlStorage, table: string): Set<string> {

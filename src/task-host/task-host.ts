@@ -69,6 +69,8 @@ export class TaskHost {
   /** The task's delegations to sub-agents (the Task tool), and, in a child task, the report of its end. */
   readonly subagents: TaskSubagents;
   private readonly parentReport: ParentReporter;
+  /** directoryEntry's last answer, and what it depended on. */
+  private entryMemo: { key: string; entry: DirectoryEntry } | null = null;
   /** In a sub-agent's child task: its log, forwarded to its parent's as it grows (one stream for the tree). */
   private readonly forwarder: EventForwarder;
   /** In a parent: its children's forwarded events, stored once each in its own sequence. */
@@ -331,6 +333,16 @@ export class TaskHost {
   private directoryEntry(): DirectoryEntry | null {
     const record = this.record();
     if (!record) return null;
+    // The outbox asks for the entry after every step (to see whether a report is due), and building it reads the
+    // task's view; what it shows changes only with the task's row or a new event, so the last one is kept until then.
+    const key = `${this.events.lastSeq()}\u0000${record.status}\u0000${record.completed_at}\u0000${record.usage.total_cost_usd}\u0000${record.tags.join("\u0000")}`;
+    if (this.entryMemo?.key === key) return this.entryMemo.entry;
+    const entry = this.buildDirectoryEntry(record);
+    this.entryMemo = { key, entry };
+    return entry;
+  }
+
+  private buildDirectoryEntry(record: TaskRecord): DirectoryEntry {
     const lastAt = this.events.lastOwnTimestamp();
     return {
       id: record.id,

@@ -6,7 +6,7 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { migrate, SCHEMA_VERSION } from "../../src/storage/migrations.ts";
+import { MIGRATIONS, migrate, SCHEMA_VERSION } from "../../src/storage/migrations.ts";
 import {
   api,
   defineAgent,
@@ -237,7 +237,38 @@ function freshObject() {
   return env.TASKS.get(env.TASKS.idFromName(`migrations-${crypto.randomUUID()}`));
 }
 
+/** Every table and index as SQLite keeps it (its CREATE statement), and the versions recorded. */
+function schemaOf(sql: SqlStorage) {
+  return {
+    objects: sql
+      .exec(
+        "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE '\\_cf\\_%' ESCAPE '\\' ORDER BY name",
+      )
+      .toArray(),
+    versions: sql.exec("SELECT version FROM schema_migrations ORDER BY version").toArray(),
+  };
+}
+
 describe("storage migrations", () => {
+  it("creates a new object's storage in one step exactly as the steps one by one would (scripts/build-schema.ts)", async () => {
+    const fresh = await runInDurableObject(freshObject(), (_instance, state) => {
+      const version = migrate(state.storage);
+      return { version, schema: schemaOf(state.storage.sql) };
+    });
+    // A copy of the list is not MIGRATIONS itself, so migrate() runs each step in turn.
+    const stepwise = await runInDurableObject(freshObject(), (_instance, state) => {
+      const version = migrate(state.storage, [...MIGRATIONS]);
+      return { version, schema: schemaOf(state.storage.sql) };
+    });
+    expect(fresh.version).toBe(SCHEMA_VERSION);
+    expect(stepwise.version).toBe(SCHEMA_VERSION);
+    expect(fresh.schema.versions).toEqual(MIGRATIONS.map((step) => ({ version: step.version })));
+    expect(fresh.schema).toEqual(stepwise.schema);
+    // sqlite_sequence (the checkpoints' AUTOINCREMENT) and the index are there too.
+    expect((fresh.schema.objects as { name: string }[]).map((o) => o.name)).toContain("sqlite_sequence");
+    expect((fresh.schema.objects as { name: string }[]).map((o) => o.name)).toContain("workspace_files_parent");
+  });
+
   it("brings an object at version 5 to the current version, with every row under its subsystem's table name", async () => {
     const outcome = await runInDurableObject(freshObject(), (_instance, state) => {
       const sql = state.storage.sql;
