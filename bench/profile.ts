@@ -5,7 +5,9 @@
 // The bundle wrangler serves keeps esbuild's `// <path>` comment before each module it inlines, so a sampled
 // line maps back to its source file without a source map. The raw profile is saved under bench/results/ for
 // DevTools (Performance panel → Load profile).
-// PROFILE_TASKS (default 60) and PROFILE_CONCURRENCY (default 1) size the batch.
+// PROFILE_TASKS (default 60) and PROFILE_CONCURRENCY (default 1) size the batch; PROFILE_SAMPLING_US (default 100)
+// sets the sampling interval. The samples are wall-clock ticks of the isolate's thread, so on a loaded machine its
+// "busy" time exceeds its CPU time: read the tables as shares, and CPU per task from /proc (printed beside).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,7 +24,7 @@ const log = (line: string) => process.stderr.write(`[profile] ${line}\n`);
 const TASKS = Number(process.env.PROFILE_TASKS ?? "60");
 const CONCURRENCY = Number(process.env.PROFILE_CONCURRENCY ?? "1");
 /** Sampling interval of the profiler, µs (V8's default is 1000; finer shows short functions). */
-const SAMPLING_US = 100;
+const SAMPLING_US = Number(process.env.PROFILE_SAMPLING_US ?? "100");
 
 interface CallFrame {
   functionName: string;
