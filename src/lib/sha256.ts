@@ -13,7 +13,12 @@ export async function sha256Hex(value: string): Promise<string> {
   return toHex(await sha256Bytes(value));
 }
 
-/** Bytes as lowercase hex, two digits each. */
+/** The two hex digits of each byte value. */
+const HEX_PAIRS = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+
+/** Bytes as lowercase hex, two digits each (a table lookup per byte: every request hashes its API key). */
 export function toHex(bytes: Uint8Array): string {
-  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  let hex = "";
+  for (const byte of bytes) hex += HEX_PAIRS[byte];
+  return hex;
 }
