@@ -40,60 +40,86 @@ const API_KEYS = [
   },
 ];
 
-const workers = defineProject({
-  plugins: [
-    cloudflareTest(({ inject }) => ({
-      wrangler: { configPath: "./wrangler.toml" },
-      miniflare: {
-        bindings: {
-          ANTHROPIC_BASE_URL: inject<string>("emulatorUrl"),
-          ANTHROPIC_API_KEY: "test-model-key",
-          OUTPOST_API_KEYS: JSON.stringify(API_KEYS),
-          OUTPOST_RATE_LIMIT_PER_MINUTE: "100000",
-          OUTPOST_WEBHOOK_SECRET: "test-webhook-root-secret",
-          // Callback receivers in the tests listen on loopback over plain http, and retry quickly. The receiver is also
-          // reachable as [::ffff:7f00:1] (127.0.0.1 IPv4-mapped), which only the tools' list below allows: callbacks
-          // must not inherit it (test/callbacks/policy.test.ts).
-          OUTPOST_HTTP_CALLBACK_HOSTS: "127.0.0.1,[::ffff:7f00:1]",
-          OUTPOST_CALLBACK_ALLOW_PRIVATE_HOSTS: "127.0.0.1",
-          OUTPOST_CALLBACK_RETRY_SECONDS: "0.2,0.2,0.2,0.2,0.2",
-          TEST_GITHUB_HOOK_SECRET: "test-github-hook-secret",
-          // The example triage agent's hook (agents/triage.yaml).
-          GITHUB_WEBHOOK_SECRET: "test-github-webhook-secret",
-          // Keys of the agents that use the emulator's OpenAI-compatible and Gemini endpoints.
-          TEST_OPENAI_KEY: "test-openai-key",
-          TEST_GEMINI_KEY: "test-gemini-key",
-          // The credentials of the auth providers the emulator checks (test/llm/auth-providers.test.ts), and one
-          // that every endpoint refuses.
-          TEST_OAUTH_TOKEN,
-          TEST_FOUNDRY_KEY,
-          TEST_WRONG_SECRET,
-          TEST_AWS_ACCESS_KEY_ID,
-          TEST_AWS_SECRET_ACCESS_KEY,
-          TEST_VERTEX_CREDENTIALS: inject<string>("vertexServiceAccount"),
-          TEST_VERTEX_CREDENTIALS_UNKNOWN: inject<string>("vertexServiceAccountUnknown"),
-          // Standard Webhooks secrets are base64 after whsec_.
-          TEST_STANDARD_HOOK_SECRET: `whsec_${Buffer.from("test-standard-hook-secret").toString("base64")}`,
-          OUTPOST_PRICES: "",
-          OUTPOST_DEFAULT_MODEL: "",
-          // The real MCP servers of test/support/mcp-servers.ts listen on loopback. [::ffff:7f00:1] is for the callback policy
-          // test only: a host the tools may reach that callbacks may not.
-          OUTPOST_ALLOW_PRIVATE_HOSTS: "127.0.0.1,[::ffff:7f00:1]",
-          MCP_TEST_TOKEN: "test-mcp-token",
+/**
+ * The test files that run with OpenTelemetry export on (project "telemetry"): the same deployment as "workers" plus a
+ * collector, the emulator's /v1/traces. Everywhere else telemetry is off, as it is by default.
+ */
+const TELEMETRY_ON = ["test/telemetry/genai-spans.test.ts"];
+/** The collector's headers secret in project "telemetry" (test/telemetry/genai-spans.test.ts checks it arrives). */
+const OTEL_HEADERS = "x-collector-token=test-otel-token,x-team=outpost%20tests";
+
+/** A project running test files inside workerd against the outside services of test/support/global-setup.ts. */
+function workersProject(name: string, files: { include: string[]; exclude: string[] }, telemetry: boolean) {
+  return defineProject({
+    plugins: [
+      cloudflareTest(({ inject }) => ({
+        wrangler: { configPath: "./wrangler.toml" },
+        miniflare: {
+          bindings: {
+            ...testBindings(inject),
+            ...(telemetry ? { OUTPOST_OTEL_ENDPOINT: inject("emulatorUrl"), OUTPOST_OTEL_HEADERS: OTEL_HEADERS } : {}),
+          },
         },
-      },
-    })),
-  ],
-  test: {
-    name: "workers",
-    globalSetup: ["./test/support/global-setup.ts"],
-    setupFiles: ["./test/support/tenant-objects.ts"],
-    include: ["test/**/*.test.ts"],
-    exclude: ["test/e2e/**"],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
-  },
-});
+      })),
+    ],
+    test: {
+      name,
+      globalSetup: ["./test/support/global-setup.ts"],
+      setupFiles: ["./test/support/tenant-objects.ts"],
+      include: files.include,
+      exclude: files.exclude,
+      testTimeout: 30_000,
+      hookTimeout: 30_000,
+    },
+  });
+}
+
+/** The test deployment's vars and secrets, around the outside services' URLs. */
+function testBindings(inject: (key: "emulatorUrl" | "vertexServiceAccount" | "vertexServiceAccountUnknown") => string) {
+  return {
+    ANTHROPIC_BASE_URL: inject("emulatorUrl"),
+    ANTHROPIC_API_KEY: "test-model-key",
+    OUTPOST_API_KEYS: JSON.stringify(API_KEYS),
+    OUTPOST_RATE_LIMIT_PER_MINUTE: "100000",
+    OUTPOST_WEBHOOK_SECRET: "test-webhook-root-secret",
+    // Callback receivers in the tests listen on loopback over plain http, and retry quickly. The receiver is also
+    // reachable as [::ffff:7f00:1] (127.0.0.1 IPv4-mapped), which only the tools' list below allows: callbacks
+    // must not inherit it (test/callbacks/policy.test.ts).
+    OUTPOST_HTTP_CALLBACK_HOSTS: "127.0.0.1,[::ffff:7f00:1]",
+    OUTPOST_CALLBACK_ALLOW_PRIVATE_HOSTS: "127.0.0.1",
+    OUTPOST_CALLBACK_RETRY_SECONDS: "0.2,0.2,0.2,0.2,0.2",
+    TEST_GITHUB_HOOK_SECRET: "test-github-hook-secret",
+    // The example triage agent's hook (agents/triage.yaml).
+    GITHUB_WEBHOOK_SECRET: "test-github-webhook-secret",
+    // Keys of the agents that use the emulator's OpenAI-compatible and Gemini endpoints.
+    TEST_OPENAI_KEY: "test-openai-key",
+    TEST_GEMINI_KEY: "test-gemini-key",
+    // The credentials of the auth providers the emulator checks (test/llm/auth-providers.test.ts), and one
+    // that every endpoint refuses.
+    TEST_OAUTH_TOKEN,
+    TEST_FOUNDRY_KEY,
+    TEST_WRONG_SECRET,
+    TEST_AWS_ACCESS_KEY_ID,
+    TEST_AWS_SECRET_ACCESS_KEY,
+    TEST_VERTEX_CREDENTIALS: inject("vertexServiceAccount"),
+    TEST_VERTEX_CREDENTIALS_UNKNOWN: inject("vertexServiceAccountUnknown"),
+    // Standard Webhooks secrets are base64 after whsec_.
+    TEST_STANDARD_HOOK_SECRET: `whsec_${Buffer.from("test-standard-hook-secret").toString("base64")}`,
+    OUTPOST_PRICES: "",
+    OUTPOST_DEFAULT_MODEL: "",
+    // The real MCP servers of test/support/mcp-servers.ts listen on loopback. [::ffff:7f00:1] is for the callback policy
+    // test only: a host the tools may reach that callbacks may not.
+    OUTPOST_ALLOW_PRIVATE_HOSTS: "127.0.0.1,[::ffff:7f00:1]",
+    MCP_TEST_TOKEN: "test-mcp-token",
+  };
+}
+
+const workers = workersProject(
+  "workers",
+  { include: ["test/**/*.test.ts"], exclude: ["test/e2e/**", ...TELEMETRY_ON] },
+  false,
+);
+const telemetry = workersProject("telemetry", { include: TELEMETRY_ON, exclude: [] }, true);
 
 const e2e = defineProject({
   test: {
@@ -108,7 +134,7 @@ const e2e = defineProject({
 
 export default defineConfig({
   test: {
-    projects: [workers, e2e],
+    projects: [workers, telemetry, e2e],
     // Test files mostly wait on I/O (the emulator, MCP servers, alarms, wrangler dev): two at a time roughly halves
     // the run on a 2-core machine without starving the timing-sensitive tests (the default on 2 cores is one).
     maxWorkers: 2,

@@ -1,6 +1,7 @@
 // The model emulator's HTTP server: the model endpoints of its wire formats (Anthropic Messages, also as Bedrock and
 // Vertex AI serve it, OpenAI Chat Completions, Gemini generateContent) over one script, fault, latency and stats machinery,
-// Google's token endpoint for Vertex's callers, plus the /_emulator control plane (scripts, reset, stats). Deterministic on purpose: tests, benchmarks and offline dev all rely on it.
+// Google's token endpoint for Vertex's callers, an OpenTelemetry collector's traces endpoint (emulator/traces.ts), plus
+// the /_emulator control plane (scripts, reset, stats, received traces). Deterministic on purpose: tests, benchmarks and offline dev all rely on it.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
@@ -13,6 +14,7 @@ import type { Dialect, Provider, RequestContext } from "./reply.ts";
 import { estimateInputTokens, isRecord, parseMessagesRequest } from "./request.ts";
 import { type Exchange, sendError, sendHttpFault, sendJson, sendMessage, streamMessage } from "./respond.ts";
 import { parseScript, ScriptStore } from "./script.ts";
+import { TraceCollector } from "./traces.ts";
 import { vertex } from "./vertex.ts";
 import { anthropic } from "./wire.ts";
 
@@ -62,6 +64,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const host = options.host ?? "127.0.0.1";
   const defaults = { ttftMs: options.ttftMs ?? 0, tokenDelayMs: options.tokenDelayMs ?? 0 };
   const scripts = new ScriptStore();
+  const traces = new TraceCollector();
   const inFlight = new Set<AbortController>();
   let records: RequestRecord[] = [];
   let requestCounter = 0;
@@ -198,8 +201,24 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       case "DELETE /_emulator/scripts":
         scripts.clear();
         return sendJson(exchange, 200, { ok: true });
+      case "POST /v1/traces": {
+        // An OpenTelemetry collector's OTLP/HTTP JSON endpoint (emulator/traces.ts).
+        const headers = Object.fromEntries(
+          Object.entries(req.headers).flatMap(([name, value]) => (typeof value === "string" ? [[name, value]] : [])),
+        );
+        const problem = traces.receive(body, headers);
+        if (problem) return sendJson(exchange, 400, { code: 3, message: problem });
+        return sendJson(exchange, 200, {});
+      }
+      case "GET /_emulator/traces": {
+        const traceId = url.searchParams.get("trace_id");
+        const taskId = url.searchParams.get("task_id");
+        const spans = traceId ? traces.trace(traceId) : taskId ? traces.withAttribute("outpost.task.id", taskId) : [];
+        return sendJson(exchange, 200, { spans });
+      }
       case "POST /_emulator/reset":
         scripts.clear();
+        traces.reset();
         records = [];
         return sendJson(exchange, 200, { ok: true });
       case "GET /_emulator/stats":
@@ -243,6 +262,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     stats: () => records.map((record) => ({ ...record })),
     reset() {
       scripts.clear();
+      traces.reset();
       records = [];
     },
     async close() {

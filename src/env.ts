@@ -48,6 +48,13 @@ export interface Env {
   OUTPOST_CALLBACK_RETRY_SECONDS?: string;
   /** A JSON list of regular expressions redacted from events and run bundles. */
   OUTPOST_REDACT_PATTERNS?: string;
+  /**
+   * The OTLP/HTTP collector that receives each run's OpenTelemetry GenAI spans (POST <endpoint>/v1/traces, JSON), e.g.
+   * http://otel-collector:4318. Empty: telemetry off (the default). See docs/telemetry.md.
+   */
+  OUTPOST_OTEL_ENDPOINT?: string;
+  /** Secret: headers sent with every export, as OTEL_EXPORTER_OTLP_HEADERS writes them (`name=value,…`, percent-encoded). */
+  OUTPOST_OTEL_HEADERS?: string;
   /** JSON retention policy (seed 003): {default_days, by_status, by_task}, merged over the seed's defaults. */
   OUTPOST_RETENTION?: string;
 }

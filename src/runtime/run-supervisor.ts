@@ -75,6 +75,8 @@ export interface SupervisorDeps extends TaskStorage {
   usageRollup?: () => UsageRollup | null;
   /** The agent a run of the task runs, when it is not taskAgent()'s (a workflow's task runs its workflow agent). */
   agentFor?: (task: TaskRecord) => Agent | null;
+  /** The ended run's OpenTelemetry spans (src/telemetry/), exported beside its bundle; absent when telemetry is off. */
+  telemetry?: { runEnded(task: TaskRecord): Promise<void> } | null;
 }
 
 /** Set while the run has stopped until a sub-agent ends: no heartbeat resumes it meanwhile, only the child's report. */
@@ -208,7 +210,7 @@ export class RunSupervisor {
       await this.expireWhenDue(task);
       return;
     }
-    const retryAt = await this.upload.attempt(task);
+    const [retryAt] = await Promise.all([this.upload.attempt(task), this.deps.telemetry?.runEnded(task)]);
     if (retryAt === null) await this.expireWhenDue(this.task());
     else await this.deps.storage.setAlarm(retryAt);
   }

@@ -43,6 +43,8 @@ import { runLimits } from "../tasks/task-limits.ts";
 import { TaskState, WORKFLOW_STATE_KEY, type WorkflowTaskState } from "../tasks/task-state.ts";
 import { type TaskRecord, TaskStore } from "../tasks/task-store.ts";
 import { taskView } from "../tasks/task-view.ts";
+import { otelConfig } from "../telemetry/otlp-export.ts";
+import { RunTelemetry } from "../telemetry/run-telemetry.ts";
 import { type DirectoryEntry, tenantStubFor } from "../tenants/directory.ts";
 import { workflowAgent } from "../workflows/task-agent.ts";
 import { Workspace, workspacePrefix } from "../workspace/workspace.ts";
@@ -212,6 +214,15 @@ export class TaskHost {
       subagents: this.subagents,
       usageRollup: () => this.subagents.usageRollup(),
       agentFor: (task) => this.workflowAgent(task),
+      // Only with an endpoint configured: telemetry off builds nothing and does nothing.
+      telemetry: env.OUTPOST_OTEL_ENDPOINT
+        ? new RunTelemetry({
+            config: () => otelConfig(env, outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS)),
+            events: this.events,
+            state: this.state,
+            redactor,
+          })
+        : null,
       store: this.store,
       events: this.events,
       journal: this.journal,

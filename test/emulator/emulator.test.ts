@@ -702,4 +702,43 @@ describe("emulator: errors", () => {
     const health = await fetch(`${baseURL}/_emulator/health`);
     expect(await health.json()).toEqual({ ok: true });
   });
+
+  it("collects OTLP/HTTP JSON traces by trace id, with their headers, and refuses a malformed export", async () => {
+    const traceId = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join(
+      "",
+    );
+    const span = {
+      traceId,
+      spanId: "00f067aa0ba902b7",
+      name: "chat test-model",
+      kind: 3,
+      startTimeUnixNano: "1",
+      endTimeUnixNano: "2",
+      attributes: [{ key: "outpost.task.id", value: { stringValue: `task-${traceId}` } }],
+    };
+    const body = {
+      resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: "t" }, spans: [span] }] }],
+    };
+    const sent = await fetch(`${baseURL}/v1/traces`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-token": "t1" },
+      body: JSON.stringify(body),
+    });
+    expect(sent.status).toBe(200);
+    expect(await sent.json()).toEqual({});
+    const bad = await fetch(`${baseURL}/v1/traces`, {
+      method: "POST",
+      body: JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ ...span, spanId: "xyz" }] }] }] }),
+    });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ code: 3, message: "a spanId is not 8 hex bytes" });
+    const byTrace = (await (await fetch(`${baseURL}/_emulator/traces?trace_id=${traceId}`)).json()) as {
+      spans: { span: unknown; headers: Record<string, string>; scope: unknown }[];
+    };
+    expect(byTrace.spans.map((r) => [r.span, r.headers["x-token"], r.scope])).toEqual([[span, "t1", { name: "t" }]]);
+    const byTask = (await (await fetch(`${baseURL}/_emulator/traces?task_id=task-${traceId}`)).json()) as {
+      spans: { span: unknown }[];
+    };
+    expect(byTask.spans.map((r) => r.span)).toEqual([span]);
+  });
 });

@@ -33,6 +33,8 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   approvals: ["events"],
   tasks: ["approvals", "config", "events", "tenants", "workspace", "env.ts"],
   "run-bundle": ["events", "tasks"],
+  // OpenTelemetry spans derived from the event log, exported after a run (wired in by task-host).
+  telemetry: ["events", "net", "tasks", "env.ts"],
   "inbound-hooks": ["tasks", "tenants"],
   callbacks: ["events", "net", "tasks", "env.ts"],
   tools: ["approvals", "events", "mcp", "net", "tasks", "workspace"],
@@ -67,6 +69,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "skills",
     "storage",
     "tasks",
+    "telemetry",
     "tenants",
     "workflows",
     "workspace",
