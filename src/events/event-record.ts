@@ -37,6 +37,12 @@ export function isOwnTerminal(record: EventRecord): boolean {
 /** A record as JSON, never throwing: BigInts become strings, anything else unserialisable becomes a note. */
 export function recordJson(record: EventRecord): string {
   try {
+    // Without a replacer first: a replacer function costs a call per key, and only a BigInt needs one (it throws).
+    return JSON.stringify(record);
+  } catch {
+    // a BigInt, or something no replacer can fix: below
+  }
+  try {
     return JSON.stringify(record, (_key, value: unknown) => (typeof value === "bigint" ? value.toString() : value));
   } catch (error) {
     return JSON.stringify({

@@ -7,6 +7,12 @@
  */
 export function serializePayload(payload: Record<string, unknown>): string {
   try {
+    // Without a replacer first: a replacer function costs a call per key, and only a BigInt needs one (it throws).
+    return JSON.stringify(payload);
+  } catch {
+    // a BigInt, or something no replacer can fix: below
+  }
+  try {
     return JSON.stringify(payload, (_key, value: unknown) => (typeof value === "bigint" ? value.toString() : value));
   } catch (error) {
     return JSON.stringify({ unserializable_payload: error instanceof Error ? error.message : String(error) });
