@@ -1,6 +1,6 @@
 // One Durable Object per tenant (named by the tenant): the directory of its tasks and sessions
 // (src/tenants/directory.ts), which each task's object keeps up to date and GET /v1/tasks and GET /v1/sessions page
-// through, and the tenant's own agents with every version (src/tenants/agent-versions.ts, PUT /v1/agents/:name). One
+// through, the directory of its schedules (src/tenants/schedule-directory.ts, kept by each schedule's object), and the tenant's own agents with every version (src/tenants/agent-versions.ts, PUT /v1/agents/:name). One
 // per tenant, not one for the deployment: a tenant's listings, reports and agents never queue behind another's.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../src/env.ts";
@@ -13,16 +13,24 @@ import {
   type StoredAgent,
 } from "../src/tenants/agent-versions.ts";
 import { Directory, type DirectoryPage, type DirectoryQuery, type DirectoryReport } from "../src/tenants/directory.ts";
+import {
+  ScheduleDirectory,
+  type ScheduleEntry,
+  type SchedulePage,
+  type ScheduleQuery,
+} from "../src/tenants/schedule-directory.ts";
 
 export class TenantObject extends DurableObject<Env> {
   private readonly directory: Directory;
   private readonly agents: AgentVersions;
+  private readonly schedules: ScheduleDirectory;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     migrate(ctx.storage, TENANT_MIGRATIONS);
     this.directory = new Directory(ctx.storage.sql);
     this.agents = new AgentVersions(ctx.storage.sql);
+    this.schedules = new ScheduleDirectory(ctx.storage.sql);
   }
 
   /** A task's or session's row as its object reports it (a report older than the one held is ignored). */
@@ -64,5 +72,19 @@ export class TenantObject extends DurableObject<Env> {
 
   async agentVersions(name: string): Promise<AgentVersionSummary[]> {
     return this.agents.versions(name);
+  }
+
+  /** A schedule's row as its object reports it (a report older than the one held is ignored). */
+  async recordSchedule(entry: ScheduleEntry, version: number): Promise<void> {
+    this.schedules.record(entry, version);
+  }
+
+  /** A deleted schedule leaves the directory. */
+  async forgetSchedule(id: string): Promise<void> {
+    this.schedules.forget(id);
+  }
+
+  async listSchedules(query: ScheduleQuery): Promise<SchedulePage> {
+    return this.schedules.list(query);
   }
 }

@@ -1,6 +1,7 @@
 // The Worker's bindings, vars and secrets (see wrangler.toml). One interface shared by the Worker and the
 // Durable Object, and made the ambient `Cloudflare.Env` so `env` from "cloudflare:workers" is typed in tests.
 import type { RateLimiter } from "../durable-objects/rate-limiter.ts";
+import type { ScheduleObject } from "../durable-objects/schedule-object.ts";
 import type { TaskObject } from "../durable-objects/task-object.ts";
 import type { TenantObject } from "../durable-objects/tenant-object.ts";
 
@@ -9,6 +10,8 @@ export interface Env {
   TASKS: DurableObjectNamespace<TaskObject>;
   /** One Durable Object per tenant: the directory of its tasks and sessions. */
   TENANTS: DurableObjectNamespace<TenantObject>;
+  /** One Durable Object per schedule (POST /v1/schedules), driven by its own alarm. */
+  SCHEDULES: DurableObjectNamespace<ScheduleObject>;
   /** Run bundles: runs/<task_id>/… */
   RUNS: R2Bucket;
   /** The static assets of .assets/ (wrangler.toml [assets]): GET /docs's script and stylesheet. */

@@ -874,6 +874,96 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tenant's schedules, newest first
+         * @description Needs an API key with the `read` scope (`admin` may do everything).
+         */
+        get: operations["listSchedules"];
+        put?: never;
+        /**
+         * Schedule runs of an agent (cron or at)
+         * @description Each run is an ordinary task with the body's task options (as POST /v1/agents/{name}/tasks takes them) and `trigger.kind: schedule`, started by the schedule's own alarm; a due time runs at most once.
+         *
+         *     Needs an API key with the `run` scope (`admin` may do everything).
+         */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a schedule: its next due time and recent fires
+         * @description Needs an API key with the `read` scope (`admin` may do everything).
+         */
+        get: operations["getSchedule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a schedule (the tasks it started stay)
+         * @description Needs an API key with the `run` scope (`admin` may do everything).
+         */
+        delete: operations["deleteSchedule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a schedule (due times that pass while paused do not run)
+         * @description Needs an API key with the `run` scope (`admin` may do everything).
+         */
+        post: operations["pauseSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused schedule from its next due time
+         * @description Needs an API key with the `run` scope (`admin` may do everything).
+         */
+        post: operations["resumeSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/hooks/{hook_id}": {
         parameters: {
             query?: never;
@@ -1077,7 +1167,7 @@ export interface components {
                      * @description the registry's code (docs/reference/errors.md)
                      * @enum {string}
                      */
-                    code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "route_not_found" | "task_already_finished" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "route_not_found" | "task_already_finished" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                     /** @description for people; clients branch on the code */
                     message: string;
                     /** @description the error's class, e.g. ProviderError */
@@ -1402,7 +1492,7 @@ export interface components {
                  * @description the registry's code (docs/reference/errors.md)
                  * @enum {string}
                  */
-                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "route_not_found" | "task_already_finished" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "route_not_found" | "task_already_finished" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                 /** @description for people; clients branch on the code */
                 message: string;
                 /** @description the error's class, e.g. ProviderError */
@@ -1489,11 +1579,19 @@ export interface components {
                 url: string;
                 events: ("completed" | "failed" | "canceled" | "input_required")[];
             } | null;
-            trigger: {
+            trigger: ({
                 hook_id: string;
                 delivery_id: string;
                 event: string | null;
-            } | null;
+            } | {
+                /** @constant */
+                kind: "schedule";
+                /** Format: uuid */
+                schedule_id: string;
+                /** Format: date-time */
+                due_at: string;
+                due_times: number;
+            }) | null;
             links: components["schemas"]["TaskLinks"];
             decision: {
                 request_id?: string;
@@ -1518,6 +1616,99 @@ export interface components {
                 decided_by: string;
                 /** Format: date-time */
                 decided_at: string;
+            };
+        };
+        ScheduleLinks: {
+            /** Format: uri */
+            self: string;
+            /** Format: uri */
+            pause: string;
+            /** Format: uri */
+            resume: string;
+            /** Format: uri */
+            tasks: string;
+        };
+        ScheduleReceipt: {
+            /** Format: uuid */
+            id: string;
+            agent: string;
+            /** @enum {string} */
+            status: "active" | "paused" | "finished";
+            cron: string | null;
+            timezone: string | null;
+            at: string | null;
+            next_run_at: string | null;
+            links: components["schemas"]["ScheduleLinks"];
+        };
+        ScheduleResource: {
+            /** Format: uuid */
+            id: string;
+            agent: string;
+            agent_version: number | null;
+            input: string;
+            cron: string | null;
+            timezone: string | null;
+            at: string | null;
+            /** @enum {string} */
+            missed: "run_once" | "skip";
+            /** @enum {string} */
+            status: "active" | "paused" | "finished";
+            next_run_at: string | null;
+            last_fired_at: string | null;
+            recent_fires: {
+                /** Format: date-time */
+                due_at: string;
+                due_times: number;
+                /** @enum {string} */
+                outcome: "pending" | "started" | "skipped" | "failed";
+                task_id: string | null;
+                /** Format: date-time */
+                recorded_at: string;
+                error: string | null;
+            }[];
+            metadata: {
+                [key: string]: string | number | boolean | null;
+            };
+            tags: string[];
+            limits: {
+                max_turns?: number;
+                max_budget_usd?: number;
+                max_tokens?: number;
+            };
+            retention_days: number;
+            /** @enum {string} */
+            redaction_mode: "full" | "redacted";
+            dry_run: boolean;
+            webhook: {
+                /** Format: uri */
+                url: string;
+                events: ("completed" | "failed" | "canceled" | "input_required")[];
+            } | null;
+            files: string[];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            links: components["schemas"]["ScheduleLinks"];
+        };
+        ScheduleSummary: {
+            /** Format: uuid */
+            id: string;
+            agent: string;
+            /** @enum {string} */
+            status: "active" | "paused" | "finished";
+            cron: string | null;
+            timezone: string | null;
+            at: string | null;
+            next_run_at: string | null;
+            last_fired_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            links: {
+                /** Format: uri */
+                self: string;
             };
         };
         SessionLinks: {
@@ -1711,7 +1902,7 @@ export interface components {
                  * @description the registry's code (docs/reference/errors.md)
                  * @enum {string}
                  */
-                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "route_not_found" | "task_already_finished" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "route_not_found" | "task_already_finished" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                 /** @description for people; clients branch on the code */
                 message: string;
                 /** @description the error's class, e.g. ProviderError */
@@ -1798,11 +1989,19 @@ export interface components {
                 url: string;
                 events: ("completed" | "failed" | "canceled" | "input_required")[];
             } | null;
-            trigger: {
+            trigger: ({
                 hook_id: string;
                 delivery_id: string;
                 event: string | null;
-            } | null;
+            } | {
+                /** @constant */
+                kind: "schedule";
+                /** Format: uuid */
+                schedule_id: string;
+                /** Format: date-time */
+                due_at: string;
+                due_times: number;
+            }) | null;
             links: components["schemas"]["TaskLinks"];
         };
         TaskSummary: {
@@ -2001,6 +2200,34 @@ export interface components {
             size: number;
             /** Format: date-time */
             modified_at: string;
+        };
+        CreateScheduleBody: {
+            input: string;
+            metadata?: {
+                [key: string]: string | number | boolean | null;
+            };
+            max_turns?: number;
+            max_iterations?: number;
+            max_budget_usd?: number;
+            max_tokens?: number;
+            tags?: string[];
+            retention_days?: number;
+            /** @enum {string} */
+            redaction_mode?: "full" | "redacted";
+            dry_run?: boolean;
+            webhook?: {
+                url: string;
+                events?: ("completed" | "failed" | "canceled" | "input_required")[];
+            };
+            files?: {
+                [key: string]: string;
+            };
+            agent: string;
+            cron?: string;
+            timezone?: string;
+            at?: string;
+            /** @enum {string} */
+            missed?: "run_once" | "skip";
         };
         CreateSessionBody: {
             metadata?: {
@@ -2307,7 +2534,7 @@ export interface components {
         ErrorBody: {
             error: {
                 /** @enum {string} */
-                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "route_not_found" | "task_already_finished" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "rate_limited" | "agent_not_found" | "internal_error";
+                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "route_not_found" | "task_already_finished" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "rate_limited" | "agent_not_found" | "internal_error";
                 message: string;
                 /** Format: uuid */
                 request_id: string;
@@ -2531,6 +2758,11 @@ export interface components {
             payload: components["schemas"]["CallbackPayload"];
         } | components["schemas"]["DeliveryReceipt"];
         ResumeResponse: components["schemas"]["ResumedTask"] | components["schemas"]["ResumedTaskReceipt"];
+        ScheduleList: {
+            schedules: components["schemas"]["ScheduleSummary"][];
+            next_cursor: string | null;
+        };
+        ScheduleResponse: components["schemas"]["ScheduleResource"] | components["schemas"]["ScheduleReceipt"];
         SessionArtifactList: {
             /** Format: uuid */
             session_id: string;
@@ -7039,6 +7271,529 @@ export interface operations {
              *     `workspace_file_not_found`: the task's workspace has no such file, or the path is a folder (`field`: `path`)
              */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                status?: ("active" | "paused" | "finished")[];
+                agent?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page; next_cursor continues it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleList"];
+                };
+            };
+            /** @description `validation_failed`: a body field, parameter, query value or header is invalid; `field` names it (e.g. `input`, `metadata.x`, the unknown key, `wait`, `after`, `last-event-id`, `path`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the creation idempotent: a repeat with the same key and body gets the same task (Idempotent-Replayed: true); another body is refused with 422 idempotency_key_reused. Keys are kept at least as long as the task. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateScheduleBody"];
+            };
+        };
+        responses: {
+            /** @description The schedule. */
+            201: {
+                headers: {
+                    /** @description The URL of what was created. */
+                    location: string;
+                    /** @description Sent when the answer replays an earlier request's. */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleResponse"];
+                };
+            };
+            /**
+             * @description `validation_failed`: a body field, parameter, query value or header is invalid; `field` names it (e.g. `input`, `metadata.x`, the unknown key, `wait`, `after`, `last-event-id`, `path`)
+             *
+             *     `invalid_json`: the body is not valid JSON or not valid UTF-8
+             *
+             *     `workspace_full`: the seed `files`, with the folders they imply, exceed the workspace's 10,000 files and folders (`field`: `files.<path>` of the first past the limit)
+             *
+             *     `invalid_callback_url`: `webhook.url` is not https (unless the operator allows the host), is private or loopback, carries credentials, or is not a URL (`field`: `webhook.url`)
+             *
+             *     `invalid_cron`: a schedule's `cron` is not a 5-field cron expression, or never matches a date (`field`: `cron`)
+             *
+             *     `invalid_timezone`: a schedule's `timezone` is not an IANA time zone (`field`: `timezone`)
+             *
+             *     `invalid_schedule_time`: a schedule's `at` is not an ISO 8601 instant with its offset, or is not in the future (`field`: `at`)
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `schedule_not_found`: no schedule with that id (a malformed or deleted one too) (`field`: `id`); a creation whose `Idempotency-Key` made a schedule since deleted (`field`: `idempotency-key`)
+             *
+             *     `agent_not_found`: no agent with that name that the key's tenant may see (`field`: `name`)
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: body over 256 KiB, with or without a Content-Length (reading stops at the limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: body not sent as `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `idempotency_key_reused`: the `Idempotency-Key` was used for a different request, another body or route (`field`: `idempotency-key`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: the API key created its tasks-per-minute, or a hook started its runs-per-minute; `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             *
+             *     `callbacks_not_configured`: a task asked for callbacks, but the deployment has no `OUTPOST_WEBHOOK_SECRET` to sign them (`field`: `webhook`)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The schedule's id. A malformed id is answered like an unknown one: 404 schedule_not_found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleResponse"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `schedule_not_found`: no schedule with that id (a malformed or deleted one too) (`field`: `id`); a creation whose `Idempotency-Key` made a schedule since deleted (`field`: `idempotency-key`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The schedule's id. A malformed id is answered like an unknown one: 404 schedule_not_found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `schedule_not_found`: no schedule with that id (a malformed or deleted one too) (`field`: `id`); a creation whose `Idempotency-Key` made a schedule since deleted (`field`: `idempotency-key`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    pauseSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The schedule's id. A malformed id is answered like an unknown one: 404 schedule_not_found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule, paused. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleResponse"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `schedule_not_found`: no schedule with that id (a malformed or deleted one too) (`field`: `id`); a creation whose `Idempotency-Key` made a schedule since deleted (`field`: `idempotency-key`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `schedule_finished`: a pause or resume of an `at` schedule that has already fired */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    resumeSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The schedule's id. A malformed id is answered like an unknown one: 404 schedule_not_found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule, active. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleResponse"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `schedule_not_found`: no schedule with that id (a malformed or deleted one too) (`field`: `id`); a creation whose `Idempotency-Key` made a schedule since deleted (`field`: `idempotency-key`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `schedule_finished`: a pause or resume of an `at` schedule that has already fired */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -111,9 +111,17 @@ export const EVENT_CATALOG = {
         files: z.array(z.string()).describe("seeded paths"),
         warnings: WARNINGS,
         trigger: z
-          .strictObject({ hook_id: z.string(), delivery_id: z.string(), event: z.string().nullable() })
+          .union([
+            z.strictObject({ hook_id: z.string(), delivery_id: z.string(), event: z.string().nullable() }),
+            z.strictObject({
+              kind: z.literal("schedule"),
+              schedule_id: z.string(),
+              due_at: z.string(),
+              due_times: z.number().int().positive(),
+            }),
+          ])
           .optional()
-          .describe("the inbound webhook delivery that started it"),
+          .describe("the inbound webhook delivery or the schedule that started it"),
         forked_from: z
           .strictObject({ task_id: z.string(), checkpoint_id: z.string() })
           .optional()

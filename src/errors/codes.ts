@@ -44,6 +44,21 @@ export const ERROR_CODES = {
       when: "`webhook.url` is not https (unless the operator allows the host), is private or loopback, carries credentials, or is not a URL (`field`: `webhook.url`)",
     },
   },
+  invalid_cron: {
+    request: {
+      status: 400,
+      when: "a schedule's `cron` is not a 5-field cron expression, or never matches a date (`field`: `cron`)",
+    },
+  },
+  invalid_timezone: {
+    request: { status: 400, when: "a schedule's `timezone` is not an IANA time zone (`field`: `timezone`)" },
+  },
+  invalid_schedule_time: {
+    request: {
+      status: 400,
+      when: "a schedule's `at` is not an ISO 8601 instant with its offset, or is not in the future (`field`: `at`)",
+    },
+  },
   unauthorized: {
     request: { status: 401, when: "missing, malformed or unknown API key (`field`: `authorization`)" },
   },
@@ -92,6 +107,12 @@ export const ERROR_CODES = {
       when: "the task's workspace has no such file, or the path is a folder (`field`: `path`)",
     },
   },
+  schedule_not_found: {
+    request: {
+      status: 404,
+      when: "no schedule with that id (a malformed or deleted one too) (`field`: `id`); a creation whose `Idempotency-Key` made a schedule since deleted (`field`: `idempotency-key`)",
+    },
+  },
   route_not_found: { request: { status: 404, when: "no such route or method" } },
   task_already_finished: { request: { status: 409, when: "cancel of a task that has already ended" } },
   session_busy: {
@@ -112,6 +133,9 @@ export const ERROR_CODES = {
       status: 409,
       when: "a `PUT /v1/agents/:name` whose `If-Match` names another version than the agent's current one (`field`: `if-match`)",
     },
+  },
+  schedule_finished: {
+    request: { status: 409, when: "a pause or resume of an `at` schedule that has already fired" },
   },
   task_not_waiting: {
     request: { status: 409, when: "a resume of a task that is not waiting for input (`input_required`)" },

@@ -10,6 +10,7 @@ import type { Health } from "./responses.ts";
 import { a2aRoutes } from "./routes/a2a.ts";
 import { agentRoutes } from "./routes/agents.ts";
 import { hookRoutes } from "./routes/hooks.ts";
+import { scheduleRoutes } from "./routes/schedules.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { taskRoutes } from "./routes/tasks.ts";
 import { tenantRoutes } from "./routes/tenant.ts";
@@ -37,6 +38,7 @@ app.route("/v1/agents", agentRoutes);
 app.route("/v1/workflows", workflowRoutes);
 app.route("/v1/tasks", taskRoutes);
 app.route("/v1/sessions", sessionRoutes);
+app.route("/v1/schedules", scheduleRoutes);
 app.route("/v1/tenant", tenantRoutes);
 // A2A v1.0 (docs/a2a.md): every route needs an API key; each route checks the scope its method needs.
 app.use("/a2a", requireApiKey);

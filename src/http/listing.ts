@@ -1,12 +1,13 @@
-// GET /v1/tasks and GET /v1/sessions: a page of the tenant's tasks or sessions from its directory
-// (src/tenants/directory.ts), newest first, filtered by the query string and continued with an opaque cursor.
+// GET /v1/tasks, GET /v1/sessions and GET /v1/schedules: a page of the tenant's tasks, sessions or schedules from its
+// directory (src/tenants/directory.ts, schedule-directory.ts), newest first, filtered by the query string and
+// continued with an opaque cursor.
 import type { Context } from "hono";
 import { z } from "zod";
 import { ApiError } from "../errors.ts";
 import { type DirectoryCursor, type DirectoryEntry, type DirectoryQuery, tenantStubFor } from "../tenants/directory.ts";
 import type { AppEnv } from "./app-env.ts";
-import type { SessionList, SessionSummary, TaskList, TaskSummary } from "./responses.ts";
-import { SessionListQuery, TaskListQuery } from "./schemas.ts";
+import type { ScheduleList, ScheduleSummary, SessionList, SessionSummary, TaskList, TaskSummary } from "./responses.ts";
+import { ScheduleListQuery, SessionListQuery, TaskListQuery } from "./schemas.ts";
 import { parseWith } from "./validation.ts";
 
 const CursorSchema = z.tuple([z.iso.datetime(), z.uuid()]);
@@ -105,4 +106,21 @@ export async function listSessions(c: Context<AppEnv>): Promise<SessionList> {
   // A session runs no workflow: its summary has no such field.
   const sessions = entries.map(({ workflow: _none, ...entry }) => summary(c, "sessions", entry) as SessionSummary);
   return { sessions, next_cursor };
+}
+
+/** GET /v1/schedules. */
+export async function listSchedules(c: Context<AppEnv>): Promise<ScheduleList> {
+  const { cursor, status, ...filters } = parseWith(ScheduleListQuery, queryObject(c), "(query)");
+  const found = await tenantStubFor(c.env, c.get("tenant")).listSchedules({
+    ...filters,
+    statuses: status ?? [],
+    ...(cursor === undefined ? {} : { after: decodeCursor(cursor) }),
+  });
+  const origin = new URL(c.req.url).origin;
+  return {
+    schedules: found.entries.map(
+      (entry) => ({ ...entry, links: { self: `${origin}/v1/schedules/${entry.id}` } }) as ScheduleSummary,
+    ),
+    next_cursor: found.next ? encodeCursor(found.next) : null,
+  };
 }

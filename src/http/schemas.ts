@@ -3,6 +3,8 @@
 import { z } from "zod";
 import { AGENT_NAME_PATTERN } from "../agents/definition.ts";
 import { REDACTION_MODES } from "../events/redaction.ts";
+import { SCHEDULE_STATUSES } from "../schedules/schedule.ts";
+import { MISSED_POLICIES } from "../schedules/timing.ts";
 import { SESSION_STATUSES } from "../sessions/session.ts";
 import { BUSY_POLICIES, CALLBACK_EVENTS, TASK_STATUSES } from "../tasks/task.ts";
 import { toStorePath, WorkspacePathError } from "../workspace/paths.ts";
@@ -245,3 +247,37 @@ export type TaskListQuery = z.infer<typeof TaskListQuery>;
 /** GET /v1/sessions. */
 export const SessionListQuery = listQuery(SESSION_STATUSES);
 export type SessionListQuery = z.infer<typeof SessionListQuery>;
+
+/**
+ * POST /v1/schedules: the agent, when (a 5-field `cron` read in `timezone`, or one instant `at`), what to do with
+ * fires missed while the runtime was down, and each run's task as POST /v1/agents/:name/tasks takes it (its body's
+ * fields, checked the same way). cron, timezone and at are checked by the route (src/schedules/timing.ts) so that
+ * each has its own error code.
+ */
+export const CreateScheduleBody = CreateTaskBody.extend({
+  agent: z.string().min(1).max(64).regex(AGENT_NAME_PATTERN, "must be an agent name"),
+  /** A 5-field cron expression (minute hour day-of-month month day-of-week), e.g. "0 9 * * 1-5". */
+  cron: z.string().max(256).optional(),
+  /** The IANA time zone `cron` is read in (default UTC). */
+  timezone: z.string().max(64).optional(),
+  /** One run at this instant (ISO 8601 with its offset), instead of a cron expression. */
+  at: z.string().max(64).optional(),
+  /** Fires missed while the runtime was down: one run for all of them (run_once, the default), or none (skip). */
+  missed: z.enum(MISSED_POLICIES).optional(),
+}).superRefine((body, ctx) => {
+  if ((body.cron === undefined) === (body.at === undefined)) {
+    ctx.addIssue({ code: "custom", path: ["cron"], message: "give either cron or at (not both)" });
+  } else if (body.at !== undefined && body.timezone !== undefined) {
+    ctx.addIssue({ code: "custom", path: ["timezone"], message: "applies to cron only; at carries its own offset" });
+  }
+});
+export type CreateScheduleBody = z.infer<typeof CreateScheduleBody>;
+
+/** GET /v1/schedules. */
+export const ScheduleListQuery = listQuery(SCHEDULE_STATUSES).pick({
+  limit: true,
+  cursor: true,
+  status: true,
+  agent: true,
+});
+export type ScheduleListQuery = z.infer<typeof ScheduleListQuery>;

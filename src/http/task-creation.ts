@@ -9,7 +9,7 @@ import type { Env } from "../env.ts";
 import { ApiError } from "../errors.ts";
 import { sha256Hex } from "../lib/sha256.ts";
 import type { TaskInit, TaskLimits, TaskView, TaskWebhook } from "../tasks/task.ts";
-import { derivedTaskId, taskStubFor } from "../tasks/task-ids.ts";
+import { derivedTaskId, startInObject } from "../tasks/task-ids.ts";
 import { taskInit, taskModel } from "../tasks/task-init.ts";
 import { loosenedLimit, requirePricedBudget } from "../tasks/task-limits.ts";
 import { firstSeedOverflow, MAX_WORKSPACE_ENTRIES } from "../workspace/limits.ts";
@@ -81,7 +81,7 @@ export async function launch(
   tenant: string,
   init: TaskInit,
 ): Promise<{ task: TaskView; replayed: boolean }> {
-  const started = await taskStubFor(c.env, tenant, init.id).start(init);
+  const started = await startInObject(c.env, tenant, init);
   // The task, when start() created it or found it created by the same request (StartOutcome).
   if (started.task) return { task: started.task, replayed: started.outcome === "replayed" };
   throw creationRefused(started);

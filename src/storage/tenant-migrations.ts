@@ -1,7 +1,7 @@
 // The storage schema of a tenant's Durable Object (durable-objects/tenant-object.ts), as one ordered list of steps
 // applied by the same migrate() as a task's (migrations.ts): a step is written once and never changed; the next
 // change is the next step. Tables are named after the subsystem that owns them: directory_* (src/tenants/directory.ts),
-// agents_* (src/tenants/agent-versions.ts).
+// agents_* (src/tenants/agent-versions.ts); directory_schedules is src/tenants/schedule-directory.ts.
 import type { Migration } from "./migrations.ts";
 
 export const TENANT_MIGRATIONS: readonly Migration[] = [
@@ -57,6 +57,27 @@ export const TENANT_MIGRATIONS: readonly Migration[] = [
       sql.exec(
         "CREATE INDEX directory_records_by_workflow ON directory_records (workflow, created_at DESC) WHERE workflow IS NOT NULL",
       );
+    },
+  },
+  {
+    version: 4,
+    adds: "the directory of the tenant's schedules (GET /v1/schedules)",
+    up: (sql) => {
+      sql.exec(`CREATE TABLE directory_schedules (
+        id TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        status TEXT NOT NULL,
+        cron TEXT,
+        timezone TEXT,
+        at TEXT,
+        next_run_at TEXT,
+        last_fired_at TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        version INTEGER NOT NULL
+      )`);
+      // Newest first, the order the listing pages in.
+      sql.exec("CREATE INDEX directory_schedules_by_creation ON directory_schedules (created_at DESC, id DESC)");
     },
   },
 ];

@@ -4,6 +4,7 @@
 import type { Env } from "../env.ts";
 import { sha256Bytes, toHex } from "../lib/sha256.ts";
 import { DEFAULT_TENANT } from "../tenants/api-keys.ts";
+import type { TaskInit } from "./task.ts";
 
 /** The object name of a task. The default tenant keeps bare ids, the names its tasks had before tenants. */
 export function taskObjectName(tenant: string, taskId: string): string {
@@ -12,6 +13,14 @@ export function taskObjectName(tenant: string, taskId: string): string {
 
 export function taskStubFor(env: Pick<Env, "TASKS">, tenant: string, taskId: string) {
   return env.TASKS.get(env.TASKS.idFromName(taskObjectName(tenant, taskId)));
+}
+
+/**
+ * Creates the task in its object and starts its run, or finds it created under the same id before (StartOutcome):
+ * the one call through which every way of starting a task starts it (the API's routes, webhook deliveries, schedules).
+ */
+export function startInObject(env: Pick<Env, "TASKS">, tenant: string, init: TaskInit) {
+  return taskStubFor(env, tenant, init.id).start(init);
 }
 
 /** A version 4 UUID determined by `parts` (SHA-256, with the version and variant bits set). */

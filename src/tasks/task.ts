@@ -67,7 +67,7 @@ export const TaskWebhookSchema = z.lazy(() =>
 export type TaskWebhook = z.infer<typeof TaskWebhookSchema>;
 
 /** The inbound webhook delivery that started a task. */
-export const TaskTriggerSchema = z.lazy(() =>
+export const HookTriggerSchema = z.lazy(() =>
   z.strictObject({
     hook_id: z.string(),
     delivery_id: z.string(),
@@ -75,6 +75,24 @@ export const TaskTriggerSchema = z.lazy(() =>
     event: z.string().nullable(),
   }),
 );
+
+/** The schedule (POST /v1/schedules) that started a task, and the due time the task is its run for. */
+export const ScheduleTriggerSchema = z.lazy(() =>
+  z.strictObject({
+    kind: z.literal("schedule"),
+    schedule_id: z.uuid({ version: "v4" }),
+    /** The due time this run is for (with missed fires run once, the latest of them). */
+    due_at: z.iso.datetime(),
+    /** How many due times the run stands for: more than 1 when fires missed while the runtime was down run once. */
+    due_times: z.number().int().positive(),
+  }),
+);
+
+/**
+ * What started a task other than a request to the API: an inbound webhook delivery (no `kind`, the shape it had
+ * before schedules), or a schedule (`kind: "schedule"`).
+ */
+export const TaskTriggerSchema = z.lazy(() => z.union([HookTriggerSchema, ScheduleTriggerSchema]));
 export type TaskTrigger = z.infer<typeof TaskTriggerSchema>;
 
 /** The task as its object returns it (seed 003 Task): what GET /v1/tasks/:id shows, without its links. */
@@ -121,7 +139,7 @@ export const TaskViewSchema = z.lazy(() =>
     dry_run: z.boolean(),
     /** Where the task reports its outcome (signed callbacks), or null. */
     webhook: TaskWebhookSchema.nullable(),
-    /** The inbound webhook delivery that started the task, or null for one started through the API. */
+    /** The inbound webhook delivery or the schedule that started the task, or null for one started through the API. */
     trigger: TaskTriggerSchema.nullable(),
   }),
 );

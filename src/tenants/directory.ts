@@ -166,13 +166,21 @@ export class Directory {
         query.limit + 1,
       )
       .toArray();
-    const entries = rows.slice(0, query.limit).map(fromRow);
-    const last = entries.at(-1);
-    return {
-      entries,
-      next: rows.length > query.limit && last ? { created_at: last.created_at, id: last.id } : null,
-    };
+    return pageOf(rows.map(fromRow), query.limit);
   }
+}
+
+/**
+ * A page of a listing read newest first with LIMIT `limit + 1` (one more than the page, to know whether a next page
+ * exists): its first `limit` entries, and where the next page starts (null on the last page).
+ */
+export function pageOf<E extends DirectoryCursor>(
+  rows: E[],
+  limit: number,
+): { entries: E[]; next: DirectoryCursor | null } {
+  const entries = rows.slice(0, limit);
+  const last = entries.at(-1);
+  return { entries, next: rows.length > limit && last ? { created_at: last.created_at, id: last.id } : null };
 }
 
 function fromRow(row: EntryRow): DirectoryEntry {

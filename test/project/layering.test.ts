@@ -36,6 +36,8 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   // OpenTelemetry spans derived from the event log, exported after a run (wired in by task-host).
   telemetry: ["events", "net", "tasks", "env.ts"],
   "inbound-hooks": ["tasks", "tenants"],
+  // Scheduled runs: their timing, their object's storage, and the task each fire starts.
+  schedules: ["events", "tasks", "tenants", "env.ts"],
   callbacks: ["events", "net", "tasks", "env.ts"],
   tools: ["approvals", "events", "mcp", "net", "tasks", "workspace"],
   agents: ["approvals", "config", "events", "inbound-hooks", "llm", "mcp", "skills", "tenants", "tools"],
@@ -81,6 +83,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "events",
     "run-bundle",
     "runtime",
+    "schedules",
     "sessions",
     "storage",
     "task-host",
@@ -114,6 +117,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "events",
     "inbound-hooks",
     "runtime",
+    "schedules",
     "sessions",
     "tasks",
     "tenants",

@@ -27,6 +27,8 @@ import {
   MessageListSchema,
   RedeliveryResponseSchema,
   ResumeResponseSchema,
+  ScheduleListSchema,
+  ScheduleResponseSchema,
   SessionArtifactListSchema,
   SessionListSchema,
   SessionMessageListSchema,
@@ -45,6 +47,7 @@ import {
 } from "../responses.ts";
 import {
   ArtifactPath,
+  CreateScheduleBody,
   CreateSessionBody,
   CreateTaskBody,
   EventCursor,
@@ -52,6 +55,7 @@ import {
   ForkBody,
   InvokeBody,
   ResumeBody,
+  ScheduleListQuery,
   SendMessageBody,
   SessionListQuery,
   TaskIdParam,
@@ -70,6 +74,7 @@ export const TAGS = {
   tasks: "Tasks: one run of an agent or a workflow, its events, decisions, checkpoints, forks and callbacks.",
   files: "A task's or a session's run bundle (artifacts) and workspace files.",
   sessions: "Chat sessions: a conversation with an agent, one turn per message.",
+  schedules: "Scheduled runs: an agent's task started on a cron expression or at an instant.",
   hooks: "Inbound webhooks: signed deliveries that start runs.",
   tenant: "The tenant the API key belongs to.",
 } as const;
@@ -827,6 +832,96 @@ const HOOKS: OperationSpec[] = [
   },
 ];
 
+const ScheduleId = z.object({
+  id: TaskIdParam.describe(
+    "The schedule's id. A malformed id is answered like an unknown one: 404 schedule_not_found.",
+  ),
+});
+const MISSING_SCHEDULE: RequestErrorCode[] = ["schedule_not_found"];
+
+const SCHEDULES: OperationSpec[] = [
+  {
+    method: "get",
+    path: "/v1/schedules",
+    operationId: "listSchedules",
+    tag: "schedules",
+    summary: "List the tenant's schedules, newest first",
+    access: "read",
+    params: { query: ScheduleListQuery },
+    answers: { 200: { description: "One page; next_cursor continues it.", json: ScheduleListSchema } },
+    errors: [],
+  },
+  {
+    method: "post",
+    path: "/v1/schedules",
+    operationId: "createSchedule",
+    tag: "schedules",
+    summary: "Schedule runs of an agent (cron or at)",
+    description:
+      "Each run is an ordinary task with the body's task options (as POST /v1/agents/{name}/tasks takes them) and `trigger.kind: schedule`, started by the schedule's own alarm; a due time runs at most once.",
+    access: "run",
+    params: { header: CreationHeaders },
+    body: CreateScheduleBody,
+    answers: { 201: { description: "The schedule.", json: ScheduleResponseSchema, headers: Created } },
+    errors: [
+      "invalid_cron",
+      "invalid_timezone",
+      "invalid_schedule_time",
+      "agent_not_found",
+      "rate_limited",
+      "idempotency_key_reused",
+      "schedule_not_found",
+      "workspace_full",
+      "invalid_callback_url",
+      "callbacks_not_configured",
+    ],
+  },
+  {
+    method: "get",
+    path: "/v1/schedules/{id}",
+    operationId: "getSchedule",
+    tag: "schedules",
+    summary: "Read a schedule: its next due time and recent fires",
+    access: "read",
+    params: { path: ScheduleId },
+    answers: { 200: { description: "The schedule.", json: ScheduleResponseSchema } },
+    errors: MISSING_SCHEDULE,
+  },
+  {
+    method: "post",
+    path: "/v1/schedules/{id}/pause",
+    operationId: "pauseSchedule",
+    tag: "schedules",
+    summary: "Pause a schedule (due times that pass while paused do not run)",
+    access: "run",
+    params: { path: ScheduleId },
+    answers: { 200: { description: "The schedule, paused.", json: ScheduleResponseSchema } },
+    errors: [...MISSING_SCHEDULE, "schedule_finished"],
+  },
+  {
+    method: "post",
+    path: "/v1/schedules/{id}/resume",
+    operationId: "resumeSchedule",
+    tag: "schedules",
+    summary: "Resume a paused schedule from its next due time",
+    access: "run",
+    params: { path: ScheduleId },
+    answers: { 200: { description: "The schedule, active.", json: ScheduleResponseSchema } },
+    errors: [...MISSING_SCHEDULE, "schedule_finished"],
+  },
+  {
+    method: "delete",
+    path: "/v1/schedules/{id}",
+    operationId: "deleteSchedule",
+    tag: "schedules",
+    summary: "Delete a schedule (the tasks it started stay)",
+    access: "run",
+    params: { path: ScheduleId },
+    answers: { 204: { description: "Deleted." } },
+    errors: MISSING_SCHEDULE,
+  },
+];
+
 const TENANT: OperationSpec[] = [
   {
     method: "get",
@@ -849,6 +944,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
   ...fileOperations("task"),
   ...SESSIONS,
   ...fileOperations("session"),
+  ...SCHEDULES,
   ...HOOKS,
   ...TENANT,
 ];
