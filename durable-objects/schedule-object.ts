@@ -54,7 +54,9 @@ export class ScheduleObject extends DurableObject<Env> {
       return { outcome: "replayed", schedule: this.view(existing) };
     }
     const now = Date.now();
-    this.store.create(schedule, nextDue(schedule.timing, now), now);
+    // An `at` checked as future by the Worker may have passed since: its alarm then fires at once, on time.
+    const { timing } = schedule;
+    this.store.create(schedule, "at" in timing ? timing.at : nextDue(timing, now), now);
     await this.settle();
     return { outcome: "created", schedule: this.view(this.require()) };
   }

@@ -175,7 +175,7 @@ describe("creating, reading and listing schedules", () => {
     expect(paused.schedules.map((s) => [s.id, s.status, s.next_run_at])).toEqual([[second.id, "paused", null]]);
   });
 
-  it("replays a creation repeated under the same Idempotency-Key, and refuses the key with another body", async () => {
+  it("replays a creation repeated under the same Idempotency-Key; refuses the key with another body, or once deleted", async () => {
     const { agent, input } = await scheduledAgent();
     const headers = { "idempotency-key": uniqueMarker("schedule-key") };
     const body = { agent, input, cron: "0 4 * * *" };
@@ -190,6 +190,9 @@ describe("creating, reading and listing schedules", () => {
     await expectError(other, 422, "idempotency_key_reused", "idempotency-key");
     const list = await apiJson(`/v1/schedules?agent=${agent}`, ScheduleListSchema);
     expect(list.schedules.map((s) => s.id)).toEqual([created.id]);
+    // Deleted, the schedule is not made again under its key.
+    expect((await api(`/v1/schedules/${created.id}`, { method: "DELETE" })).status).toBe(204);
+    await expectError(await post("/v1/schedules", body, { headers }), 404, "schedule_not_found", "idempotency-key");
   });
 });
 
