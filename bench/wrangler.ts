@@ -59,7 +59,8 @@ const SNAPSHOT_FILES = [
   "scripts/generated-file.ts",
 ];
 
-function snapshotTree(root: string, into: string, extraFiles: Readonly<Record<string, string>>): void {
+/** Copies what the Worker's build reads into `into`, plus `extraFiles` (also used by the self-hosted crash test). */
+export function snapshotTree(root: string, into: string, extraFiles: Readonly<Record<string, string>>): void {
   for (const dir of SNAPSHOT_DIRS) cpSync(join(root, dir), join(into, dir), { recursive: true });
   mkdirSync(join(into, "scripts"), { recursive: true });
   for (const file of SNAPSHOT_FILES) copyFileSync(join(root, file), join(into, file));

@@ -261,19 +261,24 @@ export class TaskObject extends DurableObject<Env> {
     return this.host.bundle.list();
   }
 
-  /** A staged artifact's content, or where it is in R2. */
+  /** A staged artifact's content, or its key in the blob store (R2, or a directory self-hosted). */
   async artifact(
     path: string,
     kind: RecordKind = "task",
-  ): Promise<{ kind: "staged"; content: string; content_type: string } | { kind: "r2"; key: string } | null> {
+  ): Promise<
+    | { kind: "staged"; content: string; content_type: string }
+    | { kind: "stored"; key: string; content_type: string }
+    | null
+  > {
     const { host } = this;
     const task = host.recordOf(kind);
     if (!task) return null;
     await host.supervisor.completeBundle(task);
-    if (!host.bundle.has(path)) return null;
+    const contentType = host.bundle.contentType(path);
+    if (contentType === null) return null;
     const staged = host.bundle.staged(path);
     if (staged) return { kind: "staged", ...staged };
-    return { kind: "r2", key: runPrefix(task.id) + path };
+    return { kind: "stored", key: runPrefix(task.id) + path, content_type: contentType };
   }
 
   /**

@@ -12,8 +12,13 @@ export interface Env {
   TENANTS: DurableObjectNamespace<TenantObject>;
   /** One Durable Object per schedule (POST /v1/schedules), driven by its own alarm. */
   SCHEDULES: DurableObjectNamespace<ScheduleObject>;
-  /** Run bundles: runs/<task_id>/… */
-  RUNS: R2Bucket;
+  /**
+   * The R2 bucket of run bundles (runs/<task_id>/…), spilled journal steps, large workspace files and uploaded
+   * skills. Absent when self-hosted, where RUNS_DIRECTORY holds them (src/blob-store/open-blob-store.ts).
+   */
+  RUNS?: R2Bucket;
+  /** Self-hosted only (`npm start`): workerd's disk service over the directory that holds what RUNS holds on Cloudflare. */
+  RUNS_DIRECTORY?: Fetcher;
   /** The static assets of .assets/ (wrangler.toml [assets]): GET /docs's script and stylesheet. */
   ASSETS: Fetcher;
   /** Secret. Without it (and without ANTHROPIC_BASE_URL) model calls fail with provider_not_configured. */

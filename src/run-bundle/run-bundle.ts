@@ -1,6 +1,7 @@
 // The run bundle (seed 002 "Run Directory Structure") at runs/<task_id>/ in R2. Files produced during the run are
 // staged in the object's SQLite (cheap, synchronous, on the hot path) and uploaded when the run ends, whatever
 // way it ends; a file too large to stage goes to R2 at once. The table lists every file, staged or uploaded.
+import type { BlobStore } from "../blob-store/blob-store.ts";
 import type { EventLog } from "../events/event-log.ts";
 
 export interface ArtifactEntry {
@@ -40,12 +41,12 @@ export class RunBundle {
   private flushing: Promise<void> | null = null;
 
   private readonly sql: SqlStorage;
-  private readonly bucket: R2Bucket;
+  private readonly bucket: BlobStore;
   private readonly taskId: () => string;
   /** Removes secrets from everything written (src/events/redaction.ts). */
   private readonly scrub: (text: string) => string;
 
-  constructor(sql: SqlStorage, bucket: R2Bucket, taskId: () => string, scrub: (text: string) => string = (t) => t) {
+  constructor(sql: SqlStorage, bucket: BlobStore, taskId: () => string, scrub: (text: string) => string = (t) => t) {
     this.sql = sql;
     this.bucket = bucket;
     this.taskId = taskId;
@@ -59,7 +60,7 @@ export class RunBundle {
     const type = contentTypeFor(path);
     const now = new Date().toISOString();
     if (size > STAGE_LIMIT) {
-      await this.bucket.put(runPrefix(this.taskId()) + path, content, { httpMetadata: { contentType: type } });
+      await this.bucket.put(runPrefix(this.taskId()) + path, content, { contentType: type });
       this.upsert(path, null, size, type, now, true);
       return;
     }
@@ -86,8 +87,12 @@ export class RunBundle {
     return row && row.content !== null ? { content: row.content, content_type: row.content_type } : null;
   }
 
-  has(path: string): boolean {
-    return this.sql.exec("SELECT 1 FROM bundle_files WHERE path = ?", path).toArray().length > 0;
+  /** A file's content type as written, or null if the bundle has no such file. */
+  contentType(path: string): string | null {
+    const row = this.sql
+      .exec<{ content_type: string }>("SELECT content_type FROM bundle_files WHERE path = ?", path)
+      .toArray()[0];
+    return row?.content_type ?? null;
   }
 
   /**
@@ -134,9 +139,7 @@ export class RunBundle {
       await Promise.all(
         files
           .slice(i, i + UPLOAD_CONCURRENCY)
-          .map((file) =>
-            this.bucket.put(prefix + file.path, file.content, { httpMetadata: { contentType: file.content_type } }),
-          ),
+          .map((file) => this.bucket.put(prefix + file.path, file.content, { contentType: file.content_type })),
       );
     }
     const now = new Date().toISOString();

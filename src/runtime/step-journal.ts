@@ -1,6 +1,7 @@
 // The durable step journal: each step of a run is recorded when it starts and when it completes, with its result.
 // A replay after an eviction returns completed results instead of running them again, and counts the attempts of a
 // step that was interrupted. Results over the SQLite row limit are kept in R2 beside the run bundle.
+import type { BlobStore } from "../blob-store/blob-store.ts";
 import { WorkflowError } from "../errors.ts";
 import { randomHex } from "../events/event-record.ts";
 import type { Json, JsonObject } from "../lib/json.ts";
@@ -30,10 +31,10 @@ const INLINE_RESULT_LIMIT = 1024 * 1024;
 
 export class StepJournal {
   private readonly sql: SqlStorage;
-  private readonly bucket: R2Bucket;
+  private readonly bucket: BlobStore;
   private readonly spillPrefix: () => string;
 
-  constructor(sql: SqlStorage, bucket: R2Bucket, spillPrefix: () => string) {
+  constructor(sql: SqlStorage, bucket: BlobStore, spillPrefix: () => string) {
     this.sql = sql;
     this.bucket = bucket;
     this.spillPrefix = spillPrefix;

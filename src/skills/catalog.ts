@@ -1,6 +1,7 @@
 // The skill catalog an agent chooses from: the skills compiled into the Worker (skills/ in the project, see
 // scripts/build-skills.ts) and, optionally, skills uploaded to R2 under skills/<name>/. Each is parsed and checked
 // once per load; a broken R2 skill is skipped and reported, never fatal to the run.
+import type { BlobStore } from "../blob-store/blob-store.ts";
 import {
   groupByFolder,
   parseSkill,
@@ -52,7 +53,7 @@ export class SkillCatalog {
   }
 
   /** The bundled skills plus those in `bucket` under skills/ (listed and read now). */
-  static async load(bundled: readonly SkillSourceFile[], bucket: R2Bucket | null): Promise<SkillCatalog> {
+  static async load(bundled: readonly SkillSourceFile[], bucket: BlobStore | null): Promise<SkillCatalog> {
     if (!bucket) return SkillCatalog.from(bundled);
     const uploaded: SkillSourceFile[] = [];
     let bytes = 0;

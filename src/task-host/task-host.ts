@@ -7,6 +7,8 @@
 // unknown id writes nothing. The object's class (durable-objects/task-object.ts) is the RPC surface over this.
 import type { Agent } from "../agents/agent.ts";
 import { registry } from "../agents/catalog.ts";
+import type { BlobStore } from "../blob-store/blob-store.ts";
+import { openBlobStore } from "../blob-store/open-blob-store.ts";
 import { CallbackOutbox } from "../callbacks/outbox.ts";
 import { callbackPolicy } from "../callbacks/policy.ts";
 import { PushConfigs } from "../callbacks/push-configs.ts";
@@ -87,6 +89,8 @@ export class TaskHost {
   private readonly ctx: DurableObjectState;
   private readonly env: Env;
   private readonly sql: SqlStorage;
+  /** Run bundles, spilled steps, large workspace files, uploaded skills: R2, or a directory when self-hosted. */
+  private readonly blobs: BlobStore;
   /** False until a task is created: an object asked about an unknown id writes nothing, not even its schema. */
   private ready: boolean;
 
@@ -111,12 +115,14 @@ export class TaskHost {
     );
     this.conversation = new MessageLog(this.sql);
     this.state = new TaskState(this.sql);
-    this.journal = new StepJournal(this.sql, env.RUNS, () => `${runPrefix(taskId())}.journal/`);
+    const blobs = openBlobStore(env);
+    this.blobs = blobs;
+    this.journal = new StepJournal(this.sql, blobs, () => `${runPrefix(taskId())}.journal/`);
     this.checkpoints = new CheckpointLog(this.sql, this.conversation, taskId);
-    this.bundle = new RunBundle(this.sql, env.RUNS, taskId, (text) => redactor.text(text));
+    this.bundle = new RunBundle(this.sql, blobs, taskId, (text) => redactor.text(text));
     this.workspace = new Workspace(
       this.sql,
-      env.RUNS,
+      blobs,
       () => workspacePrefix(taskId()),
       (fn) => ctx.storage.transactionSync(fn),
     );
@@ -245,7 +251,7 @@ export class TaskHost {
       prices: () => loadPriceTable(env.OUTPOST_PRICES),
       secret: secretLookup(env),
       outbound: () => outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),
-      skills: () => SkillCatalog.load(BUNDLED_SKILL_FILES, env.RUNS),
+      skills: () => SkillCatalog.load(BUNDLED_SKILL_FILES, blobs),
       expire: () => this.expire(),
       turnShape: () => this.sessions.shape(),
       turnCrashed: async (error) => {
@@ -388,7 +394,7 @@ export class TaskHost {
 
   private creationDeps<View>(init: TaskInit, view: (record: TaskRecord) => View) {
     // The journal of the task this object is about to hold (its id is not stored yet).
-    const journal = new StepJournal(this.sql, this.env.RUNS, () => `${runPrefix(init.id)}.journal/`);
+    const journal = new StepJournal(this.sql, this.blobs, () => `${runPrefix(init.id)}.journal/`);
     return {
       open: () => this.open(),
       store: this.store,
@@ -416,7 +422,7 @@ export class TaskHost {
     await tenantStubFor(this.env, task.tenant).forget(task.id);
     await expireTask({
       taskId: task.id,
-      bucket: this.env.RUNS,
+      bucket: this.blobs,
       prefixes: [runPrefix(task.id), workspacePrefix(task.id)],
       storage: this.ctx.storage,
       forget: () => {

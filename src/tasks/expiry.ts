@@ -5,6 +5,8 @@
 // The tombstone is not part of the versioned schema (src/storage/migrations.ts): an expired object holds no schema
 // and never migrates again, and every version of the code reads its tombstone, so its name and shape never change.
 
+import type { BlobStore } from "../blob-store/blob-store.ts";
+
 /** The one table an expired object keeps. */
 const TOMBSTONE = "tombstone";
 
@@ -34,7 +36,7 @@ export function readTombstone(sql: SqlStorage): Tombstone | null {
  */
 export async function expireTask(deps: {
   taskId: string;
-  bucket: R2Bucket;
+  bucket: BlobStore;
   prefixes: readonly string[];
   storage: Pick<DurableObjectStorage, "sql" | "transactionSync" | "deleteAlarm">;
   forget: () => void;

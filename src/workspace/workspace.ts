@@ -3,6 +3,7 @@
 // see them under AgentContext.workspace ("/workspace/src/a.ts") and the API as relative paths ("src/a.ts").
 // Changes are made through a WorkspaceFs and committed in one transaction, so a tool call that is interrupted
 // leaves the workspace as it was. How large it may grow is limits.ts; its paths are paths.ts.
+import type { BlobStore } from "../blob-store/blob-store.ts";
 import { MAX_FILE_BYTES, MAX_WORKSPACE_BYTES, MAX_WORKSPACE_ENTRIES } from "./limits.ts";
 import { parentOf } from "./paths.ts";
 
@@ -44,11 +45,11 @@ export function workspacePrefix(taskId: string): string {
 
 export class Workspace {
   private readonly sql: SqlStorage;
-  private readonly bucket: R2Bucket;
+  private readonly bucket: BlobStore;
   private readonly keyPrefix: () => string;
   private readonly transaction: <T>(fn: () => T) => T;
 
-  constructor(sql: SqlStorage, bucket: R2Bucket, keyPrefix: () => string, transaction: <T>(fn: () => T) => T) {
+  constructor(sql: SqlStorage, bucket: BlobStore, keyPrefix: () => string, transaction: <T>(fn: () => T) => T) {
     this.sql = sql;
     this.bucket = bucket;
     this.keyPrefix = keyPrefix;

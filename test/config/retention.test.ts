@@ -1,7 +1,6 @@
 // Retention (seed 003 policy): how long an ended task is kept, and what expiry does. Time is moved by editing the
 // task's stored completion time inside its object, then firing the object's alarm, as the platform would.
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { TaskObject } from "../../durable-objects/task-object.ts";
 import { DEFAULT_RETENTION, loadRetentionPolicy, retentionDays } from "../../src/config/retention.ts";
@@ -21,6 +20,7 @@ import {
   uniqueMarker,
   waitForTask,
 } from "../support/helpers.ts";
+import { runsBucket } from "../support/runs-bucket.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -116,9 +116,9 @@ describe("retention of tasks", () => {
     expect(await listed()).toEqual(["completed"]);
     // Reading the artifacts completes the bundle upload; the alarm after the run then waits for the expiry.
     expect((await api(`/v1/tasks/${task.id}/artifacts`)).status).toBe(200);
-    const bundle = await env.RUNS.list({ prefix: `runs/${task.id}/` });
+    const bundle = await runsBucket().list({ prefix: `runs/${task.id}/` });
     expect(bundle.objects.length).toBeGreaterThan(3);
-    expect((await env.RUNS.list({ prefix: `workspaces/${task.id}/` })).objects).toHaveLength(1);
+    expect((await runsBucket().list({ prefix: `workspaces/${task.id}/` })).objects).toHaveLength(1);
     const expiresAt = Date.parse(String((await waitForTask(task.id)).expires_at));
     expect(await settledAlarm(task.id, expiresAt)).toBe(expiresAt);
 
@@ -129,8 +129,8 @@ describe("retention of tasks", () => {
 
     await age(task.id, 8);
     expect(await runDurableObjectAlarm(stubFor(task.id))).toBe(true);
-    expect((await env.RUNS.list({ prefix: `runs/${task.id}/` })).objects).toHaveLength(0);
-    expect((await env.RUNS.list({ prefix: `workspaces/${task.id}/` })).objects).toHaveLength(0);
+    expect((await runsBucket().list({ prefix: `runs/${task.id}/` })).objects).toHaveLength(0);
+    expect((await runsBucket().list({ prefix: `workspaces/${task.id}/` })).objects).toHaveLength(0);
     const gone = await expectError(await api(`/v1/tasks/${task.id}`), 410, "task_expired", "id");
     // Out of the listing too.
     expect(await listed()).toEqual([]);

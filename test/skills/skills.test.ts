@@ -1,6 +1,5 @@
 // Skills (seed 002): SKILL.md parsing, the catalog (bundled skills compiled from skills/, and skills uploaded to R2),
 // the prefilter that ranks candidates for a task, and progressive disclosure within a token budget.
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { BUNDLED_SKILL_FILES } from "../../src/skills/bundled.generated.ts";
 import { R2_SKILLS_PREFIX, SkillCatalog } from "../../src/skills/catalog.ts";
@@ -8,6 +7,7 @@ import { computeBudget, disclose } from "../../src/skills/disclosure.ts";
 import { prefilterSkills } from "../../src/skills/prefilter.ts";
 import { parseSkill, SkillFormatError } from "../../src/skills/skill.ts";
 import { estimateTokens } from "../../src/skills/tokens.ts";
+import { runsBucket, runsStore } from "../support/runs-bucket.ts";
 
 const skillMd = (front: string, body = "Do the thing.") => `---\n${front}\n---\n\n${body}\n`;
 
@@ -74,15 +74,15 @@ describe("the catalog", () => {
     const id = crypto.randomUUID().slice(0, 8);
     const good = `uploaded-${id}`;
     const broken = `broken-${id}`;
-    await env.RUNS.put(
+    await runsBucket().put(
       `${R2_SKILLS_PREFIX}${good}/SKILL.md`,
       skillMd(`name: ${good}\ndescription: Uploaded at run time.`),
     );
-    await env.RUNS.put(`${R2_SKILLS_PREFIX}${good}/notes.md`, "notes");
-    await env.RUNS.put(`${R2_SKILLS_PREFIX}${broken}/SKILL.md`, "no frontmatter");
-    await env.RUNS.put(`${R2_SKILLS_PREFIX}release-notes/SKILL.md`, skillMd("name: release-notes\ndescription: x"));
+    await runsBucket().put(`${R2_SKILLS_PREFIX}${good}/notes.md`, "notes");
+    await runsBucket().put(`${R2_SKILLS_PREFIX}${broken}/SKILL.md`, "no frontmatter");
+    await runsBucket().put(`${R2_SKILLS_PREFIX}release-notes/SKILL.md`, skillMd("name: release-notes\ndescription: x"));
     try {
-      const catalog = await SkillCatalog.load(BUNDLED_SKILL_FILES, env.RUNS);
+      const catalog = await SkillCatalog.load(BUNDLED_SKILL_FILES, runsStore());
       expect(catalog.get(good)?.metadata).toMatchObject({ source: "r2", files: [`${good}/notes.md`] });
       expect(catalog.get("release-notes")?.metadata.source).toBe("bundled");
       expect(catalog.skipped).toEqual(
@@ -92,7 +92,7 @@ describe("the catalog", () => {
         ]),
       );
     } finally {
-      await env.RUNS.delete(
+      await runsBucket().delete(
         [`${good}/SKILL.md`, `${good}/notes.md`, `${broken}/SKILL.md`, "release-notes/SKILL.md"].map(
           (p) => R2_SKILLS_PREFIX + p,
         ),

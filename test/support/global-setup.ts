@@ -2,9 +2,15 @@
 // the model emulator, one shared real MCP server (server-everything over Streamable HTTP), the control server
 // that starts, restarts and kills further MCP servers on a test's request (optionally behind a proxy that checks a
 // bearer token, logs requests and rewrites answers), a fixture web server for WebFetch, a receiver for callbacks, and
-// the ledger server, whose side-effecting tool honours idempotency keys.
+// the ledger server, whose side-effecting tool honours idempotency keys, and a workerd disk service over a temporary
+// directory (the self-hosted blob store's backend, test/blob-store/).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import type { TestProject } from "vitest/node";
+import { freePort } from "../../bench/wrangler.ts";
 import { startEmulator } from "../../emulator/server.ts";
+import { serveDiskDirectory } from "../../scripts/self-host/server.ts";
 import { startCallbackReceiver } from "./callback-receiver.ts";
 import { startLedgerServer } from "./ledger-mcp-server.ts";
 import { startEverythingServer, startMcpControl } from "./mcp-servers.ts";
@@ -26,6 +32,8 @@ declare module "vitest" {
     receiverUrl: string;
     /** The MCP server of test/support/ledger-mcp-server.ts: /mcp, /sse, /stats and /forget-sessions below it. */
     ledgerUrl: string;
+    /** http://127.0.0.1:<port> of a workerd disk service (writable, dotfiles allowed) over a temporary directory. */
+    diskUrl: string;
   }
 }
 
@@ -38,6 +46,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     startCallbackReceiver(),
     startLedgerServer(),
   ]);
+  const diskRoot = mkdtempSync(join(tmpdir(), "outpost-disk-"));
+  const disk = await serveDiskDirectory(
+    resolve(import.meta.dirname, "../.."),
+    join(diskRoot, "runs"),
+    await freePort(),
+  );
   project.provide("emulatorUrl", emulator.url);
   project.provide("vertexServiceAccount", emulator.serviceAccounts.known);
   project.provide("vertexServiceAccountUnknown", emulator.serviceAccounts.unknown);
@@ -46,8 +60,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("webUrl", web.url);
   project.provide("receiverUrl", receiver.url);
   project.provide("ledgerUrl", ledger.url);
+  project.provide("diskUrl", disk.url);
   return async () => {
     mcp.kill();
+    await disk.stop();
+    rmSync(diskRoot, { recursive: true, force: true });
     await Promise.all([emulator.close(), control.close(), web.close(), receiver.close(), ledger.close()]);
   };
 }

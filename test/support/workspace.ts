@@ -5,6 +5,7 @@ import { env } from "cloudflare:workers";
 import { migrate } from "../../src/storage/migrations.ts";
 import { Workspace } from "../../src/workspace/workspace.ts";
 import { WorkspaceFs } from "../../src/workspace/workspace-fs.ts";
+import { runsBucket, runsStore } from "./runs-bucket.ts";
 
 export interface Harness {
   ws: Workspace;
@@ -26,7 +27,7 @@ export function withWorkspace<T>(fn: (h: Harness) => Promise<T>): Promise<T> {
     const prefix = `workspaces/test-${crypto.randomUUID()}/`;
     const ws = new Workspace(
       sql,
-      env.RUNS,
+      runsStore(),
       () => prefix,
       (f) => state.storage.transactionSync(f),
     );
@@ -35,7 +36,7 @@ export function withWorkspace<T>(fn: (h: Harness) => Promise<T>): Promise<T> {
       sql,
       prefix,
       fresh: (readOnly = false) => new WorkspaceFs(ws, { readOnly }),
-      r2Keys: async () => (await env.RUNS.list({ prefix })).objects.map((o) => o.key),
+      r2Keys: async () => (await runsBucket().list({ prefix })).objects.map((o) => o.key),
     });
   });
 }

@@ -17,6 +17,7 @@ import type { ToolSettingsInput } from "../../src/tools/settings.ts";
 import { Toolbox } from "../../src/tools/toolbox.ts";
 import { Workspace } from "../../src/workspace/workspace.ts";
 import { MAX_PENDING_BYTES, WorkspaceFs } from "../../src/workspace/workspace-fs.ts";
+import { runsStore } from "../support/runs-bucket.ts";
 
 interface Emitted {
   type: string;
@@ -49,7 +50,7 @@ function withToolbox<T>(settings: ToolSettingsInput, fn: (h: Harness) => Promise
     const prefix = `workspaces/t-${crypto.randomUUID()}/`;
     const ws = new Workspace(
       sql,
-      env.RUNS,
+      runsStore(),
       () => prefix,
       (f) => state.storage.transactionSync(f),
     );

@@ -25,6 +25,7 @@ import {
   waitForEvent,
   waitForTask,
 } from "../support/helpers.ts";
+import { runsBucket } from "../support/runs-bucket.ts";
 
 const WEB_URL = inject("webUrl");
 
@@ -145,7 +146,7 @@ describe("file tools over the workspace", () => {
     expect(res.headers.get("x-content-type-options")).toBe("nosniff");
     expect(res.headers.get("content-security-policy")).toContain("sandbox");
     expect(await res.text()).toBe(big);
-    const spilled = await env.RUNS.list({ prefix: `workspaces/${id}/` });
+    const spilled = await runsBucket().list({ prefix: `workspaces/${id}/` });
     expect(spilled.objects).toHaveLength(1);
   });
 });

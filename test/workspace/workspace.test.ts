@@ -1,10 +1,10 @@
 // The workspace store (Durable Object SQLite, large files spilled to R2): spilling, the entry and size limits, a
 // commit's limits and conflicts, seeding and listing. Every test runs against a fresh Durable Object's real SQLite
 // and the real R2 binding (test/support/workspace.ts).
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MAX_FILE_BYTES, MAX_WORKSPACE_ENTRIES } from "../../src/workspace/limits.ts";
 import { SPILL_BYTES, WorkspaceConflictError, WorkspaceFullError } from "../../src/workspace/workspace.ts";
+import { runsBucket } from "../support/runs-bucket.ts";
 import { withWorkspace } from "../support/workspace.ts";
 
 describe("Workspace spill to R2", () => {
@@ -70,7 +70,7 @@ describe("Workspace spill to R2", () => {
       await fs.writeFile("/big.bin", new Uint8Array(SPILL_BYTES + 10));
       await fs.commit();
       const [key] = await r2Keys();
-      await env.RUNS.delete(key as string);
+      await runsBucket().delete(key as string);
       await expect(fresh().readFileBuffer("/big.bin")).rejects.toThrow(/is missing from R2/);
     }));
 });

@@ -1,7 +1,8 @@
 // /v1/tasks/:id/artifacts and /v1/tasks/:id/workspace, and the same under /v1/sessions/:id: a task's or a session's run
-// bundle and workspace files, listed with their URLs and served from its object or straight from R2 (a large file
-// never passes through the object's memory).
+// bundle and workspace files, listed with their URLs and served from its object or straight from the blob store (R2,
+// or a directory self-hosted), so a large file never passes through the object's memory.
 import { Hono } from "hono";
+import { openBlobStore } from "../../blob-store/open-blob-store.ts";
 import { ApiError } from "../../errors.ts";
 import type { RecordKind } from "../../tasks/task.ts";
 import type { AppEnv } from "../app-env.ts";
@@ -97,7 +98,7 @@ function fileRoutes(kind: RecordKind) {
       }
       let body: ReadableStream<Uint8Array> | undefined = found.body;
       if (found.r2Key !== undefined) {
-        const object = await c.env.RUNS.get(found.r2Key);
+        const object = await openBlobStore(c.env).get(found.r2Key);
         if (!object) throw new ApiError("workspace_file_not_found", `${path.slice(1)} does not exist.`, "path");
         body = object.body;
       }
@@ -121,13 +122,13 @@ function fileRoutes(kind: RecordKind) {
       if (found.kind === "staged") {
         return new Response(found.content, { headers: { "content-type": found.content_type } });
       }
-      const object = await c.env.RUNS.get(found.key);
+      const object = await openBlobStore(c.env).get(found.key);
       if (!object) throw new ApiError("artifact_not_found", `${owner.name} ${id} has no artifact "${path}".`, "path");
       return new Response(object.body, {
         headers: {
-          "content-type": object.httpMetadata?.contentType ?? "application/octet-stream",
+          "content-type": found.content_type,
           "content-length": String(object.size),
-          etag: object.httpEtag,
+          ...(object.httpEtag ? { etag: object.httpEtag } : {}),
         },
       });
     });

@@ -1,0 +1,221 @@
+// The configuration of self-hosted Outpost (`npm start`, scripts/start.ts): the options an operator gives, the env
+// file of secrets and variable overrides, and the workerd config (Cap'n Proto text) generated from them and from
+// wrangler.toml, so that `workerd serve` runs the very bundle a deploy uploads with the same bindings:
+// - the Durable Object classes of wrangler.toml, SQLite-backed, stored on local disk (`localDisk`), alarms included;
+// - RUNS_DIRECTORY, workerd's disk service over <state>/runs, in place of the R2 bucket (src/blob-store/);
+// - ASSETS, workerd's assets service over .assets/ (GET /docs's script and stylesheet, with their content types);
+// - wrangler.toml's [vars] as text, except those the env file overrides; every name of the env file is bound with
+//   `fromEnvironment`, so no secret is ever written into the generated config: workerd reads them from its own
+//   environment, which the launcher fills from the env file.
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+
+export interface SelfHostOptions {
+  /** host:port to listen on (workerd's socket address syntax). */
+  address: string;
+  /** PEM files for HTTPS; plain HTTP when absent. */
+  tls?: { cert: string; key: string };
+  /** Where everything the server keeps lives: Durable Objects, the runs directory, the bundle and config it serves. */
+  stateDir: string;
+  /** The env file of secrets and [vars] overrides (NAME=value lines), if any. */
+  envFile?: string;
+}
+
+/** The parts of wrangler.toml the config is made of (wrangler's own reading of it, unstable_readConfig). */
+export interface WranglerFacts {
+  name: string;
+  compatibilityDate: string;
+  compatibilityFlags: readonly string[];
+  durableObjects: readonly { binding: string; className: string; sql: boolean }[];
+  vars: Readonly<Record<string, unknown>>;
+  /** The assets binding's name and directory (absolute), if any. */
+  assets?: { binding: string; directory: string };
+}
+
+const USAGE = `npm start -- [--address host:port] [--tls-cert file --tls-key file] [--state dir] [--env-file file]`;
+
+/**
+ * Options from the command line, each with a default: 127.0.0.1:8787, plain HTTP, state in <root>/.outpost, and the
+ * env file <root>/.env when it exists.
+ */
+export function parseOptions(
+  argv: readonly string[],
+  root: string,
+  exists: (path: string) => boolean,
+): SelfHostOptions {
+  const flags = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i] ?? "";
+    const value = argv[i + 1];
+    if (!["--address", "--tls-cert", "--tls-key", "--state", "--env-file"].includes(flag) || value === undefined) {
+      throw new Error(`Unknown option or missing value: ${flag}\nUsage: ${USAGE}`);
+    }
+    flags.set(flag, value);
+    i++;
+  }
+  const cert = flags.get("--tls-cert");
+  const key = flags.get("--tls-key");
+  if ((cert === undefined) !== (key === undefined)) throw new Error("--tls-cert and --tls-key go together.");
+  const defaultEnv = resolve(root, ".env");
+  const envFile = flags.get("--env-file") ?? (exists(defaultEnv) ? defaultEnv : undefined);
+  return {
+    address: flags.get("--address") ?? "127.0.0.1:8787",
+    ...(cert && key ? { tls: { cert: resolve(cert), key: resolve(key) } } : {}),
+    stateDir: resolve(root, flags.get("--state") ?? ".outpost"),
+    ...(envFile ? { envFile: resolve(envFile) } : {}),
+  };
+}
+
+/**
+ * An env file's entries: `NAME=value` per line, `#` comments and blank lines skipped, an optional `export `, values
+ * optionally in double quotes (JSON escapes) or single quotes (taken as written). A bad line is named by its number,
+ * never by its content, which may be a secret.
+ */
+export function parseEnvFile(text: string, file: string): Map<string, string> {
+  const entries = new Map<string, string>();
+  text.split(/\r?\n/).forEach((line, index) => {
+    const trimmed = line.trim();
+    if (trimmed === "" || trimmed.startsWith("#")) return;
+    const match = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(trimmed);
+    if (!match) throw new Error(`${file}:${index + 1}: expected NAME=value`);
+    const [, name = "", raw = ""] = match;
+    let value = raw;
+    if (raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"')) {
+      try {
+        value = JSON.parse(raw) as string;
+      } catch {
+        throw new Error(`${file}:${index + 1}: the quoted value of ${name} is not a valid double-quoted string`);
+      }
+    } else if (raw.length >= 2 && raw.startsWith("'") && raw.endsWith("'")) {
+      value = raw.slice(1, -1);
+    }
+    entries.set(name, value);
+  });
+  return entries;
+}
+
+export function readEnvFile(file: string): Map<string, string> {
+  return parseEnvFile(readFileSync(file, "utf8"), file);
+}
+
+/** A Cap'n Proto text literal. */
+export function capnpText(value: string): string {
+  let out = '"';
+  for (const char of value) {
+    const code = char.codePointAt(0) ?? 0;
+    if (char === '"' || char === "\\") out += `\\${char}`;
+    else if (char === "\n") out += "\\n";
+    else if (char === "\t") out += "\\t";
+    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, "0")}`;
+    else out += char;
+  }
+  return `${out}"`;
+}
+
+/** Hosts a self-hosted Worker must reach on this machine or its network (model endpoint, MCP servers, callbacks). */
+export function needsPrivateNetwork(values: ReadonlyMap<string, string>): boolean {
+  if (values.get("OUTPOST_ALLOW_PRIVATE_HOSTS") || values.get("OUTPOST_CALLBACK_ALLOW_PRIVATE_HOSTS")) return true;
+  const base = values.get("ANTHROPIC_BASE_URL");
+  if (!base) return false;
+  let host: string;
+  try {
+    host = new URL(base).hostname;
+  } catch {
+    return false;
+  }
+  return (
+    host === "localhost" ||
+    host === "[::1]" ||
+    /^127\./.test(host) ||
+    /^10\./.test(host) ||
+    /^192\.168\./.test(host) ||
+    /^172\.(1[6-9]|2\d|3[01])\./.test(host)
+  );
+}
+
+/**
+ * The workerd config (for `workerd serve -I /`, see below); `environment` names what workerd's environment will hold (the env file's names, and what the
+ * launcher adds), never their values.
+ */
+export function workerdConfig(input: {
+  facts: WranglerFacts;
+  options: SelfHostOptions;
+  bundleFile: string;
+  environment: ReadonlySet<string>;
+  privateNetwork: boolean;
+}): string {
+  const { facts, options, environment } = input;
+  // Absolute: workerd runs with `-I /`, so an embed's absolute path is read from there (a relative one cannot leave the
+  // config file's folder).
+  const file = (path: string) => capnpText(resolve(path));
+  const doDir = resolve(options.stateDir, "durable-objects");
+  const runsDir = resolve(options.stateDir, "runs");
+
+  const bindings: string[] = [];
+  for (const object of facts.durableObjects) {
+    bindings.push(`(name = ${capnpText(object.binding)}, durableObjectNamespace = ${capnpText(object.className)})`);
+  }
+  bindings.push(`(name = "RUNS_DIRECTORY", service = "runs")`);
+  if (facts.assets) {
+    bindings.push(
+      `(name = ${capnpText(facts.assets.binding)}, service = (name = "assets", entrypoint = "AssetWorker"))`,
+    );
+  }
+  for (const [name, value] of Object.entries(facts.vars)) {
+    if (environment.has(name)) continue;
+    bindings.push(
+      typeof value === "string"
+        ? `(name = ${capnpText(name)}, text = ${capnpText(value)})`
+        : `(name = ${capnpText(name)}, json = ${capnpText(JSON.stringify(value))})`,
+    );
+  }
+  for (const name of [...environment].sort()) {
+    bindings.push(`(name = ${capnpText(name)}, fromEnvironment = ${capnpText(name)})`);
+  }
+
+  const namespaces = facts.durableObjects.map(
+    (o) =>
+      `(className = ${capnpText(o.className)}, uniqueKey = ${capnpText(`${facts.name}-${o.className}`)}, enableSql = ${o.sql})`,
+  );
+  const protocol = options.tls
+    ? `https = (options = (), tlsOptions = (keypair = (privateKey = embed ${file(options.tls.key)}, certificateChain = embed ${file(options.tls.cert)})))`
+    : "http = ()";
+  const allow = input.privateNetwork ? `["public", "private", "local"]` : `["public"]`;
+  const services = [
+    `(name = "outpost", worker = .outpost)`,
+    `(name = "durable-objects", disk = (path = ${capnpText(doDir)}, writable = true))`,
+    // Keys hold dot-folders (runs/<id>/.journal/): the directory is the Worker's alone, nothing else is served from it.
+    `(name = "runs", disk = (path = ${capnpText(runsDir)}, writable = true, allowDotfiles = true))`,
+    `(name = "internet", network = (allow = ${allow}, tlsOptions = (trustBrowserCas = true)))`,
+  ];
+  if (facts.assets) {
+    services.push(
+      `(name = "assets", assets = (path = ${capnpText(facts.assets.directory)}, compatibilityDate = ${capnpText(facts.compatibilityDate)}))`,
+    );
+  }
+  return `# Written by \`npm start\` (scripts/self-host/) at every start, from wrangler.toml and its options. It names the
+# secrets the Worker reads (fromEnvironment) but holds none of their values. Edit the options, not this file.
+using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [
+    ${services.join(",\n    ")},
+  ],
+  sockets = [(name = "http", address = ${capnpText(options.address)}, ${protocol}, service = "outpost")],
+);
+
+const outpost :Workerd.Worker = (
+  modules = [(name = "index.js", esModule = embed ${file(input.bundleFile)})],
+  compatibilityDate = ${capnpText(facts.compatibilityDate)},
+  compatibilityFlags = [${facts.compatibilityFlags.map(capnpText).join(", ")}],
+  bindings = [
+    ${bindings.join(",\n    ")},
+  ],
+  durableObjectNamespaces = [
+    ${namespaces.join(",\n    ")},
+  ],
+  # Each object's SQLite database (alarms included) in <state>/durable-objects/<uniqueKey>/.
+  durableObjectStorage = (localDisk = "durable-objects"),
+);
+`;
+}

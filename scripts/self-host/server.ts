@@ -1,0 +1,201 @@
+// Self-hosted Outpost as a process: builds the bundle exactly as a deploy does (`wrangler deploy --dry-run`, which
+// runs wrangler.toml's [build] and bundles `main`), writes the workerd config next to it (config.ts), and runs
+// `workerd serve` in its own process group with the env file's values in its environment. Used by `npm start`
+// (scripts/start.ts), the self-hosted crash test and the tests that need a real workerd disk service.
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { capnpText, type SelfHostOptions, type WranglerFacts, workerdConfig } from "./config.ts";
+
+/** wrangler.toml as wrangler itself reads it. */
+export async function readWranglerFacts(root: string): Promise<WranglerFacts> {
+  const { unstable_readConfig } = await import("wrangler");
+  const config = unstable_readConfig({ config: join(root, "wrangler.toml") });
+  const sqlite = new Set(
+    config.migrations.flatMap((m: { new_sqlite_classes?: string[] }) => m.new_sqlite_classes ?? []),
+  );
+  if (!config.compatibility_date) throw new Error("wrangler.toml has no compatibility_date");
+  return {
+    name: config.name ?? "outpost",
+    compatibilityDate: config.compatibility_date,
+    compatibilityFlags: config.compatibility_flags,
+    durableObjects: config.durable_objects.bindings.map((b: { name: string; class_name: string }) => ({
+      binding: b.name,
+      className: b.class_name,
+      sql: sqlite.has(b.class_name),
+    })),
+    vars: config.vars,
+    ...(config.assets?.directory && config.assets.binding
+      ? { assets: { binding: config.assets.binding, directory: resolve(root, config.assets.directory) } }
+      : {}),
+  };
+}
+
+/**
+ * The Worker's bundle, as a deploy uploads it, into `outDir`; returns its one module's path. `main` serves another entry of the tree
+ * instead of wrangler.toml's (the crash test wraps the Worker in one that adds an agent).
+ */
+export function buildBundle(root: string, outDir: string, main?: string): string {
+  rmSync(outDir, { recursive: true, force: true });
+  const bin = resolve(root, "node_modules/.bin");
+  const args = ["deploy", ...(main ? [main] : []), "--dry-run", "--outdir", outDir];
+  const built = spawnSync(join(bin, "wrangler"), args, {
+    cwd: root,
+    encoding: "utf8",
+    env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}`, WRANGLER_SEND_METRICS: "false" },
+  });
+  if (built.status !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${built.stdout}\n${built.stderr}`);
+  // One module, named after the entry (index.js for src/index.ts).
+  const modules = readdirSync(outDir).filter((file) => file.endsWith(".js"));
+  if (modules.length !== 1) throw new Error(`wrangler deploy --dry-run wrote ${modules.length} modules to ${outDir}`);
+  return join(outDir, modules[0] ?? "");
+}
+
+export interface SelfHosted {
+  url: string;
+  /** workerd's pid, also its process group id. */
+  pid: number;
+  logFile: string;
+  /** SIGTERM, then SIGKILL if it lingers. */
+  stop(): Promise<void>;
+  /** SIGKILL to the process group at once, as a crashed machine would: the state directory stays as it was. */
+  kill(): Promise<void>;
+  /** Resolves when workerd exits, with its exit code or signal. */
+  exited: Promise<string>;
+}
+
+/**
+ * Writes the config for `bundleFile` into the state directory and serves it. `environment` is workerd's whole
+ * environment: the env file's entries and what the launcher adds (the Worker sees each as a binding).
+ */
+export async function serve(input: {
+  root: string;
+  facts: WranglerFacts;
+  options: SelfHostOptions;
+  bundleFile: string;
+  environment: ReadonlyMap<string, string>;
+  privateNetwork: boolean;
+  /** Where workerd's output goes; inherited (the terminal) when absent. */
+  logFile?: string;
+}): Promise<SelfHosted> {
+  const { options } = input;
+  mkdirSync(resolve(options.stateDir, "durable-objects"), { recursive: true });
+  mkdirSync(resolve(options.stateDir, "runs"), { recursive: true });
+  const configFile = resolve(options.stateDir, "workerd.capnp");
+  writeFileSync(
+    configFile,
+    workerdConfig({
+      facts: input.facts,
+      options,
+      bundleFile: input.bundleFile,
+      environment: new Set(input.environment.keys()),
+      privateNetwork: input.privateNetwork,
+    }),
+  );
+  return runWorkerd(input.root, configFile, Object.fromEntries(input.environment), input.logFile);
+}
+
+/**
+ * `workerd serve --experimental -I / <config>`, in its own process group: the assets service and localDisk need
+ * --experimental; `-I /` lets the config embed files by absolute path (the bundle, TLS keys).
+ */
+async function runWorkerd(
+  root: string,
+  configFile: string,
+  environment: Record<string, string>,
+  logFile: string | undefined,
+  url?: string,
+): Promise<SelfHosted> {
+  const log = logFile ? openSync(logFile, "a") : undefined;
+  const child: ChildProcess = spawn(
+    resolve(root, "node_modules/.bin/workerd"),
+    ["serve", "--experimental", "-I", "/", configFile, "config"],
+    {
+      detached: true,
+      stdio: log === undefined ? "inherit" : ["ignore", log, log],
+      // Only what the Worker is given: no other variable of the launcher's environment reaches workerd.
+      env: environment,
+    },
+  );
+  if (log !== undefined) closeSync(log);
+  const pid = child.pid;
+  if (pid === undefined) throw new Error("workerd did not start");
+  const exited = new Promise<string>((done) => child.on("exit", (code, signal) => done(String(signal ?? code))));
+  let gone = false;
+  void exited.then(() => {
+    gone = true;
+  });
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, name);
+    } catch {
+      // already gone
+    }
+  };
+  const stop = async () => {
+    signal("SIGTERM");
+    const timer = setTimeout(() => signal("SIGKILL"), 5_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  const kill = async () => {
+    signal("SIGKILL");
+    await exited;
+  };
+  const base = url ?? baseUrl(configFile);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (gone) {
+      const tail = logFile ? readFileSync(logFile, "utf8").slice(-2000) : "";
+      throw new Error(`workerd exited with ${await exited} before it answered:\n${tail}`);
+    }
+    try {
+      const res = await fetch(`${base}/`, { signal: AbortSignal.timeout(2_000) });
+      await res.body?.cancel();
+      if (res.status < 500) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await kill();
+      throw new Error(`workerd did not answer GET ${base}/ within 60 s`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { url: base, pid, logFile: logFile ?? "", stop, kill, exited };
+}
+
+/** The URL of the config's socket (the one it writes: `address = "host:port"`, http or https). */
+function baseUrl(configFile: string): string {
+  const text = readFileSync(configFile, "utf8");
+  const match = /sockets = \[\(name = "[^"]+", address = "([^"]+)", (https?)/.exec(text);
+  if (!match) throw new Error(`no socket in ${configFile}`);
+  const [, address = "", protocol = "http"] = match;
+  const [host = "", port = ""] = address.startsWith("*:") ? ["127.0.0.1", address.slice(2)] : splitAddress(address);
+  const reachable = host === "0.0.0.0" || host === "*" ? "127.0.0.1" : host;
+  return `${protocol}://${reachable}:${port}`;
+}
+
+function splitAddress(address: string): [string, string] {
+  const colon = address.lastIndexOf(":");
+  return [address.slice(0, colon), address.slice(colon + 1)];
+}
+
+/**
+ * A bare workerd disk service over `directory` on 127.0.0.1:`port`: what the RUNS_DIRECTORY binding reaches,
+ * exposed over HTTP so the disk blob store's tests can run against the real thing.
+ */
+export async function serveDiskDirectory(root: string, directory: string, port: number): Promise<SelfHosted> {
+  mkdirSync(directory, { recursive: true });
+  const configFile = join(directory, "..", `disk-${port}.capnp`);
+  writeFileSync(
+    configFile,
+    `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [(name = "runs", disk = (path = ${capnpText(directory)}, writable = true, allowDotfiles = true))],
+  sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "runs")],
+);
+`,
+  );
+  return runWorkerd(root, configFile, {}, undefined, `http://127.0.0.1:${port}`);
+}
