@@ -15,7 +15,7 @@ import Anthropic, {
   PermissionDeniedError,
   RateLimitError,
 } from "@anthropic-ai/sdk";
-import type { Message, MessageCreateParamsBase, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
+import type { Message, MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/messages";
 import type { AgentMessage } from "../contracts/runtime.ts";
 import {
   type AgentError,
@@ -27,6 +27,7 @@ import {
   TimeoutError,
 } from "../errors.ts";
 import { BodyWatch } from "./body-watch.ts";
+import { MessageAccumulator } from "./message-accumulator.ts";
 import { providerFailure, type StreamOptions } from "./provider.ts";
 
 /** What every client of the Anthropic SDK is built with, whichever auth provider builds it. */
@@ -39,7 +40,7 @@ export interface ClientOptions {
 
 /** What the provider uses of a client: Anthropic's own, or an official platform client (Foundry's) built on it. */
 export interface MessagesClient {
-  messages: Pick<Anthropic["messages"], "stream">;
+  messages: Pick<Anthropic["messages"], "create">;
 }
 
 /** Builds the SDK client of an auth provider other than an API key (src/llm/anthropic-auth.ts). */
@@ -124,26 +125,24 @@ export class AnthropicProvider {
     if (this.current) throw new Error("AnthropicProvider serves one call at a time");
     this.current = { options, attempts: 0, watch: new BodyWatch() };
     const yielded: AgentMessage[] = [];
-    const stream = this.client.messages.stream(params, {
-      signal: options.signal,
-      ...(options.headers ? { headers: options.headers } : {}),
-    });
-    // The SDK keeps message_start's message as its running snapshot and fills it in; consumers (and
-    // StreamingError.partialMessages) must see the event as it was sent, so copy it when the SDK records it.
-    let startAsSent: RawMessageStreamEvent | undefined;
-    stream.on("streamEvent", (event) => {
-      // A JSON round trip: the event is plain JSON, and workerd's structuredClone costs several times more.
-      if (event.type === "message_start") startAsSent = JSON.parse(JSON.stringify(event)) as RawMessageStreamEvent;
-    });
     try {
-      for await (const received of stream) {
-        const event = received.type === "message_start" && startAsSent ? startAsSent : received;
+      // The raw event stream, not messages.stream(): the run reads every event itself and needs the message once
+      // (src/llm/message-accumulator.ts).
+      const { data: events, request_id } = await this.client.messages
+        .create(
+          { ...params, stream: true },
+          { signal: options.signal, ...(options.headers ? { headers: options.headers } : {}) },
+        )
+        .withResponse();
+      const accumulator = new MessageAccumulator();
+      for await (const event of events) {
+        accumulator.add(event);
         const item: AgentMessage = { type: "stream_event", event };
         yielded.push(item);
         yield item;
       }
-      const message = await stream.finalMessage();
-      const final: AgentMessage = { type: "assistant", message, request_id: stream.request_id ?? null };
+      const message = accumulator.final();
+      const final: AgentMessage = { type: "assistant", message, request_id: request_id ?? null };
       yield final;
       return message;
     } catch (error) {
