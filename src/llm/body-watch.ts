@@ -21,11 +21,7 @@ export class BodyWatch {
         this.bytes -= this.chunks.shift()?.byteLength ?? 0;
       }
     };
-    // A pull stream over the body's own reader rather than pipeThrough(TransformStream): each chunk costs one read
-    // and one enqueue, with no pipe pump or second queue between (the profile showed the pipe as a hot spot).
-    const reader = body.getReader();
-    let timedOut = false;
-    return new ReadableStream<Uint8Array>({
+    const watcher = new TransformStream<Uint8Array, Uint8Array>({
       start: (controller) => {
         const check = () => {
           const silentFor = Date.now() - lastChunkAt;
@@ -33,30 +29,21 @@ export class BodyWatch {
             idle = setTimeout(check, idleMs - silentFor);
             return;
           }
-          timedOut = true;
           controller.error(idleError());
-          reader.cancel().catch(() => {});
         };
         this.stopTimer = () => clearTimeout(idle);
         idle = setTimeout(check, idleMs);
       },
-      pull: async (controller) => {
-        const { done, value } = await reader.read();
-        if (timedOut) return;
-        if (done) {
-          clearTimeout(idle);
-          controller.close();
-          return;
-        }
-        lastChunkAt = Date.now();
-        keep(value);
-        controller.enqueue(value);
-      },
-      cancel: (reason) => {
+      flush() {
         clearTimeout(idle);
-        return reader.cancel(reason);
+      },
+      transform(chunk, controller) {
+        lastChunkAt = Date.now();
+        keep(chunk);
+        controller.enqueue(chunk);
       },
     });
+    return body.pipeThrough(watcher);
   }
 
   /** Ends the idle timer (the call is over). */
