@@ -75,8 +75,8 @@ export interface SupervisorDeps extends TaskStorage {
   usageRollup?: () => UsageRollup | null;
   /** The agent a run of the task runs, when it is not taskAgent()'s (a workflow's task runs its workflow agent). */
   agentFor?: (task: TaskRecord) => Agent | null;
-  /** The ended run's OpenTelemetry spans (src/telemetry/), exported beside its bundle; absent when telemetry is off. */
-  telemetry?: { runEnded(task: TaskRecord): Promise<void> } | null;
+  /** OpenTelemetry spans (src/telemetry/): a task's beside its bundle, a session's turn by turn; absent when off. */
+  telemetry?: { runEnded(task: TaskRecord): Promise<void>; runStopped(task: TaskRecord): void } | null;
 }
 
 /** Set while the run has stopped until a sub-agent ends: no heartbeat resumes it meanwhile, only the child's report. */
@@ -336,6 +336,8 @@ export class RunSupervisor {
   }
 
   private async afterRun(): Promise<void> {
+    // A session's ended turns go to the collector in the background (the next turn does not wait for them).
+    this.deps.telemetry?.runStopped(this.task());
     await this.afterRunAlarms();
     await this.armOutbox();
   }

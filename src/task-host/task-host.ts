@@ -227,6 +227,7 @@ export class TaskHost {
             events: this.events,
             state: this.state,
             redactor,
+            waitUntil: (promise) => ctx.waitUntil(promise),
           })
         : null,
       store: this.store,

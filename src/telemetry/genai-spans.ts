@@ -35,6 +35,8 @@ export interface GenAiSpan {
   attributes: Record<string, AttributeValue>;
   /** ERROR with the failure's code (also its error.type), or UNSET. */
   error: string | null;
+  /** The session turn the span is part of (its invoke_agent span's turn); null in a task's trace. */
+  turnId: string | null;
 }
 
 /** What the spans are of: the root of the tree being exported (a task, or a session). */
@@ -67,7 +69,7 @@ async function spanIdOf(taskId: string, key: string): Promise<string> {
 interface Draft {
   taskId: string;
   key: string;
-  parent: Draft | { spanId: string } | null;
+  parent: Draft | null;
   name: string;
   kind: GenAiSpan["kind"];
   startMs: number;
@@ -75,6 +77,8 @@ interface Draft {
   attributes: Record<string, AttributeValue>;
   error: string | null;
   spanId?: string;
+  /** A session turn's invoke_agent span: its turn. */
+  turnId?: string;
 }
 
 /**
@@ -121,7 +125,14 @@ export async function genAiSpans(
     endMs: Math.max(draft.endMs ?? draft.startMs, draft.startMs),
     attributes: draft.attributes,
     error: draft.error,
+    turnId: rootOf(draft).turnId ?? null,
   }));
+}
+
+function rootOf(draft: Draft): Draft {
+  let root = draft;
+  while (root.parent) root = root.parent;
+  return root;
 }
 
 /** The drafts of one task's events, appended to `out`; returns the sub-agents it started, under their Task calls. */
@@ -241,6 +252,7 @@ function taskDrafts(
           "outpost.turn.index": Number(p.index),
           ...(model ? { "gen_ai.request.model": model } : {}),
         });
+        run.turnId = String(p.turn_id);
         break;
       case "llm_request_sent": {
         const key = callKey(p);

@@ -4,7 +4,7 @@
 // are read back from what the collector received.
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import type { EventRecord } from "../../src/events/event-record.ts";
 import { TELEMETRY_EXPORTED_KEY } from "../../src/telemetry/run-telemetry.ts";
 import {
@@ -284,7 +284,7 @@ describe("OpenTelemetry GenAI spans", () => {
     expect(both.slice(2)).toEqual(first);
   });
 
-  it("exports a session's turns when it is closed, each an invoke_agent span of the conversation", async () => {
+  it("exports each turn of a session once it has ended, each an invoke_agent span of the conversation", async () => {
     const agent = defineAgent({});
     const marker = uniqueMarker("otel-session");
     await script(marker, [
@@ -293,22 +293,33 @@ describe("OpenTelemetry GenAI spans", () => {
     ]);
     const created = await api(`/v1/agents/${agent}/sessions`, { method: "POST", body: "{}" });
     const session = (await created.json()) as { id: string };
-    for (const message of [`Hi ${marker}`, "Bye"]) {
+    const send = async (message: string) => {
       const turn = await api(`/v1/sessions/${session.id}/messages?wait=20`, {
         method: "POST",
         body: JSON.stringify({ message }),
       });
       expect(turn.status).toBe(200);
-    }
+    };
+    // An open session's stream does not end: read up to its first event, or, once closed, all of it.
+    const sessionLog = async (until?: () => boolean) =>
+      (await readSse(await api(`/v1/sessions/${session.id}/events`), until)).map((f) => parseEvent(f.data));
+    await send(`Hi ${marker}`);
+    const traceId = ((await sessionLog(() => true))[0] as EventRecord).trace_id;
+    // The first turn's spans leave when it ends, while the session stays open.
+    const first = (await exported(traceId, 2)).map((r) => r.span);
+    expect(first.map((s) => s.name).sort()).toEqual([expect.stringMatching(/^chat /), `invoke_agent ${agent}`]);
+    await send("Bye");
     expect((await api(`/v1/sessions/${session.id}`, { method: "DELETE" })).status).toBe(200);
-    const log = (await readSse(await api(`/v1/sessions/${session.id}/events`))).map((f) => parseEvent(f.data));
-    const traceId = (log[0] as EventRecord).trace_id;
+    const log = await sessionLog();
     const spans = (await exported(traceId, 4)).map((r) => r.span);
     const turns = ofType(log, "turn_started").map((e) => String(e.payload.turn_id));
     const runs = byName(spans, `invoke_agent ${agent}`).sort((a, b) =>
       Number(BigInt(a.startTimeUnixNano) - BigInt(b.startTimeUnixNano)),
     );
+    // Each span once: the second turn's at its end or at the close, never both.
     expect(spans).toHaveLength(4);
+    expect(new Set(spans.map((s) => s.spanId)).size).toBe(4);
+    expect(spans.slice(0, 2)).toEqual(first);
     expect(runs.map((r) => [r.parentSpanId, attrs(r)["outpost.turn.id"], attrs(r)["gen_ai.conversation.id"]])).toEqual([
       [undefined, turns[0], session.id],
       [undefined, turns[1], session.id],
@@ -341,5 +352,46 @@ describe("OpenTelemetry GenAI spans", () => {
     expect(attrs(chat)["error.type"]).toBe(callError);
     expect(run.status).toEqual({ code: 2, message: done.error?.code });
     expect(attrs(run)).toMatchObject({ "error.type": done.error?.code, "outpost.task.status": "failed" });
+  });
+
+  it("exports an MCP call as an extension tool of its server, and a refused call with the refusal as its error", async () => {
+    const agent = defineAgent({
+      mcpServers: {
+        everything: {
+          url: inject("mcpUrl"),
+          headers: { Authorization: { secret: "MCP_TEST_TOKEN", prefix: "Bearer " } },
+        },
+      },
+    });
+    const marker = uniqueMarker("otel-mcp");
+    await script(marker, [
+      {
+        content: [
+          toolUse("mcp__everything__echo", { message: "hello" }),
+          toolUse("Write", { file_path: "x.txt", content: "x" }),
+        ],
+        stop_reason: "tool_use",
+      },
+      { content: [{ type: "text", text: "Done." }] },
+    ]);
+    const task = await startTask(agent, `Echo ${marker}`);
+    expect((await waitForTask(task.id)).status).toBe("completed");
+    const log = await records(task.id);
+    const spans = (await exported((log[0] as EventRecord).trace_id, 5)).map((r) => r.span);
+    expect(spans).toHaveLength(5);
+    const run = only(byName(spans, `invoke_agent ${agent}`));
+    const mcp = only(ofType(log, "mcp_tool_call_completed")).payload;
+    const echo = only(byName(spans, `execute_tool ${String(mcp.tool_name)}`));
+    expect(echo).toMatchObject({ parentSpanId: run.spanId, status: { code: 0 } });
+    expect(attrs(echo)).toMatchObject({
+      "gen_ai.tool.name": mcp.tool_name,
+      "gen_ai.tool.call.id": mcp.step_id,
+      "gen_ai.tool.type": "extension",
+      "outpost.mcp.server": "everything",
+    });
+    const denied = only(ofType(log, "tool_denied")).payload;
+    const write = only(byName(spans, "execute_tool Write"));
+    expect(write).toMatchObject({ parentSpanId: run.spanId, status: { code: 2, message: denied.reason } });
+    expect(attrs(write)).toMatchObject({ "gen_ai.tool.call.id": denied.tool_use_id, "error.type": denied.reason });
   });
 });
