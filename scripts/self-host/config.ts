@@ -56,10 +56,14 @@ export function parseOptions(
   const cert = flags.get("--tls-cert");
   const key = flags.get("--tls-key");
   if ((cert === undefined) !== (key === undefined)) throw new Error("--tls-cert and --tls-key go together.");
+  const address = flags.get("--address") ?? "127.0.0.1:8787";
+  if (!/^(\*|\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):\d{1,5}$/.test(address)) {
+    throw new Error(`--address must be host:port, [ipv6]:port or *:port, not ${JSON.stringify(address)}`);
+  }
   const defaultEnv = resolve(root, ".env");
   const envFile = flags.get("--env-file") ?? (exists(defaultEnv) ? defaultEnv : undefined);
   return {
-    address: flags.get("--address") ?? "127.0.0.1:8787",
+    address,
     ...(cert && key ? { tls: { cert: resolve(cert), key: resolve(key) } } : {}),
     stateDir: resolve(root, flags.get("--state") ?? ".outpost"),
     ...(envFile ? { envFile: resolve(envFile) } : {}),

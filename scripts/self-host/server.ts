@@ -4,6 +4,7 @@
 // (scripts/start.ts), the self-hosted crash test and the tests that need a real workerd disk service.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { join, resolve } from "node:path";
 import { capnpText, type SelfHostOptions, type WranglerFacts, workerdConfig } from "./config.ts";
 
@@ -142,43 +143,53 @@ async function runWorkerd(
     signal("SIGKILL");
     await exited;
   };
-  const base = url ?? baseUrl(configFile);
+  const socket = url === undefined ? socketOf(configFile) : { ...hostAndPort(new URL(url).host), url };
   const deadline = Date.now() + 60_000;
-  for (;;) {
+  // Ready once its socket accepts a connection: workerd listens only after it has loaded the config and the
+  // Worker. A TCP connect rather than a request, so a certificate made for another name does not stand in the way.
+  while (!(await accepts(socket.host, socket.port))) {
     if (gone) {
       const tail = logFile ? readFileSync(logFile, "utf8").slice(-2000) : "";
-      throw new Error(`workerd exited with ${await exited} before it answered:\n${tail}`);
-    }
-    try {
-      const res = await fetch(`${base}/`, { signal: AbortSignal.timeout(2_000) });
-      await res.body?.cancel();
-      if (res.status < 500) break;
-    } catch {
-      // not listening yet
+      throw new Error(`workerd exited with ${await exited} before it listened:\n${tail}`);
     }
     if (Date.now() > deadline) {
       await kill();
-      throw new Error(`workerd did not answer GET ${base}/ within 60 s`);
+      throw new Error(`workerd did not listen on ${socket.url} within 60 s`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { url: base, pid, logFile: logFile ?? "", stop, kill, exited };
+  return { url: socket.url, pid, logFile: logFile ?? "", stop, kill, exited };
 }
 
-/** The URL of the config's socket (the one it writes: `address = "host:port"`, http or https). */
-function baseUrl(configFile: string): string {
+function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const connection = connect({ host, port }, () => {
+      connection.end();
+      done(true);
+    });
+    connection.once("error", () => done(false));
+  });
+}
+
+/** Where the config's socket listens, as this machine reaches it, and its URL (http or https). */
+function socketOf(configFile: string): { host: string; port: number; url: string } {
   const text = readFileSync(configFile, "utf8");
   const match = /sockets = \[\(name = "[^"]+", address = "([^"]+)", (https?)/.exec(text);
   if (!match) throw new Error(`no socket in ${configFile}`);
   const [, address = "", protocol = "http"] = match;
-  const [host = "", port = ""] = address.startsWith("*:") ? ["127.0.0.1", address.slice(2)] : splitAddress(address);
-  const reachable = host === "0.0.0.0" || host === "*" ? "127.0.0.1" : host;
-  return `${protocol}://${reachable}:${port}`;
+  const { host, port } = hostAndPort(address);
+  const bracketed = host.includes(":") ? `[${host}]` : host;
+  return { host, port, url: `${protocol}://${bracketed}:${port}` };
 }
 
-function splitAddress(address: string): [string, string] {
+/** "host:port", "[v6]:port" or "*:port" (every interface: reached on loopback). */
+function hostAndPort(address: string): { host: string; port: number } {
   const colon = address.lastIndexOf(":");
-  return [address.slice(0, colon), address.slice(colon + 1)];
+  const host = address.slice(0, colon).replace(/^\[(.*)\]$/, "$1");
+  const port = Number(address.slice(colon + 1));
+  if (host === "*" || host === "0.0.0.0") return { host: "127.0.0.1", port };
+  if (host === "::") return { host: "::1", port };
+  return { host, port };
 }
 
 /**

@@ -2,9 +2,11 @@
 // deploy bundle under `workerd serve`, on a new state directory, with an env file that holds nothing (no model key, no
 // API keys). It starts the model emulator and generates an API key, and then the demo agents answer through the
 // HTTP API, MCP and A2A; run bundles land in the state directory's runs folder and are served back from it; the
-// console and GET /docs's assets are served.
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+// console and GET /docs's assets are served. Started again with a certificate and an env file, it serves HTTPS with
+// them, takes its API key and a [vars] override from the file, and writes no secret into its config.
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Role, type SendMessageRequest, TaskState } from "@a2a-js/sdk";
@@ -18,20 +20,15 @@ const ROOT = resolve(import.meta.dirname, "../..");
 /** What the emulator answers the planner when no script matches (a TodoWrite, then this). */
 const PLANNER_ANSWER = "Done. The tool returned: Task list saved: 1 items, 0 completed.";
 
-let state: string;
-let server: ChildProcess;
-let base: string;
-let key: string;
-
-beforeAll(async () => {
-  state = mkdtempSync(join(tmpdir(), "outpost-start-"));
-  const envFile = join(state, "empty.env");
-  writeFileSync(envFile, "# nothing: no model key, no API keys\n");
+/** `npm start` as a child process, with only PATH and HOME of this environment, until it says it is serving. */
+async function startOutpost(
+  args: string[],
+  envFile: string,
+): Promise<{ process: ChildProcess; port: number; stop: () => Promise<void> }> {
   const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  server = spawn(
+  const child = spawn(
     join(ROOT, "node_modules/.bin/node"),
-    ["scripts/start.ts", "--state", join(state, "data"), "--address", `127.0.0.1:${port}`, "--env-file", envFile],
+    ["scripts/start.ts", ...args, "--address", `127.0.0.1:${port}`, "--env-file", envFile],
     // No ANTHROPIC_API_KEY, nor anything else of the test run's environment.
     {
       cwd: ROOT,
@@ -40,25 +37,42 @@ beforeAll(async () => {
     },
   );
   let output = "";
-  server.stderr?.on("data", (chunk: Buffer) => {
+  child.stderr?.on("data", (chunk: Buffer) => {
     output += chunk.toString();
   });
   await new Promise<void>((ready, fail) => {
-    server.stdout?.on("data", (chunk: Buffer) => {
+    child.stdout?.on("data", (chunk: Buffer) => {
       output += chunk.toString();
       if (output.includes("[outpost] serving on")) ready();
     });
-    server.once("exit", (code) => fail(new Error(`npm start exited with ${code}:\n${output}`)));
+    child.once("exit", (code) => fail(new Error(`npm start exited with ${code}:\n${output}`)));
   });
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((done) => child.once("exit", done));
+    child.kill("SIGTERM");
+    await exited;
+  };
+  return { process: child, port, stop };
+}
+
+let state: string;
+let stopServer: () => Promise<void>;
+let base: string;
+let key: string;
+
+beforeAll(async () => {
+  state = mkdtempSync(join(tmpdir(), "outpost-start-"));
+  const envFile = join(state, "empty.env");
+  writeFileSync(envFile, "# nothing: no model key, no API keys\n");
+  const started = await startOutpost(["--state", join(state, "data")], envFile);
+  stopServer = started.stop;
+  base = `http://127.0.0.1:${started.port}`;
   key = readFileSync(join(state, "data", "api-key"), "utf8").trim();
 }, 120_000);
 
 afterAll(async () => {
-  if (server.exitCode === null) {
-    const exited = new Promise((done) => server.once("exit", done));
-    server.kill("SIGTERM");
-    await exited;
-  }
+  await stopServer();
   rmSync(state, { recursive: true, force: true });
 });
 
@@ -147,6 +161,29 @@ describe("npm start on a fresh state directory, with no model key and no API key
     expect(result.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
   });
 
+  it("fires an `at` schedule from its Durable Object's alarm, on local disk, and its task completes", async () => {
+    const at = new Date(Date.now() + 2_000).toISOString();
+    const created = await api("/v1/schedules", {
+      method: "POST",
+      body: JSON.stringify({ agent: "planner", input: "Plan", at }),
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    type Fire = { outcome: string; task_id: string | null };
+    let fires: Fire[] = [];
+    // Nothing but the alarm can fire it; wait (up to 30 s) until it has.
+    for (let i = 0; i < 300 && !fires.some((f) => f.outcome === "started"); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      fires = ((await (await api(`/v1/schedules/${id}`)).json()) as { recent_fires: Fire[] }).recent_fires;
+    }
+    expect(fires.map((f) => f.outcome)).toEqual(["started"]);
+    const task = (await (await api(`/v1/tasks/${fires[0]?.task_id}?wait=30`)).json()) as {
+      status: string;
+      trigger: { kind: string; schedule_id: string } | null;
+    };
+    expect([task.status, task.trigger?.kind, task.trigger?.schedule_id]).toEqual(["completed", "schedule", id]);
+  });
+
   it("serves the console and GET /docs's stylesheet with its content type", async () => {
     const page = await fetch(`${base}/console`);
     expect(page.status).toBe(200);
@@ -154,5 +191,87 @@ describe("npm start on a fresh state directory, with no model key and no API key
     const css = await fetch(`${base}/docs/swagger-ui.css`);
     expect(css.status).toBe(200);
     expect(css.headers.get("content-type")).toBe("text/css; charset=utf-8");
+  });
+});
+
+describe("npm start with a TLS certificate and an env file", () => {
+  let dir: string;
+  let stop: () => Promise<void>;
+  let port: number;
+  let cert: string;
+  const envKey = `op_${crypto.randomUUID()}`;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "outpost-start-tls-"));
+    // A self-signed certificate for 127.0.0.1, made for this run.
+    execFileSync(
+      "openssl",
+      [
+        ...["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1"],
+        ...["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        ...["-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")],
+      ],
+      { stdio: "ignore" },
+    );
+    cert = readFileSync(join(dir, "cert.pem"), "utf8");
+    writeFileSync(
+      join(dir, "outpost.env"),
+      `# the API keys (a secret) and a [vars] override\nexport OUTPOST_API_KEYS=${envKey}\nOUTPOST_DEFAULT_MODEL="claude-haiku-4-5"\n`,
+    );
+    const started = await startOutpost(
+      ["--state", join(dir, "data"), "--tls-cert", join(dir, "cert.pem"), "--tls-key", join(dir, "key.pem")],
+      join(dir, "outpost.env"),
+    );
+    stop = started.stop;
+    port = started.port;
+  }, 120_000);
+
+  afterAll(async () => {
+    await stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A request over HTTPS that trusts only the test's certificate. */
+  const https = (method: string, path: string, body?: string) =>
+    new Promise<{ status: number; body: string }>((done, fail) => {
+      const req = request(
+        {
+          host: "127.0.0.1",
+          port,
+          method,
+          path,
+          ca: cert,
+          headers: { authorization: `Bearer ${envKey}`, ...(body ? { "content-type": "application/json" } : {}) },
+        },
+        (res) => {
+          let text = "";
+          res.on("data", (chunk: Buffer) => {
+            text += chunk.toString();
+          });
+          res.on("end", () => done({ status: res.statusCode ?? 0, body: text }));
+        },
+      );
+      req.once("error", fail);
+      req.end(body);
+    });
+
+  it("serves HTTPS with the certificate it was given", async () => {
+    const res = await https("GET", "/");
+    expect(res.status).toBe(200);
+    expect((JSON.parse(res.body) as { name: string }).name).toBe("outpost");
+  });
+
+  it("takes its API key and a [vars] override from the env file, generating no key of its own", async () => {
+    const created = await https("POST", "/v1/agents/planner/tasks", JSON.stringify({ input: "Plan" }));
+    expect(created.status).toBe(202);
+    expect((JSON.parse(created.body) as { model: string }).model).toBe("claude-haiku-4-5");
+    expect(existsSync(join(dir, "data", "api-key"))).toBe(false);
+  });
+
+  it("writes the secret's name into the workerd config, never its value", () => {
+    const config = readFileSync(join(dir, "data", "workerd.capnp"), "utf8");
+    expect(config).toContain('(name = "OUTPOST_API_KEYS", fromEnvironment = "OUTPOST_API_KEYS")');
+    expect(config).toContain('(name = "OUTPOST_DEFAULT_MODEL", fromEnvironment = "OUTPOST_DEFAULT_MODEL")');
+    expect(config).not.toContain(envKey);
   });
 });
