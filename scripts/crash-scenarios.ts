@@ -1,6 +1,6 @@
 // The crash test's scenarios, run against a runtime the caller serves: `wrangler dev` (npm run test:crash,
 // scripts/crash-test.ts) or self-hosted `workerd serve` (npm run test:crash:selfhost, scripts/crash-test-selfhost.ts).
-// The runtime is killed in the middle of a run, for real, in three scenarios. Each SIGKILLs the runtime's whole process
+// The runtime is killed in the middle of a run, for real, in four scenarios. Each SIGKILLs the runtime's whole process
 // group (as a crashed machine would), serves it again on the same persisted state, and checks the run completes as if
 // nothing had happened. Exits non-zero on any difference.
 // 1. A three-turn tool-using task killed while the second model call waits for its first token: the same answer, no
@@ -11,6 +11,8 @@
 //    CRASH_LOOPS=20 repeats this scenario (one kill each) and prints the figures; CI runs it once.
 // 3. A chat session killed in the middle of its second message's turn (its second model call): the turn completes
 //    with its answer, its tool ran once, the session takes the next message, and its event log is gapless.
+// 4. A schedule (POST /v1/schedules, `at`) whose due time passes while the runtime is down: after the restart its
+//    alarm fires by itself, one fire is recorded, and its one task runs to the end with the schedule as its trigger.
 // The agent of scenario 2 must point at the ledger's random port and must not live in src/. So the Worker served is
 // wrapped: the runtime adds an entry module to its snapshot of the tree that re-exports the Worker unchanged and
 // registers one more agent in its registry before any request arrives, exactly as the vitest helpers register
@@ -195,11 +197,12 @@ export async function runCrashTest(name: string, serve: ServeForCrash): Promise<
   };
   let dev: CrashRuntime = await serve(setup);
 
-  /** SIGKILL to the runtime's whole process group, then serve it again on the same state. */
-  async function crashAndRestart(): Promise<number> {
+  /** SIGKILL to the runtime's whole process group, then (after `downMs`) serve it again on the same state. */
+  async function crashAndRestart(downMs = 0): Promise<number> {
     const before = dev.workerPid;
     await dev.kill();
     console.log(`killed ${name} (workerd pid ${before}); restarting on the same state`);
+    if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
     dev = await serve(setup);
     return before;
   }
@@ -387,9 +390,54 @@ export async function runCrashTest(name: string, serve: ServeForCrash): Promise<
     return { completed, chargedOnce, resentWithSameKey };
   }
 
+  /** A schedule whose due time passes while the runtime is down fires once after the restart, by its own alarm. */
+  async function scheduleScenario(): Promise<void> {
+    console.log("== scenario 4: a schedule's due time passes while the runtime is down");
+    const marker = `[crash-schedule-${crypto.randomUUID()}]`;
+    const answer = "Scheduled answer.";
+    await fetch(`${emulator.url}/_emulator/scripts`, {
+      method: "POST",
+      body: JSON.stringify({ match: marker, turns: [{ content: [{ type: "text", text: answer }] }] }),
+    });
+    const at = new Date(Date.now() + 4_000).toISOString();
+    const created = await api(dev.url, "/v1/schedules", {
+      method: "POST",
+      body: JSON.stringify({ agent: "planner", input: `Plan the day ${marker}`, at }),
+    });
+    const { id } = (await created.json()) as { id: string };
+    check("the schedule was created", created.status === 201, created.status);
+    // Down from before the due time until well after it; nothing but reads is asked of the Worker after the restart.
+    const before = await crashAndRestart(6_000);
+    check("workerd really restarted", dev.workerPid !== before, { before, after: dev.workerPid });
+    type Fire = { due_at: string; outcome: string; task_id: string | null; due_times: number };
+    type Schedule = { status: string; recent_fires: Fire[] };
+    const read = async () => (await (await api(dev.url, `/v1/schedules/${id}`)).json()) as Schedule;
+    const deadline = Date.now() + 30_000;
+    let schedule = await read();
+    while (schedule.recent_fires[0]?.outcome !== "started" && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      schedule = await read();
+    }
+    const fires = schedule.recent_fires.map((f) => [f.due_at, f.due_times, f.outcome]);
+    check("one fire, for the due time, started", JSON.stringify(fires) === JSON.stringify([[at, 1, "started"]]), fires);
+    check("the at schedule is finished", schedule.status === "finished", schedule.status);
+    const taskId = schedule.recent_fires[0]?.task_id ?? "";
+    const done = await finished(dev.url, taskId);
+    check("its task completed", done.status === "completed" && done.result === answer, done);
+    const task = (await (await api(dev.url, `/v1/tasks/${taskId}`)).json()) as { trigger: unknown };
+    check(
+      "with the schedule as its trigger",
+      JSON.stringify(task.trigger) === JSON.stringify({ kind: "schedule", schedule_id: id, due_at: at, due_times: 1 }),
+      task.trigger,
+    );
+    const events = await readEvents(dev.url, taskId);
+    check("created once", count(events, "task_created") === 1, count(events, "task_created"));
+  }
+
   try {
     await plannerScenario();
     await sessionScenario();
+    await scheduleScenario();
     const outcomes: LedgerOutcome[] = [];
     for (let loop = 1; loop <= LOOPS; loop++) outcomes.push(await ledgerScenario(loop));
     if (LOOPS > 1) {

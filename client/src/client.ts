@@ -38,6 +38,8 @@ export type TaskStatus = Task["status"];
 export type PendingInput = NonNullable<Task["pending_input"]>;
 /** A chat session as a key that may read sees it. */
 export type Session = Schemas["SessionResource"];
+/** A schedule (POST /v1/schedules) as a key that may read sees it. */
+export type Schedule = Schemas["ScheduleResource"];
 
 const ENDED: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "canceled"]);
 /** The longest wait one GET /v1/tasks/:id?wait= may ask for (seconds). */
@@ -183,6 +185,23 @@ export function createOutpostClient(options: OutpostClientOptions) {
       events: (session: string, streamOptions: EventStreamOptions = {}) =>
         events(`/v1/sessions/${encodeURIComponent(session)}/events`, streamOptions),
       close: async (session: string) => (await ok(api.DELETE("/v1/sessions/{id}", { params: id(session) }))) as Session,
+    },
+    schedules: {
+      create: async (body: Schemas["CreateScheduleBody"], opts: { idempotencyKey?: string } = {}) => {
+        const header = opts.idempotencyKey ? { header: { "idempotency-key": opts.idempotencyKey } } : {};
+        return (await ok(api.POST("/v1/schedules", { params: header, body }))) as Schedule;
+      },
+      get: async (schedule: string) => (await ok(api.GET("/v1/schedules/{id}", { params: id(schedule) }))) as Schedule,
+      list: (query: NonNullable<paths["/v1/schedules"]["get"]["parameters"]["query"]> = {}) =>
+        ok(api.GET("/v1/schedules", { params: { query } })),
+      pause: async (schedule: string) =>
+        (await ok(api.POST("/v1/schedules/{id}/pause", { params: id(schedule) }))) as Schedule,
+      resume: async (schedule: string) =>
+        (await ok(api.POST("/v1/schedules/{id}/resume", { params: id(schedule) }))) as Schedule,
+      delete: async (schedule: string): Promise<void> => {
+        const { error, response } = await api.DELETE("/v1/schedules/{id}", { params: id(schedule) });
+        if (!response.ok) throw OutpostError.fromBody(response, error);
+      },
     },
   };
 }

@@ -6,6 +6,7 @@ export {
   type PendingInput,
   type Query,
   type RequestOptions,
+  type Schedule,
   type Schemas,
   type Session,
   type Task,

@@ -1,6 +1,6 @@
 // The client package against the Worker under `wrangler dev`: a task created, followed live to its end and waited
 // for; a stream cut in the middle and resumed with Last-Event-ID, losing and repeating nothing; Outpost's errors as
-// typed OutpostErrors; wait() giving up when told to.
+// typed OutpostErrors; wait() giving up when told to; a schedule whose run fires by itself under wrangler dev.
 import { once } from "node:events";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -114,6 +114,36 @@ describe("the client", () => {
 
     const wrongKey = createOutpostClient({ baseUrl: outpostUrl(), apiKey: "not-a-key" });
     await expect(wrongKey.agents.list()).rejects.toMatchObject({ status: 401, code: "unauthorized" });
+  });
+
+  it("schedules a run that fires by itself, and reads, lists, pauses, resumes and deletes schedules", async () => {
+    const m = marker("client-schedule");
+    await scriptModel(m, [{ content: [{ type: "text", text: "On schedule." }] }]);
+    const outpost = e2eClient();
+    const at = new Date(Date.now() + 2_000).toISOString();
+    const once = await outpost.schedules.create({ agent: "assistant", input: `Run once ${m}`, at });
+    expect(once).toMatchObject({ status: "active", at, next_run_at: at, cron: null });
+
+    const daily = await outpost.schedules.create({ agent: "assistant", input: `Daily ${m}`, cron: "0 6 * * *" });
+    expect((await outpost.schedules.pause(daily.id)).status).toBe("paused");
+    const listed = await outpost.schedules.list({ status: ["paused"] });
+    expect(listed.schedules.map((s) => s.id)).toContain(daily.id);
+    expect((await outpost.schedules.resume(daily.id)).status).toBe("active");
+    await outpost.schedules.delete(daily.id);
+    await expect(outpost.schedules.get(daily.id)).rejects.toMatchObject({ status: 404, code: "schedule_not_found" });
+
+    let fired = await outpost.schedules.get(once.id);
+    for (let i = 0; i < 200 && fired.recent_fires[0]?.outcome !== "started"; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      fired = await outpost.schedules.get(once.id);
+    }
+    expect(fired.status).toBe("finished");
+    const task = await outpost.wait(fired.recent_fires[0]?.task_id ?? "");
+    expect(task).toMatchObject({
+      status: "completed",
+      result: "On schedule.",
+      trigger: { kind: "schedule", schedule_id: once.id, due_at: at, due_times: 1 },
+    });
   });
 
   it("does not show one tenant's task to another tenant's key", async () => {
