@@ -9,6 +9,7 @@ import { formatCost, formatCount } from "../../client/src/cli/output.ts";
 import type { OutpostEvent, Task } from "../../client/src/index.ts";
 import { runCli, runCliInTerminal } from "./support/cli.ts";
 import { e2eClient, marker, scriptModel } from "./support/harness.ts";
+import { E2E_AGENTS_KEY } from "./support/keys.ts";
 
 const TASK_ID = /task ([0-9a-f-]{36})/;
 
@@ -98,7 +99,8 @@ describe("the outpost CLI", () => {
   });
 
   it("shows a sub-agent's run indented under the delegation, and the tree's usage at the end", async () => {
-    const outpost = e2eClient();
+    // A tenant's own agent, under a tenant of its own (E2E_AGENTS_KEY), so no other test's agent listing sees it.
+    const outpost = e2eClient(E2E_AGENTS_KEY);
     await outpost.request("PUT", "/v1/agents/cli_lead", {
       body: {
         name: "cli_lead",
@@ -118,7 +120,7 @@ describe("the outpost CLI", () => {
       { content: [{ type: "text", text: "The answer is 42." }] },
     ]);
     await scriptModel(child, [{ content: [{ type: "text", text: "42" }] }]);
-    const run = await runCli(["run", "cli_lead", `What is the answer? ${m}`, "--wait"]);
+    const run = await runCli(["run", "cli_lead", `What is the answer? ${m}`, "--wait"], { key: E2E_AGENTS_KEY });
 
     expect(run.code).toBe(0);
     const lines = run.stdout.trimEnd().split("\n");

@@ -6,7 +6,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { launchChromium } from "../../bench/chromium.ts";
 import { e2eClient, marker, outpostUrl, scriptModel } from "./support/harness.ts";
-import { E2E_ADMIN_KEY } from "./support/keys.ts";
+import { E2E_ADMIN_KEY, E2E_AGENTS_KEY } from "./support/keys.ts";
 
 let browser: Browser;
 /** Closed after every test has run: a failed test's page must stay open for its screenshot. */
@@ -183,8 +183,8 @@ describe("the console", () => {
     const page = await newPage(context);
     const tag = marker("console-tree");
     const childTag = marker("console-tree-child");
-    const client = e2eClient();
-    // The tenant's own agents: a parent that may delegate to a child.
+    // The tenant's own agents, a parent that may delegate to a child, under a tenant of their own (E2E_AGENTS_KEY).
+    const client = e2eClient(E2E_AGENTS_KEY);
     await client.request("PUT", "/v1/agents/console_child", {
       body: {
         name: "console_child",
@@ -217,7 +217,7 @@ describe("the console", () => {
     const created = await client.tasks.create("console_parent", { input: `Split ${tag}` });
     await client.wait(created.id, { timeoutMs: 30_000 });
 
-    await signIn(page, `/console/tasks/${created.id}`);
+    await signIn(page, `/console/tasks/${created.id}`, E2E_AGENTS_KEY);
     await page.locator('main[data-stream="ended"]').waitFor();
     const branch = page.locator(".ev.subagent");
     expect(await branch.count()).toBe(1);

@@ -1,11 +1,13 @@
 // The API keys of the end-to-end deployment (test/e2e/support/global-setup.ts gives wrangler dev their digests, as
-// production stores them): an admin of the tenant "e2e", a key of the same tenant that may only read, and an admin
-// of another tenant, for what must stay apart.
+// production stores them): an admin of the tenant "e2e", a key of the same tenant that may only read, an admin
+// of another tenant, for what must stay apart, and an admin of a tenant of its own for the tests that add agents
+// (the tenant's agents are its listing: added under "e2e", they would change what a test running beside lists).
 import { createHash } from "node:crypto";
 
 export const E2E_ADMIN_KEY = "e2e-admin-key";
 export const E2E_READ_KEY = "e2e-read-key";
 export const E2E_OTHER_TENANT_KEY = "e2e-other-tenant-key";
+export const E2E_AGENTS_KEY = "e2e-agents-key";
 
 const sha256 = (key: string) => createHash("sha256").update(key).digest("hex");
 
@@ -15,5 +17,6 @@ export function e2eKeyRing(): string {
     { id: "e2e-admin", tenant: "e2e", scopes: ["admin"], sha256: sha256(E2E_ADMIN_KEY) },
     { id: "e2e-reader", tenant: "e2e", scopes: ["read"], sha256: sha256(E2E_READ_KEY) },
     { id: "e2e-other", tenant: "e2e-other", scopes: ["admin"], sha256: sha256(E2E_OTHER_TENANT_KEY) },
+    { id: "e2e-agents", tenant: "e2e-agents", scopes: ["admin"], sha256: sha256(E2E_AGENTS_KEY) },
   ]);
 }
