@@ -273,32 +273,24 @@ async function main(): Promise<void> {
       ),
     );
     lines.push("");
-    lines.push("Top functions by self time (ms per task):");
-    const top = summary.byFunction.sort((a, b) => b.selfMs - a.selfMs).slice(0, 40);
-    lines.push(
+    // The 40 heaviest rows of a function table, as ms per task and share of the busy time.
+    const functionTable = (rows: Row[]) =>
       table(
         ["function", "module", "ms/task", "%"],
-        top.map((r) => [
-          r.name.slice(0, 48),
-          r.module.slice(0, 56),
-          fmt(perTask(r.selfMs), 2),
-          fmt((100 * r.selfMs) / summary.busyMs, 1),
-        ]),
-      ),
-    );
-    lines.push("");
-    lines.push("Time charged to Outpost's own functions (self + the natives and libraries they call), ms per task:");
-    const owned = summary.byOwnFunction.sort((a, b) => b.selfMs - a.selfMs).slice(0, 40);
+        [...rows]
+          .sort((a, b) => b.selfMs - a.selfMs)
+          .slice(0, 40)
+          .map((r) => [
+            r.name.slice(0, 48),
+            r.module.slice(0, 56),
+            fmt(perTask(r.selfMs), 2),
+            fmt((100 * r.selfMs) / summary.busyMs, 1),
+          ]),
+      );
+    lines.push("Top functions by self time (ms per task):", functionTable(summary.byFunction), "");
     lines.push(
-      table(
-        ["function", "module", "ms/task", "%"],
-        owned.map((r) => [
-          r.name.slice(0, 48),
-          r.module.slice(0, 56),
-          fmt(perTask(r.selfMs), 2),
-          fmt((100 * r.selfMs) / summary.busyMs, 1),
-        ]),
-      ),
+      "Time charged to Outpost's own functions (self + the natives and libraries they call), ms per task:",
+      functionTable(summary.byOwnFunction),
     );
     lines.push("");
     lines.push(`profile saved to ${file}`);
