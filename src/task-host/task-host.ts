@@ -223,7 +223,7 @@ export class TaskHost {
       // Only with an endpoint configured: telemetry off builds nothing and does nothing.
       telemetry: env.OUTPOST_OTEL_ENDPOINT
         ? new RunTelemetry({
-            config: () => otelConfig(env, outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS)),
+            config: () => otelConfig(env),
             events: this.events,
             state: this.state,
             redactor,

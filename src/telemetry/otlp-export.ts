@@ -4,12 +4,14 @@
 // OpenTelemetry SDK: the SDK's Workers wrapper does not build here (docs/telemetry.md), and one JSON POST per run is
 // all that is needed.
 import type { Env } from "../env.ts";
-import { ConfigError } from "../errors.ts";
+import { BlockedUrlError, ConfigError } from "../errors.ts";
 import { checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
 import { type AttributeValue, type GenAiSpan, SEMCONV_VERSION } from "./genai-spans.ts";
 
 /** The export's deadline: it runs in the alarm after the run, which must not wait long on a slow collector. */
 const EXPORT_TIMEOUT_MS = 10_000;
+/** The guard's checks of scheme and credentials, with any host allowed: the endpoint is the operator's (otelConfig). */
+const OPERATOR_ENDPOINT: OutboundPolicy = { allowPrivateHosts: new Set(["*"]) };
 /** service.name of every span's resource. */
 const SERVICE_NAME = "outpost";
 
@@ -20,23 +22,22 @@ export interface OtelConfig {
 }
 
 /**
- * The exporter's configuration, or null when telemetry is off (OUTPOST_OTEL_ENDPOINT unset or empty). The endpoint
- * passes the outbound guard like the model provider's URL (OUTPOST_ALLOW_PRIVATE_HOSTS admits a private collector).
- * Throws ConfigError for a bad endpoint or header list; the message never quotes a header's value.
+ * The exporter's configuration, or null when telemetry is off (OUTPOST_OTEL_ENDPOINT unset or empty). The endpoint is
+ * the operator's own, like the deployment's ANTHROPIC_BASE_URL: no tenant or agent can set it, so a private
+ * collector (a sidecar on 127.0.0.1) needs no OUTPOST_ALLOW_PRIVATE_HOSTS, which would open its host to the agents'
+ * tools too. It must still be an http(s) URL without credentials in it. Throws ConfigError for a bad endpoint or
+ * header list; the message never quotes a header's value.
  */
-export function otelConfig(
-  env: Pick<Env, "OUTPOST_OTEL_ENDPOINT" | "OUTPOST_OTEL_HEADERS">,
-  policy: OutboundPolicy,
-): OtelConfig | null {
+export function otelConfig(env: Pick<Env, "OUTPOST_OTEL_ENDPOINT" | "OUTPOST_OTEL_HEADERS">): OtelConfig | null {
   const endpoint = env.OUTPOST_OTEL_ENDPOINT?.trim() ?? "";
   if (endpoint === "") return null;
   let base: URL;
   try {
-    base = checkOutboundUrl(endpoint, policy);
+    base = checkOutboundUrl(endpoint, OPERATOR_ENDPOINT);
   } catch (error) {
-    throw new ConfigError(
-      `OUTPOST_OTEL_ENDPOINT is not allowed: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    // The reason alone: the URL could hold credentials, and this message is logged.
+    const reason = error instanceof BlockedUrlError ? error.reason : "it is not a valid URL";
+    throw new ConfigError(`OUTPOST_OTEL_ENDPOINT is not allowed: ${reason}.`);
   }
   // OTLP/HTTP: a signal's path is appended to the base endpoint (OTEL_EXPORTER_OTLP_ENDPOINT's rule).
   const tracesUrl = new URL(`${base.href.replace(/\/+$/, "")}/v1/traces`);

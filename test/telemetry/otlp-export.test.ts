@@ -6,7 +6,6 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
 import type { EventRecord } from "../../src/events/event-record.ts";
-import { outboundPolicy } from "../../src/net/outbound.ts";
 import { otelConfig, otlpHeaders } from "../../src/telemetry/otlp-export.ts";
 import { TELEMETRY_EXPORTED_KEY } from "../../src/telemetry/run-telemetry.ts";
 import {
@@ -30,33 +29,33 @@ async function records(id: string): Promise<EventRecord[]> {
 
 describe("the exporter's configuration", () => {
   it("is off without an endpoint, and posts to <endpoint>/v1/traces with the configured headers", () => {
-    const policy = outboundPolicy("");
-    expect(otelConfig({}, policy)).toBeNull();
-    expect(otelConfig({ OUTPOST_OTEL_ENDPOINT: " " }, policy)).toBeNull();
-    const config = otelConfig(
-      {
-        OUTPOST_OTEL_ENDPOINT: "https://otel.example.com:4318/",
-        OUTPOST_OTEL_HEADERS: "Authorization=Bearer%20abc, x-scope=ops",
-      },
-      policy,
-    );
+    expect(otelConfig({})).toBeNull();
+    expect(otelConfig({ OUTPOST_OTEL_ENDPOINT: " " })).toBeNull();
+    const config = otelConfig({
+      OUTPOST_OTEL_ENDPOINT: "https://otel.example.com:4318/",
+      OUTPOST_OTEL_HEADERS: "Authorization=Bearer%20abc, x-scope=ops",
+    });
     expect(config?.tracesUrl.href).toBe("https://otel.example.com:4318/v1/traces");
     expect(config?.headers).toEqual({ authorization: "Bearer abc", "x-scope": "ops" });
-    expect(otelConfig({ OUTPOST_OTEL_ENDPOINT: "https://collector.example/otlp" }, policy)?.tracesUrl.href).toBe(
+    expect(otelConfig({ OUTPOST_OTEL_ENDPOINT: "https://collector.example/otlp" })?.tracesUrl.href).toBe(
       "https://collector.example/otlp/v1/traces",
     );
   });
 
-  it("refuses a private collector unless OUTPOST_ALLOW_PRIVATE_HOSTS admits its host", () => {
-    const error = errorOf(() => otelConfig({ OUTPOST_OTEL_ENDPOINT: "http://127.0.0.1:4318" }, outboundPolicy("")));
-    expect(error).toBeInstanceOf(ConfigError);
-    expect(error.message).toMatch(/^OUTPOST_OTEL_ENDPOINT is not allowed: /);
-    expect(
-      otelConfig({ OUTPOST_OTEL_ENDPOINT: "http://127.0.0.1:4318" }, outboundPolicy("127.0.0.1"))?.tracesUrl.href,
-    ).toBe("http://127.0.0.1:4318/v1/traces");
-    expect(
-      errorOf(() => otelConfig({ OUTPOST_OTEL_ENDPOINT: "ftp://otel.example.com" }, outboundPolicy(""))),
-    ).toBeInstanceOf(ConfigError);
+  it("takes a private collector without OUTPOST_ALLOW_PRIVATE_HOSTS (the endpoint is the operator's), but only over http(s) and without credentials", () => {
+    expect(otelConfig({ OUTPOST_OTEL_ENDPOINT: "http://127.0.0.1:4318" })?.tracesUrl.href).toBe(
+      "http://127.0.0.1:4318/v1/traces",
+    );
+    expect(otelConfig({ OUTPOST_OTEL_ENDPOINT: "http://localhost:4318/otlp/" })?.tracesUrl.href).toBe(
+      "http://localhost:4318/otlp/v1/traces",
+    );
+    const scheme = errorOf(() => otelConfig({ OUTPOST_OTEL_ENDPOINT: "ftp://otel.example.com" }));
+    expect(scheme).toBeInstanceOf(ConfigError);
+    expect(scheme.message).toBe("OUTPOST_OTEL_ENDPOINT is not allowed: the scheme ftp: is not http or https.");
+    const credentials = errorOf(() => otelConfig({ OUTPOST_OTEL_ENDPOINT: "https://user:pw@otel.example.com" }));
+    expect(credentials).toBeInstanceOf(ConfigError);
+    // The reason alone: the message is logged, and the URL holds a password.
+    expect(credentials.message).toBe("OUTPOST_OTEL_ENDPOINT is not allowed: credentials in URLs are not accepted.");
   });
 
   it("refuses a malformed header list without quoting its values", () => {
