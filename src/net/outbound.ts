@@ -28,7 +28,13 @@ export function checkOutboundUrl(raw: string | URL, policy: OutboundPolicy): URL
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new BlockedUrlError(url.href, `the scheme ${url.protocol} is not http or https`);
   }
-  if (url.username || url.password) throw new BlockedUrlError(url.href, "credentials in URLs are not accepted");
+  if (url.username || url.password) {
+    // The refusal names the URL without its credentials: the error reaches events and logs.
+    const shown = new URL(url.href);
+    shown.username = "";
+    shown.password = "";
+    throw new BlockedUrlError(shown.href, "credentials in URLs are not accepted");
+  }
   // "localhost." is "localhost": a fully qualified name's trailing dot changes nothing about where it resolves.
   const host = url.hostname.toLowerCase().replace(/\.+$/, "");
   const reason = privateReason(host);

@@ -75,7 +75,11 @@ describe("checkOutboundUrl", () => {
   it("refuses other schemes and credentials in the URL", () => {
     expect(blocked("ftp://example.com/").message).toContain("scheme ftp:");
     expect(blocked("file:///etc/passwd").message).toContain("scheme file:");
-    expect(blocked("https://user:pw@example.com/").message).toContain("credentials");
+    const withCredentials = blocked("https://user:pw@example.com/");
+    expect(withCredentials.message).toContain("credentials");
+    // The refusal reaches events and logs: it names the URL without them.
+    expect(withCredentials.url).toBe("https://example.com/");
+    expect(withCredentials.message).not.toContain("user:pw");
     expect(blocked("not a url").message).toContain("not a valid absolute URL");
   });
 
