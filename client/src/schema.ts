@@ -3507,12 +3507,98 @@ export interface operations {
                     response_format?: {
                         [key: string]: unknown;
                     };
-                    evaluations?: {
-                        [key: string]: unknown;
-                    };
                     test_cases?: {
-                        [key: string]: unknown;
+                        name: string;
+                        input: string;
+                        context?: {
+                            /** @enum {string} */
+                            role: "user" | "assistant";
+                            content: string;
+                        }[];
+                        expected_output?: string;
+                        ground_truth?: string;
+                        expected_tools?: (string | {
+                            name: string;
+                            arguments?: components["schemas"]["JsonObject"];
+                        })[];
+                        files?: {
+                            [key: string]: string;
+                        };
+                        tags?: string[];
                     }[];
+                    evaluations?: {
+                        model?: {
+                            /**
+                             * @default anthropic
+                             * @enum {string}
+                             */
+                            provider?: "anthropic" | "gemini" | "openai_compatible";
+                            name?: string;
+                            /** Format: uri */
+                            endpoint?: string;
+                            api_key?: string;
+                        };
+                        metrics: ({
+                            /** @constant */
+                            type: "exact_match";
+                            name?: string;
+                            /** @default 1 */
+                            threshold?: number;
+                            /** @default true */
+                            case_sensitive?: boolean;
+                        } | {
+                            /** @constant */
+                            type: "contains";
+                            name?: string;
+                            /** @default 1 */
+                            threshold?: number;
+                            /** @default false */
+                            case_sensitive?: boolean;
+                        } | {
+                            /** @constant */
+                            type: "regex";
+                            name?: string;
+                            /** @default 1 */
+                            threshold?: number;
+                            pattern: string;
+                            /** @default true */
+                            case_sensitive?: boolean;
+                        } | {
+                            /** @constant */
+                            type: "json_schema";
+                            name?: string;
+                            /** @default 1 */
+                            threshold?: number;
+                            schema?: components["schemas"]["JsonObject"];
+                        } | {
+                            /** @constant */
+                            type: "tool_calls";
+                            name?: string;
+                            /** @default 1 */
+                            threshold?: number;
+                            /** @default true */
+                            in_order?: boolean;
+                        } | {
+                            /** @constant */
+                            type: "bleu";
+                            name?: string;
+                            threshold: number;
+                            /** @default 4 */
+                            max_n?: number;
+                        } | {
+                            /** @constant */
+                            type: "rouge_l";
+                            name?: string;
+                            threshold: number;
+                        } | {
+                            /** @constant */
+                            type: "g_eval";
+                            name: string;
+                            threshold: number;
+                            criteria: string;
+                            evaluation_steps?: string[];
+                        })[];
+                    };
                     max_budget_usd?: number;
                     /**
                      * @default full

@@ -87,9 +87,9 @@ export const AgentFileSchema = z.strictObject({
   tool_filtering: z.unknown().optional(),
   /** Seed 004 response_format: the JSON Schema the final answer conforms to (structured_output). */
   response_format: z.record(z.string(), z.unknown(), "must be a JSON Schema object").optional(),
-  /** Kept for the test runner: not used by a run. */
-  evaluations: z.record(z.string(), z.unknown()).optional(),
-  test_cases: z.array(z.record(z.string(), z.unknown())).max(500).optional(),
+  /** Seed 004 test_cases and evaluations (src/evaluations/config.ts): for evaluation runs, never used by a task. */
+  test_cases: definition.testCases,
+  evaluations: definition.evaluations,
   // Outpost's own settings.
   max_budget_usd: definition.maxBudgetUsd,
   redaction_mode: definition.redactionMode.optional(),
@@ -103,15 +103,13 @@ export const AgentFileSchema = z.strictObject({
 type AgentFileInput = z.input<typeof AgentFileSchema>;
 type AgentFileValue = z.output<typeof AgentFileSchema>;
 
-/** A checked agent file: the definition it makes, its warnings, and what is kept for the test runner. */
+/** A checked agent file: the definition it makes and its warnings. */
 export interface AgentFile {
   /** Where it came from, e.g. "agents/support.yaml". */
   path: string;
   definition: AgentDefinition;
   /** Seed 004's startup warnings (rules 2 and 3, auth_provider on another provider). */
   warnings: string[];
-  evaluations: Record<string, unknown> | null;
-  test_cases: Record<string, unknown>[];
 }
 
 /** A problem in an agent file, with the line of the key it is about when that is known. */
@@ -149,20 +147,16 @@ export function parseAgentFile(path: string, source: string): AgentFile {
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     const message = inFileTerms(error.message.replace(/^Agent "[^"]*": /, ""));
-    // The line of the key the message names first.
-    const named = Object.values(FILE_KEYS)
-      .map((k) => k.replace(/\.$/, ""))
-      .filter((k) => message.includes(k))
-      .sort((a, b) => message.indexOf(a) - message.indexOf(b))[0];
+    // The line of the key the message names first (a path inside the evaluation settings, to its line).
+    const named =
+      /^(?:evaluations|test_cases)(?:\.[\w-]+)+/.exec(message)?.[0] ??
+      Object.values(FILE_KEYS)
+        .map((k) => k.replace(/\.$/, ""))
+        .filter((k) => message.includes(k))
+        .sort((a, b) => message.indexOf(a) - message.indexOf(b))[0];
     throw new AgentFileError(path, named ? lineOf(named.split(".")) : null, null, message);
   }
-  return {
-    path,
-    definition: defined,
-    warnings,
-    evaluations: file.evaluations ?? null,
-    test_cases: file.test_cases ?? [],
-  };
+  return { path, definition: defined, warnings };
 }
 
 /**
@@ -248,6 +242,8 @@ function toDefinition(file: AgentFileValue, raw: AgentFileInput): AgentDefinitio
     ["toolPermissions", raw.tool_permissions],
     ["approvalTimeoutSeconds", raw.approval_timeout_seconds],
     ["onApprovalTimeout", raw.on_approval_timeout],
+    ["testCases", raw.test_cases],
+    ["evaluations", raw.evaluations],
   ];
   return Object.fromEntries(entries.filter(([, value]) => value !== undefined)) as AgentDefinition;
 }
@@ -262,6 +258,7 @@ const FILE_KEYS: Readonly<Record<string, string>> = {
   allowedTools: "claude.allowed_tools",
   toolPermissions: "tool_permissions",
   responseFormat: "response_format",
+  testCases: "test_cases",
   "hooks.": "hooks.",
   "llmConfig.": "model.",
   llmConfig: "model",

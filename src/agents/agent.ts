@@ -14,6 +14,7 @@ import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import type { AgentMessage, ModelCallOptions, StepInfo } from "../contracts/runtime.ts";
 import type { ToolResult } from "../contracts/tool-result.ts";
 import { MalformedResponseError } from "../errors.ts";
+import type { EvaluationConfig, TestCase } from "../evaluations/config.ts";
 import type { RedactionMode } from "../events/redaction.ts";
 import type { HookSpec } from "../inbound-hooks/hook.ts";
 import type { JsonObject } from "../lib/json.ts";
@@ -66,6 +67,10 @@ export abstract class Agent {
   readonly llmConfig: LlmConfig | null;
   /** The tenants that may see and run the agent, or null for every tenant. Ask visibleTo(), not this list. */
   readonly tenants: readonly string[] | null;
+  /** Seed 004 test_cases, for evaluation runs (src/evaluations/). */
+  readonly testCases: readonly TestCase[];
+  /** Seed 004 evaluations: the metrics, thresholds and grader model of its test cases; null without any. */
+  readonly evaluations: EvaluationConfig | null;
   /** Where the agent is defined: a TypeScript class, or a file of agents/ with its startup warnings. */
   readonly origin: AgentOrigin;
   /** The version a task of this agent records and runs again: a tenant's own agent's; null for the Worker's. */
@@ -98,6 +103,8 @@ export abstract class Agent {
     this.redactionMode = spec.redactionMode;
     this.llmConfig = spec.llmConfig;
     this.tenants = spec.tenants;
+    this.testCases = spec.testCases;
+    this.evaluations = spec.evaluations;
   }
 
   /**

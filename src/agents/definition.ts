@@ -10,6 +10,13 @@ import { z } from "zod";
 import { PERMISSION_SETTINGS_SHAPE, type ToolPermissions, toolPermissions } from "../approvals/permissions.ts";
 import { DEFAULT_MAX_TOKENS } from "../config/models.ts";
 import { ConfigError } from "../errors.ts";
+import {
+  type EvaluationConfig,
+  EvaluationsSchema,
+  graderLlmConfig,
+  type TestCase,
+  TestCasesSchema,
+} from "../evaluations/config.ts";
 import type { RedactionMode } from "../events/redaction.ts";
 import { type HookSpec, HooksSchema } from "../inbound-hooks/hook.ts";
 import type { JsonObject } from "../lib/json.ts";
@@ -119,6 +126,13 @@ export const AgentDefinitionSchema = z.strictObject({
    * verifies deliveries, and the template that makes the task's input. See src/inbound-hooks/hook.ts.
    */
   hooks: HooksSchema.prefault({}),
+  /**
+   * Seed 004 test_cases: messages on a fresh conversation with what the answer should be, run by POST
+   * /v1/agents/:name/evaluations and `outpost test` (src/evaluations/config.ts). Never used by a task.
+   */
+  testCases: TestCasesSchema.optional(),
+  /** Seed 004 evaluations: the metrics that judge every test case, their thresholds, and the grader model. */
+  evaluations: EvaluationsSchema.optional(),
 });
 
 /** An agent's definition as its author writes it. */
@@ -152,6 +166,8 @@ export interface AgentSpec {
   redactionMode: RedactionMode;
   llmConfig: LlmConfig | null;
   tenants: readonly string[] | null;
+  testCases: readonly TestCase[];
+  evaluations: EvaluationConfig | null;
 }
 
 /** Checks a definition: its schema, then what one key says about another. */
@@ -217,6 +233,9 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
       );
     }
   }
+  const responseFormat =
+    parsed.responseFormat === undefined ? null : responseSchema(agent, parsed.responseFormat as ResponseFormatInput);
+  checkEvaluations(agent, parsed.evaluations, responseFormat);
   return {
     name: parsed.name,
     description: parsed.description,
@@ -233,8 +252,7 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
     webSearch,
     temperature: parsed.temperature ?? null,
     maxBudgetUsd: parsed.maxBudgetUsd ?? null,
-    responseFormat:
-      parsed.responseFormat === undefined ? null : responseSchema(agent, parsed.responseFormat as ResponseFormatInput),
+    responseFormat,
     // Web search runs inside the model call: no person can review a search, so no rule may name it.
     permissions: toolPermissions(
       agent,
@@ -245,7 +263,38 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
     redactionMode: parsed.redactionMode,
     llmConfig: parsed.llmConfig ?? null,
     tenants,
+    testCases: Object.freeze(parsed.testCases ?? []),
+    evaluations: parsed.evaluations ?? null,
   };
+}
+
+/**
+ * What the evaluation config says about the rest of the definition: a json_schema metric needs a schema (its own or
+ * the agent's response_format), and its own must be a usable JSON Schema; the grader model must be a usable provider.
+ */
+function checkEvaluations(
+  agent: string,
+  config: EvaluationConfig | undefined,
+  responseFormat: JsonObject | null,
+): void {
+  if (!config) return;
+  for (const [index, metric] of config.metrics.entries()) {
+    if (metric.type !== "json_schema") continue;
+    const at = `evaluations.metrics.${index}.schema`;
+    if (metric.schema === undefined && responseFormat === null) {
+      throw new ConfigError(`Agent "${agent}": ${at} is needed: the agent has no responseFormat to check against.`);
+    }
+    if (metric.schema !== undefined) {
+      try {
+        responseSchema(agent, metric.schema);
+      } catch (error) {
+        if (error instanceof ConfigError) throw new ConfigError(error.message.replaceAll("responseFormat", at));
+        throw error;
+      }
+    }
+  }
+  const grader = config.model ? graderLlmConfig(config.model) : null;
+  if (grader && !grader.ok) throw new ConfigError(`Agent "${agent}": ${grader.key}: ${grader.message}.`);
 }
 
 /** The built-in names an agent with web search may list: WebSearch is the server tool's (seed 000's name). */
@@ -322,10 +371,20 @@ const SEED_SPELLINGS: Readonly<Record<string, string>> = {
   web_search: "webSearch",
   response_format: "responseFormat",
   permission_mode: "permissionMode",
+  test_cases: "testCases",
 };
 
 /** Keys whose value is an object of its own settings: an issue inside one reads "<path>: <what is wrong>". */
-const SECTIONS: ReadonlySet<string> = new Set(["bash", "fileSystem", "webFetch", "mcpServers", "hooks", "llmConfig"]);
+const SECTIONS: ReadonlySet<string> = new Set([
+  "bash",
+  "fileSystem",
+  "webFetch",
+  "mcpServers",
+  "hooks",
+  "llmConfig",
+  "testCases",
+  "evaluations",
+]);
 /** The built-in tools' settings name an unknown key by its whole path ("unknown key bash.enable"). */
 const TOOL_SETTINGS: ReadonlySet<string> = new Set(Object.keys(TOOL_SETTINGS_SHAPE));
 

@@ -10,9 +10,7 @@ export const AGENT_FILES: readonly AgentFile[] = [
       "systemPrompt": "You are a concise, accurate assistant. Answer the user's request directly. If something is ambiguous, state your assumption in one sentence and proceed.",
       "maxTurns": 1
     },
-    "warnings": [],
-    "evaluations": null,
-    "test_cases": []
+    "warnings": []
   },
   {
     "path": "agents/coder.yaml",
@@ -38,9 +36,7 @@ export const AGENT_FILES: readonly AgentFile[] = [
         "Grep"
       ]
     },
-    "warnings": [],
-    "evaluations": null,
-    "test_cases": []
+    "warnings": []
   },
   {
     "path": "agents/planner.yaml",
@@ -53,9 +49,7 @@ export const AGENT_FILES: readonly AgentFile[] = [
         "TodoWrite"
       ]
     },
-    "warnings": [],
-    "evaluations": null,
-    "test_cases": []
+    "warnings": []
   },
   {
     "path": "agents/triage.yaml",
@@ -86,8 +80,6 @@ export const AGENT_FILES: readonly AgentFile[] = [
       },
       "approvalTimeoutSeconds": 259200
     },
-    "warnings": [],
-    "evaluations": null,
-    "test_cases": []
+    "warnings": []
   }
 ];

@@ -76,15 +76,16 @@ tool_permissions:
   Bash: ask
 approval_timeout_seconds: 600
 evaluations:
-  metrics: [groundedness]
+  metrics:
+    - type: contains
 test_cases:
   - name: refund
     input: How do I get a refund?
 `,
     );
     expect(file.warnings).toEqual([]);
-    expect(file.evaluations).toEqual({ metrics: ["groundedness"] });
-    expect(file.test_cases).toEqual([{ name: "refund", input: "How do I get a refund?" }]);
+    expect(file.definition.evaluations).toEqual({ metrics: [{ type: "contains" }] });
+    expect(file.definition.testCases).toEqual([{ name: "refund", input: "How do I get a refund?" }]);
     const agent = agentOf(file);
     expect(agent.origin).toEqual({ kind: "file", path: PATH, warnings: [] });
     expect({

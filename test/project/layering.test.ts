@@ -33,6 +33,8 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   llm: ["net"],
   mcp: ["net"],
   approvals: ["events"],
+  // Test cases, evaluation configs and metrics (seed 004): graded from an ExecutionResult, model-graded through llm/.
+  evaluations: ["llm"],
   tasks: ["approvals", "blob-store", "config", "events", "tenants", "workspace", "env.ts"],
   "run-bundle": ["blob-store", "events", "tasks"],
   // OpenTelemetry spans derived from the event log, exported after a run (wired in by task-host).
@@ -42,7 +44,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   schedules: ["events", "tasks", "tenants", "env.ts"],
   callbacks: ["events", "net", "tasks", "env.ts"],
   tools: ["approvals", "events", "mcp", "net", "tasks", "workspace"],
-  agents: ["approvals", "config", "events", "inbound-hooks", "llm", "mcp", "skills", "tenants", "tools"],
+  agents: ["approvals", "config", "evaluations", "events", "inbound-hooks", "llm", "mcp", "skills", "tenants", "tools"],
   runtime: [
     "agents",
     "approvals",
@@ -119,6 +121,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "config",
     "console",
     "durable-objects",
+    "evaluations",
     "events",
     "inbound-hooks",
     "runtime",

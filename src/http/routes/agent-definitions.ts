@@ -8,6 +8,7 @@ import { AGENT_NAME_PATTERN } from "../../agents/definition.ts";
 import { SkillAgent } from "../../agents/skill-agent.ts";
 import { resolveModel } from "../../config/models.ts";
 import { ApiError } from "../../errors.ts";
+import { regexProblem } from "../../evaluations/grade.ts";
 import type { JsonObject } from "../../lib/json.ts";
 import { sha256Hex } from "../../lib/sha256.ts";
 import { tenantStubFor } from "../../tenants/directory.ts";
@@ -85,6 +86,7 @@ const AGENT_BODY_TYPES = /^(application\/json|application\/yaml|application\/x-y
  */
 function refuseDeploymentSettings(definition: AgentDefinition): void {
   const llm = definition.llmConfig;
+  const grader = definition.evaluations?.model;
   const servers = Object.entries(definition.mcpServers ?? {});
   const withHeaders = servers.find(([, server]) => "headers" in server && server.headers !== undefined)?.[0];
   const refusals: [boolean, string, string][] = [
@@ -96,6 +98,16 @@ function refuseDeploymentSettings(definition: AgentDefinition): void {
       (llm?.auth_provider ?? "api_key") !== "api_key",
       "model.auth_provider",
       "the deployment's credentials for other auth providers (and their secrets) are for agents/ files only",
+    ],
+    [
+      grader?.endpoint !== undefined,
+      "evaluations.model.endpoint",
+      "another model endpoint would receive the deployment's key",
+    ],
+    [
+      grader?.api_key !== undefined,
+      "evaluations.model.api_key",
+      "the deployment's secrets are named in agents/ files only",
     ],
     [
       withHeaders !== undefined,
@@ -170,6 +182,9 @@ export const agentDefinitionRoutes = new Hono<AppEnv>()
       );
     }
     refuseDeploymentSettings(file.definition);
+    const badPattern = await regexProblem(file.definition.evaluations);
+    if (badPattern)
+      throw new ApiError("validation_failed", `Invalid ${badPattern.field}: ${badPattern.message}.`, badPattern.field);
     const outcome = await tenantStubFor(c.env, c.get("tenant")).putAgent(
       {
         name,
