@@ -17,7 +17,7 @@ import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
 import type { ForwardedBatch } from "../src/events/event-tree.ts";
 import { type EventStreamOptions, openEventStream } from "../src/events/sse.ts";
 import { untilEvent } from "../src/events/wait.ts";
-import { type ArtifactEntry, runPrefix } from "../src/run-bundle/run-bundle.ts";
+import type { ArtifactEntry, ArtifactLocation, BundleDownload } from "../src/run-bundle/run-bundle.ts";
 import { traceTree } from "../src/run-bundle/trace.ts";
 import type { Checkpoint, CheckpointSummary } from "../src/runtime/checkpoints.ts";
 import type { StoredMessage } from "../src/runtime/conversation.ts";
@@ -261,24 +261,28 @@ export class TaskObject extends DurableObject<Env> {
     return this.host.bundle.list();
   }
 
-  /** A staged artifact's content, or its key in the blob store (R2, or a directory self-hosted). */
-  async artifact(
-    path: string,
+  /**
+   * How to send the whole bundle as one tar file; `ended: false` while the run goes on (the archive is written when
+   * it ends, a session's when it is closed); null for an unknown task or session.
+   */
+  async bundleDownload(
     kind: RecordKind = "task",
-  ): Promise<
-    | { kind: "staged"; content: string; content_type: string }
-    | { kind: "stored"; key: string; content_type: string }
-    | null
-  > {
+  ): Promise<({ ended: true } & BundleDownload) | { ended: false } | null> {
     const { host } = this;
     const task = host.recordOf(kind);
     if (!task) return null;
     await host.supervisor.completeBundle(task);
-    const contentType = host.bundle.contentType(path);
-    if (contentType === null) return null;
-    const staged = host.bundle.staged(path);
-    if (staged) return { kind: "staged", ...staged };
-    return { kind: "stored", key: runPrefix(task.id) + path, content_type: contentType };
+    if (!host.recordOf(kind)?.bundleFlushed) return { ended: false };
+    return { ended: true, ...host.bundle.download() };
+  }
+
+  /** A staged artifact's content, or where it is in the blob store (R2, or a directory self-hosted). */
+  async artifact(path: string, kind: RecordKind = "task"): Promise<ArtifactLocation | null> {
+    const { host } = this;
+    const task = host.recordOf(kind);
+    if (!task) return null;
+    await host.supervisor.completeBundle(task);
+    return host.bundle.location(path);
   }
 
   /**

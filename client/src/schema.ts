@@ -580,6 +580,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tasks/{id}/bundle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a task's whole run bundle as one tar file
+         * @description Once the task has ended: every file of the bundle, bundle.json first (docs/reference/run-bundle.md).
+         *
+         *     Needs an API key with the `read` scope (`admin` may do everything).
+         */
+        get: operations["getTaskBundle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tasks/{id}/workspace": {
         parameters: {
             query?: never;
@@ -824,6 +846,28 @@ export interface paths {
          * @description Needs an API key with the `read` scope (`admin` may do everything).
          */
         get: operations["getSessionArtifact"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/bundle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a session's whole run bundle as one tar file
+         * @description Once the session is closed: every file of the bundle, bundle.json first (docs/reference/run-bundle.md).
+         *
+         *     Needs an API key with the `read` scope (`admin` may do everything).
+         */
+        get: operations["getSessionBundle"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1167,7 +1211,7 @@ export interface components {
                      * @description the registry's code (docs/reference/errors.md)
                      * @enum {string}
                      */
-                    code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "route_not_found" | "task_already_finished" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                     /** @description for people; clients branch on the code */
                     message: string;
                     /** @description the error's class, e.g. ProviderError */
@@ -1492,7 +1536,7 @@ export interface components {
                  * @description the registry's code (docs/reference/errors.md)
                  * @enum {string}
                  */
-                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "route_not_found" | "task_already_finished" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                 /** @description for people; clients branch on the code */
                 message: string;
                 /** @description the error's class, e.g. ProviderError */
@@ -1902,7 +1946,7 @@ export interface components {
                  * @description the registry's code (docs/reference/errors.md)
                  * @enum {string}
                  */
-                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "route_not_found" | "task_already_finished" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                 /** @description for people; clients branch on the code */
                 message: string;
                 /** @description the error's class, e.g. ProviderError */
@@ -2534,7 +2578,7 @@ export interface components {
         ErrorBody: {
             error: {
                 /** @enum {string} */
-                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "route_not_found" | "task_already_finished" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "rate_limited" | "agent_not_found" | "internal_error";
+                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "rate_limited" | "agent_not_found" | "internal_error";
                 message: string;
                 /** Format: uuid */
                 request_id: string;
@@ -5967,6 +6011,96 @@ export interface operations {
             };
         };
     };
+    getTaskBundle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The task's id. A malformed id is answered like an unknown one: 404 task_not_found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bundle as a POSIX tar archive. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-tar": unknown;
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `task_not_found`: no task with that id, or a malformed id (`field`: `id`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `run_not_ended`: the bundle archive of a task that is still running, or of a session that is still open: it is written when the run ends */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `task_expired`: the task's retention period ran out and it was deleted (`field`: `id`), or a webhook delivery repeats one whose task expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     listTaskWorkspace: {
         parameters: {
             query?: never;
@@ -7198,6 +7332,87 @@ export interface operations {
              *     `artifact_not_found`: the task has no such bundle file (`field`: `path`)
              */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getSessionBundle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's id. A malformed id is answered like an unknown one: 404 session_not_found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bundle as a POSIX tar archive. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-tar": unknown;
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `session_not_found`: no session with that id, or a malformed id (`field`: `id`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `run_not_ended`: the bundle archive of a task that is still running, or of a session that is still open: it is written when the run ends */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -22,9 +22,18 @@ export interface BlobListing {
   cursor?: string;
 }
 
+/** A byte range of an object: `length` bytes from `offset`. */
+export interface BlobRange {
+  offset: number;
+  length: number;
+}
+
 export interface BlobStore {
-  /** The object at `key`, or null if there is none. */
-  get(key: string): Promise<StoredBlob | null>;
+  /**
+   * The object at `key`, or null if there is none. With `range`, only those bytes (`size` is then the range's
+   * length); a range past the object's end is cut at its end.
+   */
+  get(key: string, options?: { range?: BlobRange }): Promise<StoredBlob | null>;
   /**
    * Writes (or replaces) the object at `key`. `contentType` is kept where the store keeps metadata (R2) for those
    * who browse it; readers take the type from their own records, never from the store.

@@ -3,7 +3,7 @@
 // returns its bytes with Content-Length, GET of a directory lists it as JSON ([{"name","type"}]), PUT writes a file
 // atomically (parent directories created as needed), DELETE removes one, 404 for what is not there. A key is a path
 // under the directory, one folder per `/`. The service keeps no metadata, so a put's content type is not kept.
-import type { BlobListing, BlobStore, StoredBlob } from "./blob-store.ts";
+import type { BlobListing, BlobRange, BlobStore, StoredBlob } from "./blob-store.ts";
 
 /** Keys per page of list(), as R2 pages them. */
 const LIST_PAGE = 1000;
@@ -25,8 +25,12 @@ export class DiskBlobStore implements BlobStore {
     this.directory = directory;
   }
 
-  async get(key: string): Promise<StoredBlob | null> {
-    const res = await this.directory.fetch(fileUrl(key));
+  async get(key: string, options?: { range?: BlobRange }): Promise<StoredBlob | null> {
+    const range = options?.range;
+    const res = await this.directory.fetch(
+      fileUrl(key),
+      range ? { headers: { range: `bytes=${range.offset}-${range.offset + range.length - 1}` } } : {},
+    );
     if (res.status === 404) return null;
     if (!res.ok) throw await storeError("read", key, res);
     const length = res.headers.get("content-length");

@@ -1,5 +1,5 @@
 // The blob store on Cloudflare: an R2 bucket (the RUNS binding), with nothing added.
-import type { BlobListing, BlobStore, StoredBlob } from "./blob-store.ts";
+import type { BlobListing, BlobRange, BlobStore, StoredBlob } from "./blob-store.ts";
 
 export class R2BlobStore implements BlobStore {
   private readonly bucket: R2Bucket;
@@ -8,11 +8,14 @@ export class R2BlobStore implements BlobStore {
     this.bucket = bucket;
   }
 
-  async get(key: string): Promise<StoredBlob | null> {
-    const object = await this.bucket.get(key);
+  async get(key: string, options?: { range?: BlobRange }): Promise<StoredBlob | null> {
+    const range = options?.range;
+    const object = await this.bucket.get(key, range ? { range } : {});
     if (!object) return null;
+    // A ranged object's size is the whole object's; the range's is what its body holds.
+    const size = range ? Math.max(0, Math.min(range.length, object.size - range.offset)) : object.size;
     return {
-      size: object.size,
+      size,
       body: object.body,
       text: () => object.text(),
       arrayBuffer: () => object.arrayBuffer(),

@@ -115,6 +115,12 @@ export const ERROR_CODES = {
   },
   route_not_found: { request: { status: 404, when: "no such route or method" } },
   task_already_finished: { request: { status: 409, when: "cancel of a task that has already ended" } },
+  run_not_ended: {
+    request: {
+      status: 409,
+      when: "the bundle archive of a task that is still running, or of a session that is still open: it is written when the run ends",
+    },
+  },
   session_busy: {
     request: {
       status: 409,

@@ -1,22 +1,57 @@
-// The run bundle (seed 002 "Run Directory Structure") at runs/<task_id>/ in R2. Files produced during the run are
-// staged in the object's SQLite (cheap, synchronous, on the hot path) and uploaded when the run ends, whatever
-// way it ends; a file too large to stage goes to R2 at once. The table lists every file, staged or uploaded.
+// The run bundle (seed 002 "Run Directory Structure") under runs/<task_id>/ in the blob store (R2, or a directory
+// self-hosted). Files produced during the run are staged in the object's SQLite (cheap, synchronous, on the hot path);
+// when the run ends, whatever way it ends, they and the end-of-run files are packed into ONE archive,
+// runs/<task_id>/bundle.tar (format 2, src/run-bundle/tar.ts), written with one put: a put per file cost a
+// run more than its own model loop. A file too large to stage goes to the store at once as an object of its own,
+// runs/<task_id>/<path>. The table lists every file with where it is: staged, in the archive (at an offset, read back
+// with a ranged read), or an object of its own.
 import type { BlobStore } from "../blob-store/blob-store.ts";
 import type { EventLog } from "../events/event-log.ts";
+import { filesEnd, packTar, type TarInput } from "./tar.ts";
 
 export interface ArtifactEntry {
   path: string;
   size: number;
   content_type: string;
   created_at: string;
-  /** False while the file is staged in the task's object; true once it is in R2. */
+  /** False while the file is staged in the task's object; true once it is in the blob store. */
   uploaded: boolean;
+}
+
+/** Where a bundle file's bytes are: staged in the object, or in the blob store (at a range of the archive). */
+export type ArtifactLocation =
+  | { kind: "staged"; content: string; content_type: string }
+  | { kind: "stored"; key: string; content_type: string; range?: { offset: number; length: number } };
+
+/** The bundle's format: 1 was an object per file; 2 is one archive with a manifest (docs/reference/run-bundle.md). */
+export const BUNDLE_FORMAT_VERSION = 2;
+/** The archive's name under the run's prefix. */
+export const BUNDLE_ARCHIVE = "bundle.tar";
+/** The manifest, the archive's first file: the format, and every file of the bundle with where it is. */
+export const BUNDLE_MANIFEST = "bundle.json";
+
+/**
+ * How to send the whole bundle as one tar file: the archive's files (up to `end`, before its end-of-archive blocks),
+ * then each file kept as an object of its own as a further entry. A bundle of format 1 has no archive: every file
+ * is an entry of its own.
+ */
+export interface BundleDownload {
+  archive: { key: string; end: number } | null;
+  separate: { path: string; key: string; size: number }[];
+  mtimeMs: number;
+}
+
+/** bundle.json. */
+export interface BundleManifest {
+  format: "outpost.run-bundle";
+  version: typeof BUNDLE_FORMAT_VERSION;
+  task_id: string;
+  created_at: string;
+  files: { path: string; size: number; content_type: string; created_at: string; in_archive: boolean }[];
 }
 
 /** Files above this are uploaded immediately instead of staged (SQLite rows must stay under 2 MB). */
 const STAGE_LIMIT = 512 * 1024;
-
-const UPLOAD_CONCURRENCY = 4;
 
 /** What the bundle is given when the run has ended: seed 002's files, and seed 003's (task.json, trace.json, checkpoints). */
 export interface EndOfRun {
@@ -37,6 +72,16 @@ export function contentTypeFor(path: string): string {
   return "text/plain; charset=utf-8";
 }
 
+type Row = {
+  path: string;
+  content: string | null;
+  size: number;
+  content_type: string;
+  created_at: string;
+  uploaded: number;
+  archive_offset: number | null;
+};
+
 export class RunBundle {
   private flushing: Promise<void> | null = null;
 
@@ -45,26 +90,43 @@ export class RunBundle {
   private readonly taskId: () => string;
   /** Removes secrets from everything written (src/events/redaction.ts). */
   private readonly scrub: (text: string) => string;
+  /** Runs writes atomically (the object's transactionSync). */
+  private readonly atomically: (fn: () => void) => void;
 
-  constructor(sql: SqlStorage, bucket: BlobStore, taskId: () => string, scrub: (text: string) => string = (t) => t) {
+  constructor(
+    sql: SqlStorage,
+    bucket: BlobStore,
+    taskId: () => string,
+    scrub: (text: string) => string = (t) => t,
+    atomically: (fn: () => void) => void = (fn) => fn(),
+  ) {
     this.sql = sql;
     this.bucket = bucket;
     this.taskId = taskId;
     this.scrub = scrub;
+    this.atomically = atomically;
   }
 
   /** Adds or replaces a file of the bundle. */
   async write(path: string, raw: string): Promise<void> {
     const content = this.scrub(raw);
-    const size = new TextEncoder().encode(content).byteLength;
+    const size = utf8Length(content);
     const type = contentTypeFor(path);
     const now = new Date().toISOString();
     if (size > STAGE_LIMIT) {
       await this.bucket.put(runPrefix(this.taskId()) + path, content, { contentType: type });
-      this.upsert(path, null, size, type, now, true);
+      this.upsert({
+        path,
+        content: null,
+        size,
+        content_type: type,
+        created_at: now,
+        uploaded: 1,
+        archive_offset: null,
+      });
       return;
     }
-    this.upsert(path, content, size, type, now, false);
+    this.upsert({ path, content, size, content_type: type, created_at: now, uploaded: 0, archive_offset: null });
   }
 
   list(): ArtifactEntry[] {
@@ -76,93 +138,168 @@ export class RunBundle {
       .map((r) => ({ ...r, uploaded: r.uploaded === 1 }));
   }
 
-  /** A staged file's content, or null if it is not staged (then it is in R2, or does not exist). */
-  staged(path: string): { content: string; content_type: string } | null {
+  /** Where a file of the bundle is, or null if the bundle has no such file. */
+  location(path: string): ArtifactLocation | null {
     const row = this.sql
-      .exec<{ content: string | null; content_type: string }>(
-        "SELECT content, content_type FROM bundle_files WHERE path = ?",
+      .exec<Pick<Row, "content" | "content_type" | "size" | "archive_offset">>(
+        "SELECT content, content_type, size, archive_offset FROM bundle_files WHERE path = ?",
         path,
       )
       .toArray()[0];
-    return row && row.content !== null ? { content: row.content, content_type: row.content_type } : null;
+    if (!row) return null;
+    if (row.content !== null) return { kind: "staged", content: row.content, content_type: row.content_type };
+    const prefix = runPrefix(this.taskId());
+    if (row.archive_offset === null) return { kind: "stored", key: prefix + path, content_type: row.content_type };
+    return {
+      kind: "stored",
+      key: prefix + BUNDLE_ARCHIVE,
+      content_type: row.content_type,
+      range: { offset: row.archive_offset, length: row.size },
+    };
   }
 
-  /** A file's content type as written, or null if the bundle has no such file. */
-  contentType(path: string): string | null {
-    const row = this.sql
-      .exec<{ content_type: string }>("SELECT content_type FROM bundle_files WHERE path = ?", path)
-      .toArray()[0];
-    return row?.content_type ?? null;
+  /** How to send the uploaded bundle as one tar file (call once the bundle is flushed). */
+  download(): BundleDownload {
+    const rows = this.sql
+      .exec<Pick<Row, "path" | "size" | "created_at" | "archive_offset">>(
+        "SELECT path, size, created_at, archive_offset FROM bundle_files WHERE uploaded = 1 ORDER BY path",
+      )
+      .toArray();
+    const prefix = runPrefix(this.taskId());
+    const archived = rows.flatMap((row) =>
+      row.archive_offset === null ? [] : [{ offset: row.archive_offset, size: row.size }],
+    );
+    const latest = rows.reduce((at, row) => Math.max(at, Date.parse(row.created_at) || 0), 0);
+    return {
+      archive: archived.length > 0 ? { key: prefix + BUNDLE_ARCHIVE, end: filesEnd(archived) } : null,
+      separate: rows
+        .filter((row) => row.archive_offset === null)
+        .map((row) => ({ path: row.path, key: prefix + row.path, size: row.size })),
+      mtimeMs: latest,
+    };
   }
 
   /**
-   * Writes the end-of-run files and uploads everything staged. Idempotent: a flush interrupted by an eviction is
-   * simply run again, and concurrent calls share one flush.
+   * Packs the end-of-run files and everything staged into the archive, writes it, and then, in one transaction,
+   * records where each file is and runs `commit` (the task's "bundle flushed" mark). Idempotent: a flush interrupted
+   * by an eviction is simply run again, and concurrent calls share one flush.
    */
-  flush(final: EndOfRun): Promise<void> {
-    this.flushing ??= this.doFlush(final).finally(() => {
+  flush(final: EndOfRun, commit: () => void = () => {}): Promise<void> {
+    this.flushing ??= this.doFlush(final, commit).finally(() => {
       this.flushing = null;
     });
     return this.flushing;
   }
 
-  private async doFlush(final: EndOfRun): Promise<void> {
+  private async doFlush(final: EndOfRun, commit: () => void): Promise<void> {
     const prefix = runPrefix(this.taskId());
-    const staged = this.sql
-      .exec<{ path: string; content: string; content_type: string }>(
-        "SELECT path, content, content_type FROM bundle_files WHERE uploaded = 0",
-      )
+    const rows = this.sql
+      .exec<Row>("SELECT path, content, size, content_type, created_at, uploaded, archive_offset FROM bundle_files")
       .toArray();
-    // The end-of-run files go straight to R2; the staged ones follow. A few uploads at a time: an invocation may
-    // hold at most 6 connections open.
-    const files = [
-      { path: "events.jsonl", content: eventsJsonl(final.events), content_type: contentTypeFor("events.jsonl") },
-      {
-        path: "llm_transcript.log",
-        content: this.scrub(final.transcript),
-        content_type: contentTypeFor("llm_transcript.log"),
-      },
-      {
-        path: "final_summary.md",
-        content: this.scrub(final.summary),
-        content_type: contentTypeFor("final_summary.md"),
-      },
-      ...final.files.map((file) => ({
-        path: file.path,
-        content: this.scrub(file.content),
-        content_type: contentTypeFor(file.path),
-      })),
-    ];
-    const ended = files.length;
-    files.push(...staged);
-    for (let i = 0; i < files.length; i += UPLOAD_CONCURRENCY) {
-      await Promise.all(
-        files
-          .slice(i, i + UPLOAD_CONCURRENCY)
-          .map((file) => this.bucket.put(prefix + file.path, file.content, { contentType: file.content_type })),
-      );
-    }
     const now = new Date().toISOString();
-    for (const file of files.slice(0, ended)) {
-      this.upsert(file.path, null, new TextEncoder().encode(file.content).byteLength, file.content_type, now, true);
+    const files = new Map<string, { content: Uint8Array; content_type: string; created_at: string }>();
+    // A file an earlier archive holds (a bundle flushed before, then written to again) is carried over from it.
+    if (rows.some((row) => row.archive_offset !== null)) {
+      const previous = await this.bucket.get(prefix + BUNDLE_ARCHIVE);
+      const bytes = previous ? new Uint8Array(await previous.arrayBuffer()) : null;
+      for (const row of rows) {
+        if (row.archive_offset === null || !bytes) continue;
+        const content = bytes.slice(row.archive_offset, row.archive_offset + row.size);
+        files.set(row.path, { content, content_type: row.content_type, created_at: row.created_at });
+      }
     }
-    for (const file of staged) {
-      this.sql.exec("UPDATE bundle_files SET content = NULL, uploaded = 1 WHERE path = ?", file.path);
+    for (const row of rows) {
+      if (row.content === null) continue;
+      files.set(row.path, { content: encode(row.content), content_type: row.content_type, created_at: row.created_at });
     }
+    const ended: { path: string; content: string }[] = [
+      { path: "events.jsonl", content: eventsJsonl(final.events) },
+      { path: "llm_transcript.log", content: this.scrub(final.transcript) },
+      { path: "final_summary.md", content: this.scrub(final.summary) },
+      ...final.files.map((file) => ({ path: file.path, content: this.scrub(file.content) })),
+    ];
+    for (const file of ended) {
+      files.set(file.path, { content: encode(file.content), content_type: contentTypeFor(file.path), created_at: now });
+    }
+    const separate = rows.filter((row) => row.archive_offset === null && row.content === null && !files.has(row.path));
+    const manifest: BundleManifest = {
+      format: "outpost.run-bundle",
+      version: BUNDLE_FORMAT_VERSION,
+      task_id: this.taskId(),
+      created_at: now,
+      files: [
+        ...[...files].map(([path, file]) => ({
+          path,
+          size: file.content.byteLength,
+          content_type: file.content_type,
+          created_at: file.created_at,
+          in_archive: true,
+        })),
+        ...separate.map((row) => ({
+          path: row.path,
+          size: row.size,
+          content_type: row.content_type,
+          created_at: row.created_at,
+          in_archive: false,
+        })),
+      ].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+    };
+    files.set(BUNDLE_MANIFEST, {
+      content: encode(`${JSON.stringify(manifest, null, 2)}\n`),
+      content_type: contentTypeFor(BUNDLE_MANIFEST),
+      created_at: now,
+    });
+    const mtime = Date.parse(now);
+    // The manifest first, so a reader of the archive knows what it holds before anything else.
+    const manifestFile = files.get(BUNDLE_MANIFEST);
+    files.delete(BUNDLE_MANIFEST);
+    const ordered = manifestFile ? [[BUNDLE_MANIFEST, manifestFile] as const, ...files] : [...files];
+    const inputs: TarInput[] = ordered.map(([path, file]) => ({ path, content: file.content, mtimeMs: mtime }));
+    const { archive, entries } = packTar(inputs);
+    await this.bucket.put(prefix + BUNDLE_ARCHIVE, archive, { contentType: "application/x-tar" });
+    this.atomically(() => {
+      for (const [i, entry] of entries.entries()) {
+        const file = ordered[i]?.[1];
+        if (!file) continue;
+        this.upsert({
+          path: entry.path,
+          content: null,
+          size: entry.size,
+          content_type: file.content_type,
+          created_at: file.created_at,
+          uploaded: 1,
+          archive_offset: entry.offset,
+        });
+      }
+      commit();
+    });
   }
 
-  private upsert(path: string, content: string | null, size: number, type: string, now: string, uploaded: boolean) {
+  private upsert(row: Row) {
     this.sql.exec(
-      `INSERT INTO bundle_files (path, content, size, content_type, created_at, uploaded) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT(path) DO UPDATE SET content = excluded.content, size = excluded.size, uploaded = excluded.uploaded`,
-      path,
-      content,
-      size,
-      type,
-      now,
-      uploaded ? 1 : 0,
+      `INSERT INTO bundle_files (path, content, size, content_type, created_at, uploaded, archive_offset)
+       VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT(path) DO UPDATE SET content = excluded.content, size = excluded.size, uploaded = excluded.uploaded,
+         archive_offset = excluded.archive_offset`,
+      row.path,
+      row.content,
+      row.size,
+      row.content_type,
+      row.created_at,
+      row.uploaded,
+      row.archive_offset,
     );
   }
+}
+
+const encoder = new TextEncoder();
+
+function encode(text: string): Uint8Array {
+  return encoder.encode(text);
+}
+
+function utf8Length(text: string): number {
+  return encoder.encode(text).byteLength;
 }
 
 function eventsJsonl(events: EventLog): string {

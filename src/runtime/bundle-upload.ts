@@ -44,7 +44,7 @@ export class BundleUpload {
     }
   }
 
-  /** Writes every file of the bundle to R2 and marks it uploaded; throws when R2 does. */
+  /** Writes the bundle to the blob store and marks it uploaded; throws when the store does. */
   async flush(task: TaskRecord): Promise<void> {
     const { bundle, events, transcript, store, checkpoints, redactor } = this.deps;
     // Seed 003's files: the task, its trace, and its checkpoints with their conversations redacted, as the API shows
@@ -61,8 +61,7 @@ export class BundleUpload {
       { path: "checkpoints.json", content: json(saved) },
     ];
     const summary = finalSummary(task, this.deps.usageRollup?.() ?? null);
-    await bundle.flush({ events, summary, transcript: transcript.render(), files });
-    store.markBundleFlushed();
+    await bundle.flush({ events, summary, transcript: transcript.render(), files }, () => store.markBundleFlushed());
   }
 }
 

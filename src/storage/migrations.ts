@@ -260,6 +260,13 @@ export const MIGRATIONS: readonly Migration[] = [
       sql.exec("ALTER TABLE task ADD COLUMN structured_output TEXT");
     },
   },
+  {
+    version: 10,
+    adds: "run bundle format 2: where each file is in the bundle's one archive",
+    up: (sql) => {
+      sql.exec("ALTER TABLE bundle_files ADD COLUMN archive_offset INTEGER");
+    },
+  },
 ];
 
 /** The version the code expects: the last step's. */

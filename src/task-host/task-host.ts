@@ -119,7 +119,13 @@ export class TaskHost {
     this.blobs = blobs;
     this.journal = new StepJournal(this.sql, blobs, () => `${runPrefix(taskId())}.journal/`);
     this.checkpoints = new CheckpointLog(this.sql, this.conversation, taskId);
-    this.bundle = new RunBundle(this.sql, blobs, taskId, (text) => redactor.text(text));
+    this.bundle = new RunBundle(
+      this.sql,
+      blobs,
+      taskId,
+      (text) => redactor.text(text),
+      (fn) => ctx.storage.transactionSync(fn),
+    );
     this.workspace = new Workspace(
       this.sql,
       blobs,

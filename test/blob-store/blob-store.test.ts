@@ -51,6 +51,21 @@ describe.each(STORES)("the blob store on %s", (_name, open) => {
     expect(await new Response(streamed?.body).text()).toBe("héllo");
   });
 
+  it("reads a byte range of an object, cut at the object's end", async () => {
+    const key = `${fresh()}/archive.bin`;
+    const bytes = new Uint8Array(2000).map((_, i) => i % 251);
+    await store.put(key, bytes);
+    const middle = await store.get(key, { range: { offset: 700, length: 600 } });
+    expect(middle?.size).toBe(600);
+    expect([...new Uint8Array((await middle?.arrayBuffer()) ?? new ArrayBuffer(0))]).toEqual([
+      ...bytes.slice(700, 1300),
+    ]);
+    const tail = await store.get(key, { range: { offset: 1990, length: 50 } });
+    expect(tail?.size).toBe(10);
+    expect(await new Response(tail?.body).arrayBuffer()).toEqual(bytes.slice(1990).buffer);
+    expect(await store.get(`${key}.missing`, { range: { offset: 0, length: 1 } })).toBeNull();
+  });
+
   it("answers null for a key that was never put, and for a folder of keys", async () => {
     const prefix = fresh();
     await store.put(`${prefix}/folder/file.txt`, "x");

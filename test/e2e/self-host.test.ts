@@ -99,7 +99,7 @@ describe("npm start on a fresh state directory, with no model key and no API key
     expect((await api("/v1/agents", {}, "op_not-the-key")).status).toBe(401);
   });
 
-  it("keeps the run bundle in <state>/runs and serves its files from there", async () => {
+  it("keeps the run bundle as one tar in <state>/runs, serves its files from it, and downloads it whole", async () => {
     const created = await api("/v1/agents/planner/tasks", { method: "POST", body: JSON.stringify({ input: "Plan" }) });
     const { id } = (await created.json()) as { id: string };
     await api(`/v1/tasks/${id}?wait=30`);
@@ -107,12 +107,20 @@ describe("npm start on a fresh state directory, with no model key and no API key
       artifacts: { path: string; uploaded: boolean }[];
     };
     expect(listed.artifacts.find((a) => a.path === "final_summary.md")?.uploaded).toBe(true);
-    const onDisk = readFileSync(join(state, "data", "runs", "runs", id, "final_summary.md"), "utf8");
+    // The system's own tar reads the archive on disk (bundle format 2: docs/reference/run-bundle.md).
+    const archive = join(state, "data", "runs", "runs", id, "bundle.tar");
+    const onDisk = execFileSync("tar", ["-xOf", archive, "final_summary.md"], { encoding: "utf8" });
     expect(onDisk).toContain(`# Task ${id}`);
     const served = await api(`/v1/tasks/${id}/artifacts/final_summary.md`);
     expect(served.status).toBe(200);
     expect(served.headers.get("content-type")).toBe("text/markdown; charset=utf-8");
     expect(await served.text()).toBe(onDisk);
+    const download = await api(`/v1/tasks/${id}/bundle`);
+    expect(download.status).toBe(200);
+    const tar = Buffer.from(await download.arrayBuffer());
+    const names = execFileSync("tar", ["-t"], { input: tar, encoding: "utf8" }).trimEnd().split("\n");
+    expect(names[0]).toBe("bundle.json");
+    expect(names.sort()).toEqual(listed.artifacts.map((a) => a.path).sort());
   });
 
   it("serves the demo agents as MCP tools to the MCP SDK's client", async () => {

@@ -124,6 +124,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "evaluations",
     "events",
     "inbound-hooks",
+    "run-bundle",
     "runtime",
     "schedules",
     "sessions",

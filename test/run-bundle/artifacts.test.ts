@@ -5,9 +5,12 @@
 import { describe, expect, it } from "vitest";
 import { registry } from "../../src/agents/catalog.ts";
 import { type ArtifactList, ArtifactListSchema, type TaskResource } from "../../src/http/responses.ts";
+import { BUNDLE_FORMAT_VERSION, type BundleManifest } from "../../src/run-bundle/run-bundle.ts";
+import { readTar } from "../../src/run-bundle/tar.ts";
 import {
   api,
   BASE,
+  defineAgent,
   expectError,
   parseBody,
   parseEvent,
@@ -15,10 +18,12 @@ import {
   type ScriptTurn,
   script,
   startTask,
+  toolUse,
   UUID_V4,
   uniqueMarker,
   waitForTask,
 } from "../support/helpers.ts";
+import { runsBucket } from "../support/runs-bucket.ts";
 
 const ASSISTANT_PROMPT = registry.create("assistant").systemPrompt;
 
@@ -50,6 +55,7 @@ const turnFiles = (turn: number) => [
 ];
 /** The files written when a run ends: seed 002's and seed 003's. */
 const endOfRunFiles = () => [
+  "bundle.json",
   "checkpoints.json",
   "events.jsonl",
   "final_summary.md",
@@ -91,6 +97,7 @@ describe("GET /v1/tasks/:id/artifacts", () => {
     expect(body.artifacts.map((a) => [a.path, a.content_type])).toStrictEqual([
       [turnFiles(1)[0], "text/plain; charset=utf-8"],
       [turnFiles(1)[1], "text/plain; charset=utf-8"],
+      ["bundle.json", "application/json"],
       ["checkpoints.json", "application/json"],
       ["events.jsonl", "application/x-ndjson"],
       ["final_summary.md", "text/markdown; charset=utf-8"],
@@ -196,5 +203,103 @@ describe("the bundle of a run that did not complete", () => {
     expect(await artifact(task.id, "final_summary.md")).toContain("- Status: canceled");
     const events = (await artifact(task.id, "events.jsonl")).trimEnd().split("\n");
     expect(JSON.parse(events.at(-1) ?? "{}").event_type).toBe("run_canceled");
+  });
+});
+
+describe("the bundle's one archive (format 2)", () => {
+  /** Every file the listing names, as the API serves it. */
+  async function served(id: string): Promise<Map<string, Uint8Array>> {
+    const out = new Map<string, Uint8Array>();
+    for (const entry of (await listing(id)).artifacts) {
+      const res = await api(`/v1/tasks/${id}/artifacts/${entry.path}`);
+      expect(res.status).toBe(200);
+      out.set(entry.path, new Uint8Array(await res.arrayBuffer()));
+    }
+    return out;
+  }
+
+  it("is the bundle's only object in the store, opens with bundle.json, and holds each file the API serves", async () => {
+    const { task } = await run("assistant", ONE_TURN);
+    const files = await served(task.id);
+    const objects = await runsBucket().list({ prefix: `runs/${task.id}/` });
+    expect(objects.objects.map((o) => o.key)).toStrictEqual([`runs/${task.id}/bundle.tar`]);
+    const archive = new Uint8Array(
+      await ((await runsBucket().get(`runs/${task.id}/bundle.tar`))?.arrayBuffer() ?? new ArrayBuffer(0)),
+    );
+    const entries = readTar(archive);
+    expect(entries[0]?.path).toBe("bundle.json");
+    expect(entries.map((e) => e.path).sort()).toStrictEqual([...files.keys()].sort());
+    for (const entry of entries) {
+      expect(archive.subarray(entry.offset, entry.offset + entry.size)).toStrictEqual(files.get(entry.path));
+    }
+    const manifest = JSON.parse(new TextDecoder().decode(files.get("bundle.json"))) as BundleManifest;
+    expect([manifest.format, manifest.version, manifest.task_id]).toStrictEqual([
+      "outpost.run-bundle",
+      BUNDLE_FORMAT_VERSION,
+      task.id,
+    ]);
+    const listed = (await listing(task.id)).artifacts.filter((a) => a.path !== "bundle.json");
+    expect(manifest.files).toStrictEqual(
+      listed.map((a) => ({
+        path: a.path,
+        size: a.size,
+        content_type: a.content_type,
+        created_at: a.created_at,
+        in_archive: true,
+      })),
+    );
+  });
+
+  it("downloads as one tar file with every listed file, the archive's name in its disposition", async () => {
+    const { task } = await run("assistant", ONE_TURN);
+    const files = await served(task.id);
+    const res = await api(`/v1/tasks/${task.id}/bundle`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/x-tar");
+    expect(res.headers.get("content-disposition")).toBe(`attachment; filename="${task.id}.tar"`);
+    const tar = new Uint8Array(await res.arrayBuffer());
+    expect(Number(res.headers.get("content-length"))).toBe(tar.byteLength);
+    const entries = readTar(tar);
+    expect(new Map(entries.map((e) => [e.path, tar.slice(e.offset, e.offset + e.size)]))).toStrictEqual(files);
+  });
+
+  it("adds a file too large to stage, an object of its own, to the download after the archive's files", async () => {
+    const agent = defineAgent({ bash: { enabled: true } });
+    const marker = uniqueMarker("bundle-large");
+    await script(marker, [
+      {
+        content: [toolUse("Bash", { command: `seq 1 9000 | sed "s/$/ ${".".repeat(64)}/"` })],
+        stop_reason: "tool_use",
+      },
+      { content: [{ type: "text", text: "Counted." }] },
+    ]);
+    const task = await waitForTask((await startTask(agent, `count ${marker}`)).id);
+    expect(task.status).toBe("completed");
+    const large = (await listing(task.id)).artifacts.find((a) => a.path.endsWith("_stdout.txt"));
+    // 9,000 lines of a number (34,893 digits in all), a space, 64 dots and a newline: over the 512 KiB staging limit.
+    expect(large?.size).toBe(34_893 + 9000 * 66);
+    const keys = (await runsBucket().list({ prefix: `runs/${task.id}/` })).objects.map((o) => o.key);
+    expect(keys.sort()).toStrictEqual([`runs/${task.id}/${large?.path}`, `runs/${task.id}/bundle.tar`].sort());
+    const manifest = JSON.parse(await artifact(task.id, "bundle.json")) as BundleManifest;
+    expect(manifest.files.find((f) => f.path === large?.path)?.in_archive).toBe(false);
+    const tar = new Uint8Array(await (await api(`/v1/tasks/${task.id}/bundle`)).arrayBuffer());
+    const entries = readTar(tar);
+    expect(entries.at(-1)?.path).toBe(large?.path);
+    const last = entries.at(-1);
+    const text = new TextDecoder().decode(tar.subarray(last?.offset ?? 0, (last?.offset ?? 0) + (last?.size ?? 0)));
+    expect(text).toBe(await artifact(task.id, large?.path ?? ""));
+    expect(entries.map((e) => e.path).sort()).toStrictEqual(
+      (await listing(task.id)).artifacts.map((a) => a.path).sort(),
+    );
+  });
+
+  it("answers 409 run_not_ended while the task runs, and 404 task_not_found for a task that does not exist", async () => {
+    const marker = uniqueMarker("bundle-running");
+    await script(marker, [{ content: [{ type: "text", text: "slow" }] }], { ttft_ms: 20_000 });
+    const task = await startTask("assistant", `Wait ${marker}`);
+    await expectError(await api(`/v1/tasks/${task.id}/bundle`), 409, "run_not_ended");
+    expect((await api(`/v1/tasks/${task.id}/cancel`, { method: "POST" })).status).toBe(200);
+    expect((await api(`/v1/tasks/${task.id}/bundle`)).status).toBe(200);
+    await expectError(await api(`/v1/tasks/${crypto.randomUUID()}/bundle`), 404, "task_not_found", "id");
   });
 });

@@ -12,6 +12,7 @@ import {
   SessionWorkspaceListSchema,
   TurnResourceSchema,
 } from "../../src/http/responses.ts";
+import { readTar } from "../../src/run-bundle/tar.ts";
 import {
   api,
   defineAgent,
@@ -487,10 +488,16 @@ describe("a session's record", () => {
       "path",
     );
 
+    // The whole bundle is written when the session is closed.
+    await expectError(await api(`/v1/sessions/${session.id}/bundle`), 409, "run_not_ended");
     expect((await api(`/v1/sessions/${session.id}`, { method: "DELETE" })).status).toBe(200);
+    const tar = new Uint8Array(await (await api(`/v1/sessions/${session.id}/bundle`)).arrayBuffer());
+    const archived = readTar(tar).map((entry) => entry.path);
+    expect(archived[0]).toBe("bundle.json");
     const bundle = await parseBody(await api(`/v1/sessions/${session.id}/artifacts`), SessionArtifactListSchema);
     const paths = bundle.artifacts.map((a) => a.path);
     expect(paths).toEqual(expect.arrayContaining(["events.jsonl", "final_summary.md", "llm_transcript.log"]));
+    expect(archived.sort()).toStrictEqual(paths);
     const summary = await (await api(`/v1/sessions/${session.id}/artifacts/final_summary.md`)).text();
     expect(summary).toContain(`# Session ${session.id}`);
     expect(summary).toContain("- Status: closed");

@@ -3,6 +3,7 @@
 // with every row kept under the new table names; an object created before the crash count and the events' redaction
 // mode gets both columns; migrating again changes nothing; and a real task whose storage is put back as version 5
 // left it is served whole after a reset, as a run in flight would be after a deploy.
+
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -21,6 +22,7 @@ import {
   uniqueMarker,
   waitForTask,
 } from "../support/helpers.ts";
+import { runsBucket } from "../support/runs-bucket.ts";
 
 /** Every table of a task object's storage as version 5 created it, under the names it had then. */
 const VERSION_5_TABLES = [
@@ -289,11 +291,13 @@ describe("storage migrations", () => {
       ...Object.fromEntries(
         Object.entries(VERSION_5_ROWS).map(([table, rows]) => [
           renamed(table),
-          table === "schema_migrations" ? [5, 6, 7, 8, 9].map((version) => ({ version })) : rows,
+          table === "schema_migrations" ? [5, 6, 7, 8, 9, 10].map((version) => ({ version })) : rows,
         ]),
       ),
-      // Version 8: every row held a task, and there are no sessions' turns yet; version 9: no structured output.
+      // Version 8: every row held a task, and there are no sessions' turns yet; version 9: no structured output;
+      // version 10: every bundle file is where format 1 put it, an object of its own.
       task: (VERSION_5_ROWS.task ?? []).map((row) => ({ ...row, kind: "task", busy: null, structured_output: null })),
+      bundle_files: (VERSION_5_ROWS.bundle_files ?? []).map((row) => ({ ...row, archive_offset: null })),
       sessions_turns: [],
     };
     expect(outcome.after).toEqual({
@@ -302,7 +306,7 @@ describe("storage migrations", () => {
       // The checkpoints' AUTOINCREMENT counter goes with its table.
       sequences: [{ name: "runtime_checkpoints", seq: 7 }],
     });
-    expect([outcome.version, SCHEMA_VERSION]).toEqual([9, 9]);
+    expect([outcome.version, SCHEMA_VERSION]).toEqual([10, 10]);
     expect(Object.keys(outcome.after.rows as object).sort()).toEqual([
       "bundle_files",
       "bundle_transcript",
@@ -364,7 +368,7 @@ describe("storage migrations", () => {
     expect([outcome.first, outcome.again]).toEqual([SCHEMA_VERSION, SCHEMA_VERSION]);
     expect(outcome.after).toEqual(outcome.before);
     expect((outcome.before.rows as Record<string, unknown>).schema_migrations).toEqual(
-      [1, 2, 3, 4, 5, 6, 7, 8, 9].map((version) => ({ version })),
+      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((version) => ({ version })),
     );
   });
 
@@ -387,8 +391,20 @@ describe("storage migrations", () => {
       events: await events(task.id),
     });
     const before = await read();
-    await runInDurableObject(stubFor(task.id), (_instance, state) => {
+    await runInDurableObject(stubFor(task.id), async (_instance, state) => {
       const { sql } = state.storage;
+      // Versions before 10 kept each bundle file as an object of its own (bundle format 1).
+      const archived = sql
+        .exec<{ path: string; archive_offset: number; size: number }>(
+          "SELECT path, archive_offset, size FROM bundle_files WHERE archive_offset IS NOT NULL",
+        )
+        .toArray();
+      expect(archived.length).toBeGreaterThan(0);
+      for (const file of archived) {
+        const range = { offset: file.archive_offset, length: file.size };
+        const bytes = await (await runsBucket().get(`runs/${task.id}/bundle.tar`, { range }))?.arrayBuffer();
+        await runsBucket().put(`runs/${task.id}/${file.path}`, bytes ?? "");
+      }
       storageAsBeforeVersion6(sql);
       sql.exec("DELETE FROM schema_migrations WHERE version > 5");
     });

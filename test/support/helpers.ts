@@ -133,6 +133,7 @@ export const TABLES_RENAMED_IN_VERSION_6: Readonly<Record<string, string>> = {
  * only adds what may be missing, so it leaves nothing to undo.
  */
 export function storageAsBeforeVersion6(sql: SqlStorage): void {
+  sql.exec("ALTER TABLE bundle_files DROP COLUMN archive_offset");
   sql.exec("ALTER TABLE task DROP COLUMN structured_output");
   sql.exec("DROP TABLE sessions_turns");
   sql.exec("ALTER TABLE task DROP COLUMN kind");

@@ -627,6 +627,21 @@ function fileOperations(owner: "task" | "session"): OperationSpec[] {
     },
     {
       method: "get",
+      path: `${base}/bundle`,
+      operationId: `get${Owner}Bundle`,
+      tag: "files",
+      summary: `Download a ${owner}'s whole run bundle as one tar file`,
+      description:
+        owner === "task"
+          ? "Once the task has ended: every file of the bundle, bundle.json first (docs/reference/run-bundle.md)."
+          : "Once the session is closed: every file of the bundle, bundle.json first (docs/reference/run-bundle.md).",
+      access: "read",
+      params: { path: id },
+      answers: { 200: { description: "The bundle as a POSIX tar archive.", raw: { "application/x-tar": null } } },
+      errors: [...missing, "run_not_ended"],
+    },
+    {
+      method: "get",
       path: `${base}/workspace`,
       operationId: `list${Owner}Workspace`,
       tag: "files",

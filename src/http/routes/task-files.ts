@@ -4,6 +4,7 @@
 import { Hono } from "hono";
 import { openBlobStore } from "../../blob-store/open-blob-store.ts";
 import { ApiError } from "../../errors.ts";
+import { bundleTar } from "../../run-bundle/bundle-download.ts";
 import type { RecordKind } from "../../tasks/task.ts";
 import type { AppEnv } from "../app-env.ts";
 import type {
@@ -113,6 +114,27 @@ function fileRoutes(kind: RecordKind) {
         },
       });
     })
+    .get("/:id/bundle", async (c) => {
+      const { id, stub } = owner.stub(c);
+      const download = await stub.bundleDownload(kind);
+      if (!download) throw await owner.missing(stub, id);
+      if (!download.ended) {
+        throw new ApiError(
+          "run_not_ended",
+          kind === "task"
+            ? `Task ${id} is still running; its bundle is written when it ends.`
+            : `Session ${id} is open; its bundle is written when it is closed.`,
+        );
+      }
+      const { body, length } = bundleTar(openBlobStore(c.env), download);
+      return new Response(body, {
+        headers: {
+          "content-type": "application/x-tar",
+          "content-length": String(length),
+          "content-disposition": `attachment; filename="${id}.tar"`,
+        },
+      });
+    })
     .get("/:id/artifacts/:path{[\\s\\S]+}", async (c) => {
       const { id, stub } = owner.stub(c);
       const path = parseWith(ArtifactPath, c.req.param("path"), "path");
@@ -122,13 +144,14 @@ function fileRoutes(kind: RecordKind) {
       if (found.kind === "staged") {
         return new Response(found.content, { headers: { "content-type": found.content_type } });
       }
-      const object = await openBlobStore(c.env).get(found.key);
+      const object = await openBlobStore(c.env).get(found.key, found.range ? { range: found.range } : {});
       if (!object) throw new ApiError("artifact_not_found", `${owner.name} ${id} has no artifact "${path}".`, "path");
       return new Response(object.body, {
         headers: {
           "content-type": found.content_type,
           "content-length": String(object.size),
-          ...(object.httpEtag ? { etag: object.httpEtag } : {}),
+          // The archive's entity tag names the whole archive, not this file of it.
+          ...(object.httpEtag && !found.range ? { etag: object.httpEtag } : {}),
         },
       });
     });

@@ -1,0 +1,193 @@
+// The run bundle's archive format: POSIX ustar (IEEE Std 1003.1-2001, "pax" interchange format), so the file a
+// user downloads opens with `tar -xf` anywhere. Written here rather than taken from a library: the small tar
+// libraries that run in workerd truncate names over 100 bytes and copy contents a byte at a time, and the bundle
+// needs each file's offset in the archive, to read one file back with a ranged read instead of the whole archive.
+//
+// Each file is a 512-byte header then its bytes, padded to a 512-byte boundary; the archive ends with two zero
+// blocks. A path that does not fit ustar's name (100 bytes) and prefix (155 bytes) fields is carried by a pax
+// extended header (typeflag "x") with a `path` record before the file's own header.
+
+const BLOCK = 512;
+/** The two zero blocks that end an archive. */
+export const END_OF_ARCHIVE = 2 * BLOCK;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A file to put in an archive: a `/`-separated relative path, its bytes, and its modification time (ms). */
+export interface TarInput {
+  path: string;
+  content: Uint8Array;
+  mtimeMs: number;
+}
+
+/** Where a file's bytes are in an archive. */
+export interface TarEntry {
+  path: string;
+  /** The offset of the file's first byte (after its header) from the archive's start. */
+  offset: number;
+  size: number;
+}
+
+/** The archive's bytes and where each file's content starts, in the order given. */
+export function packTar(files: readonly TarInput[]): { archive: Uint8Array; entries: TarEntry[] } {
+  const framed = files.map((file) => ({ file, header: headerBlocks({ ...file, size: file.content.byteLength }) }));
+  let total = END_OF_ARCHIVE;
+  for (const { file, header } of framed) total += header.byteLength + padded(file.content.byteLength);
+  const archive = new Uint8Array(total);
+  const entries: TarEntry[] = [];
+  let at = 0;
+  for (const { file, header } of framed) {
+    archive.set(header, at);
+    at += header.byteLength;
+    archive.set(file.content, at);
+    entries.push({ path: file.path, offset: at, size: file.content.byteLength });
+    at += padded(file.content.byteLength);
+  }
+  return { archive, entries };
+}
+
+/** The files of an archive packTar wrote (or any ustar/pax archive of regular files), with their offsets. */
+export function readTar(archive: Uint8Array): TarEntry[] {
+  const entries: TarEntry[] = [];
+  let at = 0;
+  let paxPath: string | null = null;
+  while (at + BLOCK <= archive.byteLength) {
+    const header = archive.subarray(at, at + BLOCK);
+    if (header.every((byte) => byte === 0)) break;
+    if (checksum(header) !== readOctal(header, 148, 8)) throw new Error(`Not a tar archive: bad checksum at ${at}.`);
+    const size = readOctal(header, 124, 12);
+    const type = String.fromCharCode(header[156] ?? 0);
+    const content = at + BLOCK;
+    if (content + size > archive.byteLength) throw new Error(`Truncated tar archive: ${at} + ${size}.`);
+    if (type === "x") {
+      paxPath = paxRecords(archive.subarray(content, content + size)).get("path") ?? null;
+    } else {
+      if (type === "0" || type === "\0") {
+        const prefix = readString(header, 345, 155);
+        const name = readString(header, 0, 100);
+        entries.push({ path: paxPath ?? (prefix ? `${prefix}/${name}` : name), offset: content, size });
+      }
+      paxPath = null;
+    }
+    at = content + padded(size);
+  }
+  return entries;
+}
+
+/**
+ * What one file takes in an archive besides its bytes: its header blocks before them, and the zero padding after
+ * them. For writing an archive a piece at a time (a file streamed from elsewhere).
+ */
+export function entryFraming(path: string, size: number, mtimeMs: number): { header: Uint8Array; padding: number } {
+  return { header: headerBlocks({ path, size, mtimeMs }), padding: padded(size) - size };
+}
+
+/** Where an archive's files end: after the last file's padding, before the end-of-archive blocks. */
+export function filesEnd(entries: readonly Pick<TarEntry, "offset" | "size">[]): number {
+  return entries.reduce((end, entry) => Math.max(end, entry.offset + padded(entry.size)), 0);
+}
+
+/** The header block(s) of one file: a pax header for a path ustar cannot hold, then the ustar header. */
+function headerBlocks(file: { path: string; size: number; mtimeMs: number }): Uint8Array {
+  const path = encoder.encode(file.path);
+  const split = splitPath(file.path);
+  const mtime = Math.floor(file.mtimeMs / 1000);
+  const ustar = header(split?.name ?? asciiName(file.path), split?.prefix ?? "", file.size, mtime, "0");
+  if (split) return ustar;
+  const record = paxRecord("path", path);
+  const pax = header(`PaxHeader/${asciiName(file.path)}`, "", record.byteLength, mtime, "x");
+  const out = new Uint8Array(BLOCK + padded(record.byteLength) + BLOCK);
+  out.set(pax, 0);
+  out.set(record, BLOCK);
+  out.set(ustar, BLOCK + padded(record.byteLength));
+  return out;
+}
+
+function header(name: string, prefix: string, size: number, mtime: number, type: string): Uint8Array {
+  const block = new Uint8Array(BLOCK);
+  writeString(block, 0, 100, name);
+  writeString(block, 100, 8, "0000644");
+  writeString(block, 108, 8, "0000000");
+  writeString(block, 116, 8, "0000000");
+  writeString(block, 124, 12, size.toString(8).padStart(11, "0"));
+  writeString(block, 136, 12, mtime.toString(8).padStart(11, "0"));
+  writeString(block, 148, 8, "        ");
+  writeString(block, 156, 1, type);
+  writeString(block, 257, 6, "ustar");
+  writeString(block, 263, 2, "00");
+  writeString(block, 345, 155, prefix);
+  writeString(block, 148, 8, `${checksum(block).toString(8).padStart(6, "0")}\0 `);
+  return block;
+}
+
+/** ustar's name and prefix for a path, split at a `/`; null when the path fits neither way. */
+function splitPath(path: string): { name: string; prefix: string } | null {
+  const bytes = encoder.encode(path);
+  if (bytes.byteLength <= 100) return { name: path, prefix: "" };
+  for (let i = path.indexOf("/"); i !== -1; i = path.indexOf("/", i + 1)) {
+    const prefix = path.slice(0, i);
+    const name = path.slice(i + 1);
+    if (encoder.encode(prefix).byteLength <= 155 && encoder.encode(name).byteLength <= 100 && name !== "") {
+      return { name, prefix };
+    }
+  }
+  return null;
+}
+
+/** A stand-in name for a path a pax record carries: readers that know pax never show it. */
+function asciiName(path: string): string {
+  return path.replace(/[^\x20-\x7e]/g, "_").slice(-90);
+}
+
+/** One pax record, "<length> <key>=<value>\n", where the length counts the whole record with its own digits. */
+function paxRecord(key: string, value: Uint8Array): Uint8Array {
+  const body = encoder.encode(` ${key}=`).byteLength + value.byteLength + 1;
+  let length = body + String(body).length;
+  if (String(length).length !== String(length - body).length) length = body + String(length).length;
+  const record = new Uint8Array(length);
+  const head = encoder.encode(`${length} ${key}=`);
+  record.set(head, 0);
+  record.set(value, head.byteLength);
+  record[length - 1] = 0x0a;
+  return record;
+}
+
+function paxRecords(bytes: Uint8Array): Map<string, string> {
+  const records = new Map<string, string>();
+  let at = 0;
+  while (at < bytes.byteLength) {
+    const space = bytes.indexOf(0x20, at);
+    if (space === -1) break;
+    const length = Number(decoder.decode(bytes.subarray(at, space)));
+    if (!Number.isInteger(length) || length <= 0) break;
+    const record = decoder.decode(bytes.subarray(space + 1, at + length - 1));
+    const eq = record.indexOf("=");
+    if (eq > 0) records.set(record.slice(0, eq), record.slice(eq + 1));
+    at += length;
+  }
+  return records;
+}
+
+function padded(size: number): number {
+  return Math.ceil(size / BLOCK) * BLOCK;
+}
+
+function checksum(block: Uint8Array): number {
+  let sum = 0;
+  for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : (block[i] ?? 0);
+  return sum;
+}
+
+function writeString(block: Uint8Array, at: number, length: number, value: string): void {
+  encoder.encodeInto(value, block.subarray(at, at + length));
+}
+
+function readString(block: Uint8Array, at: number, length: number): string {
+  const field = block.subarray(at, at + length);
+  const end = field.indexOf(0);
+  return decoder.decode(end === -1 ? field : field.subarray(0, end));
+}
+
+function readOctal(block: Uint8Array, at: number, length: number): number {
+  return Number.parseInt(readString(block, at, length).trim() || "0", 8);
+}
