@@ -91,6 +91,11 @@ function testBindings(inject: (key: "emulatorUrl" | "vertexServiceAccount" | "ve
     TEST_GITHUB_HOOK_SECRET: "test-github-hook-secret",
     // The example triage agent's hook (agents/triage.yaml).
     GITHUB_WEBHOOK_SECRET: "test-github-webhook-secret",
+    // The emulator's embeddings (OpenAI's /v1/embeddings, Azure's deployments) for the knowledge tools' collections.
+    // AZURE_OPENAI_API_KEY is left unset on purpose (test/knowledge/collections.test.ts checks the refusal).
+    OPENAI_BASE_URL: `${inject("emulatorUrl")}/v1`,
+    OPENAI_API_KEY: "test-embeddings-key",
+    AZURE_OPENAI_ENDPOINT: inject("emulatorUrl"),
     // Keys of the agents that use the emulator's OpenAI-compatible and Gemini endpoints.
     TEST_OPENAI_KEY: "test-openai-key",
     TEST_GEMINI_KEY: "test-gemini-key",

@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import type { AuthRecord } from "./auth.ts";
 import { bedrock } from "./bedrock.ts";
+import { answerEmbeddings, embeddingsPath } from "./embeddings.ts";
 import { gemini } from "./gemini.ts";
 import { GoogleTokenEndpoint, TOKEN_PATH } from "./google-token.ts";
 import { openai } from "./openai.ts";
@@ -127,6 +128,16 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       return;
     }
     bodyDoneAt = performance.now();
+
+    const embeddings = req.method === "POST" ? embeddingsPath(path) : null;
+    if (embeddings) {
+      // OpenAI's embeddings (emulator/embeddings.ts): the key is a Bearer token, or Azure's api-key header.
+      const bearer = /^Bearer\s+(\S+)/i.exec(req.headers.authorization ?? "")?.[1];
+      const azureKey = req.headers["api-key"];
+      const key = bearer ?? (typeof azureKey === "string" && azureKey !== "" ? azureKey : null);
+      const answer = answerEmbeddings(body, key, embeddings.azureDeployment);
+      return sendJson(exchange, answer.status, answer.body, { "x-request-id": requestId });
+    }
 
     if (dialect && req.method === "POST") {
       const context: RequestContext = { url, headers: req.headers, rawBody };

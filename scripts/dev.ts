@@ -1,5 +1,6 @@
 // `npm run dev`: serves Outpost locally under wrangler (workerd). With no ANTHROPIC_API_KEY it starts the model
-// emulator first and points the Worker at it, so the demo agents work offline; with a key it calls Claude.
+// emulator first and points the Worker at it, so the demo agents work offline; with a key it calls Claude. Without
+// an OpenAI key in .dev.vars, the knowledge tools' embeddings come from the emulator too.
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -38,6 +39,16 @@ if (baseUrl) {
   );
 } else {
   console.log("[outpost] ANTHROPIC_API_KEY is set: model calls go to Claude.");
+}
+
+// Embeddings for the knowledge tools (docs/knowledge.md): the emulator's /v1/embeddings unless an OpenAI key or
+// endpoint is configured in .dev.vars.
+if (!devVars.has("OPENAI_API_KEY") && !devVars.has("OPENAI_BASE_URL")) {
+  emulator ??= await startEmulator({ port: emulatorPort, quiet: true });
+  args.push("--var", `OPENAI_BASE_URL:${emulator.url}/v1`, "--var", "OPENAI_API_KEY:dev-embeddings-key");
+  console.log(
+    `[outpost] embeddings (knowledge tools): the emulator's ${emulator.url}/v1/embeddings. Put OPENAI_API_KEY in .dev.vars for OpenAI's.`,
+  );
 }
 
 let secretsFile: string | undefined;

@@ -1,5 +1,6 @@
 // The Worker's bindings, vars and secrets (see wrangler.toml). One interface shared by the Worker and the
 // Durable Object, and made the ambient `Cloudflare.Env` so `env` from "cloudflare:workers" is typed in tests.
+import type { KnowledgeObject } from "../durable-objects/knowledge-object.ts";
 import type { RateLimiter } from "../durable-objects/rate-limiter.ts";
 import type { ScheduleObject } from "../durable-objects/schedule-object.ts";
 import type { TaskObject } from "../durable-objects/task-object.ts";
@@ -12,6 +13,13 @@ export interface Env {
   TENANTS: DurableObjectNamespace<TenantObject>;
   /** One Durable Object per schedule (POST /v1/schedules), driven by its own alarm. */
   SCHEDULES: DurableObjectNamespace<ScheduleObject>;
+  /** One Durable Object per tenant: its collections of documents and their search (PUT /v1/collections/…). */
+  KNOWLEDGE: DurableObjectNamespace<KnowledgeObject>;
+  /**
+   * Optional: a Cloudflare Vectorize index (cosine metric, the embedding model's dimensions) that searches the chunks of
+   * collections instead of the exact search in the knowledge object's SQLite (docs/operations/deploy.md).
+   */
+  KNOWLEDGE_INDEX?: Vectorize;
   /**
    * The R2 bucket of run bundles (runs/<task_id>/…), spilled journal steps, large workspace files and uploaded
    * skills. Absent when self-hosted, where RUNS_DIRECTORY holds them (src/blob-store/open-blob-store.ts).
@@ -63,6 +71,13 @@ export interface Env {
   OUTPOST_OTEL_ENDPOINT?: string;
   /** Secret: headers sent with every export, as OTEL_EXPORTER_OTLP_HEADERS writes them (`name=value,…`, percent-encoded). */
   OUTPOST_OTEL_HEADERS?: string;
+  /**
+   * The OpenAI endpoint of embedding providers that name none (an OpenAI-compatible base URL, e.g. the emulator's
+   * http://127.0.0.1:8788/v1); empty means https://api.openai.com/v1. Its key: the secret OPENAI_API_KEY.
+   */
+  OPENAI_BASE_URL?: string;
+  /** The Azure OpenAI resource of azure_openai embedding providers that name none (https://<resource>.openai.azure.com). */
+  AZURE_OPENAI_ENDPOINT?: string;
   /** JSON retention policy (seed 003): {default_days, by_status, by_task}, merged over the seed's defaults. */
   OUTPOST_RETENTION?: string;
 }

@@ -40,6 +40,8 @@ export type PendingInput = NonNullable<Task["pending_input"]>;
 export type Session = Schemas["SessionResource"];
 /** A schedule (POST /v1/schedules) as a key that may read sees it. */
 export type Schedule = Schemas["ScheduleResource"];
+/** A collection of documents for the knowledge tools (PUT /v1/collections/:name/documents). */
+export type Collection = Schemas["Collection"];
 
 const ENDED: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "canceled"]);
 /** The longest wait one GET /v1/tasks/:id?wait= may ask for (seconds). */
@@ -141,6 +143,7 @@ export function createOutpostClient(options: OutpostClientOptions) {
   }
 
   const id = (value: string) => ({ path: { id: value } });
+  const named = (value: string) => ({ path: { name: value } });
   return {
     baseUrl: base,
     api,
@@ -200,6 +203,26 @@ export function createOutpostClient(options: OutpostClientOptions) {
         (await ok(api.POST("/v1/schedules/{id}/resume", { params: id(schedule) }))) as Schedule,
       delete: async (schedule: string): Promise<void> => {
         const { error, response } = await api.DELETE("/v1/schedules/{id}", { params: id(schedule) });
+        if (!response.ok) throw OutpostError.fromBody(response, error);
+      },
+    },
+    collections: {
+      list: () => ok(api.GET("/v1/collections")),
+      get: (collection: string) => ok(api.GET("/v1/collections/{name}", { params: named(collection) })),
+      /** Adds or replaces documents (chunked, embedded, indexed); the first put names the embedding provider. */
+      put: (collection: string, body: Schemas["PutDocumentsBody"]) =>
+        ok(api.PUT("/v1/collections/{name}/documents", { params: named(collection), body })),
+      documents: (collection: string) => ok(api.GET("/v1/collections/{name}/documents", { params: named(collection) })),
+      document: (collection: string, document: string) =>
+        ok(
+          api.GET("/v1/collections/{name}/documents/{id}", {
+            params: { path: { name: collection, id: document } },
+          }),
+        ),
+      deleteDocument: async (collection: string, document: string): Promise<void> => {
+        const { error, response } = await api.DELETE("/v1/collections/{name}/documents/{id}", {
+          params: { path: { name: collection, id: document } },
+        });
         if (!response.ok) throw OutpostError.fromBody(response, error);
       },
     },

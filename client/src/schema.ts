@@ -1008,6 +1008,96 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/collections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tenant's collections with their counts
+         * @description Needs an API key with the `read` scope (`admin` may do everything).
+         */
+        get: operations["listCollections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/collections/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a collection: its embedding model, backend and counts
+         * @description Needs an API key with the `read` scope (`admin` may do everything).
+         */
+        get: operations["getCollection"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/collections/{name}/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a collection's documents
+         * @description Needs an API key with the `read` scope (`admin` may do everything).
+         */
+        get: operations["listDocuments"];
+        /**
+         * Add or replace documents (chunked along their Markdown headings, embedded, indexed)
+         * @description Creates the collection on its first put, which must name `embedding_provider` (openai or azure_openai; the deployment's endpoint and key are used). A document put again has all its chunks replaced. At most 20 documents per request, 100,000 characters each, 1,000 documents per collection.
+         *
+         *     Needs an API key with the `run` scope (`admin` may do everything).
+         */
+        put: operations["putDocuments"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/collections/{name}/documents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a document: its text and its chunks with their heading paths
+         * @description Needs an API key with the `read` scope (`admin` may do everything).
+         */
+        get: operations["getDocument"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a document and its chunks
+         * @description Needs an API key with the `run` scope (`admin` may do everything).
+         */
+        delete: operations["deleteDocument"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/hooks/{hook_id}": {
         parameters: {
             query?: never;
@@ -1211,7 +1301,7 @@ export interface components {
                      * @description the registry's code (docs/reference/errors.md)
                      * @enum {string}
                      */
-                    code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                     /** @description for people; clients branch on the code */
                     message: string;
                     /** @description the error's class, e.g. ProviderError */
@@ -1336,6 +1426,37 @@ export interface components {
                 };
             };
         };
+        Chunk: {
+            chunk_id: string;
+            index: number;
+            heading_path: string[];
+            text: string;
+        };
+        Collection: {
+            name: string;
+            embedding_model: string;
+            embedding_provider: {
+                /** @enum {string} */
+                provider: "openai" | "azure_openai";
+                /** @default text-embedding-3-small */
+                name: string;
+                /** Format: uri */
+                endpoint?: string;
+                api_key?: string;
+                deployment?: string;
+                api_version?: string;
+                dimensions?: number;
+            };
+            dimensions: number;
+            document_count: number;
+            chunk_count: number;
+            /** @enum {string} */
+            backend: "sqlite" | "vectorize";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
         DecisionReceipt: {
             request_id?: string;
             /** @enum {string} */
@@ -1355,6 +1476,20 @@ export interface components {
             next_attempt_at: string | null;
             /** Format: date-time */
             created_at: string;
+        };
+        DocumentSummary: {
+            id: string;
+            title: string | null;
+            source: string | null;
+            metadata: {
+                [key: string]: string | number | boolean;
+            };
+            chars: number;
+            chunk_count: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
         };
         HookIgnored: {
             hook_id: string;
@@ -1536,7 +1671,7 @@ export interface components {
                  * @description the registry's code (docs/reference/errors.md)
                  * @enum {string}
                  */
-                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                 /** @description for people; clients branch on the code */
                 message: string;
                 /** @description the error's class, e.g. ProviderError */
@@ -1946,7 +2081,7 @@ export interface components {
                  * @description the registry's code (docs/reference/errors.md)
                  * @enum {string}
                  */
-                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                 /** @description for people; clients branch on the code */
                 message: string;
                 /** @description the error's class, e.g. ProviderError */
@@ -2350,6 +2485,29 @@ export interface components {
             /** @enum {string} */
             redaction_mode?: "full" | "redacted";
         };
+        PutDocumentsBody: {
+            documents: {
+                id: string;
+                text: string;
+                title?: string;
+                source?: string;
+                metadata?: {
+                    [key: string]: string | number | boolean;
+                };
+            }[];
+            embedding_provider?: {
+                /** @enum {string} */
+                provider: "openai" | "azure_openai";
+                /** @default text-embedding-3-small */
+                name: string;
+                /** Format: uri */
+                endpoint?: string;
+                api_key?: string;
+                deployment?: string;
+                api_version?: string;
+                dimensions?: number;
+            };
+        };
         ResumeBody: {
             request_id: string;
             /** @enum {string} */
@@ -2548,6 +2706,9 @@ export interface components {
                 metadata: components["schemas"]["JsonObject"];
             };
         };
+        CollectionList: {
+            collections: components["schemas"]["Collection"][];
+        };
         DeliveryList: {
             /** Format: uuid */
             task_id: string;
@@ -2575,10 +2736,30 @@ export interface components {
                 payload: components["schemas"]["CallbackPayload"];
             }[];
         };
+        DocumentList: {
+            collection: string;
+            documents: components["schemas"]["DocumentSummary"][];
+        };
+        Document: {
+            id: string;
+            title: string | null;
+            source: string | null;
+            metadata: {
+                [key: string]: string | number | boolean;
+            };
+            chars: number;
+            chunk_count: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            text: string;
+            chunks: components["schemas"]["Chunk"][];
+        };
         ErrorBody: {
             error: {
                 /** @enum {string} */
-                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "hook_input_empty" | "hook_input_too_long" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "hook_not_configured" | "rate_limited" | "agent_not_found" | "internal_error";
+                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "embedding_not_configured" | "hook_not_configured" | "rate_limited" | "agent_not_found" | "internal_error";
                 message: string;
                 /** Format: uuid */
                 request_id: string;
@@ -2777,6 +2958,10 @@ export interface components {
                 /** Format: date-time */
                 created_at: string;
             }[];
+        };
+        PutDocumentsResult: {
+            collection: components["schemas"]["Collection"];
+            documents: components["schemas"]["DocumentSummary"][];
         };
         RedeliveryResponse: {
             id: string;
@@ -3446,11 +3631,16 @@ export interface operations {
                         };
                     };
                     embedding_provider?: {
-                        provider: string;
+                        /** @enum {string} */
+                        provider: "openai" | "azure_openai";
+                        /** @default text-embedding-3-small */
                         name?: string;
                         /** Format: uri */
                         endpoint?: string;
                         api_key?: string;
+                        deployment?: string;
+                        api_version?: string;
+                        dimensions?: number;
                     };
                     claude?: {
                         working_directory?: string;
@@ -3540,13 +3730,27 @@ export interface operations {
                         /** @constant */
                         type: "mcp";
                         name: string;
-                    } | ({
-                        /** @enum {string} */
-                        type: "vectorstore" | "hierarchical_document";
-                        name?: string;
-                    } & {
-                        [key: string]: unknown;
-                    }))[];
+                    } | {
+                        /** @constant */
+                        type: "vectorstore";
+                        name: string;
+                        description?: string;
+                        collection: string;
+                        /** @default 5 */
+                        top_k?: number;
+                        min_similarity_score?: number;
+                    } | {
+                        /** @constant */
+                        type: "hierarchical_document";
+                        name: string;
+                        description?: string;
+                        collection: string;
+                        /** @default 5 */
+                        top_k?: number;
+                        min_similarity_score?: number;
+                        /** @default 1 */
+                        neighbours?: number;
+                    })[];
                     tool_filtering?: unknown;
                     response_format?: {
                         [key: string]: unknown;
@@ -8095,6 +8299,500 @@ export interface operations {
             };
             /** @description `schedule_finished`: a pause or resume of an `at` schedule that has already fired */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listCollections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every collection, by name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionList"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getCollection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The collection's name (lower case, digits, _ and -). A malformed one is answered 404 collection_not_found. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collection. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Collection"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `collection_not_found`: the tenant has no collection of that name (`field`: `name`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listDocuments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The collection's name (lower case, digits, _ and -). A malformed one is answered 404 collection_not_found. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every document, by id. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentList"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `collection_not_found`: the tenant has no collection of that name (`field`: `name`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    putDocuments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The collection's name (lower case, digits, _ and -). A malformed one is answered 404 collection_not_found. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutDocumentsBody"];
+            };
+        };
+        responses: {
+            /** @description The collection and the documents put. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PutDocumentsResult"];
+                };
+            };
+            /**
+             * @description `validation_failed`: a body field, parameter, query value or header is invalid; `field` names it (e.g. `input`, `metadata.x`, the unknown key, `wait`, `after`, `last-event-id`, `path`)
+             *
+             *     `invalid_json`: the body is not valid JSON or not valid UTF-8
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `collection_not_found`: the tenant has no collection of that name (`field`: `name`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `embedding_mismatch`: a put names an `embedding_provider` whose model is not the one the collection was created with (`field`: `embedding_provider`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: body over 256 KiB, with or without a Content-Length (reading stops at the limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: body not sent as `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `collection_limit_reached`: a put would give the collection more than 1,000 documents (`field`: `documents`), or the tenant more than 100 collections (`field`: `name`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `embedding_failed`: the embedding provider failed or refused the request while a put embedded its documents; the message is the provider's (`field`: `embedding_provider`) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             *
+             *     `embedding_not_configured`: the Worker secret holding the embedding provider's key is not set (`field`: `embedding_provider.api_key`), or an `azure_openai` provider has no endpoint (`field`: `embedding_provider.endpoint`)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The collection's name (lower case, digits, _ and -). A malformed one is answered 404 collection_not_found. */
+                name: string;
+                /** @description The document's id, as it was put. A malformed one is answered 404 document_not_found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Document"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `collection_not_found`: the tenant has no collection of that name (`field`: `name`)
+             *
+             *     `document_not_found`: the collection has no document with that id (`field`: `document_id`)
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The collection's name (lower case, digits, _ and -). A malformed one is answered 404 collection_not_found. */
+                name: string;
+                /** @description The document's id, as it was put. A malformed one is answered 404 document_not_found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `collection_not_found`: the tenant has no collection of that name (`field`: `name`)
+             *
+             *     `document_not_found`: the collection has no document with that id (`field`: `document_id`)
+             */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -14,6 +14,7 @@ import { ConfigError, DefinitionFileError } from "../errors.ts";
 import { readYaml, YamlSyntaxError } from "../lib/yaml-source.ts";
 import { AUTH_PROVIDERS, LlmConfigSchema, PROVIDER_NAMES } from "../llm/provider.ts";
 import { McpServerSchema } from "../mcp/config.ts";
+import { HierarchicalDocumentToolSchema, VectorstoreToolSchema } from "../tools/knowledge-tools.ts";
 import { type AgentDefinition, AgentDefinitionSchema, parseDefinition } from "./definition.ts";
 
 /** Largest agent file accepted (bytes): a prompt and settings, not a corpus. */
@@ -56,10 +57,14 @@ const ClaudeSchema = z.strictObject({
   allowed_tools: z.array(z.string()).optional(),
 });
 
-/** A tool of the file: a remote MCP server by name, or one of seed 004's knowledge tools (see rule 1). */
+/**
+ * A tool of the file: a remote MCP server by name, or one of seed 004's knowledge tools (VectorstoreTool,
+ * HierarchicalDocumentToolConfig) searching a collection of the tenant's (see rule 1; src/tools/knowledge-tools.ts).
+ */
 const ToolSchema = z.discriminatedUnion("type", [
   McpServerSchema.extend({ type: z.literal("mcp"), name: z.string().min(1).max(64) }),
-  z.looseObject({ type: z.enum(["vectorstore", "hierarchical_document"]), name: z.string().optional() }),
+  VectorstoreToolSchema,
+  HierarchicalDocumentToolSchema,
 ]);
 
 export const AgentFileSchema = z.strictObject({
@@ -72,15 +77,8 @@ export const AgentFileSchema = z.strictObject({
     z.strictObject({ inline: z.string().refine((s) => s.trim() !== "", "must not be empty") }),
   ]),
   model: ModelSchema.prefault({}),
-  /** Seed 004: the provider of embeddings for knowledge tools (rule 1). Kept; used once knowledge tools exist. */
-  embedding_provider: z
-    .strictObject({
-      provider: z.string().min(1),
-      name: z.string().min(1).optional(),
-      endpoint: z.url().optional(),
-      api_key: z.string().optional(),
-    })
-    .optional(),
+  /** Seed 004: the provider of embeddings for knowledge tools (rule 1): openai or azure_openai. */
+  embedding_provider: definition.embeddingProvider,
   claude: ClaudeSchema.optional(),
   tools: z.array(ToolSchema).max(32).default([]),
   /** Semantic Kernel's tool filtering: Anthropic agents ignore it (rule 2). */
@@ -171,7 +169,6 @@ function startupRules(file: AgentFileValue, refuse: (keys: PropertyKey[], messag
   if (knowledge >= 0 && anthropic && !file.embedding_provider) {
     refuse(["tools", knowledge], "a knowledge tool on an Anthropic agent needs embedding_provider (rule 1)");
   }
-  if (knowledge >= 0) refuse(["tools", knowledge, "type"], "knowledge tools are not available in Outpost yet");
   // Rule 2: tool filtering is Semantic Kernel's; an Anthropic agent ignores it.
   if (file.tool_filtering !== undefined) {
     if (anthropic) warnings.push("tool_filtering is ignored for Anthropic agents and was cleared (rule 2).");
@@ -214,6 +211,7 @@ function toDefinition(file: AgentFileValue, raw: AgentFileInput): AgentDefinitio
       return [[name, server]];
     }),
   );
+  const knowledgeTools = (raw.tools ?? []).filter((tool) => tool.type !== "mcp");
   const entries: [keyof AgentDefinition, unknown][] = [
     ["name", raw.name],
     ["description", raw.description],
@@ -233,6 +231,8 @@ function toDefinition(file: AgentFileValue, raw: AgentFileInput): AgentDefinitio
     ["workingDirectory", claude?.working_directory],
     ["allowedTools", claude?.allowed_tools],
     ["mcpServers", Object.keys(servers).length > 0 ? servers : undefined],
+    ["knowledgeTools", knowledgeTools.length > 0 ? knowledgeTools : undefined],
+    ["embeddingProvider", raw.embedding_provider],
     ["maxBudgetUsd", raw.max_budget_usd],
     ["responseFormat", raw.response_format],
     ["redactionMode", raw.redaction_mode],
@@ -262,6 +262,9 @@ const FILE_KEYS: Readonly<Record<string, string>> = {
   "hooks.": "hooks.",
   "llmConfig.": "model.",
   llmConfig: "model",
+  "embeddingProvider.": "embedding_provider.",
+  embeddingProvider: "embedding_provider",
+  knowledgeTools: "tools",
   "fileSystem.": "claude.file_system.",
   "bash.": "claude.bash.",
   "webFetch.": "web_fetch.",

@@ -17,10 +17,12 @@ import { MalformedResponseError } from "../errors.ts";
 import type { EvaluationConfig, TestCase } from "../evaluations/config.ts";
 import type { RedactionMode } from "../events/redaction.ts";
 import type { HookSpec } from "../inbound-hooks/hook.ts";
+import type { EmbeddingProvider } from "../knowledge/embedding.ts";
 import type { JsonObject } from "../lib/json.ts";
 import type { LlmConfig } from "../llm/provider.ts";
 import type { McpServerSpec } from "../mcp/config.ts";
 import type { ToolDeclaration } from "../tools/allowed-tools.ts";
+import type { KnowledgeToolSpec } from "../tools/knowledge-tools.ts";
 import { type ToolSettings, workingDirectoryInstructions, workingDirectoryWarnings } from "../tools/settings.ts";
 import type { AgentContext } from "./context.ts";
 import { type AgentDefinition, parseDefinition } from "./definition.ts";
@@ -65,6 +67,10 @@ export abstract class Agent {
   readonly hooks: readonly HookSpec[];
   readonly redactionMode: RedactionMode;
   readonly llmConfig: LlmConfig | null;
+  /** Seed 004 embedding_provider: embeds the knowledge tools' queries; null without knowledge tools. */
+  readonly embeddingProvider: EmbeddingProvider | null;
+  /** Seed 004 VectorstoreTool and HierarchicalDocumentToolConfig, each under its own name. */
+  readonly knowledgeTools: readonly KnowledgeToolSpec[];
   /** The tenants that may see and run the agent, or null for every tenant. Ask visibleTo(), not this list. */
   readonly tenants: readonly string[] | null;
   /** Seed 004 test_cases, for evaluation runs (src/evaluations/). */
@@ -102,6 +108,8 @@ export abstract class Agent {
     this.hooks = spec.hooks;
     this.redactionMode = spec.redactionMode;
     this.llmConfig = spec.llmConfig;
+    this.embeddingProvider = spec.embeddingProvider;
+    this.knowledgeTools = spec.knowledgeTools;
     this.tenants = spec.tenants;
     this.testCases = spec.testCases;
     this.evaluations = spec.evaluations;
@@ -178,6 +186,8 @@ export abstract class Agent {
       mcpServers: this.mcpServers,
       settings: this.settings,
       permissions: this.permissions,
+      knowledgeTools: this.knowledgeTools,
+      embeddingProvider: this.embeddingProvider,
     };
   }
 

@@ -19,12 +19,14 @@ import {
 } from "../evaluations/config.ts";
 import type { RedactionMode } from "../events/redaction.ts";
 import { type HookSpec, HooksSchema } from "../inbound-hooks/hook.ts";
+import { type EmbeddingProvider, EmbeddingProviderSchema } from "../knowledge/embedding.ts";
 import type { JsonObject } from "../lib/json.ts";
 import { type LlmConfig, LlmConfigSchema } from "../llm/provider.ts";
 import { WEB_SEARCH_ALLOWED_NAME, WebSearchSettingSchema, webSearchTool } from "../llm/web-search.ts";
 import { type McpServerSpec, McpServersSchema } from "../mcp/config.ts";
 import { DEFAULT_TENANT, TENANT_PATTERN } from "../tenants/api-keys.ts";
 import { RUNNABLE_BUILTIN_TOOLS } from "../tools/builtin.ts";
+import { KnowledgeToolSchema, type KnowledgeToolSpec } from "../tools/knowledge-tools.ts";
 import { enabledBuiltins, requireCapabilities, TOOL_SETTINGS_SHAPE, type ToolSettings } from "../tools/settings.ts";
 import { type ResponseFormatInput, responseSchema } from "./structured-output.ts";
 import { validateToolNames } from "./tool-names.ts";
@@ -113,6 +115,17 @@ export const AgentDefinitionSchema = z.strictObject({
    */
   llmConfig: LlmConfigSchema.optional(),
   /**
+   * Seed 004 embedding_provider: OpenAI or Azure OpenAI, which embeds the queries of the knowledge tools (the key by
+   * the NAME of its Worker secret). Required with any knowledge tool (seed 004 startup rule 1 for Anthropic agents;
+   * Outpost embeds with it whatever the model's provider). See src/knowledge/embedding.ts.
+   */
+  embeddingProvider: EmbeddingProviderSchema.optional(),
+  /**
+   * Seed 004 VectorstoreTool and HierarchicalDocumentToolConfig: tools that search the tenant's collections
+   * (docs/knowledge.md), each by its own name. See src/tools/knowledge-tools.ts.
+   */
+  knowledgeTools: z.array(KnowledgeToolSchema).max(16, "must list at most 16 knowledge tools").default([]),
+  /**
    * The tenants that may see and run this agent (each matching TENANT_PATTERN). Another tenant is told the agent
    * does not exist, on every route. Absent: every tenant (a single-tenant deployment needs nothing here).
    */
@@ -165,6 +178,8 @@ export interface AgentSpec {
   hooks: readonly HookSpec[];
   redactionMode: RedactionMode;
   llmConfig: LlmConfig | null;
+  embeddingProvider: EmbeddingProvider | null;
+  knowledgeTools: readonly KnowledgeToolSpec[];
   tenants: readonly string[] | null;
   testCases: readonly TestCase[];
   evaluations: EvaluationConfig | null;
@@ -184,12 +199,19 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
     workingDirectory: parsed.workingDirectory,
   };
   const webSearch = checkWebSearch(agent, parsed);
+  const knowledgeNames = checkKnowledgeTools(agent, parsed);
   const tools = parsed.allowedTools ?? [
     ...enabledBuiltins(settings),
     ...(webSearch ? [WEB_SEARCH_ALLOWED_NAME] : []),
     ...servers.map((s) => `mcp__${s.name}__*`),
+    ...knowledgeNames,
   ];
-  validateToolNames(tools, webSearch ? WITH_WEB_SEARCH : RUNNABLE_BUILTIN_TOOLS, serverNames);
+  const runnable = webSearch ? WITH_WEB_SEARCH : RUNNABLE_BUILTIN_TOOLS;
+  validateToolNames(
+    tools,
+    knowledgeNames.length > 0 ? new Set([...runnable, ...knowledgeNames]) : runnable,
+    serverNames,
+  );
   requireCapabilities(agent, tools, settings);
   for (const server of servers) {
     for (const [tool, toolSettings] of Object.entries(server.tools)) {
@@ -262,6 +284,8 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
     hooks: Object.freeze(parsed.hooks),
     redactionMode: parsed.redactionMode,
     llmConfig: parsed.llmConfig ?? null,
+    embeddingProvider: parsed.embeddingProvider ?? null,
+    knowledgeTools: Object.freeze(parsed.knowledgeTools),
     tenants,
     testCases: Object.freeze(parsed.testCases ?? []),
     evaluations: parsed.evaluations ?? null,
@@ -295,6 +319,29 @@ function checkEvaluations(
   }
   const grader = config.model ? graderLlmConfig(config.model) : null;
   if (grader && !grader.ok) throw new ConfigError(`Agent "${agent}": ${grader.key}: ${grader.message}.`);
+}
+
+/**
+ * The names of the knowledge tools, checked: distinct, and with an embedding provider to embed their queries. Seed
+ * 004's startup rule 1 refuses an Anthropic agent with a knowledge tool and no embedding_provider (Anthropic has no
+ * embeddings API); Outpost embeds with the embedding provider whatever the model's provider, so every agent needs one.
+ */
+function checkKnowledgeTools(
+  agent: string,
+  parsed: Pick<z.output<typeof AgentDefinitionSchema>, "knowledgeTools" | "embeddingProvider" | "llmConfig">,
+): string[] {
+  const names = parsed.knowledgeTools.map((tool) => tool.name);
+  const twice = names.find((name, i) => names.indexOf(name) !== i);
+  if (twice !== undefined) throw new ConfigError(`Agent "${agent}": knowledgeTools names "${twice}" twice.`);
+  if (names.length > 0 && !parsed.embeddingProvider) {
+    const provider = parsed.llmConfig?.provider ?? "anthropic";
+    throw new ConfigError(
+      provider === "anthropic"
+        ? `Agent "${agent}": knowledge tools on an Anthropic agent need embeddingProvider (seed 004 startup rule 1: Anthropic has no embeddings; openai or azure_openai).`
+        : `Agent "${agent}": knowledge tools need embeddingProvider (openai or azure_openai), which embeds their queries.`,
+    );
+  }
+  return names;
 }
 
 /** The built-in names an agent with web search may list: WebSearch is the server tool's (seed 000's name). */
@@ -372,6 +419,7 @@ const SEED_SPELLINGS: Readonly<Record<string, string>> = {
   response_format: "responseFormat",
   permission_mode: "permissionMode",
   test_cases: "testCases",
+  embedding_provider: "embeddingProvider",
 };
 
 /** Keys whose value is an object of its own settings: an issue inside one reads "<path>: <what is wrong>". */
@@ -384,6 +432,8 @@ const SECTIONS: ReadonlySet<string> = new Set([
   "llmConfig",
   "testCases",
   "evaluations",
+  "embeddingProvider",
+  "knowledgeTools",
 ]);
 /** The built-in tools' settings name an unknown key by its whole path ("unknown key bash.enable"). */
 const TOOL_SETTINGS: ReadonlySet<string> = new Set(Object.keys(TOOL_SETTINGS_SHAPE));

@@ -39,6 +39,37 @@ export const AGENT_FILES: readonly AgentFile[] = [
     "warnings": []
   },
   {
+    "path": "agents/librarian.yaml",
+    "definition": {
+      "name": "librarian",
+      "description": "Answers questions from the documents of the handbook collection, citing their sources.",
+      "systemPrompt": "You answer questions from the company handbook only. Search it with search_handbook before you answer; to read the whole section around a passage, call read_handbook with the passage's chunk_id. Quote the source of every fact you use. If the handbook does not say, answer that it does not.",
+      "maxTurns": 4,
+      "knowledgeTools": [
+        {
+          "type": "vectorstore",
+          "name": "search_handbook",
+          "description": "Searches the company handbook (collection \"handbook\") for passages about a question.",
+          "collection": "handbook",
+          "top_k": 3
+        },
+        {
+          "type": "hierarchical_document",
+          "name": "read_handbook",
+          "description": "Reads the handbook by section; give a chunk_id from a search result to get its whole section.",
+          "collection": "handbook",
+          "top_k": 3,
+          "neighbours": 1
+        }
+      ],
+      "embeddingProvider": {
+        "provider": "openai",
+        "name": "text-embedding-3-small"
+      }
+    },
+    "warnings": []
+  },
+  {
     "path": "agents/planner.yaml",
     "definition": {
       "name": "planner",

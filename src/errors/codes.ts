@@ -113,6 +113,12 @@ export const ERROR_CODES = {
       when: "no schedule with that id (a malformed or deleted one too) (`field`: `id`); a creation whose `Idempotency-Key` made a schedule since deleted (`field`: `idempotency-key`)",
     },
   },
+  collection_not_found: {
+    request: { status: 404, when: "the tenant has no collection of that name (`field`: `name`)" },
+  },
+  document_not_found: {
+    request: { status: 404, when: "the collection has no document with that id (`field`: `document_id`)" },
+  },
   route_not_found: { request: { status: 404, when: "no such route or method" } },
   task_already_finished: { request: { status: 409, when: "cancel of a task that has already ended" } },
   run_not_ended: {
@@ -164,6 +170,12 @@ export const ERROR_CODES = {
       when: "a fork of a checkpoint whose tool calls the task is still running; the body's `tool_use_ids` lists them (`field`: `checkpoint_id`)",
     },
   },
+  embedding_mismatch: {
+    request: {
+      status: 409,
+      when: "a put names an `embedding_provider` whose model is not the one the collection was created with (`field`: `embedding_provider`)",
+    },
+  },
   task_expired: {
     request: {
       status: 410,
@@ -180,9 +192,21 @@ export const ERROR_CODES = {
       when: "the `Idempotency-Key` was used for a different request, another body or route (`field`: `idempotency-key`)",
     },
   },
+  collection_limit_reached: {
+    request: {
+      status: 422,
+      when: "a put would give the collection more than 1,000 documents (`field`: `documents`), or the tenant more than 100 collections (`field`: `name`)",
+    },
+  },
   hook_input_empty: { request: { status: 422, when: "the hook's input template rendered nothing for this delivery" } },
   hook_input_too_long: {
     request: { status: 422, when: "the hook's input template rendered more than a task's input may hold" },
+  },
+  embedding_failed: {
+    request: {
+      status: 502,
+      when: "the embedding provider failed or refused the request while a put embedded its documents; the message is the provider's (`field`: `embedding_provider`)",
+    },
   },
   api_keys_not_configured: { request: { status: 503, when: "the server has no `OUTPOST_API_KEYS` secret" } },
   api_keys_invalid: {
@@ -192,6 +216,12 @@ export const ERROR_CODES = {
     request: {
       status: 503,
       when: "a task asked for callbacks, but the deployment has no `OUTPOST_WEBHOOK_SECRET` to sign them (`field`: `webhook`)",
+    },
+  },
+  embedding_not_configured: {
+    request: {
+      status: 503,
+      when: "the Worker secret holding the embedding provider's key is not set (`field`: `embedding_provider.api_key`), or an `azure_openai` provider has no endpoint (`field`: `embedding_provider.endpoint`)",
     },
   },
   hook_not_configured: { request: { status: 503, when: "the Worker secret that verifies the hook is not set" } },

@@ -48,6 +48,8 @@ const NOT_SECRET = new Set([
   "OUTPOST_CALLBACK_RETRY_SECONDS",
   "OUTPOST_REDACT_PATTERNS",
   "OUTPOST_OTEL_ENDPOINT",
+  "OPENAI_BASE_URL",
+  "AZURE_OPENAI_ENDPOINT",
 ]);
 /** Shorter values are not treated as secrets: replacing "true" or "60" everywhere would wreck the record. */
 const MIN_SECRET_LENGTH = 8;

@@ -9,6 +9,7 @@ import { openApiRoutes } from "./openapi/routes.ts";
 import type { Health } from "./responses.ts";
 import { a2aRoutes } from "./routes/a2a.ts";
 import { agentRoutes } from "./routes/agents.ts";
+import { collectionRoutes } from "./routes/collections.ts";
 import { hookRoutes } from "./routes/hooks.ts";
 import { scheduleRoutes } from "./routes/schedules.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
@@ -39,6 +40,7 @@ app.route("/v1/workflows", workflowRoutes);
 app.route("/v1/tasks", taskRoutes);
 app.route("/v1/sessions", sessionRoutes);
 app.route("/v1/schedules", scheduleRoutes);
+app.route("/v1/collections", collectionRoutes);
 app.route("/v1/tenant", tenantRoutes);
 // A2A v1.0 (docs/a2a.md): every route needs an API key; each route checks the scope its method needs.
 app.use("/a2a", requireApiKey);

@@ -281,3 +281,6 @@ export const ScheduleListQuery = listQuery(SCHEDULE_STATUSES).pick({
   agent: true,
 });
 export type ScheduleListQuery = z.infer<typeof ScheduleListQuery>;
+
+/** PUT /v1/collections/:name/documents: its schema lives with the collections (src/knowledge/collection.ts). */
+export { PutDocumentsBody } from "../knowledge/collection.ts";

@@ -15,6 +15,7 @@ import type { SubagentHost, SubagentReport } from "../contracts/subagents.ts";
 import { emptyUsage, type UsageRollup } from "../contracts/usage.ts";
 import { type ErrorInfo, toErrorInfo } from "../errors.ts";
 import type { Redactor } from "../events/redaction.ts";
+import type { KnowledgeSearch } from "../knowledge/collection.ts";
 import type { LlmConfig, ModelProvider } from "../llm/provider.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import type { SkillCatalog } from "../skills/catalog.ts";
@@ -65,6 +66,8 @@ export interface SupervisorDeps extends TaskStorage {
   secret: (name: string) => string | undefined;
   outbound: () => OutboundPolicy;
   skills: () => Promise<SkillCatalog>;
+  /** A tenant's collections, for the knowledge tools (src/knowledge/). */
+  knowledge?: (tenant: string) => KnowledgeSearch;
   /** A session's run: its current turn (src/sessions/), or null when no turn is under way. */
   turnShape?: () => Promise<RunShape | null>;
   /** A session's turn kept crashing, or its approval wait ran out: it fails, and the session goes on. */
@@ -262,6 +265,7 @@ export class RunSupervisor {
       workspace: deps.workspace,
       pendingInput: (pending) => deps.state.put(PENDING_INPUT_KEY, pending),
       skills: deps.skills,
+      ...(deps.knowledge ? { knowledge: deps.knowledge } : {}),
       ...(deps.subagents
         ? { subagents: deps.subagents, awaitSubagents: () => deps.state.put(AWAITING_SUBAGENTS_KEY, true) }
         : {}),

@@ -17,6 +17,7 @@ import type { UsageRollup } from "../contracts/usage.ts";
 import { AwaitingInputError, AwaitingSubagentsError, toErrorInfo, WorkflowError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
 import type { Redactor } from "../events/redaction.ts";
+import type { KnowledgeSearch } from "../knowledge/collection.ts";
 import type { Json } from "../lib/json.ts";
 import type { LlmConfig, ModelProvider } from "../llm/provider.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
@@ -63,6 +64,8 @@ export interface RunnerDeps {
   shape: (task: TaskRecord) => Promise<RunShape | null>;
   /** The skill catalog (bundled skills and R2 uploads). */
   skills: AgentContext["skills"];
+  /** A tenant's collections, which the agent's knowledge tools search (the task's tenant's only). */
+  knowledge?: (tenant: string) => KnowledgeSearch;
   /** The task's sub-agents (the Task tool); absent where a run cannot delegate. */
   subagents?: SubagentHost;
   /** The run stopped until a sub-agent ends (the supervisor keeps no heartbeat meanwhile). */
@@ -124,6 +127,7 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
       workspace: deps.workspace,
       redactor: deps.redactor,
       subagents: deps.subagents ?? null,
+      knowledge: agent.knowledgeTools.length > 0 ? (deps.knowledge?.(task.tenant) ?? null) : null,
     });
     await tools.open();
     const context: AgentContext = {

@@ -19,6 +19,7 @@ import { retentionPolicyOrDefault } from "../config/retention.ts";
 import type { Env } from "../env.ts";
 import { EventLog } from "../events/event-log.ts";
 import { Redactor } from "../events/redaction.ts";
+import { knowledgeSearchFor } from "../knowledge/knowledge-stub.ts";
 import { secretLookup } from "../lib/secrets.ts";
 import { createProvider } from "../llm/providers.ts";
 import { outboundPolicy } from "../net/outbound.ts";
@@ -259,6 +260,7 @@ export class TaskHost {
       secret: secretLookup(env),
       outbound: () => outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),
       skills: () => SkillCatalog.load(BUNDLED_SKILL_FILES, blobs),
+      knowledge: (tenant) => knowledgeSearchFor(env, tenant),
       expire: () => this.expire(),
       turnShape: () => this.sessions.shape(),
       turnCrashed: async (error) => {

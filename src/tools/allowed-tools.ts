@@ -6,8 +6,10 @@ import type { Tool } from "@anthropic-ai/sdk/resources/messages";
 import type { ToolPermissions } from "../approvals/permissions.ts";
 import { MCP_WILDCARD_PATTERN, parseMcpToolName } from "../contracts/tool-names.ts";
 import { InvalidToolError } from "../errors.ts";
+import type { EmbeddingProvider } from "../knowledge/embedding.ts";
 import type { McpServerSpec } from "../mcp/config.ts";
 import { BUILTIN_TOOL_IMPLEMENTATIONS } from "./builtin.ts";
+import type { KnowledgeToolSpec } from "./knowledge-tools.ts";
 import { type CatalogTool, type McpCatalog, MODEL_TOOL_NAME } from "./mcp-catalog.ts";
 import { enabledBuiltins, type ToolSettings } from "./settings.ts";
 import { TASK_TOOL, taskInputSchema } from "./task-tool.ts";
@@ -19,6 +21,10 @@ export interface ToolDeclaration {
   mcpServers: readonly McpServerSpec[];
   settings: ToolSettings;
   permissions: ToolPermissions;
+  /** The agent's knowledge tools (src/tools/knowledge-tools.ts), offered under their own names. */
+  knowledgeTools: readonly KnowledgeToolSpec[];
+  /** What embeds their queries; null when the agent has none. */
+  embeddingProvider: EmbeddingProvider | null;
 }
 
 /**

@@ -12,7 +12,7 @@ import type { Workspace } from "../workspace/workspace.ts";
 import { BUILTIN_TOOL_IMPLEMENTATIONS } from "./builtin.ts";
 import { capabilityOn, type ToolSettings } from "./settings.ts";
 import { TASK_TOOL } from "./task-tool.ts";
-import { resultText } from "./tool.ts";
+import { type BuiltinTool, resultText } from "./tool.ts";
 
 /** Characters of a result the tool_call_completed event previews. */
 const PREVIEW_CHARS = 500;
@@ -33,10 +33,12 @@ export async function callBuiltin(
   turnIndex: number,
   info: StepInfo,
   position: number,
+  /** The tool itself when it is not one of the deployment's built-ins (an agent's knowledge tool). */
+  own?: BuiltinTool,
 ): Promise<ToolResult> {
   const { runtime, settings } = context;
   const base = { turn_index: turnIndex, tool_use_id: use.id, tool_name: use.name };
-  const tool = BUILTIN_TOOL_IMPLEMENTATIONS.get(use.name);
+  const tool = own ?? BUILTIN_TOOL_IMPLEMENTATIONS.get(use.name);
   if (!tool || !capabilityOn(use.name, settings)) {
     runtime.emit("tool_denied", { ...base, reason: "capability_off" }, info.spanId);
     return { content: `Tool "${use.name}" is turned off for this agent.`, is_error: true };

@@ -16,6 +16,8 @@ import { parseMcpToolName } from "../contracts/tool-names.ts";
 import type { ToolResult } from "../contracts/tool-result.ts";
 import { McpConnectionError } from "../errors.ts";
 import type { Redactor } from "../events/redaction.ts";
+import type { KnowledgeSearch } from "../knowledge/collection.ts";
+import { type Embedder, EmbeddingError } from "../knowledge/embedding.ts";
 import { lazyModule } from "../lib/lazy-module.ts";
 import { mcpIdempotencyKey } from "../mcp/idempotency.ts";
 import type { McpSession } from "../mcp/session.ts";
@@ -26,9 +28,11 @@ import { WorkspaceFs } from "../workspace/workspace-fs.ts";
 import { resolveAllowedTools, type ToolDeclaration } from "./allowed-tools.ts";
 import { BUILTIN_TOOL_IMPLEMENTATIONS } from "./builtin.ts";
 import { callBuiltin } from "./builtin-call.ts";
+import { knowledgeTool } from "./knowledge-tools.ts";
 import { callMcpTool } from "./mcp-call.ts";
 import { discoverTools, type McpCatalog } from "./mcp-catalog.ts";
 import { startSubagents, TASK_TOOL } from "./task-tool.ts";
+import type { BuiltinTool } from "./tool.ts";
 
 /** The MCP client, loaded when an agent with MCP servers first runs. */
 const loadMcp = lazyModule(() => import("../mcp/session.ts"));
@@ -44,6 +48,8 @@ export interface ToolboxDeps {
   redactor: Pick<Redactor, "text">;
   /** The task's sub-agents, for the Task tool; null where a run cannot delegate. */
   subagents?: SubagentHost | null;
+  /** The task's tenant's collections, for the knowledge tools; null or absent where there are none to search. */
+  knowledge?: KnowledgeSearch | null;
 }
 
 export class Toolbox {
@@ -59,11 +65,36 @@ export class Toolbox {
   private inherited: Readonly<Record<string, string>> | undefined;
   /** Calls a reviewer sent with other arguments (modify with tool_input); decisions are stored, so replays agree. */
   private readonly rewritten = new Set<string>();
+  /** The agent's knowledge tools by name (src/tools/knowledge-tools.ts). */
+  private readonly knowledge: ReadonlyMap<string, BuiltinTool>;
 
   constructor(declaration: ToolDeclaration, deps: ToolboxDeps) {
     this.declaration = declaration;
     this.deps = deps;
-    this.allowed = resolveAllowedTools(declaration, this.catalog);
+    let embedder: Embedder | undefined;
+    const knowledgeDeps = {
+      search: deps.knowledge ?? null,
+      // Made on the first search, so a missing key fails that call (an is_error result), not the run.
+      embedder: () => {
+        const spec = declaration.embeddingProvider;
+        if (!spec || !deps.knowledge) throw new EmbeddingError("no_key", "This agent has no embedding_provider.");
+        embedder ??= deps.knowledge.embedder(spec);
+        return embedder;
+      },
+    };
+    this.knowledge = new Map(declaration.knowledgeTools.map((spec) => [spec.name, knowledgeTool(spec, knowledgeDeps)]));
+    this.allowed = this.resolve();
+  }
+
+  /** The tools the run may use: the built-ins and MCP tools (allowed-tools.ts), then the knowledge tools it lists. */
+  private resolve(): Map<string, Tool> {
+    const allowed = resolveAllowedTools(this.declaration, this.catalog);
+    const listed = this.declaration.allowedTools;
+    for (const [name, tool] of this.knowledge) {
+      if (listed && !listed.includes(name)) continue;
+      allowed.set(name, { name, description: tool.description, input_schema: tool.inputSchema });
+    }
+    return allowed;
   }
 
   /**
@@ -90,7 +121,7 @@ export class Toolbox {
       const failure = this.catalog.failed[required.name];
       throw new McpConnectionError(required.name, `it is required and could not be connected: ${failure?.message}`);
     }
-    this.allowed = resolveAllowedTools(this.declaration, this.catalog);
+    this.allowed = this.resolve();
   }
 
   /**
@@ -161,7 +192,7 @@ export class Toolbox {
     if (this.uncertainCalls()[use.id] !== undefined) return false;
     const mcp = parseMcpToolName(use.name);
     if (mcp) return this.catalog.servers[mcp.server]?.tools.find((t) => t.name === mcp.tool)?.read_only === true;
-    return BUILTIN_TOOL_IMPLEMENTATIONS.get(use.name)?.readOnly === true;
+    return (this.knowledge.get(use.name) ?? BUILTIN_TOOL_IMPLEMENTATIONS.get(use.name))?.readOnly === true;
   }
 
   /** What people added to the conversation when they answered this turn's calls (see src/approvals/gate.ts). */
@@ -210,7 +241,7 @@ export class Toolbox {
     const { taskId, workspace, outbound } = this.deps;
     const subagents = this.deps.subagents ?? null;
     const context = { taskId, runtime, workspace, outbound, subagents, settings: this.declaration.settings };
-    return callBuiltin(context, gate.run, turnIndex, info, position);
+    return callBuiltin(context, gate.run, turnIndex, info, position, this.knowledge.get(gate.run.name));
   }
 
   /**

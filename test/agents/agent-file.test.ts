@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { type AgentFile, AgentFileError, parseAgentFile } from "../../src/agents/agent-file.ts";
 import { registry } from "../../src/agents/catalog.ts";
+import { parseDefinition } from "../../src/agents/definition.ts";
 import { fileAgentClasses } from "../../src/agents/file-agents.ts";
 import { AGENT_FILES } from "../../src/agents/files.generated.ts";
 import { DEFAULT_MAX_TOKENS } from "../../src/config/models.ts";
@@ -169,6 +170,7 @@ test_cases:
     expect(AGENT_FILES.map((f) => f.path)).toEqual([
       "agents/assistant.yaml",
       "agents/coder.yaml",
+      "agents/librarian.yaml",
       "agents/planner.yaml",
       "agents/triage.yaml",
     ]);
@@ -236,15 +238,41 @@ describe("a broken agent file", () => {
 
 describe("seed 004's startup validation rules", () => {
   it("rule 1: refuses a knowledge tool on an Anthropic agent without an embedding provider", () => {
-    const tool = "tools:\n  - type: vectorstore\n    name: kb\n";
+    const tool = "tools:\n  - type: vectorstore\n    name: kb\n    collection: handbook\n";
     expect(refusal(`${MINIMAL}${tool}`).message).toBe(
       "agents/support.yaml:4: tools.0: a knowledge tool on an Anthropic agent needs embedding_provider (rule 1)",
     );
-    // With one, the file is well-formed, and refused only because Outpost has no knowledge tools yet.
-    const withEmbeddings = refusal(
-      `${MINIMAL}embedding_provider:\n  provider: openai\n  name: text-embedding-3-small\n${tool}`,
+    // With one, the file makes an agent with the tool, its defaults, and the provider that embeds its queries.
+    const file = parseAgentFile(
+      PATH,
+      `${MINIMAL}embedding_provider:\n  provider: openai\n  name: text-embedding-3-small\n  api_key: TEST_OPENAI_KEY\n${tool}`,
     );
-    expect(withEmbeddings.message).toContain("tools.0.type: knowledge tools are not available in Outpost yet");
+    const agent = agentOf(file);
+    expect(agent.knowledgeTools).toEqual([{ type: "vectorstore", name: "kb", collection: "handbook", top_k: 5 }]);
+    expect(agent.embeddingProvider).toEqual({
+      provider: "openai",
+      name: "text-embedding-3-small",
+      api_key: "TEST_OPENAI_KEY",
+    });
+    expect(agent.allowedTools).toEqual(["kb"]);
+  });
+
+  it("rule 1 holds for a TypeScript agent too, and an embedding provider must be OpenAI's or Azure's", () => {
+    const tool = { type: "hierarchical_document" as const, name: "docs", collection: "handbook" };
+    const agent = { name: "kb_agent", systemPrompt: "Answer.", knowledgeTools: [tool] };
+    expect(errorOf(() => parseDefinition(agent)).message).toBe(
+      'Agent "kb_agent": knowledge tools on an Anthropic agent need embeddingProvider (seed 004 startup rule 1: Anthropic has no embeddings; openai or azure_openai).',
+    );
+    const gemini = { ...agent, embeddingProvider: { provider: "gemini" } };
+    expect(errorOf(() => parseDefinition(gemini as never)).message).toBe(
+      'Agent "kb_agent": embeddingProvider.provider: must be "openai" or "azure_openai" (seed 004: embeddings come from them only).',
+    );
+    const deployment = { ...agent, embeddingProvider: { provider: "openai" as const, deployment: "emb" } };
+    expect(errorOf(() => parseDefinition(deployment)).message).toBe(
+      'Agent "kb_agent": embeddingProvider.deployment: is for azure_openai only.',
+    );
+    const spec = parseDefinition({ ...agent, embeddingProvider: { provider: "openai" } });
+    expect(spec.knowledgeTools).toEqual([{ ...tool, top_k: 5, neighbours: 1 }]);
   });
 
   it("rule 2: clears tool_filtering on an Anthropic agent with a warning", () => {

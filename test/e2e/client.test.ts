@@ -186,4 +186,52 @@ describe("the client", () => {
     await expect(outpost.wait(created.id, { timeoutMs: 1_500 })).rejects.toBeInstanceOf(OutpostTimeoutError);
     expect((await outpost.wait(created.id)).status).toBe("completed");
   });
+
+  it("answers with the shipped librarian from documents uploaded to a collection, under wrangler dev", async () => {
+    const m = marker("client-knowledge");
+    const outpost = e2eClient();
+    const put = await outpost.collections.put("handbook", {
+      embedding_provider: { provider: "openai", name: "text-embedding-3-small" },
+      documents: [
+        {
+          id: "refunds.md",
+          title: "Refunds",
+          source: "https://handbook.example/refunds",
+          text: "# Refunds\n\nRefunds are paid within 14 days of the request.",
+        },
+        { id: "shipping.md", title: "Shipping", text: "# Shipping\n\nParcels ship from Lisbon every weekday." },
+      ],
+    });
+    expect(put.collection).toMatchObject({ name: "handbook", document_count: 2, chunk_count: 2, backend: "sqlite" });
+    expect((await outpost.collections.documents("handbook")).documents.map((d) => d.id)).toEqual([
+      "refunds.md",
+      "shipping.md",
+    ]);
+    await scriptModel(m, [
+      {
+        content: [
+          { type: "tool_use", name: "search_handbook", input: { query: "how many days until a refund is paid" } },
+        ],
+      },
+      { content: [{ type: "text", text: "Within 14 days (https://handbook.example/refunds)." }] },
+    ]);
+    const task = await outpost.tasks.create("librarian", { input: `When is my refund paid? ${m}` });
+    expect(await outpost.wait(task.id)).toMatchObject({
+      status: "completed",
+      result: "Within 14 days (https://handbook.example/refunds).",
+    });
+    const completed: OutpostEvent[] = [];
+    for await (const event of outpost.tasks.events(task.id)) {
+      if (event.event_type === "tool_call_completed") completed.push(event);
+    }
+    expect(completed).toHaveLength(1);
+    const preview = String((completed[0]?.payload as { output_preview?: string } | undefined)?.output_preview);
+    const first = (JSON.parse(preview) as { results: { document_id: string; text: string }[] }).results[0];
+    expect(first).toMatchObject({ document_id: "refunds.md", text: "Refunds are paid within 14 days of the request." });
+    await outpost.collections.deleteDocument("handbook", "shipping.md");
+    await expect(outpost.collections.document("handbook", "shipping.md")).rejects.toMatchObject({
+      status: 404,
+      code: "document_not_found",
+    });
+  });
 });

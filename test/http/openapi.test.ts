@@ -48,6 +48,7 @@ const VALID_BODIES: Readonly<Record<string, Record<string, unknown>>> = {
   resumeTask: { request_id: "req_1", action: "approve" },
   sendSessionMessage: { message: "Say hello." },
   resumeSession: { request_id: "req_1", action: "approve" },
+  putDocuments: { documents: [{ id: "a", text: "A." }] },
 };
 
 const METHODS = ["get", "put", "post", "delete", "patch", "head", "options"] as const;

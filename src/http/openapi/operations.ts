@@ -19,12 +19,17 @@ import {
   ArtifactListSchema,
   CheckpointListSchema,
   CheckpointSchema,
+  CollectionListSchema,
+  CollectionSchema,
   DeliveryListSchema,
+  DocumentListSchema,
+  DocumentSchema,
   HealthSchema,
   HookReceiptSchema,
   HookResponseSchema,
   InvocationSchema,
   MessageListSchema,
+  PutDocumentsResultSchema,
   RedeliveryResponseSchema,
   ResumeResponseSchema,
   ScheduleListSchema,
@@ -54,6 +59,7 @@ import {
   EventDepth,
   ForkBody,
   InvokeBody,
+  PutDocumentsBody,
   ResumeBody,
   ScheduleListQuery,
   SendMessageBody,
@@ -75,6 +81,7 @@ export const TAGS = {
   files: "A task's or a session's run bundle (artifacts) and workspace files.",
   sessions: "Chat sessions: a conversation with an agent, one turn per message.",
   schedules: "Scheduled runs: an agent's task started on a cron expression or at an instant.",
+  collections: "Collections of documents that agents' knowledge tools search (vector-store and hierarchical).",
   hooks: "Inbound webhooks: signed deliveries that start runs.",
   tenant: "The tenant the API key belongs to.",
 } as const;
@@ -937,6 +944,94 @@ const SCHEDULES: OperationSpec[] = [
   },
 ];
 
+const CollectionName = z.object({
+  name: z
+    .string()
+    .describe(
+      "The collection's name (lower case, digits, _ and -). A malformed one is answered 404 collection_not_found.",
+    ),
+});
+const CollectionDocument = CollectionName.extend({
+  id: z.string().describe("The document's id, as it was put. A malformed one is answered 404 document_not_found."),
+});
+
+const COLLECTIONS: OperationSpec[] = [
+  {
+    method: "get",
+    path: "/v1/collections",
+    operationId: "listCollections",
+    tag: "collections",
+    summary: "List the tenant's collections with their counts",
+    access: "read",
+    answers: { 200: { description: "Every collection, by name.", json: CollectionListSchema } },
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/v1/collections/{name}",
+    operationId: "getCollection",
+    tag: "collections",
+    summary: "Read a collection: its embedding model, backend and counts",
+    access: "read",
+    params: { path: CollectionName },
+    answers: { 200: { description: "The collection.", json: CollectionSchema } },
+    errors: ["collection_not_found"],
+  },
+  {
+    method: "get",
+    path: "/v1/collections/{name}/documents",
+    operationId: "listDocuments",
+    tag: "collections",
+    summary: "List a collection's documents",
+    access: "read",
+    params: { path: CollectionName },
+    answers: { 200: { description: "Every document, by id.", json: DocumentListSchema } },
+    errors: ["collection_not_found"],
+  },
+  {
+    method: "put",
+    path: "/v1/collections/{name}/documents",
+    operationId: "putDocuments",
+    tag: "collections",
+    summary: "Add or replace documents (chunked along their Markdown headings, embedded, indexed)",
+    description:
+      "Creates the collection on its first put, which must name `embedding_provider` (openai or azure_openai; the deployment's endpoint and key are used). A document put again has all its chunks replaced. At most 20 documents per request, 100,000 characters each, 1,000 documents per collection.",
+    access: "run",
+    params: { path: CollectionName },
+    body: PutDocumentsBody,
+    answers: { 200: { description: "The collection and the documents put.", json: PutDocumentsResultSchema } },
+    errors: [
+      "collection_not_found",
+      "embedding_mismatch",
+      "collection_limit_reached",
+      "embedding_failed",
+      "embedding_not_configured",
+    ],
+  },
+  {
+    method: "get",
+    path: "/v1/collections/{name}/documents/{id}",
+    operationId: "getDocument",
+    tag: "collections",
+    summary: "Read a document: its text and its chunks with their heading paths",
+    access: "read",
+    params: { path: CollectionDocument },
+    answers: { 200: { description: "The document.", json: DocumentSchema } },
+    errors: ["collection_not_found", "document_not_found"],
+  },
+  {
+    method: "delete",
+    path: "/v1/collections/{name}/documents/{id}",
+    operationId: "deleteDocument",
+    tag: "collections",
+    summary: "Delete a document and its chunks",
+    access: "run",
+    params: { path: CollectionDocument },
+    answers: { 204: { description: "Deleted." } },
+    errors: ["collection_not_found", "document_not_found"],
+  },
+];
+
 const TENANT: OperationSpec[] = [
   {
     method: "get",
@@ -960,6 +1055,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
   ...SESSIONS,
   ...fileOperations("session"),
   ...SCHEDULES,
+  ...COLLECTIONS,
   ...HOOKS,
   ...TENANT,
 ];

@@ -110,6 +110,16 @@ function refuseDeploymentSettings(definition: AgentDefinition): void {
       "the deployment's secrets are named in agents/ files only",
     ],
     [
+      definition.embeddingProvider?.endpoint !== undefined,
+      "embedding_provider.endpoint",
+      "another embeddings endpoint would receive the deployment's key",
+    ],
+    [
+      definition.embeddingProvider?.api_key !== undefined,
+      "embedding_provider.api_key",
+      "the deployment's secrets are named in agents/ files only",
+    ],
+    [
       withHeaders !== undefined,
       "tools",
       `the headers of "${withHeaders}" read the deployment's secrets: declare such a server in an agents/ file`,

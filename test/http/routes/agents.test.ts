@@ -172,6 +172,34 @@ describe("GET /v1/agents", () => {
           warnings: [],
         },
         {
+          name: "librarian",
+          kind: "tool_loop",
+          description: "Answers questions from the documents of the handbook collection, citing their sources.",
+          role: null,
+          model: "claude-sonnet-5-5",
+          temperature: null,
+          thinking_budget_tokens: null,
+          response_format: null,
+          max_tokens: DEFAULT_MAX_TOKENS,
+          // Its knowledge tools (docs/knowledge.md), by the names the file gives them.
+          allowed_tools: ["search_handbook", "read_handbook"],
+          capabilities: {
+            bash: { enabled: false, excluded_commands: [], allow_unsafe: false },
+            file_system: { read: false, write: false, edit: false },
+            web_fetch: { enabled: false, max_bytes: 1048576, timeout_seconds: 30 },
+            web_search: null,
+          },
+          mcp_servers: [],
+          max_turns: 4,
+          permission_mode: "acceptAll",
+          tool_permissions: {},
+          hooks: [],
+          skills: null,
+          system_prompt: registry.create("librarian").systemPrompt,
+          source: { kind: "file", path: "agents/librarian.yaml" },
+          warnings: [],
+        },
+        {
           name: "operator",
           kind: "skills",
           description:
@@ -302,7 +330,7 @@ describe("GET /v1/agents/:name", () => {
   it("answers an unregistered name with 404 agent_not_found naming the field", async () => {
     const body = await expectError(await api("/v1/agents/nobody"), 404, "agent_not_found", "name");
     expect(body.error.message).toBe(
-      'No agent named "nobody". Registered agents: assistant, coder, operator, planner, triage.',
+      'No agent named "nobody". Registered agents: assistant, coder, librarian, operator, planner, triage.',
     );
   });
 
