@@ -319,12 +319,15 @@ export function migrate(
   return current;
 }
 
-/** No table of ours yet (workerd's own _cf_ tables aside). */
-function isEmpty(sql: SqlStorage): boolean {
+/**
+ * No table of ours yet: only the platform's own, which our names never look like (workerd's `_cf_*`, SQLite's
+ * `sqlite_*`, and miniflare's `__miniflare_do_name`, which `wrangler dev` and the tests' workerd add to every object).
+ */
+export function isEmpty(sql: SqlStorage): boolean {
   return (
     sql
       .exec<{ n: number }>(
-        "SELECT COUNT(*) AS n FROM sqlite_master WHERE name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+        "SELECT COUNT(*) AS n FROM sqlite_master WHERE name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_\\_%' ESCAPE '\\'",
       )
       .one().n === 0
   );

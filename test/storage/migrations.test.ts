@@ -7,7 +7,7 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { MIGRATIONS, migrate, SCHEMA_VERSION } from "../../src/storage/migrations.ts";
+import { isEmpty, MIGRATIONS, migrate, SCHEMA_VERSION } from "../../src/storage/migrations.ts";
 import {
   api,
   defineAgent,
@@ -269,6 +269,19 @@ describe("storage migrations", () => {
     // sqlite_sequence (the checkpoints' AUTOINCREMENT) and the index are there too.
     expect((fresh.schema.objects as { name: string }[]).map((o) => o.name)).toContain("sqlite_sequence");
     expect((fresh.schema.objects as { name: string }[]).map((o) => o.name)).toContain("workspace_files_parent");
+  });
+
+  it("counts an object that holds only the platform's tables as new, as wrangler dev gives it miniflare's", async () => {
+    const seen = await runInDurableObject(freshObject(), (_instance, state) => {
+      const { sql } = state.storage;
+      // What wrangler dev's miniflare creates in every object it names (the tests' workerd does not).
+      sql.exec("CREATE TABLE __miniflare_do_name (name TEXT PRIMARY KEY)");
+      state.storage.kv.put("a key", "a value");
+      const before = isEmpty(sql);
+      migrate(state.storage);
+      return { before, after: isEmpty(sql) };
+    });
+    expect(seen).toEqual({ before: true, after: false });
   });
 
   it("brings an object at version 5 to the current version, with every row under its subsystem's table name", async () => {
