@@ -55,7 +55,7 @@ const STAGE_LIMIT = 512 * 1024;
 
 /** What the bundle is given when the run has ended: seed 002's files, and seed 003's (task.json, trace.json, checkpoints). */
 export interface EndOfRun {
-  events: EventLog;
+  events: Pick<EventLog, "all">;
   summary: string;
   transcript: string;
   files: { path: string; content: string }[];
@@ -203,7 +203,8 @@ export class RunBundle {
       const previous = await this.bucket.get(prefix + BUNDLE_ARCHIVE);
       const bytes = previous ? new Uint8Array(await previous.arrayBuffer()) : null;
       for (const row of rows) {
-        if (row.archive_offset === null || !bytes) continue;
+        // The manifest is written afresh below, never carried over (it would list itself).
+        if (row.archive_offset === null || !bytes || row.path === BUNDLE_MANIFEST) continue;
         const content = bytes.slice(row.archive_offset, row.archive_offset + row.size);
         files.set(row.path, { content, content_type: row.content_type, created_at: row.created_at });
       }
@@ -302,7 +303,7 @@ function utf8Length(text: string): number {
   return encoder.encode(text).byteLength;
 }
 
-function eventsJsonl(events: EventLog): string {
+function eventsJsonl(events: Pick<EventLog, "all">): string {
   let out = "";
   for (const record of events.all()) out += `${JSON.stringify(record)}\n`;
   return out;

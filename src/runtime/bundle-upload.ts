@@ -47,6 +47,9 @@ export class BundleUpload {
   /** Writes the bundle to the blob store and marks it uploaded; throws when the store does. */
   async flush(task: TaskRecord): Promise<void> {
     const { bundle, events, transcript, store, checkpoints, redactor } = this.deps;
+    // The record may be older than the storage: an alarm that awaited its deliveries first can find that a reader
+    // has flushed the bundle meanwhile.
+    if (store.get()?.bundleFlushed) return;
     // Seed 003's files: the task, its trace, and its checkpoints with their conversations redacted, as the API shows
     // them. The checkpoints are one file, not seed 003's one per checkpoint: an R2 write per checkpoint would more
     // than double what a run's upload costs.
