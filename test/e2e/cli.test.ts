@@ -1,6 +1,7 @@
 // The `outpost` CLI (docs/cli.md) against the Worker under `wrangler dev`, spawned as a user runs it: with pipes, as a
 // script sees it (exit codes, --json), and under a pseudo-terminal (util-linux `script`) for what it asks a person
 // inline (an approval during `run`, a `chat`). The model's replies are scripted in the emulator.
+import { execFileSync } from "node:child_process";
 import { mkdtemp, readdir, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -250,6 +251,30 @@ describe("the outpost CLI", () => {
     expect(saved).toContain("final_summary.md");
     const served = await e2eClient().send("GET", `/v1/tasks/${id}/artifacts/final_summary.md`);
     expect(await readFile(join(folder, "final_summary.md"), "utf8")).toBe(await served.text());
+  });
+
+  it("saves a task's whole bundle as one tar file that the system's tar opens", async () => {
+    const m = marker("cli-tar");
+    await scriptModel(m, [{ content: [{ type: "text", text: "Archived." }] }]);
+    const run = await runCli(["run", "assistant", `Make an archive ${m}`, "--wait"]);
+    const id = taskIdIn(run.stderr);
+    const file = join(await mkdtemp(join(tmpdir(), "outpost-cli-")), "run.tar");
+
+    const saved = await runCli(["artifacts", id, "--tar", file, "--json"]);
+    expect(saved.code).toBe(0);
+    const { size } = JSON.parse(saved.stdout) as { size: number };
+    expect((await readFile(file)).byteLength).toBe(size);
+    const { artifacts } = await e2eClient().request<{ artifacts: { path: string }[] }>(
+      "GET",
+      `/v1/tasks/${id}/artifacts`,
+    );
+    const names = execFileSync("tar", ["-tf", file], { encoding: "utf8" }).trimEnd().split("\n");
+    expect(names[0]).toBe("bundle.json");
+    expect(names.sort()).toEqual(artifacts.map((a) => a.path).sort());
+    const summary = execFileSync("tar", ["-xOf", file, "final_summary.md"], { encoding: "utf8" });
+    expect(summary).toContain("Archived.");
+    const both = await runCli(["artifacts", id, "--tar", file, "--download", file]);
+    expect(both.code).toBe(2);
   });
 
   it("reports a refused key with the API's error code and exit code 3, and never prints the key", async () => {

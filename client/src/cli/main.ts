@@ -175,7 +175,8 @@ export function buildProgram(done: (code: ExitCode) => void): Command {
     .description("list a task's run bundle, or download it")
     .argument("<task>", "the task's id")
     .option("-d, --download <dir>", "save every file under this folder")
-    .action(async (id: string, options: { download?: string }, command: Command) => {
+    .option("--tar <file>", "save the whole bundle as one tar file (once the run has ended)")
+    .action(async (id: string, options: { download?: string; tar?: string }, command: Command) => {
       done(await artifactsCommand(context(command), id, options));
     });
 
