@@ -1,8 +1,10 @@
 // A task's (or session's) entry in its tenant's directory (src/tenants/directory.ts), reported from the object's
 // alarm like a callback: whenever the status the API shows has changed since the last report, the next alarm sends
 // the entry as it is then. Reports are at least REPORT_INTERVAL_MS apart, so a run that changes status quickly costs
-// one report, not one per change, and the directory lags the task by at most that much. A failed report is tried
-// again with a backoff; what was reported last is stored, so an evicted object reports what it has not yet.
+// one report, not one per change, and the directory lags the task by at most that much; but the end of a run is
+// reported at once, since nothing follows it to wait for (a short task's last report then goes in the alarm that
+// uploads its bundle, not in one of its own a second later). A failed report is tried again with a backoff; what was
+// reported last is stored, so an evicted object reports what it has not yet.
 
 import type { TaskState } from "../tasks/task-state.ts";
 import type { DirectoryEntry, DirectoryReport } from "../tenants/directory.ts";
@@ -44,7 +46,9 @@ export class DirectoryReporter {
     if (!entry) return null;
     const reported = this.deps.state.get<Reported>(REPORTED_KEY);
     if (reported?.fingerprint === fingerprint(entry)) return null;
-    return Math.max((reported?.at ?? 0) + REPORT_INTERVAL_MS, this.retryAt);
+    const ended = entry.ended_at === null ? Number.NaN : Date.parse(entry.ended_at);
+    const due = Number.isNaN(ended) ? (reported?.at ?? 0) + REPORT_INTERVAL_MS : ended;
+    return Math.max(due, this.retryAt);
   }
 
   /** Sends the entry if a report is due. Called from the alarm; safe to repeat; never throws. */

@@ -1,0 +1,87 @@
+// When a task's object reports its entry to its tenant's directory (src/task-host/directory-report.ts): reports at
+// least REPORT_INTERVAL_MS apart while the task runs, the end of the run at once (so a short task's last report goes
+// in the alarm that uploads its bundle), none when nothing the listing filters on has changed, and a failed report
+// tried again later. The reporter is driven with a plain state map and a recording send.
+import { describe, expect, it } from "vitest";
+import { DirectoryReporter, REPORT_INTERVAL_MS } from "../../src/task-host/directory-report.ts";
+import type { DirectoryEntry, DirectoryReport } from "../../src/tenants/directory.ts";
+
+function reporter(initial: Partial<DirectoryEntry>, fail = false) {
+  const stored = new Map<string, unknown>();
+  const sent: DirectoryReport[] = [];
+  let entry: DirectoryEntry = {
+    id: crypto.randomUUID(),
+    kind: "task",
+    agent: "assistant",
+    workflow: null,
+    status: "running",
+    parent_task_id: null,
+    tags: [],
+    created_at: new Date().toISOString(),
+    updated_at: new Date().toISOString(),
+    ended_at: null,
+    total_cost_usd: 0,
+    ...initial,
+  };
+  const directory = new DirectoryReporter({
+    state: {
+      get: <T>(key: string) => stored.get(key) as T | undefined,
+      put: (key: string, value: unknown) => void stored.set(key, value),
+    },
+    entry: () => entry,
+    version: () => 7,
+    send: async (report) => {
+      if (fail) throw new Error("the tenant's object is unreachable");
+      sent.push(report);
+    },
+  });
+  const change = (next: Partial<DirectoryEntry>) => {
+    entry = { ...entry, ...next };
+  };
+  return { directory, sent, change };
+}
+
+describe("a task's directory reports", () => {
+  it("reports a new task at once, then its next status no sooner than the interval after", async () => {
+    const { directory, sent, change } = reporter({});
+    expect(directory.nextDueAt()).toBe(REPORT_INTERVAL_MS);
+    const before = Date.now();
+    await directory.deliverDue();
+    expect(sent.map((r) => [r.entry.status, r.version])).toEqual([["running", 7]]);
+    change({ status: "input_required" });
+    const due = directory.nextDueAt() ?? 0;
+    expect(due).toBeGreaterThanOrEqual(before + REPORT_INTERVAL_MS);
+    expect(due).toBeLessThanOrEqual(Date.now() + REPORT_INTERVAL_MS);
+    await directory.deliverDue();
+    expect(sent).toHaveLength(1);
+  });
+
+  it("reports the end of a run at once, even right after the report before it, and once only", async () => {
+    const { directory, sent, change } = reporter({});
+    await directory.deliverDue();
+    const endedAt = Date.now();
+    change({ status: "completed", ended_at: new Date(endedAt).toISOString() });
+    expect(directory.nextDueAt()).toBe(endedAt);
+    await directory.deliverDue();
+    await directory.deliverDue();
+    expect(sent.map((r) => r.entry.status)).toEqual(["running", "completed"]);
+    expect(directory.nextDueAt()).toBeNull();
+  });
+
+  it("sends nothing when only what the listing does not filter on has changed", async () => {
+    const { directory, sent, change } = reporter({});
+    await directory.deliverDue();
+    change({ total_cost_usd: 1.5, updated_at: new Date().toISOString() });
+    expect(directory.nextDueAt()).toBeNull();
+    await directory.deliverDue();
+    expect(sent).toHaveLength(1);
+  });
+
+  it("tries a failed report of the end again later, not at once", async () => {
+    const endedAt = Date.now();
+    const { directory, sent } = reporter({ status: "failed", ended_at: new Date(endedAt).toISOString() }, true);
+    await directory.deliverDue();
+    expect(sent).toEqual([]);
+    expect(directory.nextDueAt()).toBeGreaterThan(Date.now());
+  });
+});
