@@ -87,7 +87,8 @@ export class KnowledgeObject extends DurableObject<Env> {
     // follow the commit, and a chunk whose row is gone is dropped from its results.
     await this.index.remove(name, removed);
     await this.index.upsert(name, added);
-    const stored = documents.flatMap((d) => this.store.documents(name).filter((view) => view.id === d.id));
+    const put = new Set(documents.map((d) => d.id));
+    const stored = this.store.documents(name).filter((view) => put.has(view.id));
     return { ok: true, value: { collection: this.view(name) as CollectionView, documents: stored } };
   }
 
