@@ -11,7 +11,6 @@ import type { ExecutionResult } from "../src/contracts/execution-result.ts";
 import type { RpcResult } from "../src/contracts/rpc.ts";
 import type { SubagentRecord, SubagentReport, SubagentWaitReport } from "../src/contracts/subagents.ts";
 import type { TraceLog } from "../src/contracts/trace.ts";
-import { emptyUsage } from "../src/contracts/usage.ts";
 import type { Env } from "../src/env.ts";
 import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
 import type { ForwardedBatch } from "../src/events/event-tree.ts";
@@ -21,7 +20,6 @@ import type { ArtifactEntry, ArtifactLocation, BundleDownload } from "../src/run
 import { traceTree } from "../src/run-bundle/trace.ts";
 import type { Checkpoint, CheckpointSummary } from "../src/runtime/checkpoints.ts";
 import type { StoredMessage } from "../src/runtime/conversation.ts";
-import { executionResult, type TurnOutcome } from "../src/runtime/execution-result.ts";
 import type { SessionView, TurnView } from "../src/sessions/session.ts";
 import { INTERRUPTED } from "../src/sessions/session-flow.ts";
 import { turnStreamOptions } from "../src/sessions/turn-stream.ts";
@@ -39,7 +37,6 @@ import {
   type ToolCallLedger,
 } from "../src/tasks/task.ts";
 import { taskStubFor } from "../src/tasks/task-ids.ts";
-import { INVOCATION_STATE_KEY, type InvocationState } from "../src/tasks/task-state.ts";
 import type { WorkspaceEntry } from "../src/workspace/workspace.ts";
 
 export type Subscription = { id: string; stream: ReadableStream<Uint8Array> } | { finished: true };
@@ -200,20 +197,7 @@ export class TaskObject extends DurableObject<Env> {
    * task or one that has not ended. POST /v1/agents/:name/invoke answers with it, and the MCP server's agent tools.
    */
   async executionResult(): Promise<ExecutionResult | null> {
-    const { host } = this;
-    const task = host.task();
-    if (!task || !isTerminal(task.status)) return null;
-    const invocation = host.state.get<InvocationState>(INVOCATION_STATE_KEY);
-    const outcome: TurnOutcome =
-      task.status === "completed"
-        ? { ok: true, response: task.result ?? "" }
-        : {
-            ok: false,
-            reason: task.error?.message ?? "canceled by client",
-            ...(task.result ? { response: task.result } : {}),
-          };
-    const messages = host.conversation.from(invocation?.context_messages ?? 0);
-    return host.redactor.value(executionResult(messages, emptyUsage(), task.usage, outcome, task.structured_output));
+    return this.host.executionResult();
   }
 
   /** Live readers attached to the task (SSE subscribers and ?wait= callers). */

@@ -1,6 +1,6 @@
 // One Durable Object per tenant (named by the tenant): the directory of its tasks and sessions
 // (src/tenants/directory.ts), which each task's object keeps up to date and GET /v1/tasks and GET /v1/sessions page
-// through, the directory of its schedules (src/tenants/schedule-directory.ts, kept by each schedule's object), and the tenant's own agents with every version (src/tenants/agent-versions.ts, PUT /v1/agents/:name). One
+// through, the directory of its schedules (src/tenants/schedule-directory.ts, kept by each schedule's object) and of its evaluations (src/tenants/evaluation-directory.ts, kept by each evaluation's object), and the tenant's own agents with every version (src/tenants/agent-versions.ts, PUT /v1/agents/:name). One
 // per tenant, not one for the deployment: a tenant's listings, reports and agents never queue behind another's.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../src/env.ts";
@@ -14,6 +14,12 @@ import {
 } from "../src/tenants/agent-versions.ts";
 import { Directory, type DirectoryPage, type DirectoryQuery, type DirectoryReport } from "../src/tenants/directory.ts";
 import {
+  EvaluationDirectory,
+  type EvaluationEntry,
+  type EvaluationPage,
+  type EvaluationQuery,
+} from "../src/tenants/evaluation-directory.ts";
+import {
   ScheduleDirectory,
   type ScheduleEntry,
   type SchedulePage,
@@ -24,6 +30,7 @@ export class TenantObject extends DurableObject<Env> {
   private readonly directory: Directory;
   private readonly agents: AgentVersions;
   private readonly schedules: ScheduleDirectory;
+  private readonly evaluations: EvaluationDirectory;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -31,6 +38,7 @@ export class TenantObject extends DurableObject<Env> {
     this.directory = new Directory(ctx.storage.sql);
     this.agents = new AgentVersions(ctx.storage.sql);
     this.schedules = new ScheduleDirectory(ctx.storage.sql);
+    this.evaluations = new EvaluationDirectory(ctx.storage.sql);
   }
 
   /** A task's or session's row as its object reports it (a report older than the one held is ignored). */
@@ -86,5 +94,14 @@ export class TenantObject extends DurableObject<Env> {
 
   async listSchedules(query: ScheduleQuery): Promise<SchedulePage> {
     return this.schedules.list(query);
+  }
+
+  /** An evaluation's row as its object reports it (a report older than the one held is ignored). */
+  async recordEvaluation(entry: EvaluationEntry, version: number): Promise<void> {
+    this.evaluations.record(entry, version);
+  }
+
+  async listEvaluations(query: EvaluationQuery): Promise<EvaluationPage> {
+    return this.evaluations.list(query);
   }
 }

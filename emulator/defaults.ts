@@ -8,12 +8,21 @@ import {
   isRecord,
   lastUserText,
   type MessagesRequest,
+  systemText,
   toolResultBlocks,
 } from "./request.ts";
+
+/**
+ * The opening of an evaluation grader's system prompt (src/evaluations/model-grader.ts gEvalSystemPrompt): such a
+ * request gets a fixed verdict, so that a model-graded metric runs end to end under `npm run dev`.
+ */
+const GRADER_PROMPT = "You grade an AI agent's response for the metric";
+const GRADER_VERDICT = '{"score": 8, "reasoning": "(emulator) A fixed grade: the emulator does not judge answers."}';
 
 /** Blocks of the default reply; tool_use ids are left empty for the caller to derive from its seed. */
 export function defaultReplyBlocks(request: MessagesRequest): ReplyBlock[] {
   const { messages, tools } = request;
+  if (systemText(request.system).startsWith(GRADER_PROMPT)) return [{ type: "text", text: GRADER_VERDICT }];
   // A server tool (web search, `type` web_search_…) is run by the API, not called with tool_use.
   const firstTool = tools.find((tool) => tool.type === undefined || tool.type === "custom");
   if (firstTool && !hasAnyToolResult(messages)) {

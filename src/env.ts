@@ -1,5 +1,7 @@
 // The Worker's bindings, vars and secrets (see wrangler.toml). One interface shared by the Worker and the
 // Durable Object, and made the ambient `Cloudflare.Env` so `env` from "cloudflare:workers" is typed in tests.
+
+import type { EvaluationObject } from "../durable-objects/evaluation-object.ts";
 import type { KnowledgeObject } from "../durable-objects/knowledge-object.ts";
 import type { RateLimiter } from "../durable-objects/rate-limiter.ts";
 import type { ScheduleObject } from "../durable-objects/schedule-object.ts";
@@ -20,6 +22,8 @@ export interface Env {
    * collections instead of the exact search in the knowledge object's SQLite (docs/operations/deploy.md).
    */
   KNOWLEDGE_INDEX?: Vectorize;
+  /** One Durable Object per evaluation run (POST /v1/agents/:name/evaluations): its runs, their grades, its report. */
+  EVALUATIONS: DurableObjectNamespace<EvaluationObject>;
   /**
    * The R2 bucket of run bundles (runs/<task_id>/…), spilled journal steps, large workspace files and uploaded
    * skills. Absent when self-hosted, where RUNS_DIRECTORY holds them (src/blob-store/open-blob-store.ts).

@@ -42,6 +42,10 @@ export type Session = Schemas["SessionResource"];
 export type Schedule = Schemas["ScheduleResource"];
 /** A collection of documents for the knowledge tools (PUT /v1/collections/:name/documents). */
 export type Collection = Schemas["Collection"];
+/** An evaluation run (POST /v1/agents/:name/evaluations) as a key that may read sees it. */
+export type Evaluation = Schemas["EvaluationResource"];
+/** Two evaluations of an agent compared, case by case and metric by metric. */
+export type EvaluationComparison = Schemas["EvaluationComparison"];
 
 const ENDED: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "canceled"]);
 /** The longest wait one GET /v1/tasks/:id?wait= may ask for (seconds). */
@@ -188,6 +192,38 @@ export function createOutpostClient(options: OutpostClientOptions) {
       events: (session: string, streamOptions: EventStreamOptions = {}) =>
         events(`/v1/sessions/${encodeURIComponent(session)}/events`, streamOptions),
       close: async (session: string) => (await ok(api.DELETE("/v1/sessions/{id}", { params: id(session) }))) as Session,
+    },
+    evaluations: {
+      /** Runs the agent's test cases (all, or those named or tagged), each `repeat` times, and grades them. */
+      start: async (
+        agent: string,
+        body: Schemas["CreateEvaluationBody"] = {},
+        opts: { idempotencyKey?: string } = {},
+      ) => {
+        const header = opts.idempotencyKey ? { header: { "idempotency-key": opts.idempotencyKey } } : {};
+        const params = { path: { name: agent }, ...header };
+        return (await ok(api.POST("/v1/agents/{name}/evaluations", { params, body }))) as Evaluation;
+      },
+      get: async (evaluation: string) =>
+        (await ok(api.GET("/v1/evaluations/{id}", { params: id(evaluation) }))) as Evaluation,
+      /** The agent's evaluations, newest first. */
+      list: async (agent: string, query: { limit?: number; cursor?: string } = {}) =>
+        (await ok(
+          api.GET("/v1/agents/{name}/evaluations", { params: { path: { name: agent }, query } }),
+        )) as Schemas["EvaluationList"],
+      /** Evaluation b against evaluation a (both of this agent). */
+      compare: async (agent: string, a: string, b: string) =>
+        (await ok(
+          api.GET("/v1/agents/{name}/evaluations", {
+            params: { path: { name: agent }, query: { compare: `${a},${b}` } },
+          }),
+        )) as EvaluationComparison,
+      /** The Markdown report of a completed evaluation. */
+      markdown: async (evaluation: string): Promise<string> => {
+        const res = await send("GET", `/v1/evaluations/${encodeURIComponent(evaluation)}/report.md`);
+        if (!res.ok) throw OutpostError.fromBody(res, await res.json().catch(() => null));
+        return res.text();
+      },
     },
     schedules: {
       create: async (body: Schemas["CreateScheduleBody"], opts: { idempotencyKey?: string } = {}) => {

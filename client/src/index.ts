@@ -1,6 +1,8 @@
 // @outpost/client: a typed client for the Outpost agent execution API (docs/client.md).
 export {
   createOutpostClient,
+  type Evaluation,
+  type EvaluationComparison,
   type OutpostClient,
   type OutpostClientOptions,
   type PendingInput,

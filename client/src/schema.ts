@@ -1098,6 +1098,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agents/{name}/evaluations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the agent's evaluations, newest first, or compare two (?compare=a,b)
+         * @description Needs an API key with the `read` scope (`admin` may do everything).
+         */
+        get: operations["listEvaluations"];
+        put?: never;
+        /**
+         * Run the agent's test cases and grade them (an evaluation run)
+         * @description Runs each chosen case (all, or those named or tagged in `cases`) `repeat` times, each run a task on a fresh conversation (`trigger.kind: evaluation`), a few at a time, and grades each with the agent's `evaluations` metrics as it ends. Read its progress and results at the `Location`.
+         *
+         *     Needs an API key with the `run` scope (`admin` may do everything).
+         */
+        post: operations["startEvaluation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/evaluations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an evaluation: its progress, each run's metrics, the summary
+         * @description Needs an API key with the `read` scope (`admin` may do everything).
+         */
+        get: operations["getEvaluation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/evaluations/{id}/report.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The report of a completed evaluation, as JSON (the evaluation as it completed)
+         * @description Needs an API key with the `read` scope (`admin` may do everything).
+         */
+        get: operations["getEvaluationReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/evaluations/{id}/report.md": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The report of a completed evaluation, as Markdown
+         * @description Needs an API key with the `read` scope (`admin` may do everything).
+         */
+        get: operations["getEvaluationMarkdown"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/hooks/{hook_id}": {
         parameters: {
             query?: never;
@@ -1301,7 +1387,7 @@ export interface components {
                      * @description the registry's code (docs/reference/errors.md)
                      * @enum {string}
                      */
-                    code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                     /** @description for people; clients branch on the code */
                     message: string;
                     /** @description the error's class, e.g. ProviderError */
@@ -1491,6 +1577,129 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        EvaluationLinks: {
+            /** Format: uri */
+            self: string;
+            /** Format: uri */
+            report_json: string;
+            /** Format: uri */
+            report_markdown: string;
+            /** Format: uri */
+            agent: string;
+        };
+        EvaluationReceipt: {
+            /** Format: uuid */
+            id: string;
+            agent: string;
+            /** @enum {string} */
+            status: "running" | "completed";
+            progress: {
+                total: number;
+                pending: number;
+                running: number;
+                graded: number;
+            };
+            links: components["schemas"]["EvaluationLinks"];
+        };
+        EvaluationResource: {
+            /** Format: uuid */
+            id: string;
+            agent: string;
+            agent_version: number | null;
+            /** @enum {string} */
+            status: "running" | "completed";
+            selection: string[] | null;
+            repeat: number;
+            passed: boolean;
+            progress: {
+                total: number;
+                pending: number;
+                running: number;
+                graded: number;
+            };
+            summary: {
+                runs: number;
+                passed: number;
+                failed: number;
+                pass_rate: number | null;
+                cases: {
+                    case: string;
+                    runs: number;
+                    passed: number;
+                    pass_rate: number | null;
+                }[];
+                metrics: {
+                    metric: string;
+                    type: string;
+                    threshold: number;
+                    runs: number;
+                    passed: number;
+                    pass_rate: number | null;
+                    scores: {
+                        min: number;
+                        mean: number;
+                        median: number;
+                        max: number;
+                        histogram: number[];
+                    };
+                }[];
+                cost_usd: number | null;
+                tokens: {
+                    runs: number;
+                    grader_input: number;
+                    grader_output: number;
+                };
+                duration_ms: {
+                    mean_run: number | null;
+                    max_run: number | null;
+                    wall: number;
+                };
+            };
+            runs: {
+                case: string;
+                repetition: number;
+                /** Format: uuid */
+                task_id: string;
+                /** @enum {string} */
+                status: "pending" | "starting" | "running" | "ended" | "graded";
+                passed: boolean | null;
+                reason: string | null;
+                metrics: {
+                    metric: string;
+                    type: string;
+                    score: number;
+                    threshold: number;
+                    passed: boolean;
+                    reason: string;
+                }[];
+                num_turns: number | null;
+                duration_ms: number | null;
+                cost_usd: number | null;
+            }[];
+            /** Format: date-time */
+            created_at: string;
+            completed_at: string | null;
+            links: components["schemas"]["EvaluationLinks"];
+        };
+        EvaluationSummaryEntry: {
+            /** Format: uuid */
+            id: string;
+            agent: string;
+            /** @enum {string} */
+            status: "running" | "completed";
+            total: number;
+            graded: number;
+            passed: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            completed_at: string | null;
+            links: {
+                /** Format: uri */
+                self: string;
+            };
+        };
         HookIgnored: {
             hook_id: string;
             /** @constant */
@@ -1671,7 +1880,7 @@ export interface components {
                  * @description the registry's code (docs/reference/errors.md)
                  * @enum {string}
                  */
-                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                 /** @description for people; clients branch on the code */
                 message: string;
                 /** @description the error's class, e.g. ProviderError */
@@ -1770,6 +1979,13 @@ export interface components {
                 /** Format: date-time */
                 due_at: string;
                 due_times: number;
+            } | {
+                /** @constant */
+                kind: "evaluation";
+                /** Format: uuid */
+                evaluation_id: string;
+                case: string;
+                repetition: number;
             }) | null;
             links: components["schemas"]["TaskLinks"];
             decision: {
@@ -2081,7 +2297,7 @@ export interface components {
                  * @description the registry's code (docs/reference/errors.md)
                  * @enum {string}
                  */
-                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                 /** @description for people; clients branch on the code */
                 message: string;
                 /** @description the error's class, e.g. ProviderError */
@@ -2180,6 +2396,13 @@ export interface components {
                 /** Format: date-time */
                 due_at: string;
                 due_times: number;
+            } | {
+                /** @constant */
+                kind: "evaluation";
+                /** Format: uuid */
+                evaluation_id: string;
+                case: string;
+                repetition: number;
             }) | null;
             links: components["schemas"]["TaskLinks"];
         };
@@ -2379,6 +2602,14 @@ export interface components {
             size: number;
             /** Format: date-time */
             modified_at: string;
+        };
+        CreateEvaluationBody: {
+            cases?: string[];
+            repeat?: number;
+            metadata?: {
+                [key: string]: string | number | boolean | null;
+            };
+            tags?: string[];
         };
         CreateScheduleBody: {
             input: string;
@@ -2759,7 +2990,7 @@ export interface components {
         ErrorBody: {
             error: {
                 /** @enum {string} */
-                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "embedding_not_configured" | "hook_not_configured" | "rate_limited" | "agent_not_found" | "internal_error";
+                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "embedding_not_configured" | "hook_not_configured" | "rate_limited" | "agent_not_found" | "internal_error";
                 message: string;
                 /** Format: uuid */
                 request_id: string;
@@ -2806,6 +3037,36 @@ export interface components {
                 tool_use_ids?: string[];
             };
         };
+        EvaluationComparison: {
+            /** Format: uuid */
+            a: string;
+            /** Format: uuid */
+            b: string;
+            pass_rate: {
+                a: number | null;
+                b: number | null;
+                delta: number | null;
+            };
+            cases: {
+                case: string;
+                a: number | null;
+                b: number | null;
+                delta: number | null;
+                /** @enum {string} */
+                change: "improved" | "regressed" | "same" | "added" | "removed";
+                metrics: {
+                    metric: string;
+                    a: number | null;
+                    b: number | null;
+                    delta: number | null;
+                }[];
+            }[];
+        };
+        EvaluationList: {
+            evaluations: components["schemas"]["EvaluationSummaryEntry"][];
+            next_cursor: string | null;
+        };
+        EvaluationResponse: components["schemas"]["EvaluationResource"] | components["schemas"]["EvaluationReceipt"];
         Health: {
             /** @constant */
             name: "outpost";
@@ -8793,6 +9054,543 @@ export interface operations {
              *     `document_not_found`: the collection has no document with that id (`field`: `document_id`)
              */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listEvaluations: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                compare?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The agent's name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page (next_cursor continues it); with `compare`, evaluation b against a, per case and metric. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationList"] | components["schemas"]["EvaluationComparison"];
+                };
+            };
+            /** @description `validation_failed`: a body field, parameter, query value or header is invalid; `field` names it (e.g. `input`, `metadata.x`, the unknown key, `wait`, `after`, `last-event-id`, `path`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `evaluation_not_found`: no evaluation with that id, or a malformed one (`field`: `id`); in `compare`, one of another agent too (`field`: `compare`)
+             *
+             *     `agent_not_found`: no agent with that name that the key's tenant may see (`field`: `name`)
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    startEvaluation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the creation idempotent: a repeat with the same key and body gets the same task (Idempotent-Replayed: true); another body is refused with 422 idempotency_key_reused. Keys are kept at least as long as the task. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The agent's name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateEvaluationBody"];
+            };
+        };
+        responses: {
+            /** @description The evaluation, started. */
+            201: {
+                headers: {
+                    /** @description The URL of what was created. */
+                    location: string;
+                    /** @description Sent when the answer replays an earlier request's. */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationResponse"];
+                };
+            };
+            /**
+             * @description `validation_failed`: a body field, parameter, query value or header is invalid; `field` names it (e.g. `input`, `metadata.x`, the unknown key, `wait`, `after`, `last-event-id`, `path`)
+             *
+             *     `invalid_json`: the body is not valid JSON or not valid UTF-8
+             *
+             *     `workspace_full`: the seed `files`, with the folders they imply, exceed the workspace's 10,000 files and folders (`field`: `files.<path>` of the first past the limit)
+             *
+             *     `agent_not_conversational`: a session with an agent that does not run the default tool loop (a skill agent, a custom `execute()`)
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `agent_not_found`: no agent with that name that the key's tenant may see (`field`: `name`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: body over 256 KiB, with or without a Content-Length (reading stops at the limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: body not sent as `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `idempotency_key_reused`: the `Idempotency-Key` was used for a different request, another body or route (`field`: `idempotency-key`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: the API key created its tasks-per-minute, or a hook started its runs-per-minute; `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getEvaluation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The evaluation's id. A malformed id is answered like an unknown one: 404 evaluation_not_found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The evaluation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationResource"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `evaluation_not_found`: no evaluation with that id, or a malformed one (`field`: `id`); in `compare`, one of another agent too (`field`: `compare`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getEvaluationReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The evaluation's id. A malformed id is answered like an unknown one: 404 evaluation_not_found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        agent: string;
+                        agent_version: number | null;
+                        /** @enum {string} */
+                        status: "running" | "completed";
+                        selection: string[] | null;
+                        repeat: number;
+                        passed: boolean;
+                        progress: {
+                            total: number;
+                            pending: number;
+                            running: number;
+                            graded: number;
+                        };
+                        summary: {
+                            runs: number;
+                            passed: number;
+                            failed: number;
+                            pass_rate: number | null;
+                            cases: {
+                                case: string;
+                                runs: number;
+                                passed: number;
+                                pass_rate: number | null;
+                            }[];
+                            metrics: {
+                                metric: string;
+                                type: string;
+                                threshold: number;
+                                runs: number;
+                                passed: number;
+                                pass_rate: number | null;
+                                scores: {
+                                    min: number;
+                                    mean: number;
+                                    median: number;
+                                    max: number;
+                                    histogram: number[];
+                                };
+                            }[];
+                            cost_usd: number | null;
+                            tokens: {
+                                runs: number;
+                                grader_input: number;
+                                grader_output: number;
+                            };
+                            duration_ms: {
+                                mean_run: number | null;
+                                max_run: number | null;
+                                wall: number;
+                            };
+                        };
+                        runs: {
+                            case: string;
+                            repetition: number;
+                            /** Format: uuid */
+                            task_id: string;
+                            /** @enum {string} */
+                            status: "pending" | "starting" | "running" | "ended" | "graded";
+                            passed: boolean | null;
+                            reason: string | null;
+                            metrics: {
+                                metric: string;
+                                type: string;
+                                score: number;
+                                threshold: number;
+                                passed: boolean;
+                                reason: string;
+                            }[];
+                            num_turns: number | null;
+                            duration_ms: number | null;
+                            cost_usd: number | null;
+                        }[];
+                        /** Format: date-time */
+                        created_at: string;
+                        completed_at: string | null;
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `evaluation_not_found`: no evaluation with that id, or a malformed one (`field`: `id`); in `compare`, one of another agent too (`field`: `compare`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `evaluation_not_completed`: the report of an evaluation still running: it is written when it completes (`field`: `id`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getEvaluationMarkdown: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The evaluation's id. A malformed id is answered like an unknown one: 404 evaluation_not_found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/markdown": string;
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `evaluation_not_found`: no evaluation with that id, or a malformed one (`field`: `id`); in `compare`, one of another agent too (`field`: `compare`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `evaluation_not_completed`: the report of an evaluation still running: it is written when it completes (`field`: `id`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -78,7 +78,44 @@ export const AGENT_FILES: readonly AgentFile[] = [
       "maxTurns": 4,
       "allowedTools": [
         "TodoWrite"
-      ]
+      ],
+      "testCases": [
+        {
+          "name": "picnic",
+          "input": "Plan a picnic for four people in the park on Saturday.",
+          "expected_tools": [
+            "TodoWrite"
+          ],
+          "tags": [
+            "smoke"
+          ]
+        },
+        {
+          "name": "move",
+          "input": "Plan moving to a new apartment next month.",
+          "expected_tools": [
+            "TodoWrite"
+          ]
+        }
+      ],
+      "evaluations": {
+        "metrics": [
+          {
+            "type": "tool_calls"
+          },
+          {
+            "type": "regex",
+            "name": "mentions_steps",
+            "pattern": "(?i)\\b(plan|step|start|task)"
+          },
+          {
+            "type": "g_eval",
+            "name": "plan_quality",
+            "criteria": "The response lays out concrete, ordered steps that address the request and says where to start.",
+            "threshold": 0.6
+          }
+        ]
+      }
     },
     "warnings": []
   },

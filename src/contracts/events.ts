@@ -119,9 +119,15 @@ export const EVENT_CATALOG = {
               due_at: z.string(),
               due_times: z.number().int().positive(),
             }),
+            z.strictObject({
+              kind: z.literal("evaluation"),
+              evaluation_id: z.string(),
+              case: z.string(),
+              repetition: z.number().int().positive(),
+            }),
           ])
           .optional()
-          .describe("the inbound webhook delivery or the schedule that started it"),
+          .describe("the inbound webhook delivery, the schedule or the evaluation run that started it"),
         forked_from: z
           .strictObject({ task_id: z.string(), checkpoint_id: z.string() })
           .optional()

@@ -107,6 +107,18 @@ export const ERROR_CODES = {
       when: "the task's workspace has no such file, or the path is a folder (`field`: `path`)",
     },
   },
+  evaluation_not_found: {
+    request: {
+      status: 404,
+      when: "no evaluation with that id, or a malformed one (`field`: `id`); in `compare`, one of another agent too (`field`: `compare`)",
+    },
+  },
+  evaluation_not_completed: {
+    request: {
+      status: 409,
+      when: "the report of an evaluation still running: it is written when it completes (`field`: `id`)",
+    },
+  },
   schedule_not_found: {
     request: {
       status: 404,

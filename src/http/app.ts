@@ -10,6 +10,7 @@ import type { Health } from "./responses.ts";
 import { a2aRoutes } from "./routes/a2a.ts";
 import { agentRoutes } from "./routes/agents.ts";
 import { collectionRoutes } from "./routes/collections.ts";
+import { agentEvaluationRoutes, evaluationRoutes } from "./routes/evaluations.ts";
 import { hookRoutes } from "./routes/hooks.ts";
 import { scheduleRoutes } from "./routes/schedules.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
@@ -36,6 +37,8 @@ app.use("/v1/*", (c, next) => (c.req.path.startsWith("/v1/hooks/") ? next() : re
 app.use("/v1/*", (c, next) => (c.req.path.startsWith("/v1/hooks/") ? next() : requireMethodScope(c, next)));
 app.route("/v1/hooks", hookRoutes);
 app.route("/v1/agents", agentRoutes);
+app.route("/v1/agents", agentEvaluationRoutes);
+app.route("/v1/evaluations", evaluationRoutes);
 app.route("/v1/workflows", workflowRoutes);
 app.route("/v1/tasks", taskRoutes);
 app.route("/v1/sessions", sessionRoutes);

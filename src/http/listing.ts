@@ -1,12 +1,21 @@
-// GET /v1/tasks, GET /v1/sessions and GET /v1/schedules: a page of the tenant's tasks, sessions or schedules from its
-// directory (src/tenants/directory.ts, schedule-directory.ts), newest first, filtered by the query string and
-// continued with an opaque cursor.
+// GET /v1/tasks, GET /v1/sessions, GET /v1/schedules and GET /v1/agents/:name/evaluations: a page of the tenant's
+// tasks, sessions, schedules or an agent's evaluations from its directory (src/tenants/directory.ts,
+// schedule-directory.ts, evaluation-directory.ts), newest first, filtered by the query string and continued with an
+// opaque cursor.
 import type { Context } from "hono";
 import { z } from "zod";
 import { ApiError } from "../errors.ts";
 import { type DirectoryCursor, type DirectoryEntry, type DirectoryQuery, tenantStubFor } from "../tenants/directory.ts";
 import type { AppEnv } from "./app-env.ts";
-import type { ScheduleList, ScheduleSummary, SessionList, SessionSummary, TaskList, TaskSummary } from "./responses.ts";
+import type {
+  EvaluationList,
+  ScheduleList,
+  ScheduleSummary,
+  SessionList,
+  SessionSummary,
+  TaskList,
+  TaskSummary,
+} from "./responses.ts";
 import { ScheduleListQuery, SessionListQuery, TaskListQuery } from "./schemas.ts";
 import { parseWith } from "./validation.ts";
 
@@ -43,7 +52,7 @@ function decodeCursor(text: string): DirectoryCursor {
  * The query string as one object: a repeated `status` (or one with commas) is a list; any other parameter given twice
  * is refused rather than one of its values silently dropped.
  */
-function queryObject(c: Context<AppEnv>): Record<string, string | string[]> {
+export function queryObject(c: Context<AppEnv>): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, values] of Object.entries(c.req.queries())) {
     if (name === "status") out[name] = values.flatMap((v) => v.split(","));
@@ -121,6 +130,28 @@ export async function listSchedules(c: Context<AppEnv>): Promise<ScheduleList> {
     schedules: found.entries.map(
       (entry) => ({ ...entry, links: { self: `${origin}/v1/schedules/${entry.id}` } }) as ScheduleSummary,
     ),
+    next_cursor: found.next ? encodeCursor(found.next) : null,
+  };
+}
+
+/** One page of an agent's evaluations, newest first. */
+export async function listEvaluations(
+  c: Context<AppEnv>,
+  agent: string,
+  query: { limit: number; cursor?: string | undefined },
+): Promise<EvaluationList> {
+  const found = await tenantStubFor(c.env, c.get("tenant")).listEvaluations({
+    agent,
+    limit: query.limit,
+    ...(query.cursor === undefined ? {} : { after: decodeCursor(query.cursor) }),
+  });
+  const origin = new URL(c.req.url).origin;
+  return {
+    evaluations: found.entries.map((entry) => ({
+      ...entry,
+      status: entry.status as EvaluationList["evaluations"][number]["status"],
+      links: { self: `${origin}/v1/evaluations/${entry.id}` },
+    })),
     next_cursor: found.next ? encodeCursor(found.next) : null,
   };
 }

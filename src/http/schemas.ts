@@ -2,6 +2,7 @@
 // HTTP API reference (docs/reference/http-api.md) documents the same limits.
 import { z } from "zod";
 import { AGENT_NAME_PATTERN } from "../agents/definition.ts";
+import { MAX_REPEAT } from "../evaluation-runs/evaluation.ts";
 import { REDACTION_MODES } from "../events/redaction.ts";
 import { SCHEDULE_STATUSES } from "../schedules/schedule.ts";
 import { MISSED_POLICIES } from "../schedules/timing.ts";
@@ -284,3 +285,28 @@ export type ScheduleListQuery = z.infer<typeof ScheduleListQuery>;
 
 /** PUT /v1/collections/:name/documents: its schema lives with the collections (src/knowledge/collection.ts). */
 export { PutDocumentsBody } from "../knowledge/collection.ts";
+/** POST /v1/agents/:name/evaluations: the cases to run (names or tags; absent: all) and how often each. */
+export const CreateEvaluationBody = z.strictObject({
+  /** Case names or tags: every case named, and every case carrying a tag named. */
+  cases: z.array(z.string().min(1).max(64)).min(1, "must name at least one case (omit it for all)").max(500).optional(),
+  /** Runs of each case (default 1): repeated runs show how stable the agent's answers are. */
+  repeat: z.number().int().min(1).max(MAX_REPEAT, `must be at most ${MAX_REPEAT}`).optional(),
+  /** Metadata every run's task carries. */
+  metadata: Metadata.optional(),
+  /** Tags every run's task carries (the retention policy's by_task rules, listings' ?tag=). */
+  tags: z.array(Tag).max(16).optional(),
+});
+export type CreateEvaluationBody = z.infer<typeof CreateEvaluationBody>;
+
+/** GET /v1/agents/:name/evaluations: a page of the agent's evaluations, or with compare two of them. */
+export const EvaluationListQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
+  cursor: z.string().min(1).max(512).optional(),
+  /** Two evaluation ids, a,b: b compared with a. */
+  compare: z
+    .string()
+    .transform((value) => value.split(","))
+    .pipe(z.tuple([z.string().min(1), z.string().min(1)], "must be two evaluation ids: a,b"))
+    .optional(),
+});
+export type EvaluationListQuery = z.infer<typeof EvaluationListQuery>;

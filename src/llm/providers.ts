@@ -4,8 +4,8 @@
 // key fails that run with a clear error.
 import { ProviderNotConfiguredError } from "../errors.ts";
 import { lazyModule } from "../lib/lazy-module.ts";
-import type { SecretLookup } from "../lib/secrets.ts";
-import { checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
+import { type SecretLookup, secretLookup } from "../lib/secrets.ts";
+import { checkOutboundUrl, type OutboundPolicy, outboundPolicy } from "../net/outbound.ts";
 import { AnthropicProvider } from "./anthropic.ts";
 import { anthropicAuth } from "./anthropic-auth.ts";
 import { DEFAULT_KEY_SECRETS, type LlmConfig, type ModelProvider } from "./provider.ts";
@@ -24,6 +24,22 @@ export interface ProviderEnvironment {
   anthropic: { apiKey: string | undefined; baseURL: string | undefined };
   outbound: OutboundPolicy;
   maxRetries: number;
+}
+
+/**
+ * The environment of the Worker's model calls, from its bindings: secrets by name, the deployment's Anthropic key and
+ * endpoint, the outbound guard's policy. A task's runs and an evaluation's grader build their providers with it.
+ */
+export function workerProviderEnvironment(
+  env: { ANTHROPIC_API_KEY?: string; ANTHROPIC_BASE_URL?: string; OUTPOST_ALLOW_PRIVATE_HOSTS?: string },
+  maxRetries: number,
+): ProviderEnvironment {
+  return {
+    secret: secretLookup(env),
+    anthropic: { apiKey: env.ANTHROPIC_API_KEY || undefined, baseURL: env.ANTHROPIC_BASE_URL || undefined },
+    outbound: outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),
+    maxRetries,
+  };
 }
 
 export async function createProvider(llm: LlmConfig | null, env: ProviderEnvironment): Promise<ModelProvider> {

@@ -80,4 +80,26 @@ export const TENANT_MIGRATIONS: readonly Migration[] = [
       sql.exec("CREATE INDEX directory_schedules_by_creation ON directory_schedules (created_at DESC, id DESC)");
     },
   },
+  {
+    version: 5,
+    adds: "the directory of the tenant's evaluation runs (GET /v1/agents/:name/evaluations)",
+    up: (sql) => {
+      sql.exec(`CREATE TABLE directory_evaluations (
+        id TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        status TEXT NOT NULL,
+        total INTEGER NOT NULL,
+        graded INTEGER NOT NULL,
+        passed INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        completed_at TEXT,
+        version INTEGER NOT NULL
+      )`);
+      // An agent's, newest first: the order the listing pages in.
+      sql.exec(
+        "CREATE INDEX directory_evaluations_by_agent ON directory_evaluations (agent, created_at DESC, id DESC)",
+      );
+    },
+  },
 ];

@@ -24,6 +24,7 @@ import { derivedTaskId, taskStubFor } from "../tasks/task-ids.ts";
 import { taskInit } from "../tasks/task-init.ts";
 import { SUBAGENT_ORIGIN_KEY, type TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
+import { ReportBackoff } from "./report-backoff.ts";
 import { addSpend, type Budgets, type ChildBudget, childBudget, held, NO_SPEND, type Spend } from "./tree-budget.ts";
 
 const RECORDS_KEY = "subagents";
@@ -37,8 +38,6 @@ const WAIT_REPORTED_KEY = "subagent_wait_reported";
 export const MAX_SUBAGENT_DEPTH = 3;
 /** How many delegations one task may make in all. */
 export const MAX_SUBAGENTS_PER_TASK = 50;
-
-const MAX_RETRY_MS = 5 * 60_000;
 
 type Stored = SubagentRecord & { started: boolean };
 
@@ -348,8 +347,7 @@ export interface ParentReportDeps {
  */
 export class ParentReporter {
   private readonly deps: ParentReportDeps;
-  private failures = 0;
-  private retryAt = 0;
+  private readonly backoff = new ReportBackoff();
 
   constructor(deps: ParentReportDeps) {
     this.deps = deps;
@@ -363,7 +361,7 @@ export class ParentReporter {
     // An end goes after the child's events (the forwarder's own schedule sends them), so the parent's stream has them
     // all before its subagent_finished. A wait is not held back: the parent shows it as soon as it can.
     if (isTerminal(task.status) && !this.deps.forwarded()) return null;
-    return Math.max(this.retryAt, Date.now());
+    return this.backoff.dueAt();
   }
 
   /** The request the task waits for is not the one its parent last acknowledged (none counts as ""). */
@@ -393,13 +391,11 @@ export class ParentReporter {
         await parent.subagentWaiting({ child_task_id: task.id, tool_use_id: origin.tool_use_id, pending });
       }
     } catch (error) {
-      this.failures++;
-      this.retryAt = Date.now() + Math.min(1000 * 2 ** this.failures, MAX_RETRY_MS);
+      this.backoff.failed();
       console.error("sub-agent report failed; retrying", task.id, error instanceof Error ? error.message : error);
       return;
     }
-    this.failures = 0;
-    this.retryAt = 0;
+    this.backoff.succeeded();
     if (ended) this.deps.state.put(REPORTED_KEY, true);
     else this.deps.state.put(WAIT_REPORTED_KEY, pending?.request_id ?? "");
   }

@@ -16,17 +16,20 @@ import { retrySchedule } from "../callbacks/retry-schedule.ts";
 import { tenantSigningSecret } from "../callbacks/signing.ts";
 import { loadPriceTable } from "../config/prices.ts";
 import { retentionPolicyOrDefault } from "../config/retention.ts";
+import type { ExecutionResult } from "../contracts/execution-result.ts";
+import { emptyUsage } from "../contracts/usage.ts";
 import type { Env } from "../env.ts";
 import { EventLog } from "../events/event-log.ts";
 import { Redactor } from "../events/redaction.ts";
 import { knowledgeSearchFor } from "../knowledge/knowledge-stub.ts";
 import { secretLookup } from "../lib/secrets.ts";
-import { createProvider } from "../llm/providers.ts";
+import { createProvider, workerProviderEnvironment } from "../llm/providers.ts";
 import { outboundPolicy } from "../net/outbound.ts";
 import { RunBundle, runPrefix } from "../run-bundle/run-bundle.ts";
 import { Transcript } from "../run-bundle/transcript.ts";
 import { CheckpointLog } from "../runtime/checkpoints.ts";
 import { MessageLog } from "../runtime/conversation.ts";
+import { executionResult, type TurnOutcome } from "../runtime/execution-result.ts";
 import { PendingCalls } from "../runtime/pending-calls.ts";
 import { MODEL_MAX_RETRIES, RunSupervisor } from "../runtime/run-supervisor.ts";
 import { taskAgent } from "../runtime/runner.ts";
@@ -41,9 +44,15 @@ import { hasSchema, migrate } from "../storage/migrations.ts";
 import { createTask } from "../tasks/creation.ts";
 import { expireTask, hasTombstone, readTombstone, type Tombstone } from "../tasks/expiry.ts";
 import { toolCallLedger } from "../tasks/fork.ts";
-import type { RecordKind, StartOutcome, TaskInit, TaskView } from "../tasks/task.ts";
+import { isTerminal, type RecordKind, type StartOutcome, type TaskInit, type TaskView } from "../tasks/task.ts";
 import { runLimits } from "../tasks/task-limits.ts";
-import { TaskState, WORKFLOW_STATE_KEY, type WorkflowTaskState } from "../tasks/task-state.ts";
+import {
+  INVOCATION_STATE_KEY,
+  type InvocationState,
+  TaskState,
+  WORKFLOW_STATE_KEY,
+  type WorkflowTaskState,
+} from "../tasks/task-state.ts";
 import { type TaskRecord, TaskStore } from "../tasks/task-store.ts";
 import { taskView } from "../tasks/task-view.ts";
 import { otelConfig } from "../telemetry/otlp-export.ts";
@@ -52,6 +61,7 @@ import { type DirectoryEntry, tenantStubFor } from "../tenants/directory.ts";
 import { workflowAgent } from "../workflows/task-agent.ts";
 import { Workspace, workspacePrefix } from "../workspace/workspace.ts";
 import { DirectoryReporter } from "./directory-report.ts";
+import { EvaluationReporter } from "./evaluation-report.ts";
 import { EventForwarder, ForwardedEventSink } from "./event-forwarding.ts";
 import { ParentReporter, TaskSubagents } from "./subagents.ts";
 
@@ -74,6 +84,8 @@ export class TaskHost {
   /** The task's delegations to sub-agents (the Task tool), and, in a child task, the report of its end. */
   readonly subagents: TaskSubagents;
   private readonly parentReport: ParentReporter;
+  /** In a run of an evaluation: its end, reported to the evaluation's object. */
+  private readonly evaluationReport: EvaluationReporter;
   /** directoryEntry's last answer, and what it depended on. */
   private entryMemo: { key: string; entry: DirectoryEntry } | null = null;
   /** In a sub-agent's child task: its log, forwarded to its parent's as it grows (one stream for the tree). */
@@ -205,16 +217,25 @@ export class TaskHost {
         return task?.status === "input_required" ? this.view(task).pending_input : null;
       },
     });
-    const { callbacks, directory, forwarder, parentReport } = this;
+    this.evaluationReport = new EvaluationReporter({
+      env,
+      state: this.state,
+      task: () => this.task(),
+      executionResult: () => this.executionResult(),
+    });
+    const { callbacks, directory, forwarder, parentReport, evaluationReport } = this;
     this.supervisor = new RunSupervisor({
       redactor,
       outbox: {
         sync: () => callbacks.sync(),
         nextDueAt: () =>
-          [callbacks.nextDueAt(), directory.nextDueAt(), forwarder.nextDueAt(), parentReport.nextDueAt()].reduce(
-            earliest,
-            null,
-          ),
+          [
+            callbacks.nextDueAt(),
+            directory.nextDueAt(),
+            forwarder.nextDueAt(),
+            parentReport.nextDueAt(),
+            evaluationReport.nextDueAt(),
+          ].reduce(earliest, null),
         deliverDue: async () => {
           await callbacks.deliverDue();
           await directory.deliverDue();
@@ -222,6 +243,7 @@ export class TaskHost {
           // subagent_finished.
           await forwarder.deliverDue();
           await parentReport.deliverDue();
+          await evaluationReport.deliverDue();
         },
       },
       subagents: this.subagents,
@@ -249,13 +271,7 @@ export class TaskHost {
       pendingCalls: new PendingCalls(this.sql),
       registry,
       storage: ctx.storage,
-      provider: (llm) =>
-        createProvider(llm, {
-          secret: secretLookup(env),
-          anthropic: { apiKey: env.ANTHROPIC_API_KEY || undefined, baseURL: env.ANTHROPIC_BASE_URL || undefined },
-          outbound: outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),
-          maxRetries: MODEL_MAX_RETRIES,
-        }),
+      provider: (llm) => createProvider(llm, workerProviderEnvironment(env, MODEL_MAX_RETRIES)),
       prices: () => loadPriceTable(env.OUTPOST_PRICES),
       secret: secretLookup(env),
       outbound: () => outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),
@@ -331,6 +347,28 @@ export class TaskHost {
   private workflowAgent(task: TaskRecord): Agent | null {
     const workflow = this.state.get<WorkflowTaskState>(WORKFLOW_STATE_KEY);
     return workflow ? workflowAgent(workflow.name, task.tenant, workflow.from) : null;
+  }
+
+  /**
+   * The task's ExecutionResult (seed 004) once it has ended: its run read off its messages (an invocation's, seed 004
+   * invoke_once, from its input on, after the context it was given), redacted as any answer is; null for an unknown
+   * task or one that has not ended. POST /v1/agents/:name/invoke answers with it, the MCP server's agent tools, and
+   * a run of an evaluation reports it.
+   */
+  executionResult(): ExecutionResult | null {
+    const task = this.task();
+    if (!task || !isTerminal(task.status)) return null;
+    const invocation = this.state.get<InvocationState>(INVOCATION_STATE_KEY);
+    const outcome: TurnOutcome =
+      task.status === "completed"
+        ? { ok: true, response: task.result ?? "" }
+        : {
+            ok: false,
+            reason: task.error?.message ?? "canceled by client",
+            ...(task.result ? { response: task.result } : {}),
+          };
+    const messages = this.conversation.from(invocation?.context_messages ?? 0);
+    return this.redactor.value(executionResult(messages, emptyUsage(), task.usage, outcome, task.structured_output));
   }
 
   /** The task as the object returns it. */

@@ -88,11 +88,25 @@ export const ScheduleTriggerSchema = z.lazy(() =>
   }),
 );
 
+/** The evaluation run (POST /v1/agents/:name/evaluations) a task is one run of: its case and repetition. */
+export const EvaluationTriggerSchema = z.lazy(() =>
+  z.strictObject({
+    kind: z.literal("evaluation"),
+    evaluation_id: z.uuid({ version: "v4" }),
+    /** The test case's name. */
+    case: z.string(),
+    /** 1 to the evaluation's repeat. */
+    repetition: z.number().int().positive(),
+  }),
+);
+
 /**
  * What started a task other than a request to the API: an inbound webhook delivery (no `kind`, the shape it had
- * before schedules), or a schedule (`kind: "schedule"`).
+ * before schedules), a schedule (`kind: "schedule"`), or an evaluation run (`kind: "evaluation"`).
  */
-export const TaskTriggerSchema = z.lazy(() => z.union([HookTriggerSchema, ScheduleTriggerSchema]));
+export const TaskTriggerSchema = z.lazy(() =>
+  z.union([HookTriggerSchema, ScheduleTriggerSchema, EvaluationTriggerSchema]),
+);
 export type TaskTrigger = z.infer<typeof TaskTriggerSchema>;
 
 /** The task as its object returns it (seed 003 Task): what GET /v1/tasks/:id shows, without its links. */

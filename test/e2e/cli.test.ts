@@ -331,3 +331,66 @@ describe("the outpost CLI", () => {
     expect(terminal.screen()).toContain(`session closed · 2 turns · ${formatCost(cost)}`);
   });
 });
+
+describe("outpost test", () => {
+  it("runs the planner's shipped test cases against the emulator's default replies and exits 0 when all pass", async () => {
+    const run = await runCli(["test", "planner"]);
+
+    expect(run.code).toBe(0);
+    const id = /evaluation ([0-9a-f-]{36}): 2 runs/.exec(run.stderr)?.[1] ?? "";
+    const evaluation = await e2eClient().evaluations.get(id);
+    expect(evaluation).toMatchObject({ agent: "planner", status: "completed", passed: true });
+    const lines = run.stdout.trimEnd().split("\n");
+    // Runs are shown as they are graded, in whatever order they end.
+    expect(lines.slice(0, 2).sort()).toEqual(["✓ move (3 metrics)", "✓ picnic (3 metrics)"]);
+    expect(lines.slice(2)).toEqual([
+      "",
+      "METRIC          TYPE        THRESHOLD  PASSED  MEAN",
+      "tool_calls      tool_calls  1          100%    1",
+      "mentions_steps  regex       1          100%    1",
+      "plan_quality    g_eval      0.6        100%    0.8",
+      "",
+      `✓ passed · 2 of 2 runs passed · ${formatCost(evaluation.summary.cost_usd)} · evaluation ${id}`,
+    ]);
+  });
+
+  it("exits 1 when a run misses a threshold, naming the case and the metric; --json gives each run, then the evaluation", async () => {
+    const outpost = e2eClient(E2E_AGENTS_KEY);
+    const m = marker("cli-test");
+    await outpost.request("PUT", "/v1/agents/cli_evals", {
+      body: {
+        name: "cli_evals",
+        instructions: "Answer in one word.",
+        test_cases: [
+          { name: "capital", input: `Capital of France? ${m}-capital`, expected_output: "Paris" },
+          { name: "colour", input: `Colour of the sky? ${m}-colour`, expected_output: "Blue", tags: ["sky"] },
+        ],
+        evaluations: { metrics: [{ type: "contains" }] },
+      },
+    });
+    await scriptModel(`${m}-capital`, [{ content: [{ type: "text", text: "Paris" }] }]);
+    await scriptModel(`${m}-colour`, [{ content: [{ type: "text", text: "Green" }] }]);
+
+    const run = await runCli(["test", "cli_evals"], { key: E2E_AGENTS_KEY });
+    expect(run.code).toBe(1);
+    const lines = run.stdout.trimEnd().split("\n");
+    expect(lines.slice(0, 3).sort()).toEqual([
+      '    contains 0 < 1: the response does not contain "Blue"',
+      "✓ capital (1 metrics)",
+      "✗ colour: below threshold: contains 0 < 1",
+    ]);
+    expect(lines.at(-1)).toMatch(/^✗ failed · 1 of 2 runs passed · .+ · evaluation [0-9a-f-]{36}$/);
+
+    const json = await runCli(["test", "cli_evals", "--case", "sky", "--json"], { key: E2E_AGENTS_KEY });
+    expect(json.code).toBe(1);
+    const docs = json.stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { type: string; case?: string; passed?: boolean; id?: string });
+    expect(docs.map((d) => [d.type, d.case ?? null, d.passed])).toEqual([
+      ["run", "colour", false],
+      ["evaluation", null, false],
+    ]);
+    expect(await outpost.evaluations.get(docs[1]?.id ?? "")).toMatchObject({ selection: ["sky"], passed: false });
+  });
+});

@@ -305,6 +305,16 @@ describe("g_eval through the provider layer", () => {
     });
   });
 
+  it("gets the emulator's fixed verdict when unscripted, so model-graded metrics run under npm run dev", async () => {
+    const metric = { type: "g_eval", name: "Unscripted", criteria: "Is it any good?", threshold: 0.5 };
+    const graded = await grade({}, metric, { response: "Yes." }, { grader: await graderFor(null, "claude-haiku-4-5") });
+    expect(graded.metrics[0]).toMatchObject({
+      score: 0.8,
+      passed: true,
+      reason: "(emulator) A fixed grade: the emulator does not judge answers.",
+    });
+  });
+
   it("fails a response the grader scores below the threshold", async () => {
     const marker = uniqueMarker("geval-low");
     await script(marker, [{ content: [{ type: "text", text: '{"score": 3, "reasoning": "Off topic."}' }] }]);

@@ -43,6 +43,7 @@ const VALID_BODIES: Readonly<Record<string, Record<string, unknown>>> = {
   createWorkflowTask: { input: "Say hello." },
   createSession: {},
   createSchedule: { agent: "assistant", input: "Say hello.", cron: "0 9 * * *" },
+  startEvaluation: {},
   invokeAgent: { message: "Say hello." },
   forkTask: { checkpoint_id: "6f1c1d8e-4a4b-4c1e-9d0a-2b7f3c9e5a10" },
   resumeTask: { request_id: "req_1", action: "approve" },

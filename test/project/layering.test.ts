@@ -76,6 +76,8 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "workspace",
   ],
   workflows: ["agents", "approvals", "mcp", "tools"],
+  // Evaluation runs: their object's storage, the report, the runs' tasks; graded by evaluations/.
+  "evaluation-runs": ["evaluations", "llm", "tasks", "env.ts"],
   sessions: ["agents", "approvals", "events", "runtime", "tasks"],
   "task-host": [
     "agents",
@@ -83,6 +85,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "blob-store",
     "callbacks",
     "config",
+    "evaluation-runs",
     "events",
     "knowledge",
     "llm",
@@ -101,9 +104,13 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   ],
   "durable-objects": [
     "approvals",
+    "blob-store",
     "callbacks",
+    "evaluation-runs",
+    "evaluations",
     "events",
     "knowledge",
+    "llm",
     "run-bundle",
     "runtime",
     "schedules",
@@ -138,6 +145,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "config",
     "console",
     "durable-objects",
+    "evaluation-runs",
     "evaluations",
     "events",
     "inbound-hooks",

@@ -10,6 +10,7 @@ import { chatCommand } from "./commands/chat.ts";
 import { decideCommand, type Verb } from "./commands/decide.ts";
 import { cancelCommand, forkCommand, runCommand, watchCommand } from "./commands/run.ts";
 import { type TasksOptions, tasksCommand } from "./commands/tasks.ts";
+import { testCommand } from "./commands/test.ts";
 import { resolveConfig } from "./config.ts";
 import type { Context } from "./context.ts";
 import { CliError, CommandExit, EXIT, type ExitCode } from "./exit-codes.ts";
@@ -47,6 +48,11 @@ const waitOption = (description: string) => new Option("-w, --wait", description
 
 function nonNegativeInteger(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError("Not a non-negative integer.");
+  return Number(value);
+}
+
+function positiveInteger(value: string): number {
+  if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError("Not a positive integer.");
   return Number(value);
 }
 
@@ -166,6 +172,21 @@ export function buildProgram(done: (code: ExitCode) => void): Command {
           ...(checkpoint !== undefined ? { checkpoint } : {}),
           ...(message !== undefined ? { message } : {}),
           wait: options.detach !== true,
+        }),
+      );
+    });
+
+  program
+    .command("test")
+    .description("run an agent's test cases and grade them (an evaluation); exit 1 when a threshold is missed")
+    .argument("<agent>", "the agent whose test_cases to run")
+    .option("-c, --case <name>", "only this case, or the cases with this tag (repeatable)", collect)
+    .option("-r, --repeat <n>", "runs of each case (1-10, default 1)", positiveInteger)
+    .action(async (agent: string, options: { case?: string[]; repeat?: number }, command: Command) => {
+      done(
+        await testCommand(context(command), agent, {
+          case: options.case ?? [],
+          ...(options.repeat !== undefined ? { repeat: options.repeat } : {}),
         }),
       );
     });
