@@ -1,6 +1,7 @@
 // Redaction (seed 002 EventRecord.redaction_mode). Two things:
 // 1. Secrets never reach the record of a run: the deployment's secret values (every Worker secret Outpost or an
-//    agent's configuration can name), well-known credential shapes and the operator's patterns
+//    agent's configuration can name), well-known credential shapes (keys, Authorization headers, a URL's user
+//    information) and the operator's patterns
 //    (OUTPOST_REDACT_PATTERNS) are replaced by [REDACTED] in events, transcripts, artifacts and the final summary.
 // 2. A task in `redacted` mode keeps prompts and responses out of its public event stream: the content fields of
 //    its events are replaced, and each record says redaction_mode "redacted"; the private transcript (the run
@@ -34,6 +35,18 @@ const BUILT_IN_PATTERNS: readonly RegExp[] = [
  */
 const AUTH_HEADER =
   /((?:proxy-)?authorization(?:\\*["'])?\s*[:=]\s*(?:\\*["'])?)(?!(?:null|true|false)\b)(?:(?:bearer|basic|token)\s+)?[^\s"',;\\]+/gi;
+
+/**
+ * A URL's user information (`https://user:password@host`, `https://token@host`): the credentials a clone URL, a
+ * database URL or a proxy setting carries. Replaced whole, the scheme and the host kept, so the URL still says where
+ * it points. It ends at the `@` before the host; a `/`, `?` or `#` comes first in a URL that has none.
+ */
+const URL_USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'\\<>]+(?=@)/gi;
+/**
+ * A URL whose authority (where user information would be) has not ended yet, at the very end of the text, or the
+ * start of one (`https:`, `https:/`) whose slashes have not all arrived.
+ */
+const URL_AUTHORITY_OPEN = /\b[a-z][a-z0-9+.-]*:(?:\/\/[^\s/?#@"'\\<>]*|\/?)$/i;
 
 /** Worker variables that are configuration, not secrets (see wrangler.toml [vars]). */
 const NOT_SECRET = new Set([
@@ -108,7 +121,10 @@ export class Redactor {
       (a, b) => b.length - a.length,
     );
     this.patterns = [...BUILT_IN_PATTERNS, ...patterns];
-    this.anyShape = new RegExp([AUTH_HEADER, ...this.patterns].map((p) => `(?:${p.source})`).join("|"), "i");
+    this.anyShape = new RegExp(
+      [AUTH_HEADER, URL_USERINFO, ...this.patterns].map((p) => `(?:${p.source})`).join("|"),
+      "i",
+    );
     this.jsonSecrets = this.secrets.map((s) => JSON.stringify(s).slice(1, -1));
     this.hasOperatorPatterns = patterns.length > 0;
   }
@@ -142,7 +158,7 @@ export class Redactor {
     for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
     // A superset test (case-insensitive): when it finds nothing, no pattern below can.
     if (!this.anyShape.test(out)) return out;
-    out = out.replace(AUTH_HEADER, `$1${REDACTED}`);
+    out = out.replace(AUTH_HEADER, `$1${REDACTED}`).replace(URL_USERINFO, `$1${REDACTED}`);
     for (const pattern of this.patterns) {
       pattern.lastIndex = 0;
       if (pattern.test(out)) {
@@ -179,6 +195,8 @@ export class Redactor {
       if (pem && text.length - pem.index <= MAX_SECRET_HOLD) cut = Math.min(cut, pem.index);
       const auth = AUTH_HEADER_OPEN.exec(head);
       if (auth) cut = Math.min(cut, auth.index);
+      const url = URL_AUTHORITY_OPEN.exec(head);
+      if (url && text.length - url.index <= MAX_TOKEN_HOLD) cut = Math.min(cut, url.index);
       for (const secret of this.secrets) {
         // The longest end of the head that begins this secret (a secret may hold characters no token has).
         const first = secret.charAt(0);
@@ -211,7 +229,7 @@ export class Redactor {
       }
     }
     if (!this.anyShape.test(text)) return earliest;
-    for (const pattern of [AUTH_HEADER, ...this.patterns]) {
+    for (const pattern of [AUTH_HEADER, URL_USERINFO, ...this.patterns]) {
       const global = new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : `${pattern.flags}g`);
       for (const match of text.matchAll(global)) {
         if (match.index >= cut) break;

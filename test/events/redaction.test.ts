@@ -241,6 +241,20 @@ describe("Redactor", () => {
     });
   });
 
+  it("replaces a URL's user information, keeping its scheme and host, and leaves URLs and addresses without any", () => {
+    const redactor = new Redactor([]);
+    expect(redactor.text("git clone https://deploy:s3cr3t-Pa55@git.example.com/org/repo.git now")).toBe(
+      `git clone https://${REDACTED}@git.example.com/org/repo.git now`,
+    );
+    expect(redactor.text('{"url":"postgres://app:pw-9f8e7d6c@db.internal:5432/main"}')).toBe(
+      `{"url":"postgres://${REDACTED}@db.internal:5432/main"}`,
+    );
+    expect(redactor.text("https://x-oauth-token@example.com/")).toBe(`https://${REDACTED}@example.com/`);
+    const untouched = "https://example.com/users/@alice?by=bob@example.com and git@github.com:org/repo.git";
+    expect(redactor.text(untouched)).toBe(untouched);
+    expect(redactor.mightNeedRedaction(JSON.stringify({ text: "see https://a:b@c.example" }))).toBe(true);
+  });
+
   it("fails closed: a value nested deeper than it walks is replaced by a marker, never kept as it is", () => {
     let deep: unknown = { token: GITHUB_TOKEN };
     for (let i = 0; i < 80; i++) deep = { next: deep };
@@ -267,6 +281,8 @@ describe("Redactor", () => {
       // Header values take characters no token has: a split after one of them must not release the rest.
       "Authorization: Basic user:hunter2secretpass",
       "authorization=token abc!def123xyz789",
+      // A URL's user information ends at an @ that comes after characters no token has.
+      "https://deploy:Pa55!w0rd-Xq9Lm2@git.example.com/repo.git",
       spaced,
     ];
     // What a piece of each secret looks like: any 8 characters of its secret part.
@@ -280,6 +296,7 @@ describe("Redactor", () => {
       "Yq7Lm3Np0Rs8Tv5Wx",
       "user:hunter2secretpass",
       "abc!def123xyz789",
+      "deploy:Pa55!w0rd-Xq9Lm2",
       "quartz 7781",
     ];
     const pieces = secretParts.flatMap((part) =>
