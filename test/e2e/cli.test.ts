@@ -277,6 +277,54 @@ describe("the outpost CLI", () => {
     expect(both.code).toBe(2);
   });
 
+  it("creates, lists, pauses, resumes and deletes a schedule, and refuses --cron with --at", async () => {
+    const input = `Weekly plan ${marker("cli-schedule")}`;
+    const created = await runCli([
+      "schedules",
+      "create",
+      "planner",
+      input,
+      "--cron",
+      "0 9 * * 1",
+      "--timezone",
+      "Europe/Paris",
+      "--json",
+    ]);
+    expect(created.code).toBe(0);
+    const schedule = JSON.parse(created.stdout) as { id: string; status: string; cron: string; timezone: string };
+    expect([schedule.status, schedule.cron, schedule.timezone]).toEqual(["active", "0 9 * * 1", "Europe/Paris"]);
+    const listed = JSON.parse((await runCli(["schedules", "--json"])).stdout) as { schedules: { id: string }[] };
+    expect(listed.schedules.map((s) => s.id)).toContain(schedule.id);
+    const table = await runCli(["schedules"]);
+    expect(table.stdout).toMatch(new RegExp(`${schedule.id}\\s+planner\\s+active\\s+0 9 \\* \\* 1 \\(Europe/Paris\\)`));
+
+    const paused = JSON.parse((await runCli(["schedules", "pause", schedule.id, "--json"])).stdout);
+    expect(paused.status).toBe("paused");
+    const resumed = JSON.parse((await runCli(["schedules", "resume", schedule.id, "--json"])).stdout);
+    expect(resumed.status).toBe("active");
+    const deleted = await runCli(["schedules", "delete", schedule.id]);
+    expect([deleted.code, deleted.stdout]).toEqual([0, `✓ deleted ${schedule.id}\n`]);
+    const gone = await e2eClient()
+      .schedules.get(schedule.id)
+      .then(
+        () => null,
+        (error: unknown) => (error as { code?: string }).code,
+      );
+    expect(gone).toBe("schedule_not_found");
+
+    const both = await runCli([
+      "schedules",
+      "create",
+      "planner",
+      input,
+      "--cron",
+      "0 9 * * 1",
+      "--at",
+      "2030-01-01T00:00:00Z",
+    ]);
+    expect(both.code).toBe(2);
+  });
+
   it("reports a refused key with the API's error code and exit code 3, and never prints the key", async () => {
     const key = "not-a-key-3f9c";
     const refusal = (await e2eClient(key)

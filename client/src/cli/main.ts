@@ -9,6 +9,12 @@ import { artifactsCommand } from "./commands/artifacts.ts";
 import { chatCommand } from "./commands/chat.ts";
 import { decideCommand, type Verb } from "./commands/decide.ts";
 import { cancelCommand, forkCommand, runCommand, watchCommand } from "./commands/run.ts";
+import {
+  type CreateScheduleOptions,
+  changeScheduleCommand,
+  createScheduleCommand,
+  listSchedulesCommand,
+} from "./commands/schedules.ts";
 import { type TasksOptions, tasksCommand } from "./commands/tasks.ts";
 import { testCommand } from "./commands/test.ts";
 import { resolveConfig } from "./config.ts";
@@ -190,6 +196,38 @@ export function buildProgram(done: (code: ExitCode) => void): Command {
         }),
       );
     });
+
+  const schedules = program
+    .command("schedules")
+    .description("the tenant's scheduled runs: list them (the default), create, pause, resume, delete")
+    .option("--cursor <cursor>", "the next page (printed after a full page)")
+    .action(async (options: { cursor?: string }, command: Command) => {
+      done(await listSchedulesCommand(context(command), options));
+    });
+  schedules
+    .command("create")
+    .description("run an agent on a cron expression in a time zone, or once at an instant")
+    .argument("<agent>", "the agent to run")
+    .argument("<input>", "what each run asks it")
+    .option("--cron <expression>", 'five fields, e.g. "0 9 * * 1-5"')
+    .option("--timezone <zone>", "the IANA time zone the cron expression is read in (default UTC)")
+    .option("--at <instant>", "one run at this ISO 8601 instant, with its offset")
+    .addOption(
+      new Option("--missed <policy>", "fires missed while down: one run, or none").choices(["run_once", "skip"]),
+    )
+    .option("-t, --tag <tag>", "tag each run (repeatable)", collect)
+    .action(async (agent: string, input: string, options: CreateScheduleOptions, command: Command) => {
+      done(await createScheduleCommand(context(command), agent, input, options));
+    });
+  for (const verb of ["pause", "resume", "delete"] as const) {
+    schedules
+      .command(verb)
+      .description(`${verb} a schedule`)
+      .argument("<schedule>", "the schedule's id")
+      .action(async (id: string, _options, command: Command) => {
+        done(await changeScheduleCommand(context(command), verb, id));
+      });
+  }
 
   program
     .command("artifacts")
