@@ -5,8 +5,7 @@
 // (wrangler.toml [build]); `--check` fails if the generated file is out of date instead of writing it.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { type AgentFile, MAX_AGENT_FILE_BYTES, parseAgentFile } from "../src/agents/agent-file.ts";
-import { regexProblem } from "../src/evaluations/grade.ts";
+import { type AgentFile, filePatternProblem, MAX_AGENT_FILE_BYTES, parseAgentFile } from "../src/agents/agent-file.ts";
 import { writeGenerated } from "./generated-file.ts";
 
 const root = join(import.meta.dirname, "..");
@@ -37,8 +36,9 @@ for (const name of names) {
         `${path}: name: the file of agent "${agent}" is agents/${agent}${name.slice(name.lastIndexOf("."))}`,
       );
     }
-    // A regex metric's pattern is compiled with RE2 here, where re2js can be loaded (the file's own check cannot).
-    const badPattern = await regexProblem(file.definition.evaluations);
+    // Regex metrics' patterns and JSON Schemas' patterns are compiled with RE2 here, where re2js can be loaded (the
+    // file's own check cannot).
+    const badPattern = await filePatternProblem(file.definition);
     if (badPattern) throw new Error(`${path}: ${badPattern.field}: ${badPattern.message}`);
     seen.set(agent, path);
     files.push(file);

@@ -11,6 +11,8 @@
 import { z } from "zod";
 import { PERMISSION_SETTINGS_SHAPE } from "../approvals/permissions.ts";
 import { ConfigError, DefinitionFileError } from "../errors.ts";
+import { regexProblem } from "../evaluations/grade.ts";
+import { type PatternProblem, re2PatternProblem } from "../lib/json-schema.ts";
 import { readYaml, YamlSyntaxError } from "../lib/yaml-source.ts";
 import { AUTH_PROVIDERS, LlmConfigSchema, PROVIDER_NAMES } from "../llm/provider.ts";
 import { McpServerSchema } from "../mcp/config.ts";
@@ -112,6 +114,25 @@ export interface AgentFile {
 
 /** A problem in an agent file, with the line of the key it is about when that is known. */
 export class AgentFileError extends DefinitionFileError {}
+
+/**
+ * The first regular expression of a checked file's definition that RE2 refuses, with its key in the file: a regex
+ * metric's pattern, or a `pattern` or `patternProperties` key of response_format or of a json_schema metric's schema
+ * (which must compile with JavaScript's RegExp too, the engine of the validator). Called where re2js can be waited
+ * for: scripts/build-agents.ts and PUT /v1/agents/:name (parseAgentFile's checks are synchronous, and check RegExp).
+ */
+export async function filePatternProblem(definition: AgentDefinition): Promise<PatternProblem | null> {
+  const evaluations = definition.evaluations;
+  const regex = await regexProblem(evaluations);
+  if (regex) return regex;
+  for (const [index, metric] of (evaluations?.metrics ?? []).entries()) {
+    if (metric.type !== "json_schema" || metric.schema === undefined) continue;
+    const problem = await re2PatternProblem(metric.schema, `evaluations.metrics.${index}.schema`);
+    if (problem) return problem;
+  }
+  const format = definition.responseFormat;
+  return format === undefined || format instanceof z.ZodType ? null : re2PatternProblem(format, "response_format");
+}
 
 /** Parses and checks one agent file (YAML, or JSON, which is YAML too). */
 export function parseAgentFile(path: string, source: string): AgentFile {

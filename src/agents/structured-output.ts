@@ -1,13 +1,14 @@
 // Seed 004 structured output: an agent with a response_format (a JSON Schema, or a zod schema in a TypeScript agent)
 // answers with one JSON value that conforms to it. The schema is given to the model in the system prompt, which
-// works the same for every provider; the final answer is then parsed and validated (@cfworker/json-schema, the
-// validator the MCP SDK uses in workerd), the model is asked once more with the validation errors when it does not
+// works the same for every provider; the final answer is then parsed and validated (src/lib/json-schema.ts, shared
+// with the json_schema metric of evaluations), the model is asked once more with the validation errors when it does not
 // conform, and a second miss fails the run (invalid_structured_output) keeping the answer. The validated value is the
 // run's structured_output (the task, the ExecutionResult).
 import { Validator } from "@cfworker/json-schema";
 import { z } from "zod";
 import { ConfigError } from "../errors.ts";
 import type { Json, JsonObject } from "../lib/json.ts";
+import { readJsonAnswer, regExpPatternProblem, validateJson } from "../lib/json-schema.ts";
 
 /** The most validation errors quoted to the model or in the failure. */
 const MAX_ERRORS = 10;
@@ -29,6 +30,10 @@ export function responseSchema(agent: string, format: ResponseFormatInput): Json
   } else schema = format;
   const problem = schemaProblem(schema, "responseFormat");
   if (problem) throw new ConfigError(`Agent "${agent}": ${problem}.`);
+  // The validator compiles each pattern when it validates: one RegExp refuses would throw on every answer. (RE2
+  // syntax is checked where re2js can load: an agent file's build and PUT, see src/agents/agent-file.ts.)
+  const badPattern = regExpPatternProblem(schema, "responseFormat");
+  if (badPattern) throw new ConfigError(`Agent "${agent}": ${badPattern.field}: ${badPattern.message}.`);
   try {
     new Validator(schema as never, "2020-12", false).validate(null);
   } catch (error) {
@@ -99,24 +104,10 @@ export type AnswerCheck = { ok: true; value: Json } | { ok: false; errors: strin
 
 /** Parses and validates a final answer. A code fence around the JSON is tolerated; anything else around it is not. */
 export function checkAnswer(schema: JsonObject, text: string): AnswerCheck {
-  const fenced = /^\s*```(?:json)?\s*\n([\s\S]*?)\n\s*```\s*$/.exec(text);
-  const body = (fenced?.[1] ?? text).trim();
-  let value: Json;
-  try {
-    value = JSON.parse(body) as Json;
-  } catch (error) {
-    return { ok: false, errors: [`the answer is not JSON (${error instanceof Error ? error.message : error})`] };
-  }
-  const result = new Validator(schema as never, "2020-12", false).validate(value);
-  if (result.valid) return { ok: true, value };
-  // The innermost errors say what is wrong; the ones that only say "a subschema failed" are left out when others exist.
-  const specific = result.errors.filter(
-    (e) => !/^(A subschema had errors|Property ".*" does not match schema)/.test(e.error),
-  );
-  const errors = (specific.length > 0 ? specific : result.errors)
-    .slice(0, MAX_ERRORS)
-    .map((e) => `${e.instanceLocation === "#" ? "the value" : e.instanceLocation}: ${e.error}`);
-  return { ok: false, errors };
+  const read = readJsonAnswer(text);
+  if (!read.ok) return { ok: false, errors: [read.error] };
+  const check = validateJson(schema, read.value, MAX_ERRORS);
+  return check.valid ? { ok: true, value: read.value } : { ok: false, errors: check.errors };
 }
 
 /** The message that asks the model again, with what was wrong. */

@@ -4,11 +4,11 @@
 // expected_output for exact_match, no expected_tools for tool_calls…) is not computed for that case. Structured
 // output reaches the text metrics as its JSON string, as seed 004 passes it. A case fails with "max_turns limit
 // reached" when num_turns >= max_turns (seed 004), whatever its metrics say, and with the run's error_reason when the
-// run failed.
-import { Validator } from "@cfworker/json-schema";
+// run failed. A case no metric applies to fails too: nothing graded is not a pass.
 import type { ExecutionResult } from "../contracts/execution-result.ts";
 import { OutpostError } from "../errors.ts";
 import type { Json, JsonObject } from "../lib/json.ts";
+import { re2PatternProblem, readJsonAnswer, validateJson } from "../lib/json-schema.ts";
 import { lazyModule } from "../lib/lazy-module.ts";
 import { type EvaluationConfig, type Metric, type MetricType, metricLabel, type TestCase } from "./config.ts";
 import { type Grader, gEvalSystemPrompt, gEvalUserMessage, parseVerdict } from "./model-grader.ts";
@@ -20,6 +20,13 @@ const loadRe2 = lazyModule(() => import("re2js"));
 
 /** The reason a case fails when its run used every turn it had (seed 004's wording). */
 export const MAX_TURNS_REASON = "max_turns limit reached";
+
+/**
+ * The reason a case fails when none of the metrics applies to it (a contains metric and a case without an expected
+ * output…): a case with nothing graded must not pass.
+ */
+export const NOTHING_GRADED_REASON =
+  "nothing graded: no metric of the agent's evaluations applies to this case (give it what a metric reads, e.g. expected_output or expected_tools)";
 
 export interface MetricResult {
   /** The metric's name (its type unless named). */
@@ -60,8 +67,8 @@ export async function gradeCase(
 ): Promise<CaseGrade> {
   const usage = { input_tokens: 0, output_tokens: 0 };
   const metrics: MetricResult[] = [];
-  for (const metric of config?.metrics ?? []) {
-    const outcome = await scoreMetric(metric, testCase, result, options, usage);
+  for (const [index, metric] of (config?.metrics ?? []).entries()) {
+    const outcome = await scoreMetric(metric, index, testCase, result, options, usage);
     if (outcome === null) continue;
     const score = clamp(outcome.score);
     metrics.push({
@@ -79,9 +86,11 @@ export async function gradeCase(
       ? MAX_TURNS_REASON
       : result.is_error
         ? (result.error_reason ?? "the run failed")
-        : failed.length > 0
-          ? `below threshold: ${failed.map((m) => `${m.metric} ${round(m.score)} < ${m.threshold}`).join(", ")}`
-          : null;
+        : metrics.length === 0
+          ? NOTHING_GRADED_REASON
+          : failed.length > 0
+            ? `below threshold: ${failed.map((m) => `${m.metric} ${round(m.score)} < ${m.threshold}`).join(", ")}`
+            : null;
   return { case: testCase.name, passed: reason === null, reason, metrics, grader_usage: usage };
 }
 
@@ -97,6 +106,7 @@ export function responseText(result: ExecutionResult): string {
 
 async function scoreMetric(
   metric: Metric,
+  index: number,
   testCase: TestCase,
   result: ExecutionResult,
   options: GradeOptions,
@@ -134,7 +144,11 @@ async function scoreMetric(
         : { score: 0, reason: `the response does not match /${metric.pattern}/` };
     }
     case "json_schema":
-      return jsonSchemaOutcome(metric.schema ?? options.responseFormat, result);
+      return jsonSchemaOutcome(
+        metric.schema ?? options.responseFormat,
+        metric.schema === undefined ? "response_format" : `evaluations.metrics.${index}.schema`,
+        result,
+      );
     case "tool_calls": {
       if (testCase.expected_tools === undefined) return null;
       const match = matchToolCalls(testCase.expected_tools, result.tool_calls, metric.in_order);
@@ -185,27 +199,27 @@ async function scoreMetric(
   }
 }
 
-/** The json_schema metric: structured_output, or the response read as JSON, against the schema. */
-function jsonSchemaOutcome(schema: JsonObject | null, result: ExecutionResult): Outcome {
+/**
+ * The json_schema metric: structured_output, or the response read as JSON, against the schema (the same reading and
+ * validation as a run's response_format, src/lib/json-schema.ts). A schema whose patterns RE2 or RegExp refuses (a
+ * TypeScript agent's: a file's and a PUT's are refused before) fails the metric, naming the pattern; the validation
+ * never throws.
+ */
+async function jsonSchemaOutcome(schema: JsonObject | null, where: string, result: ExecutionResult): Promise<Outcome> {
   if (schema === null)
     return { score: 0, reason: "no schema: the metric names none and the agent has no response_format" };
+  const badPattern = await re2PatternProblem(schema, where);
+  if (badPattern) return { score: 0, reason: `not graded: ${badPattern.field}: ${badPattern.message}` };
   let value: Json;
   if (result.structured_output !== null) value = result.structured_output;
   else {
-    const fenced = /^\s*```(?:json)?\s*\n([\s\S]*?)\n\s*```\s*$/.exec(result.response);
-    try {
-      value = JSON.parse((fenced?.[1] ?? result.response).trim()) as Json;
-    } catch {
-      return { score: 0, reason: "the response is not JSON" };
-    }
+    const read = readJsonAnswer(result.response);
+    if (!read.ok) return { score: 0, reason: "the response is not JSON" };
+    value = read.value;
   }
-  const check = new Validator(schema as never, "2020-12", false).validate(value);
+  const check = validateJson(schema, value, 3);
   if (check.valid) return { score: 1, reason: "the output conforms to the schema" };
-  const errors = check.errors
-    .filter((e) => !/^(A subschema had errors|Property ".*" does not match schema)/.test(e.error))
-    .slice(0, 3)
-    .map((e) => `${e.instanceLocation === "#" ? "the value" : e.instanceLocation}: ${e.error}`);
-  return { score: 0, reason: `the output does not conform to the schema: ${errors.join("; ")}` };
+  return { score: 0, reason: `the output does not conform to the schema: ${check.errors.join("; ")}` };
 }
 
 /**

@@ -83,20 +83,47 @@ const GraderVerdictSchema = z.object({
 export type GraderVerdict = z.output<typeof GraderVerdictSchema>;
 
 /**
- * The grader's verdict read from its answer: the JSON object alone, in a code fence, or the first {...} in the text
- * (a model may write its reasoning before it). Null when no object with a score from 0 to 10 and a reasoning is there.
+ * The grader's verdict read from its answer: the JSON object alone, in a code fence, or else the first object in the
+ * text that is a verdict (a model may write its reasoning before it, with braces in it, or a stray brace after it):
+ * from each "{" in turn, the object it opens (strings and nesting followed to its closing "}") is read. Null when no
+ * object with a score from 0 to 10 and a reasoning is there.
  */
 export function parseVerdict(text: string): GraderVerdict | null {
   const fenced = /```(?:json)?\s*\n([\s\S]*?)\n\s*```/.exec(text)?.[1];
-  const candidates = [text.trim(), fenced, /\{[\s\S]*\}/.exec(text)?.[0]];
-  for (const candidate of candidates) {
-    if (candidate === undefined) continue;
-    try {
-      const parsed = GraderVerdictSchema.safeParse(JSON.parse(candidate));
-      if (parsed.success) return parsed.data;
-    } catch {
-      // Not JSON: try the next reading.
-    }
+  for (const candidate of [text.trim(), fenced]) {
+    const verdict = candidate === undefined ? null : verdictOf(candidate);
+    if (verdict) return verdict;
+  }
+  for (let start = text.indexOf("{"); start !== -1; start = text.indexOf("{", start + 1)) {
+    const end = closingBrace(text, start);
+    if (end === -1) continue;
+    const verdict = verdictOf(text.slice(start, end + 1));
+    if (verdict) return verdict;
   }
   return null;
+}
+
+function verdictOf(candidate: string): GraderVerdict | null {
+  try {
+    const parsed = GraderVerdictSchema.safeParse(JSON.parse(candidate));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null; // Not JSON.
+  }
+}
+
+/** The index of the "}" closing the "{" at `start` (braces inside JSON strings skipped), or -1. */
+function closingBrace(text: string, start: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const char = text[i];
+    if (inString) {
+      if (char === "\\") i++;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === "{") depth++;
+    else if (char === "}" && --depth === 0) return i;
+  }
+  return -1;
 }

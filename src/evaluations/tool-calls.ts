@@ -23,7 +23,7 @@ export function callMatches(expected: ExpectedToolCall, call: Call): boolean {
   const given = call.arguments;
   const args = typeof given === "object" && given !== null && !Array.isArray(given) ? given : {};
   return Object.entries(expected.arguments ?? {}).every(
-    ([key, value]) => key in args && canonicalJson(args[key]) === canonicalJson(value),
+    ([key, value]) => Object.hasOwn(args, key) && canonicalJson(args[key]) === canonicalJson(value),
   );
 }
 

@@ -120,6 +120,27 @@ describe("structured output", () => {
       parseDefinition({ name: "bad", systemPrompt: "Work.", responseFormat: { type: "object", required: "a" } }),
     );
     expect(required.message).toBe('Agent "bad": responseFormat.required must be a list of property names.');
+    // The validator compiles patterns with RegExp at each answer: one it refuses would throw there.
+    const pattern = errorOf(() =>
+      parseDefinition({
+        name: "bad",
+        systemPrompt: "Work.",
+        responseFormat: { type: "object", properties: { a: { type: "string", pattern: "((" } } },
+      }),
+    );
+    expect(pattern).toBeInstanceOf(ConfigError);
+    expect(pattern.message).toBe(
+      'Agent "bad": responseFormat.properties.a.pattern: "((" is not valid JavaScript RegExp syntax ' +
+        "(Invalid regular expression: /((/u: Unterminated group).",
+    );
+    const keyed = errorOf(() =>
+      parseDefinition({
+        name: "bad",
+        systemPrompt: "Work.",
+        responseFormat: { anyOf: [{ type: "object", patternProperties: { "[": {} } }] },
+      }),
+    );
+    expect(keyed.message).toMatch(/^Agent "bad": responseFormat\.anyOf\.0\.patternProperties\.\[: "\[" is not valid/);
     const skill = errorOf(
       () =>
         new (class extends SkillAgent {

@@ -156,6 +156,24 @@ describe("a TypeScript agent's testCases and evaluations", () => {
     expect(error.message).toBe('Agent "ts_evals": evaluations.metrics.0.threshold: must be at most 1.');
   });
 
+  it("refuse a json_schema metric whose schema has a pattern RegExp refuses", () => {
+    const error = errorOf(
+      () =>
+        new TsAgent({
+          name: "ts_evals",
+          systemPrompt: "Help.",
+          evaluations: {
+            metrics: [{ type: "json_schema", schema: { properties: { a: { type: "string", pattern: "((" } } } }],
+          },
+        }),
+    );
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toBe(
+      'Agent "ts_evals": evaluations.metrics.0.schema.properties.a.pattern: "((" is not valid JavaScript RegExp ' +
+        "syntax (Invalid regular expression: /((/u: Unterminated group).",
+    );
+  });
+
   it("default to none", () => {
     const agent = new TsAgent({ name: "ts_plain", systemPrompt: "Help." });
     expect(agent.testCases).toEqual([]);
@@ -187,6 +205,28 @@ describe("PUT /v1/agents/:name with test_cases and evaluations", () => {
     const body = `name: ${name}\ninstructions: Help.\nevaluations:\n  metrics:\n    - type: regex\n      pattern: "(?<=a)b"\n`;
     const error = await expectError(await put(name, body), 400, "validation_failed", "evaluations.metrics.0.pattern");
     expect(error.error.message).toMatch(/^Invalid evaluations\.metrics\.0\.pattern: not valid RE2 syntax/);
+  });
+
+  it("answers 400 naming the pattern of a schema that RE2 or RegExp refuses, in response_format or a metric", async () => {
+    const name = unique("evals");
+    // Lookbehind is RegExp syntax, not RE2: refused where re2js loads (PUT, the build of agents/).
+    const lookbehind = `name: ${name}\ninstructions: Help.\nresponse_format:\n  type: object\n  properties:\n    a: { type: string, pattern: "(?<=a)b" }\n`;
+    const format = await expectError(
+      await put(name, lookbehind),
+      400,
+      "validation_failed",
+      "response_format.properties.a.pattern",
+    );
+    expect(format.error.message).toMatch(
+      /^Invalid response_format\.properties\.a\.pattern: "\(\?<=a\)b" is not valid RE2 syntax/,
+    );
+    const metric = `name: ${name}\ninstructions: Help.\nevaluations:\n  metrics:\n    - type: json_schema\n      schema: { type: object, properties: { a: { type: string, pattern: "((" } } }\n`;
+    // RegExp refuses "((": refused by the definition's own check, which names the key and its line in the message.
+    const error = await expectError(await put(name, metric), 400, "validation_failed", "(body)");
+    expect(error.error.message).toBe(
+      'body:6: evaluations.metrics.0.schema.properties.a.pattern: "((" is not valid JavaScript RegExp syntax ' +
+        "(Invalid regular expression: /((/u: Unterminated group).",
+    );
   });
 
   it("answers 400 for a grader endpoint or key secret, which are the deployment's", async () => {

@@ -10,8 +10,14 @@ import {
   type TestCase,
   TestCaseSchema,
 } from "../../src/evaluations/config.ts";
-import { type CaseGrade, type GradeOptions, gradeCase, MAX_TURNS_REASON } from "../../src/evaluations/grade.ts";
-import { type Grader, providerGrader } from "../../src/evaluations/model-grader.ts";
+import {
+  type CaseGrade,
+  type GradeOptions,
+  gradeCase,
+  MAX_TURNS_REASON,
+  NOTHING_GRADED_REASON,
+} from "../../src/evaluations/grade.ts";
+import { type Grader, parseVerdict, providerGrader } from "../../src/evaluations/model-grader.ts";
 import { secretLookup } from "../../src/lib/secrets.ts";
 import type { LlmConfig } from "../../src/llm/provider.ts";
 import { createProvider } from "../../src/llm/providers.ts";
@@ -90,9 +96,9 @@ describe("exact_match and contains", () => {
     });
   });
 
-  it("is not computed for a case without an expected output", async () => {
+  it("is not computed for a case without an expected output, and a case nothing grades fails", async () => {
     const graded = await grade({}, { type: "exact_match" }, { response: "anything" });
-    expect(graded).toMatchObject({ passed: true, reason: null, metrics: [] });
+    expect(graded).toMatchObject({ passed: false, reason: NOTHING_GRADED_REASON, metrics: [] });
   });
 });
 
@@ -147,6 +153,33 @@ describe("json_schema", () => {
     expect(pass.metrics[0]?.passed).toBe(true);
     const notJson = await grade({}, { type: "json_schema" }, { response: "Oslo" }, options);
     expect(notJson.metrics[0]).toMatchObject({ score: 0, reason: "the response is not JSON" });
+  });
+
+  it("fails the metric, naming the pattern, when RegExp or RE2 refuses one of the schema's patterns", async () => {
+    // A TypeScript agent's schema reaches grading unchecked by RE2; RegExp's "((" used to throw out of gradeCase.
+    const nested = { type: "object", properties: { a: { type: "string", pattern: "((" } } };
+    const unterminated = await grade({}, { type: "json_schema", schema: nested }, { structured_output: { a: "x" } });
+    expect(unterminated.passed).toBe(false);
+    expect(unterminated.metrics[0]).toMatchObject({ score: 0, passed: false });
+    expect(unterminated.metrics[0]?.reason).toMatch(
+      /^not graded: evaluations\.metrics\.0\.schema\.properties\.a\.pattern: "\(\(" is not valid RE2 syntax \(/,
+    );
+    // (?i) is RE2 syntax that RegExp refuses: the validator would throw on it.
+    const flags = { type: "object", patternProperties: { "(?i)^a$": { type: "string" } } };
+    const options = { responseFormat: flags };
+    const graded = await grade({}, { type: "json_schema" }, { response: '{"a":"x"}' }, options);
+    expect(graded.metrics[0]?.reason).toMatch(
+      /^not graded: response_format\.patternProperties\.\(\?i\)\^a\$: "\(\?i\)\^a\$" is not valid JavaScript RegExp syntax \(Invalid regular expression/,
+    );
+  });
+
+  it("fails the metric instead of throwing when the validator cannot apply the schema", async () => {
+    const schema = { $ref: "#/$defs/missing" };
+    const graded = await grade({}, { type: "json_schema", schema }, { structured_output: { a: 1 } });
+    expect(graded.metrics[0]).toMatchObject({ score: 0, passed: false });
+    expect(graded.metrics[0]?.reason).toMatch(
+      /^the output does not conform to the schema: the schema cannot be applied \(/,
+    );
   });
 });
 
@@ -328,6 +361,18 @@ describe("g_eval through the provider layer", () => {
     expect(graded.passed).toBe(false);
     expect(graded.reason).toBe("below threshold: Relevance 0.3 < 0.5");
     expect(graded.metrics[0]).toMatchObject({ score: 0.3, reason: "Off topic." });
+  });
+
+  it("reads the first object that is a verdict, past braces in the prose and a stray brace after it", () => {
+    expect(parseVerdict('The {input} is fine. {"score":8,"reasoning":"ok"}')).toEqual({ score: 8, reasoning: "ok" });
+    expect(parseVerdict('{"score":8,"reasoning":"ok"}\n}')).toEqual({ score: 8, reasoning: "ok" });
+    expect(
+      parseVerdict('Note {"a":1}. Verdict: {"score":3,"reasoning":"uses {x} and }"} {"score":9,"reasoning":"no"}'),
+    ).toEqual({
+      score: 3,
+      reasoning: "uses {x} and }",
+    });
+    expect(parseVerdict('{"score":11,"reasoning":"too high"} {oops')).toBeNull();
   });
 
   it("fails, quoting it, an answer that is not a verdict", async () => {

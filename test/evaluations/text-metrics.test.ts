@@ -2,8 +2,8 @@
 // papers' formulas, and the tool_calls metric's matching (src/evaluations/tool-calls.ts): names, order, and the
 // subset match of arguments.
 import { describe, expect, it } from "vitest";
-import { bleu, rougeL, tokens } from "../../src/evaluations/text-metrics.ts";
-import { matchToolCalls } from "../../src/evaluations/tool-calls.ts";
+import { bleu, ROUGE_L_MAX_WORDS, rougeL, tokens } from "../../src/evaluations/text-metrics.ts";
+import { callMatches, matchToolCalls } from "../../src/evaluations/tool-calls.ts";
 
 describe("BLEU", () => {
   it("is 1 for a response identical to the reference, whatever its case and punctuation", () => {
@@ -42,6 +42,15 @@ describe("ROUGE-L", () => {
 
   it("is 0 with no word in common", () => {
     expect(rougeL("dogs bark", "the cat sat")).toBe(0);
+  });
+
+  it(`matches only the first ${ROUGE_L_MAX_WORDS} words of each text, dividing by the whole lengths`, () => {
+    const filler = (n: number) => Array.from({ length: n }, () => "x").join(" ");
+    // The reference's words come after the cap: not matched, so 0 (unbounded: LCS 2, a score above 0).
+    expect(rougeL(`${filler(ROUGE_L_MAX_WORDS)} alpha beta`, "alpha beta")).toBe(0);
+    // Within the cap: LCS 2, R = 2/2, P = 2/(2000 + 2), so F1 = 2RP/(R+P).
+    const p = 2 / (ROUGE_L_MAX_WORDS + 2);
+    expect(rougeL(`alpha beta ${filler(ROUGE_L_MAX_WORDS)}`, "alpha beta")).toBeCloseTo((2 * p) / (1 + p), 12);
   });
 });
 
@@ -83,6 +92,13 @@ describe("expected tool calls", () => {
     expect(matchToolCalls([wrongValue], calls, true)).toEqual({ score: 0, missing: [wrongValue] });
     const absentKey = { name: "Read", arguments: { offset: 0 } };
     expect(matchToolCalls([absentKey], calls, true).score).toBe(0);
+  });
+
+  it("looks only at the call's own arguments, not at what every object inherits", () => {
+    // JSON.parse makes "__proto__" an own key of the expected arguments; `in` found it on every call's arguments.
+    const inherited = { name: "Read", arguments: JSON.parse('{"__proto__": {}}') };
+    expect(callMatches(inherited, call("Read", {}))).toBe(false);
+    expect(callMatches(inherited, call("Read", JSON.parse('{"__proto__": {}}')))).toBe(true);
   });
 
   it("gives each expected call a call of its own", () => {

@@ -3,12 +3,11 @@
 // one (tasks, sessions, invocations) is routes/agents.ts, which mounts these routes.
 import { Hono } from "hono";
 import type { Agent, AgentDefinition } from "../../agents/agent.ts";
-import { AgentFileError, MAX_AGENT_FILE_BYTES, parseAgentFile } from "../../agents/agent-file.ts";
+import { AgentFileError, filePatternProblem, MAX_AGENT_FILE_BYTES, parseAgentFile } from "../../agents/agent-file.ts";
 import { AGENT_NAME_PATTERN } from "../../agents/definition.ts";
 import { SkillAgent } from "../../agents/skill-agent.ts";
 import { resolveModel } from "../../config/models.ts";
 import { ApiError } from "../../errors.ts";
-import { regexProblem } from "../../evaluations/grade.ts";
 import type { JsonObject } from "../../lib/json.ts";
 import { sha256Hex } from "../../lib/sha256.ts";
 import { tenantStubFor } from "../../tenants/directory.ts";
@@ -192,7 +191,7 @@ export const agentDefinitionRoutes = new Hono<AppEnv>()
       );
     }
     refuseDeploymentSettings(file.definition);
-    const badPattern = await regexProblem(file.definition.evaluations);
+    const badPattern = await filePatternProblem(file.definition);
     if (badPattern)
       throw new ApiError("validation_failed", `Invalid ${badPattern.field}: ${badPattern.message}.`, badPattern.field);
     const outcome = await tenantStubFor(c.env, c.get("tenant")).putAgent(
