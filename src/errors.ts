@@ -229,6 +229,13 @@ export class LimitExceededError extends AgentError {
   }
 }
 
+/** A replay's agent asked for a model call its recorded task has no response for (src/llm/replay-provider.ts). */
+export class ReplayExhaustedError extends AgentError {
+  constructor(message: string) {
+    super("replay_exhausted", message);
+  }
+}
+
 /** The final answer did not conform to the agent's response_format, also when the model was asked again. */
 export class StructuredOutputError extends AgentError {
   constructor(message: string) {

@@ -176,6 +176,10 @@ export function createOutpostClient(options: OutpostClientOptions) {
         (await ok(api.POST("/v1/tasks/{id}/resume", { params: id(task), body }))) as Schemas["ResumedTask"],
       fork: async (task: string, body: Schemas["ForkBody"]) =>
         (await ok(api.POST("/v1/tasks/{id}/fork", { params: id(task), body }))) as Task,
+      /** Runs an ended task's agent again, answered by the task's recorded model responses and tool results. */
+      replay: async (task: string) => (await ok(api.POST("/v1/tasks/{id}/replay", { params: id(task) }))) as Task,
+      /** What a replay did differently from the task it replays (once the replay has ended). */
+      compareReplay: (task: string) => ok(api.GET("/v1/tasks/{id}/replay", { params: id(task) })),
       events: (task: string, streamOptions: EventStreamOptions = {}) =>
         events(`/v1/tasks/${encodeURIComponent(task)}/events`, streamOptions),
     },

@@ -125,9 +125,12 @@ export const EVENT_CATALOG = {
               case: z.string(),
               repetition: z.number().int().positive(),
             }),
+            z.strictObject({ kind: z.literal("replay"), task_id: z.string() }),
           ])
           .optional()
-          .describe("the inbound webhook delivery, the schedule or the evaluation run that started it"),
+          .describe(
+            "the inbound webhook delivery, the schedule, the evaluation run or the replayed task that started it",
+          ),
         forked_from: z
           .strictObject({ task_id: z.string(), checkpoint_id: z.string() })
           .optional()

@@ -133,6 +133,12 @@ export const ERROR_CODES = {
   },
   route_not_found: { request: { status: 404, when: "no such route or method" } },
   task_already_finished: { request: { status: 409, when: "cancel of a task that has already ended" } },
+  replay_unavailable: {
+    request: {
+      status: 409,
+      when: "a replay of a task that cannot be replayed: a workflow's run, or one that recorded no model call",
+    },
+  },
   run_not_ended: {
     request: {
       status: 409,
@@ -331,6 +337,12 @@ export const ERROR_CODES = {
     task: {
       retryable: false,
       when: "the run used its model turns (the task's `max_turns` or the agent's `maxTurns`) before a final answer",
+    },
+  },
+  replay_exhausted: {
+    task: {
+      retryable: false,
+      when: "a replay's agent asked for more model calls than the task it replays recorded (a change made it take another turn)",
     },
   },
   max_iterations: {

@@ -24,11 +24,12 @@ import {
 } from "../evaluation-runs/evaluation.ts";
 import { HOOK_SCHEMES } from "../inbound-hooks/hook.ts";
 import { EmbeddingProviderSchema } from "../knowledge/embedding.ts";
-import { JsonObjectSchema } from "../lib/json.ts";
+import { JsonObjectSchema, JsonSchema } from "../lib/json.ts";
 import { CheckpointSchema, CheckpointSummarySchema } from "../runtime/checkpoints.ts";
 import { StoredMessageSchema } from "../runtime/conversation.ts";
 import { SCHEDULE_STATUSES, ScheduleViewSchema } from "../schedules/schedule.ts";
 import { SESSION_STATUSES, SessionViewSchema, TurnViewSchema } from "../sessions/session.ts";
+import { DIFFERENCE_KINDS } from "../tasks/run-comparison.ts";
 import { TASK_STATUSES, TaskViewSchema } from "../tasks/task.ts";
 import { SCOPES } from "../tenants/api-keys.ts";
 import { WorkflowDefinitionSchema } from "../workflows/definition.ts";
@@ -742,3 +743,23 @@ export type SessionArtifactList = z.infer<typeof SessionArtifactListSchema>;
 /** GET /v1/sessions/:id/workspace: the session's workspace, shared by its turns. */
 export const SessionWorkspaceListSchema = z.strictObject({ session_id: TaskId, files: z.array(WorkspaceEntrySchema) });
 export type SessionWorkspaceList = z.infer<typeof SessionWorkspaceListSchema>;
+
+/** GET /v1/tasks/:id/replay: what a replay did differently from the task it replays (src/tasks/run-comparison.ts). */
+export const ReplayComparisonSchema = z.strictObject({
+  task_id: TaskId,
+  /** The task it replays. */
+  replay_of: TaskId,
+  /** True when nothing differs. */
+  identical: z.boolean(),
+  differences: z.array(
+    z.strictObject({
+      /** What differs: status, result, model_calls, system_prompt, tools, tool_calls or tool_results. */
+      what: z.enum(DIFFERENCE_KINDS),
+      /** The model turn (1 first), or null for the run as a whole. */
+      turn: z.number().int().positive().nullable(),
+      original: JsonSchema,
+      replay: JsonSchema,
+    }),
+  ),
+});
+export type ReplayComparison = z.infer<typeof ReplayComparisonSchema>;

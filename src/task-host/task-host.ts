@@ -24,6 +24,7 @@ import { Redactor } from "../events/redaction.ts";
 import { knowledgeSearchFor } from "../knowledge/knowledge-stub.ts";
 import { secretLookup } from "../lib/secrets.ts";
 import { createProvider, workerProviderEnvironment } from "../llm/providers.ts";
+import { ReplayProvider } from "../llm/replay-provider.ts";
 import { outboundPolicy } from "../net/outbound.ts";
 import { RunBundle, runPrefix } from "../run-bundle/run-bundle.ts";
 import { Transcript } from "../run-bundle/transcript.ts";
@@ -49,6 +50,8 @@ import { runLimits } from "../tasks/task-limits.ts";
 import {
   INVOCATION_STATE_KEY,
   type InvocationState,
+  REPLAY_STATE_KEY,
+  type ReplayState,
   TaskState,
   WORKFLOW_STATE_KEY,
   type WorkflowTaskState,
@@ -271,7 +274,17 @@ export class TaskHost {
       pendingCalls: new PendingCalls(this.sql),
       registry,
       storage: ctx.storage,
-      provider: (llm) => createProvider(llm, workerProviderEnvironment(env, MODEL_MAX_RETRIES)),
+      provider: (llm) => {
+        // A replay's model calls answer with the recorded task's responses (src/tasks/replay.ts).
+        const replay = this.state.get<ReplayState>(REPLAY_STATE_KEY);
+        if (replay) {
+          const name = llm?.provider ?? "anthropic";
+          return Promise.resolve(
+            new ReplayProvider({ name, recordedTask: replay.task_id, responses: replay.responses }),
+          );
+        }
+        return createProvider(llm, workerProviderEnvironment(env, MODEL_MAX_RETRIES));
+      },
       prices: () => loadPriceTable(env.OUTPOST_PRICES),
       secret: secretLookup(env),
       outbound: () => outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),

@@ -12,6 +12,7 @@ import {
   IDEMPOTENCY_KEY,
   INVOCATION_STATE_KEY,
   type InvocationState,
+  REPLAY_STATE_KEY,
   RUNTIME_AGENT_STATE_KEY,
   SUBAGENT_ORIGIN_KEY,
   type TaskState,
@@ -63,7 +64,7 @@ export async function createTask<Stored, View = TaskView>(
   const settled = fork
     ? await Promise.all(
         Object.entries(fork.settled).map(async ([id, result]) => {
-          const name = `turn_${fork.turn}_tool_${id}`;
+          const name = `turn_${fork.settled_turns?.[id] ?? fork.turn}_tool_${id}`;
           return [name, await deps.storeResult(name, result)] as const;
         }),
       )
@@ -82,6 +83,7 @@ export async function createTask<Stored, View = TaskView>(
       if (init.runtimeAgent) deps.state.put(RUNTIME_AGENT_STATE_KEY, init.runtimeAgent);
       if (init.subagent) deps.state.put(SUBAGENT_ORIGIN_KEY, init.subagent);
       if (init.workflow) deps.state.put(WORKFLOW_STATE_KEY, init.workflow);
+      if (init.replay) deps.state.put(REPLAY_STATE_KEY, init.replay);
       deps.workspace.seed(files);
       if (init.context) {
         // The context, then the input as the next user message: the run continues from there.

@@ -9,6 +9,7 @@ import type { Env } from "../env.ts";
 import type { RedactionMode } from "../events/redaction.ts";
 import type { ForkOrigin, TaskInit, TaskLimits, TaskTrigger, TaskWebhook } from "./task.ts";
 import type { AgentLimits } from "./task-limits.ts";
+import type { ReplayState } from "./task-state.ts";
 
 /** What a task takes from its agent (an Agent has these members). */
 export interface TaskAgent extends AgentLimits {
@@ -45,6 +46,8 @@ export interface NewTask {
   /** The task a fork continues. */
   parentTaskId?: string | null | undefined;
   fork?: ForkOrigin | undefined;
+  /** A replay: the recorded task's responses (src/tasks/replay.ts). */
+  replay?: ReplayState | undefined;
 }
 
 /** The model a task of `agent` runs on: the agent's own, else the deployment's default. */
@@ -74,6 +77,7 @@ export function taskInit(env: Pick<Env, "OUTPOST_DEFAULT_MODEL" | "OUTPOST_RETEN
     parentTaskId: task.parentTaskId ?? null,
     ...(task.limits ? { limits: task.limits } : {}),
     ...(task.fork ? { fork: task.fork } : {}),
+    ...(task.replay ? { replay: task.replay } : {}),
     ...(task.files ? { files: task.files } : {}),
     ...(task.warnings && task.warnings.length > 0 ? { warnings: [...task.warnings] } : {}),
   };

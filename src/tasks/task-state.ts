@@ -1,3 +1,4 @@
+import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 // Small per-task key/value state that agents and built-in tools keep across evictions (e.g. the TodoWrite list).
 // Exposed to agents as `runtime.state`. A person's requests and decisions live here too, under the keys of
 // src/approvals/requests.ts.
@@ -44,6 +45,15 @@ export interface InvocationState {
 
 /** A task of a tenant's own agent: the RuntimeAgentRecord (src/contracts/agent-version.ts) it runs. */
 export const RUNTIME_AGENT_STATE_KEY = "runtime_agent";
+
+/** A replay (POST /v1/tasks/:id/replay): ReplayState. */
+export const REPLAY_STATE_KEY = "replay";
+
+/** What a replay keeps: the task it replays, and that task's model responses, in order. */
+export interface ReplayState {
+  task_id: string;
+  responses: MessageParam[];
+}
 
 /** A task created under an Idempotency-Key: {fingerprint, response} (the request's hash and the original reply). */
 export const IDEMPOTENCY_KEY = "idempotency";

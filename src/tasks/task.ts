@@ -14,7 +14,7 @@ import { AgentUsageSchema } from "../contracts/usage.ts";
 import { ErrorInfoSchema } from "../errors/error-info.ts";
 import { REDACTION_MODES, type RedactionMode } from "../events/redaction.ts";
 import { type JsonObject, JsonSchema } from "../lib/json.ts";
-import type { WorkflowTaskState } from "./task-state.ts";
+import type { ReplayState, WorkflowTaskState } from "./task-state.ts";
 
 export const TASK_STATUSES = ["pending", "running", "input_required", "completed", "failed", "canceled"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -100,12 +100,21 @@ export const EvaluationTriggerSchema = z.lazy(() =>
   }),
 );
 
+/** The recorded task a replay (POST /v1/tasks/:id/replay) runs its agent's current definition against. */
+export const ReplayTriggerSchema = z.lazy(() =>
+  z.strictObject({
+    kind: z.literal("replay"),
+    task_id: z.uuid({ version: "v4" }),
+  }),
+);
+
 /**
  * What started a task other than a request to the API: an inbound webhook delivery (no `kind`, the shape it had
- * before schedules), a schedule (`kind: "schedule"`), or an evaluation run (`kind: "evaluation"`).
+ * before schedules), a schedule (`kind: "schedule"`), an evaluation run (`kind: "evaluation"`), or a replay
+ * (`kind: "replay"`).
  */
 export const TaskTriggerSchema = z.lazy(() =>
-  z.union([HookTriggerSchema, ScheduleTriggerSchema, EvaluationTriggerSchema]),
+  z.union([HookTriggerSchema, ScheduleTriggerSchema, EvaluationTriggerSchema, ReplayTriggerSchema]),
 );
 export type TaskTrigger = z.infer<typeof TaskTriggerSchema>;
 
@@ -201,6 +210,8 @@ export interface TaskInit {
   context?: MessageParam[];
   /** A chat session (src/sessions/) rather than a task: no run until its first message; `input` is empty. */
   session?: { busy: BusyPolicy };
+  /** A replay: the recorded task's responses, which its model calls answer with (src/llm/replay-provider.ts). */
+  replay?: ReplayState;
 }
 
 export interface ForkOrigin {
@@ -211,6 +222,8 @@ export interface ForkOrigin {
   turn: number;
   /** Results of the pending tool calls (a tool_calls checkpoint) that the origin already ran: never run twice. */
   settled: Record<string, unknown>;
+  /** The model turn of each settled call, where it is not `turn` (a replay settles every turn's calls). */
+  settled_turns?: Record<string, number>;
   /**
    * Pending calls the origin started and never finished (it was canceled, failed or crashed during them): whether
    * they took effect is unknown, so the fork asks a person before running them again. By tool_use id, the task

@@ -2,6 +2,7 @@
 // bundle and workspace files, listed with their URLs and served from its object or straight from the blob store (R2,
 // or a directory self-hosted), so a large file never passes through the object's memory.
 import { Hono } from "hono";
+import type { TaskObject } from "../../../durable-objects/task-object.ts";
 import { openBlobStore } from "../../blob-store/open-blob-store.ts";
 import { ApiError } from "../../errors.ts";
 import { bundleTar } from "../../run-bundle/bundle-download.ts";
@@ -51,6 +52,22 @@ function workspaceContentType(path: string): string {
 /** A relative file path as URL path segments: each segment percent-encoded, the slashes kept. */
 function encodePath(path: string): string {
   return path.split("/").map(encodeURIComponent).join("/");
+}
+
+/**
+ * A text file of a task's run bundle, read where it is (staged in the object, or a range of the archive in the blob
+ * store); null when the bundle has no such file.
+ */
+export async function bundleFileText(
+  env: AppEnv["Bindings"],
+  stub: DurableObjectStub<TaskObject>,
+  path: string,
+): Promise<string | null> {
+  const found = await stub.artifact(path, "task");
+  if (!found) return null;
+  if (found.kind === "staged") return found.content;
+  const object = await openBlobStore(env).get(found.key, found.range ? { range: found.range } : {});
+  return object ? object.text() : null;
 }
 
 /**

@@ -20,6 +20,7 @@ import { decisionResource, deliveryResource, missingTask, taskResource, taskStub
 import { jsonBody, parseWith } from "../validation.ts";
 import { forkWorkflow } from "../workflow-fork.ts";
 import { taskFileRoutes } from "./task-files.ts";
+import { taskReplayRoutes } from "./task-replay.ts";
 
 /** state_updates.routing_key sent for a task of one agent, whose State has none to set. */
 function noRoutingKey(): ApiError {
@@ -218,4 +219,5 @@ export const taskRoutes = new Hono<AppEnv>()
         return unhandledCode(error.code);
     }
   })
-  .route("/", taskFileRoutes);
+  .route("/", taskFileRoutes)
+  .route("/", taskReplayRoutes);
