@@ -5,13 +5,14 @@
 // outbound I/O while it writes): the object stores them in SQLite and their vectors in the VectorIndex, exact cosine
 // in SQLite, or Cloudflare Vectorize when the KNOWLEDGE_INDEX binding is configured (src/knowledge/vector-index.ts).
 import { DurableObject } from "cloudflare:workers";
-import type { RpcResult } from "../src/contracts/rpc.ts";
+import type { RpcFailure, RpcResult } from "../src/contracts/rpc.ts";
 import type { Env } from "../src/env.ts";
 import {
   type CollectionView,
   type DocumentDetail,
   type DocumentView,
   type IndexedDocument,
+  MAX_CHUNKS_PER_COLLECTION,
   MAX_COLLECTIONS,
   MAX_DOCUMENTS_PER_COLLECTION,
   type SearchHit,
@@ -21,16 +22,22 @@ import {
 } from "../src/knowledge/collection.ts";
 import type { EmbeddingProvider } from "../src/knowledge/embedding.ts";
 import { type CollectionRecord, KnowledgeStore } from "../src/knowledge/knowledge-store.ts";
-import { SqliteVectorIndex, type VectorIndex, VectorizeIndex } from "../src/knowledge/vector-index.ts";
+import { SqliteVectorIndex, type VectorChanges, VectorizeIndex } from "../src/knowledge/vector-index.ts";
 import { KNOWLEDGE_MIGRATIONS } from "../src/storage/knowledge-migrations.ts";
 import { migrate } from "../src/storage/migrations.ts";
 
 /** The codes a put can be refused with, for its route to map. */
-export type PutRefusal = "embedding_mismatch" | "collection_limit_reached";
+export type PutRefusal = "embedding_mismatch" | "collection_limit_reached" | "index_unavailable";
+
+/** A document a put would store: its id and how many chunks it makes (what the limits count). */
+export interface DocumentSize {
+  id: string;
+  chunks: number;
+}
 
 export class KnowledgeObject extends DurableObject<Env> {
   private readonly store: KnowledgeStore;
-  private readonly index: VectorIndex;
+  private readonly index: SqliteVectorIndex | VectorizeIndex;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -51,12 +58,17 @@ export class KnowledgeObject extends DurableObject<Env> {
    * Whether a put of these documents would be refused: another embedding model than the collection's, or past a limit.
    * Asked before the Worker pays for embeddings; putDocuments checks again.
    */
-  async admit(name: string, model: string, documentIds: readonly string[]): Promise<RpcResult<null, PutRefusal>> {
-    const refusal = this.refusal(name, model, documentIds);
+  async admit(name: string, model: string, documents: readonly DocumentSize[]): Promise<RpcResult<null, PutRefusal>> {
+    const refusal = this.refusal(name, model, documents);
     return refusal ? { ok: false, error: refusal } : { ok: true, value: null };
   }
 
-  /** Adds or replaces the documents (a replaced document loses all its old chunks), creating the collection. */
+  /**
+   * Adds or replaces the documents (a replaced document loses all its old chunks), creating the collection. Every
+   * vector must have the collection's dimensions. Under SQLite the chunks and their vectors commit in one
+   * transaction; under Vectorize the vectors are written after the chunks commit, and a failure answers
+   * index_unavailable: the same put again repairs the documents.
+   */
   async putDocuments(
     name: string,
     embedding: EmbeddingProvider,
@@ -66,27 +78,36 @@ export class KnowledgeObject extends DurableObject<Env> {
     const refusal = this.refusal(
       name,
       model,
-      documents.map((d) => d.id),
+      documents.map((d) => ({ id: d.id, chunks: d.chunks.length })),
     );
     if (refusal) return { ok: false, error: refusal };
+    const dimensions = this.store.collection(name)?.dimensions ?? documents[0]?.chunks[0]?.vector.length ?? 0;
+    const odd = documents.flatMap((d) => d.chunks).find((chunk) => chunk.vector.length !== dimensions);
+    if (odd || dimensions === 0) {
+      return {
+        ok: false,
+        error: {
+          code: "embedding_mismatch",
+          message: `Collection "${name}" holds vectors of ${dimensions} dimensions; the embedding provider returned ${odd?.vector.length ?? 0}.`,
+        },
+      };
+    }
     const now = new Date().toISOString();
-    const dimensions = documents[0]?.chunks[0]?.vector.length ?? 0;
-    const added: { id: string; vector: Float32Array }[] = [];
-    const removed: string[] = [];
+    const changes: { removed: string[]; added: { id: string; vector: Float32Array }[] } = { removed: [], added: [] };
+    const local = this.index instanceof SqliteVectorIndex ? this.index : null;
     this.ctx.storage.transactionSync(() => {
       if (!this.store.collection(name)) this.store.createCollection({ name, embedding, model, dimensions }, now);
       for (const doc of documents) {
         const ids = doc.chunks.map(() => crypto.randomUUID());
-        removed.push(...this.store.putDocument(name, doc, ids, now));
+        changes.removed.push(...this.store.putDocument(name, doc, ids, now));
         doc.chunks.forEach((chunk, i) => {
-          added.push({ id: ids[i] ?? "", vector: chunk.vector });
+          changes.added.push({ id: ids[i] ?? "", vector: chunk.vector });
         });
       }
+      local?.write(name, changes);
     });
-    // SQLite's writes are synchronous (no await before them), so they commit with the chunks above; Vectorize's
-    // follow the commit, and a chunk whose row is gone is dropped from its results.
-    await this.index.remove(name, removed);
-    await this.index.upsert(name, added);
+    const failed = await this.writeOutside(name, changes);
+    if (failed) return { ok: false, error: failed };
     const put = new Set(documents.map((d) => d.id));
     const stored = this.store.documents(name).filter((view) => put.has(view.id));
     return { ok: true, value: { collection: this.view(name) as CollectionView, documents: stored } };
@@ -105,19 +126,43 @@ export class KnowledgeObject extends DurableObject<Env> {
     return this.store.collection(name) ? this.store.documents(name) : null;
   }
 
-  async document(name: string, id: string): Promise<DocumentDetail | null> {
-    return this.store.document(name, id);
+  /** The document, with its text and chunks; an error when there is no such collection or document. */
+  async document(
+    name: string,
+    id: string,
+  ): Promise<RpcResult<DocumentDetail, "collection_not_found" | "document_not_found">> {
+    if (!this.store.collection(name)) return { ok: false, error: collectionMissing(name) };
+    const document = this.store.document(name, id);
+    return document ? { ok: true, value: document } : { ok: false, error: documentMissing(id) };
   }
 
-  /** Deletes a document and its chunks; false when there was none. */
-  async deleteDocument(name: string, id: string): Promise<boolean> {
-    let removed: string[] | null = null;
-    this.ctx.storage.transactionSync(() => {
-      removed = this.store.deleteDocument(name, id, new Date().toISOString());
+  /** Deletes a document and its chunks and vectors. */
+  async deleteDocument(
+    name: string,
+    id: string,
+  ): Promise<RpcResult<null, "collection_not_found" | "document_not_found">> {
+    const removed = this.ctx.storage.transactionSync(() => {
+      if (!this.store.collection(name)) return "no_collection" as const;
+      const ids = this.store.deleteDocument(name, id, new Date().toISOString());
+      if (ids && this.index instanceof SqliteVectorIndex) this.index.write(name, { removed: ids, added: [] });
+      return ids;
     });
-    if (removed === null) return false;
-    await this.index.remove(name, removed);
-    return true;
+    if (removed === "no_collection") return { ok: false, error: collectionMissing(name) };
+    if (removed === null) return { ok: false, error: documentMissing(id) };
+    await this.forgetOutside(name, removed);
+    return { ok: true, value: null };
+  }
+
+  /** Deletes the collection with its documents, chunks and vectors, freeing its name and its place under the cap. */
+  async deleteCollection(name: string): Promise<RpcResult<null, "collection_not_found">> {
+    const removed = this.ctx.storage.transactionSync(() => {
+      const ids = this.store.deleteCollection(name);
+      if (ids && this.index instanceof SqliteVectorIndex) this.index.write(name, { removed: ids, added: [] });
+      return ids;
+    });
+    if (removed === null) return { ok: false, error: collectionMissing(name) };
+    await this.forgetOutside(name, removed);
+    return { ok: true, value: null };
   }
 
   /** The best chunks for a query's vector, with their documents' titles and sources. */
@@ -163,30 +208,81 @@ export class KnowledgeObject extends DurableObject<Env> {
     return this.store.collections(this.index.backend).find((c) => c.name === name) ?? null;
   }
 
-  private refusal(name: string, model: string, ids: readonly string[]) {
+  /**
+   * Vectorize's part of a write, after the chunks committed (SQLite's was made inside the transaction): null when done,
+   * index_unavailable when Vectorize failed (the same request again repairs it).
+   */
+  private async writeOutside(name: string, changes: VectorChanges): Promise<RpcFailure<"index_unavailable"> | null> {
+    if (!(this.index instanceof VectorizeIndex)) return null;
+    try {
+      await this.index.write(name, changes);
+      return null;
+    } catch (error) {
+      console.error(`Vectorize write for collection ${name} failed`, error);
+      return {
+        code: "index_unavailable",
+        message: `The vector index failed while writing collection "${name}": its documents are stored but may not be searchable; repeat the same request to repair them.`,
+      };
+    }
+  }
+
+  /**
+   * Vectorize's part of a delete, after the rows are gone. A failure is logged, not answered: a vector whose chunk row
+   * is gone is dropped from every search's results, so it costs only a place among a search's top_k.
+   */
+  private async forgetOutside(name: string, removed: readonly string[]): Promise<void> {
+    if (!(this.index instanceof VectorizeIndex)) return;
+    try {
+      await this.index.write(name, { removed, added: [] });
+    } catch (error) {
+      console.error(`Vectorize delete for collection ${name} failed`, error);
+    }
+  }
+
+  private refusal(name: string, model: string, documents: readonly DocumentSize[]): RpcFailure<PutRefusal> | null {
     const collection = this.store.collection(name);
     if (collection && collection.model !== model) {
       return {
-        code: "embedding_mismatch" as const,
+        code: "embedding_mismatch",
         message: `Collection "${name}" was embedded with ${collection.model}, not ${model}: every chunk of a collection is in one vector space.`,
       };
     }
     if (!collection && this.store.collectionCount() >= MAX_COLLECTIONS) {
       return {
-        code: "collection_limit_reached" as const,
-        message: `A tenant may have at most ${MAX_COLLECTIONS} collections.`,
+        code: "collection_limit_reached",
+        message: `A tenant may have at most ${MAX_COLLECTIONS} collections; delete one (DELETE /v1/collections/:name) first.`,
         details: { field: "name" },
       };
     }
-    if (this.store.documentCountWith(name, ids) > MAX_DOCUMENTS_PER_COLLECTION) {
+    const counts = this.store.countsWith(name, documents);
+    if (counts.documents > MAX_DOCUMENTS_PER_COLLECTION) {
       return {
-        code: "collection_limit_reached" as const,
-        message: `A collection may hold at most ${MAX_DOCUMENTS_PER_COLLECTION} documents; this put would pass it.`,
+        code: "collection_limit_reached",
+        message: `A collection may hold at most ${MAX_DOCUMENTS_PER_COLLECTION.toLocaleString("en")} documents; this put would pass it.`,
+        details: { field: "documents" },
+      };
+    }
+    if (counts.chunks > MAX_CHUNKS_PER_COLLECTION) {
+      return {
+        code: "collection_limit_reached",
+        message: `A collection may hold at most ${MAX_CHUNKS_PER_COLLECTION.toLocaleString("en")} chunks; this put would make it ${counts.chunks.toLocaleString("en")}.`,
         details: { field: "documents" },
       };
     }
     return null;
   }
+}
+
+function collectionMissing(name: string): RpcFailure<"collection_not_found"> {
+  return { code: "collection_not_found", message: `No collection named "${name}".`, details: { field: "name" } };
+}
+
+function documentMissing(id: string): RpcFailure<"document_not_found"> {
+  return {
+    code: "document_not_found",
+    message: `No document with id "${id}" in this collection.`,
+    details: { field: "document_id" },
+  };
 }
 
 /**

@@ -8,6 +8,8 @@
 /** Dimension of the vectors when the request asks for none (text-embedding-3-small's is 1536; small keeps tests fast). */
 export const DEFAULT_EMBEDDING_DIMENSIONS = 256;
 const MAX_DIMENSIONS = 3072;
+/** The model (or Azure deployment) the emulator answers with a 401 quoting the request's key. */
+export const REJECT_KEY_MODEL = "reject-key";
 /** OpenAI's limit on the inputs of one request. */
 const MAX_INPUTS = 2048;
 
@@ -47,6 +49,21 @@ export function answerEmbeddings(
   const request = body as Record<string, unknown>;
   const model = typeof request.model === "string" ? request.model : azureDeployment;
   if (!model) return invalid("you must provide a model parameter", "model");
+  if (model === REJECT_KEY_MODEL) {
+    // As OpenAI refuses a wrong key: its message quotes the key (OpenAI's shows part of it), so a test can check
+    // that a provider's error never carries the key out of Outpost.
+    return {
+      status: 401,
+      body: {
+        error: {
+          message: `Incorrect API key provided: ${apiKey}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+          type: "invalid_request_error",
+          param: null,
+          code: "invalid_api_key",
+        },
+      },
+    };
+  }
   const input = request.input;
   const texts = typeof input === "string" ? [input] : Array.isArray(input) ? input : null;
   if (!texts || texts.length === 0 || texts.length > MAX_INPUTS || !texts.every((t) => typeof t === "string")) {

@@ -265,6 +265,11 @@ export function createOutpostClient(options: OutpostClientOptions) {
         });
         if (!response.ok) throw OutpostError.fromBody(response, error);
       },
+      /** Deletes the collection with its documents, freeing its name and its place under the tenant's cap. */
+      delete: async (collection: string): Promise<void> => {
+        const { error, response } = await api.DELETE("/v1/collections/{name}", { params: named(collection) });
+        if (!response.ok) throw OutpostError.fromBody(response, error);
+      },
     },
   };
 }

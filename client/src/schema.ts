@@ -1068,7 +1068,13 @@ export interface paths {
         get: operations["getCollection"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a collection with its documents, chunks and vectors
+         * @description Frees its name (it may be created again with another embedding model) and its place among the tenant's 100 collections.
+         *
+         *     Needs an API key with the `admin` scope (`admin` may do everything).
+         */
+        delete: operations["deleteCollection"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1088,9 +1094,9 @@ export interface paths {
         get: operations["listDocuments"];
         /**
          * Add or replace documents (chunked along their Markdown headings, embedded, indexed)
-         * @description Creates the collection on its first put, which must name `embedding_provider` (openai or azure_openai; the deployment's endpoint and key are used). A document put again has all its chunks replaced. At most 20 documents per request, 100,000 characters each, 1,000 documents per collection.
+         * @description Creates the collection on its first put, which must name `embedding_provider` (openai or azure_openai; the deployment's endpoint and key are used). A document put again has all its chunks replaced. At most 20 documents per request, 100,000 characters each, 500 chunks each and 1,000 chunks in all; 1,000 documents and 10,000 chunks per collection (checked before anything is embedded). Under Vectorize, 503 index_unavailable means the documents are stored but may not be searchable: the same put again repairs them.
          *
-         *     Needs an API key with the `run` scope (`admin` may do everything).
+         *     Needs an API key with the `admin` scope (`admin` may do everything).
          */
         put: operations["putDocuments"];
         post?: never;
@@ -1116,7 +1122,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a document and its chunks
-         * @description Needs an API key with the `run` scope (`admin` may do everything).
+         * @description Needs an API key with the `admin` scope (`admin` may do everything).
          */
         delete: operations["deleteDocument"];
         options?: never;
@@ -1413,7 +1419,7 @@ export interface components {
                      * @description the registry's code (docs/reference/errors.md)
                      * @enum {string}
                      */
-                    code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                     /** @description for people; clients branch on the code */
                     message: string;
                     /** @description the error's class, e.g. ProviderError */
@@ -1906,7 +1912,7 @@ export interface components {
                  * @description the registry's code (docs/reference/errors.md)
                  * @enum {string}
                  */
-                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                 /** @description for people; clients branch on the code */
                 message: string;
                 /** @description the error's class, e.g. ProviderError */
@@ -2328,7 +2334,7 @@ export interface components {
                  * @description the registry's code (docs/reference/errors.md)
                  * @enum {string}
                  */
-                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                 /** @description for people; clients branch on the code */
                 message: string;
                 /** @description the error's class, e.g. ProviderError */
@@ -3026,7 +3032,7 @@ export interface components {
         ErrorBody: {
             error: {
                 /** @enum {string} */
-                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "embedding_not_configured" | "hook_not_configured" | "rate_limited" | "agent_not_found" | "internal_error";
+                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "rate_limited" | "agent_not_found" | "internal_error";
                 message: string;
                 /** Format: uuid */
                 request_id: string;
@@ -8932,7 +8938,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The collection's name (lower case, digits, _ and -). A malformed one is answered 404 collection_not_found. */
+                /** @description The collection's name (lower case, digits, _ and -). A malformed one is answered 400 validation_failed naming `name`. */
                 name: string;
             };
             cookie?: never;
@@ -8946,6 +8952,94 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Collection"];
+                };
+            };
+            /** @description `validation_failed`: a body field, parameter, query value or header is invalid; `field` names it (e.g. `input`, `metadata.x`, the unknown key, `wait`, `after`, `last-event-id`, `path`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `collection_not_found`: the tenant has no collection of that name (`field`: `name`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteCollection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The collection's name (lower case, digits, _ and -). A malformed one is answered 400 validation_failed naming `name`. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation_failed`: a body field, parameter, query value or header is invalid; `field` names it (e.g. `input`, `metadata.x`, the unknown key, `wait`, `after`, `last-event-id`, `path`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
@@ -9004,7 +9098,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The collection's name (lower case, digits, _ and -). A malformed one is answered 404 collection_not_found. */
+                /** @description The collection's name (lower case, digits, _ and -). A malformed one is answered 400 validation_failed naming `name`. */
                 name: string;
             };
             cookie?: never;
@@ -9018,6 +9112,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DocumentList"];
+                };
+            };
+            /** @description `validation_failed`: a body field, parameter, query value or header is invalid; `field` names it (e.g. `input`, `metadata.x`, the unknown key, `wait`, `after`, `last-event-id`, `path`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
@@ -9076,7 +9179,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The collection's name (lower case, digits, _ and -). A malformed one is answered 404 collection_not_found. */
+                /** @description The collection's name (lower case, digits, _ and -). A malformed one is answered 400 validation_failed naming `name`. */
                 name: string;
             };
             cookie?: never;
@@ -9127,15 +9230,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `collection_not_found`: the tenant has no collection of that name (`field`: `name`) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
             /** @description `embedding_mismatch`: a put names an `embedding_provider` whose model is not the one the collection was created with (`field`: `embedding_provider`) */
             409: {
                 headers: {
@@ -9163,7 +9257,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `collection_limit_reached`: a put would give the collection more than 1,000 documents (`field`: `documents`), or the tenant more than 100 collections (`field`: `name`) */
+            /** @description `collection_limit_reached`: a put's document makes more than 500 chunks (`field`: `documents.<i>.text`), its documents more than 1,000 (`field`: `documents`), or it would give the collection more than 1,000 documents or 10,000 chunks (`field`: `documents`) or the tenant more than 100 collections (`field`: `name`); refused before anything is embedded */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9181,7 +9275,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `embedding_failed`: the embedding provider failed or refused the request while a put embedded its documents; the message is the provider's (`field`: `embedding_provider`) */
+            /** @description `embedding_failed`: the embedding provider failed or refused the request while a put embedded its documents; the message is the provider's, with the deployment's secrets redacted (`field`: `embedding_provider`) */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -9194,6 +9288,8 @@ export interface operations {
              * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
              *
              *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             *
+             *     `index_unavailable`: Vectorize failed while a put wrote its documents' vectors: the documents are stored but may not be searchable until the same put is repeated, which repairs them
              *
              *     `embedding_not_configured`: the Worker secret holding the embedding provider's key is not set (`field`: `embedding_provider.api_key`), or an `azure_openai` provider has no endpoint (`field`: `embedding_provider.endpoint`)
              */
@@ -9212,7 +9308,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The collection's name (lower case, digits, _ and -). A malformed one is answered 404 collection_not_found. */
+                /** @description The collection's name (lower case, digits, _ and -). A malformed one is answered 400 validation_failed naming `name`. */
                 name: string;
                 /** @description The document's id, as it was put. A malformed one is answered 404 document_not_found. */
                 id: string;
@@ -9228,6 +9324,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Document"];
+                };
+            };
+            /** @description `validation_failed`: a body field, parameter, query value or header is invalid; `field` names it (e.g. `input`, `metadata.x`, the unknown key, `wait`, `after`, `last-event-id`, `path`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
@@ -9290,7 +9395,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The collection's name (lower case, digits, _ and -). A malformed one is answered 404 collection_not_found. */
+                /** @description The collection's name (lower case, digits, _ and -). A malformed one is answered 400 validation_failed naming `name`. */
                 name: string;
                 /** @description The document's id, as it was put. A malformed one is answered 404 document_not_found. */
                 id: string;
@@ -9305,6 +9410,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description `validation_failed`: a body field, parameter, query value or header is invalid; `field` names it (e.g. `input`, `metadata.x`, the unknown key, `wait`, `after`, `last-event-id`, `path`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
             };
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {

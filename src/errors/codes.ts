@@ -213,7 +213,7 @@ export const ERROR_CODES = {
   collection_limit_reached: {
     request: {
       status: 422,
-      when: "a put would give the collection more than 1,000 documents (`field`: `documents`), or the tenant more than 100 collections (`field`: `name`)",
+      when: "a put's document makes more than 500 chunks (`field`: `documents.<i>.text`), its documents more than 1,000 (`field`: `documents`), or it would give the collection more than 1,000 documents or 10,000 chunks (`field`: `documents`) or the tenant more than 100 collections (`field`: `name`); refused before anything is embedded",
     },
   },
   hook_input_empty: { request: { status: 422, when: "the hook's input template rendered nothing for this delivery" } },
@@ -223,7 +223,7 @@ export const ERROR_CODES = {
   embedding_failed: {
     request: {
       status: 502,
-      when: "the embedding provider failed or refused the request while a put embedded its documents; the message is the provider's (`field`: `embedding_provider`)",
+      when: "the embedding provider failed or refused the request while a put embedded its documents; the message is the provider's, with the deployment's secrets redacted (`field`: `embedding_provider`)",
     },
   },
   api_keys_not_configured: { request: { status: 503, when: "the server has no `OUTPOST_API_KEYS` secret" } },
@@ -234,6 +234,12 @@ export const ERROR_CODES = {
     request: {
       status: 503,
       when: "a task asked for callbacks, but the deployment has no `OUTPOST_WEBHOOK_SECRET` to sign them (`field`: `webhook`)",
+    },
+  },
+  index_unavailable: {
+    request: {
+      status: 503,
+      when: "Vectorize failed while a put wrote its documents' vectors: the documents are stored but may not be searchable until the same put is repeated, which repairs them",
     },
   },
   embedding_not_configured: {

@@ -13,8 +13,20 @@ export const DOCUMENT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 export const MAX_DOCUMENT_CHARS = 100_000;
 /** Documents one PUT may carry. */
 export const MAX_DOCUMENTS_PER_REQUEST = 20;
-/** Documents a collection may hold: exact search reads every chunk of the collection, so it stays bounded. */
+/** Documents a collection may hold. */
 export const MAX_DOCUMENTS_PER_COLLECTION = 1_000;
+/** Chunks one document may make (100,000 characters in sections of 200 or more fit). */
+export const MAX_CHUNKS_PER_DOCUMENT = 500;
+/**
+ * Chunks one put may make: each is embedded before anything is stored (11 requests of 96 texts at most), and all their
+ * vectors cross to the object in one call (at 3,072 dimensions, 12 MiB of the 32 MiB an RPC call may carry).
+ */
+export const MAX_CHUNKS_PER_REQUEST = 1_000;
+/**
+ * Chunks a collection may hold: the SQLite backend's exact search reads every chunk's vector of the collection for
+ * each query (at 1,536 dimensions, 60 MiB for 10,000 chunks), so the chunk count, not the document count, bounds it.
+ */
+export const MAX_CHUNKS_PER_COLLECTION = 10_000;
 /** Collections a tenant may have. */
 export const MAX_COLLECTIONS = 100;
 /** Best chunks a search may return. */

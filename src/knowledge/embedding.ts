@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { lazyModule } from "../lib/lazy-module.ts";
 import { secretName } from "../lib/secrets.ts";
-import { checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
+import { checkedEndpoint, checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
 
 export const EMBEDDING_PROVIDERS = ["openai", "azure_openai"] as const;
 export type EmbeddingProviderName = (typeof EMBEDDING_PROVIDERS)[number];
@@ -117,7 +117,7 @@ export function createEmbedder(spec: EmbeddingProvider, env: EmbedderEnvironment
   }
   let endpoint: string;
   try {
-    endpoint = checkOutboundUrl(configured, env.outbound).href.replace(/\/$/, "");
+    endpoint = checkedEndpoint(configured, env.outbound);
   } catch (error) {
     throw new EmbeddingError("blocked", error instanceof Error ? error.message : String(error));
   }

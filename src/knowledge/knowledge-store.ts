@@ -100,13 +100,24 @@ export class KnowledgeStore {
     );
   }
 
-  /** How many of the collection's documents there would be once `ids` are put. */
-  documentCountWith(collection: string, ids: readonly string[]): number {
-    const existing = this.sql
-      .exec<{ n: number }>("SELECT count(*) AS n FROM knowledge_documents WHERE collection = ?", collection)
-      .one().n;
-    const known = ids.filter((id) => this.documentRow(collection, id) !== null).length;
-    return existing + ids.length - known;
+  /** How many documents and chunks the collection would hold once `documents` (ids and chunk counts) are put. */
+  countsWith(
+    collection: string,
+    documents: readonly { id: string; chunks: number }[],
+  ): { documents: number; chunks: number } {
+    const totals = this.sql
+      .exec<{ documents: number; chunks: number }>(
+        "SELECT count(*) AS documents, coalesce(sum(chunk_count), 0) AS chunks FROM knowledge_documents WHERE collection = ?",
+        collection,
+      )
+      .one();
+    let { documents: count, chunks } = totals;
+    for (const doc of documents) {
+      const before = this.documentRow(collection, doc.id);
+      if (!before) count++;
+      chunks += doc.chunks - (before?.chunk_count ?? 0);
+    }
+    return { documents: count, chunks };
   }
 
   /**
@@ -153,6 +164,19 @@ export class KnowledgeStore {
     this.sql.exec("DELETE FROM knowledge_documents WHERE collection = ? AND id = ?", collection, id);
     this.touch(collection, now);
     return removed;
+  }
+
+  /** Deletes the collection, its documents and their chunks; the ids of the chunks removed, or null when there was none. */
+  deleteCollection(collection: string): string[] | null {
+    if (!this.collection(collection)) return null;
+    const ids = this.sql
+      .exec<{ id: string }>("SELECT id FROM knowledge_chunks WHERE collection = ?", collection)
+      .toArray()
+      .map((row) => row.id);
+    this.sql.exec("DELETE FROM knowledge_chunks WHERE collection = ?", collection);
+    this.sql.exec("DELETE FROM knowledge_documents WHERE collection = ?", collection);
+    this.sql.exec("DELETE FROM knowledge_collections WHERE name = ?", collection);
+    return ids;
   }
 
   documents(collection: string): DocumentView[] {

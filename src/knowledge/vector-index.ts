@@ -11,18 +11,22 @@ export interface ScoredId {
   score: number;
 }
 
+/** The vectors a write removes (chunk ids) and adds. */
+export interface VectorChanges {
+  removed: readonly string[];
+  added: readonly { id: string; vector: Float32Array }[];
+}
+
+/** What both backends answer: a search. Their writes differ (one is synchronous, one is not), so each has its own. */
 export interface VectorIndex {
   readonly backend: "sqlite" | "vectorize";
-  /** Adds or replaces the vectors of these chunks. */
-  upsert(collection: string, items: readonly { id: string; vector: Float32Array }[]): Promise<void>;
-  remove(collection: string, ids: readonly string[]): Promise<void>;
   /** The `topK` chunk ids most similar to `vector`, best first. */
   query(collection: string, vector: Float32Array, topK: number): Promise<ScoredId[]>;
 }
 
 /**
- * Exact cosine search in SQLite. Its writes are synchronous, so inside the object's method that stores the chunks they
- * commit with them (no await comes between).
+ * Exact cosine search in SQLite. Its writes are synchronous: the object makes them inside the transaction that
+ * stores the chunks, so chunks and vectors commit together or not at all.
  */
 export class SqliteVectorIndex implements VectorIndex {
   readonly backend = "sqlite";
@@ -31,8 +35,10 @@ export class SqliteVectorIndex implements VectorIndex {
     this.sql = sql;
   }
 
-  async upsert(collection: string, items: readonly { id: string; vector: Float32Array }[]): Promise<void> {
-    for (const { id, vector } of items) {
+  /** Removes and adds vectors; call it inside the object's transaction. */
+  write(collection: string, changes: VectorChanges): void {
+    for (const id of changes.removed) this.sql.exec("DELETE FROM knowledge_vectors WHERE chunk_id = ?", id);
+    for (const { id, vector } of changes.added) {
       // A copy of exactly the vector's bytes (a view may sit inside a larger buffer).
       const bytes = vector.buffer.slice(vector.byteOffset, vector.byteOffset + vector.byteLength);
       this.sql.exec(
@@ -42,10 +48,6 @@ export class SqliteVectorIndex implements VectorIndex {
         bytes,
       );
     }
-  }
-
-  async remove(_collection: string, ids: readonly string[]): Promise<void> {
-    for (const id of ids) this.sql.exec("DELETE FROM knowledge_vectors WHERE chunk_id = ?", id);
   }
 
   async query(collection: string, vector: Float32Array, topK: number): Promise<ScoredId[]> {
@@ -88,17 +90,20 @@ export class VectorizeIndex implements VectorIndex {
     this.namespaceOf = namespaceOf;
   }
 
-  async upsert(collection: string, items: readonly { id: string; vector: Float32Array }[]): Promise<void> {
-    const namespace = await this.namespaceOf(collection);
-    for (let start = 0; start < items.length; start += VECTORIZE_BATCH) {
-      const batch = items.slice(start, start + VECTORIZE_BATCH);
-      await this.index.upsert(batch.map(({ id, vector }) => ({ id, values: Array.from(vector), namespace })));
+  /**
+   * Removes, then adds vectors, after the object has committed the chunks (Vectorize is outside its transaction).
+   * Throws when Vectorize fails: the chunks are stored, some vectors may be missing, and a retry of the same put
+   * (which removes the chunks it replaces and adds them all again) repairs the document.
+   */
+  async write(collection: string, changes: VectorChanges): Promise<void> {
+    for (let start = 0; start < changes.removed.length; start += VECTORIZE_BATCH) {
+      await this.index.deleteByIds(changes.removed.slice(start, start + VECTORIZE_BATCH));
     }
-  }
-
-  async remove(_collection: string, ids: readonly string[]): Promise<void> {
-    for (let start = 0; start < ids.length; start += VECTORIZE_BATCH) {
-      await this.index.deleteByIds(ids.slice(start, start + VECTORIZE_BATCH));
+    if (changes.added.length === 0) return;
+    const namespace = await this.namespaceOf(collection);
+    for (let start = 0; start < changes.added.length; start += VECTORIZE_BATCH) {
+      const batch = changes.added.slice(start, start + VECTORIZE_BATCH);
+      await this.index.upsert(batch.map(({ id, vector }) => ({ id, values: Array.from(vector), namespace })));
     }
   }
 

@@ -6,7 +6,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { ProviderNotConfiguredError } from "../errors.ts";
 import { lazyModule } from "../lib/lazy-module.ts";
 import type { SecretLookup } from "../lib/secrets.ts";
-import { checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
+import { checkedEndpoint, checkOutboundUrl, type OutboundPolicy } from "../net/outbound.ts";
 import type { ProviderConfig } from "./anthropic.ts";
 import type { AuthProvider, LlmConfig } from "./provider.ts";
 
@@ -41,7 +41,7 @@ export type AnthropicAuth = Pick<ProviderConfig, "apiKey" | "baseURL" | "client"
 export async function anthropicAuth(llm: LlmConfig | null, env: AnthropicAuthEnvironment): Promise<AnthropicAuth> {
   const auth: AuthProvider = llm?.auth_provider ?? "api_key";
   // The agent's own endpoint must pass the outbound guard; the deployment's ANTHROPIC_BASE_URL is the operator's.
-  const endpoint = llm?.endpoint ? checkOutboundUrl(llm.endpoint, env.outbound).href.replace(/\/$/, "") : undefined;
+  const endpoint = llm?.endpoint ? checkedEndpoint(llm.endpoint, env.outbound) : undefined;
   const need = (name: string, what: string): string => {
     const value = env.secret(name, "anthropic_provider");
     if (value) return value;

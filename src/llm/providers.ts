@@ -5,7 +5,7 @@
 import { ProviderNotConfiguredError } from "../errors.ts";
 import { lazyModule } from "../lib/lazy-module.ts";
 import { type SecretLookup, secretLookup } from "../lib/secrets.ts";
-import { checkOutboundUrl, type OutboundPolicy, outboundPolicy } from "../net/outbound.ts";
+import { checkedEndpoint, type OutboundPolicy, outboundPolicy } from "../net/outbound.ts";
 import { AnthropicProvider } from "./anthropic.ts";
 import { anthropicAuth } from "./anthropic-auth.ts";
 import { DEFAULT_KEY_SECRETS, type LlmConfig, type ModelProvider } from "./provider.ts";
@@ -58,11 +58,11 @@ export async function createProvider(llm: LlmConfig | null, env: ProviderEnviron
     if (!llm.endpoint) {
       throw new ProviderNotConfiguredError(llm.provider, "An openai_compatible provider needs llmConfig.endpoint.");
     }
-    const endpoint = checkOutboundUrl(llm.endpoint, env.outbound).href.replace(/\/$/, "");
+    const endpoint = checkedEndpoint(llm.endpoint, env.outbound);
     const { OpenAiCompatibleProvider } = await loadOpenAi();
     return new OpenAiCompatibleProvider({ apiKey, endpoint, maxRetries: env.maxRetries });
   }
-  const endpoint = llm.endpoint ? checkOutboundUrl(llm.endpoint, env.outbound).href.replace(/\/$/, "") : undefined;
+  const endpoint = llm.endpoint ? checkedEndpoint(llm.endpoint, env.outbound) : undefined;
   const { GeminiProvider } = await loadGemini();
   return new GeminiProvider({ apiKey, ...(endpoint ? { endpoint } : {}), maxRetries: env.maxRetries });
 }

@@ -17,6 +17,14 @@ export function outboundPolicy(allowPrivateHosts: string | undefined): OutboundP
   return { allowPrivateHosts: new Set(hosts) };
 }
 
+/**
+ * A configured endpoint (a model's, an embedding provider's) that passed the guard, as the base URL an SDK client
+ * joins its paths to: without a trailing slash. Throws BlockedUrlError as checkOutboundUrl does.
+ */
+export function checkedEndpoint(raw: string, policy: OutboundPolicy): string {
+  return checkOutboundUrl(raw, policy).href.replace(/\/$/, "");
+}
+
 /** Returns the parsed URL, or throws BlockedUrlError saying why it may not be fetched. */
 export function checkOutboundUrl(raw: string | URL, policy: OutboundPolicy): URL {
   let url: URL;

@@ -233,5 +233,10 @@ describe("the client", () => {
       status: 404,
       code: "document_not_found",
     });
+    await outpost.collections.delete("handbook");
+    await expect(outpost.collections.get("handbook")).rejects.toMatchObject({
+      status: 404,
+      code: "collection_not_found",
+    });
   });
 });

@@ -3,7 +3,7 @@
 // deployments; vectors are deterministic, unit length, and closer for texts that share words. Then Outpost's own
 // Embedder (src/knowledge/embedding.ts) against them: the key from a secret, the outbound guard, the errors.
 import { env } from "cloudflare:workers";
-import OpenAI, { AzureOpenAI, BadRequestError } from "openai";
+import OpenAI, { AuthenticationError, AzureOpenAI, BadRequestError } from "openai";
 import { describe, expect, it } from "vitest";
 import { createEmbedder, EmbeddingError, EmbeddingProviderSchema } from "../../src/knowledge/embedding.ts";
 import { outboundPolicy } from "../../src/net/outbound.ts";
@@ -49,6 +49,12 @@ describe("the emulator's embeddings", () => {
       body: JSON.stringify({ model: "m", input: "x" }),
     });
     expect(keyless.status).toBe(401);
+    // The model reject-key: OpenAI's 401 for a wrong key, quoting it (what Outpost must not pass on).
+    const rejected = await client.embeddings.create({ model: "reject-key", input: "x" }).catch((e: unknown) => e);
+    expect(rejected).toBeInstanceOf(AuthenticationError);
+    expect((rejected as AuthenticationError).message).toBe(
+      "401 Incorrect API key provided: test. You can find your API key at https://platform.openai.com/account/api-keys.",
+    );
   });
 
   it("serves Azure OpenAI's deployments to the AzureOpenAI client", async () => {

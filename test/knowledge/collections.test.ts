@@ -7,17 +7,24 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import {
   CollectionListSchema,
+  CollectionSchema,
   DocumentListSchema,
   DocumentSchema,
   PutDocumentsResultSchema,
 } from "../../src/http/responses.ts";
-import { MAX_DOCUMENTS_PER_COLLECTION } from "../../src/knowledge/collection.ts";
+import { MAX_COLLECTIONS, MAX_DOCUMENTS_PER_COLLECTION } from "../../src/knowledge/collection.ts";
+import type { EmbeddingProvider } from "../../src/knowledge/embedding.ts";
 import { knowledgeStubFor } from "../../src/knowledge/knowledge-stub.ts";
 import { api, apiJson, expectError, ISO_TIME } from "../support/helpers.ts";
 
 const READER = "test-read-key";
+/** Tenant default's key with the run scope only: it may start tasks, not change what every agent trusts. */
+const RUNNER = "test-run-key";
+/** Tenant beta's key that may run and read, and its admin's. */
 const BETA = "test-beta-key";
+const BETA_ADMIN = "test-beta-admin";
 const OPENAI = { provider: "openai", name: "text-embedding-3-small" };
+const OPENAI_SPEC: EmbeddingProvider = { provider: "openai", name: "text-embedding-3-small" };
 
 const GUIDE = `# Guide
 
@@ -237,7 +244,21 @@ describe("PUT /v1/collections/:name/documents", () => {
       "validation_failed",
       "documents.0.text",
     );
-    await expectError(await put("Bad Name", { documents: [] }), 404, "collection_not_found", "name");
+  });
+
+  it("answers a malformed collection name with 400 naming name, on every route", async () => {
+    const body = { embedding_provider: OPENAI, documents: [{ id: "a", text: "A." }] };
+    await expectError(await put("Handbook", body), 400, "validation_failed", "name");
+    await expectError(await api("/v1/collections/Handbook"), 400, "validation_failed", "name");
+    await expectError(await api("/v1/collections/Handbook/documents"), 400, "validation_failed", "name");
+    await expectError(await api("/v1/collections/Handbook/documents/a"), 400, "validation_failed", "name");
+    await expectError(
+      await api("/v1/collections/Handbook/documents/a", { method: "DELETE" }),
+      400,
+      "validation_failed",
+      "name",
+    );
+    await expectError(await api("/v1/collections/Handbook", { method: "DELETE" }), 400, "validation_failed", "name");
   });
 
   it("refuses a put that would take a collection past its document limit", async () => {
@@ -266,31 +287,295 @@ describe("who may use collections", () => {
     await expectError(
       await api("/v1/collections/private/documents/a", { key: BETA }),
       404,
-      "document_not_found",
-      "document_id",
+      "collection_not_found",
+      "name",
     );
     await expectError(
-      await api("/v1/collections/private/documents/a", { method: "DELETE", key: BETA }),
+      await api("/v1/collections/private/documents/a", { method: "DELETE", key: BETA_ADMIN }),
       404,
-      "document_not_found",
-      "document_id",
+      "collection_not_found",
+      "name",
+    );
+    await expectError(
+      await api("/v1/collections/private", { method: "DELETE", key: BETA_ADMIN }),
+      404,
+      "collection_not_found",
+      "name",
     );
     // Beta's own collection of the same name is another collection.
-    const own = await put("private", { embedding_provider: OPENAI, documents: [{ id: "b", text: "Beta's." }] }, BETA);
+    const own = await put(
+      "private",
+      { embedding_provider: OPENAI, documents: [{ id: "b", text: "Beta's." }] },
+      BETA_ADMIN,
+    );
     expect(own.status).toBe(200);
     const defaults = await apiJson("/v1/collections/private/documents", DocumentListSchema);
     expect(defaults.documents.map((d) => d.id)).toEqual(["a"]);
   });
 
-  it("needs run to write and read to read", async () => {
-    await expectError(
-      await put("scoped", { embedding_provider: OPENAI, documents: [{ id: "a", text: "A." }] }, READER),
-      403,
-      "insufficient_scope",
-      "authorization",
-    );
+  it("needs admin to write (every agent of the tenant trusts the documents) and read to read", async () => {
+    await put("scoped", { embedding_provider: OPENAI, documents: [{ id: "a", text: "A." }] });
+    for (const key of [RUNNER, READER, BETA]) {
+      await expectError(
+        await put("scoped", { documents: [{ id: "b", text: "Planted." }] }, key),
+        403,
+        "insufficient_scope",
+        "authorization",
+      );
+      await expectError(
+        await api("/v1/collections/scoped/documents/a", { method: "DELETE", key }),
+        403,
+        "insufficient_scope",
+        "authorization",
+      );
+      await expectError(
+        await api("/v1/collections/scoped", { method: "DELETE", key }),
+        403,
+        "insufficient_scope",
+        "authorization",
+      );
+    }
+    const documents = await apiJson("/v1/collections/scoped/documents", DocumentListSchema, { key: READER });
+    expect(documents.documents.map((d) => d.id)).toEqual(["a"]);
     await expectError(await api("/v1/collections", { key: null }), 401, "unauthorized", "authorization");
     const listed = await api("/v1/collections", { key: READER });
     expect(listed.status).toBe(200);
+  });
+});
+
+describe("chunking what a put carries", () => {
+  it("joins sections of a few characters to the chunk before, heading line and all", async () => {
+    const text =
+      "# FAQ\n\nAnswers to what customers ask most.\n\n## Is it free?\n\nYes.\n\n## Can I cancel?\n\nAt any time.";
+    expect((await put("faq", { embedding_provider: OPENAI, documents: [{ id: "faq", text }] })).status).toBe(200);
+    const doc = await apiJson("/v1/collections/faq/documents/faq", DocumentSchema);
+    expect(doc.chunks.map(({ index, heading_path, text }) => ({ index, heading_path, text }))).toEqual([
+      {
+        index: 0,
+        heading_path: ["FAQ"],
+        text: "Answers to what customers ask most.\n\n## Is it free?\n\nYes.\n\n## Can I cancel?\n\nAt any time.",
+      },
+    ]);
+  });
+
+  it("stores the reviewer's 256 KiB put of one-letter sections in few chunks instead of failing with a 500", async () => {
+    const text = "# a\nb\n".repeat(6400);
+    const documents = Array.from({ length: 5 }, (_, i) => ({ id: `tiny-${i}`, text }));
+    const res = await put("tiny-sections", { embedding_provider: OPENAI, documents });
+    expect(res.status).toBe(200);
+    const body = PutDocumentsResultSchema.parse(await res.json());
+    // 6,400 sections of "b", each joined to the chunk before as "# a\n\nb": 150 to a chunk of at most 1,200.
+    expect(body.documents.map((d) => d.chunk_count)).toEqual([43, 43, 43, 43, 43]);
+    expect(body.collection.chunk_count).toBe(215);
+  });
+
+  it("keeps a fenced code block whole and verbatim, and cuts one longer than a chunk between its lines", async () => {
+    const prose = "The installer needs a shell. ".repeat(40).trim();
+    const fence = ["```sh", "  # install", "apt-get install outpost", "", "# run it", "outpost --serve", "```"].join(
+      "\n",
+    );
+    const lines = Array.from({ length: 80 }, (_, i) => `echo "step ${i} of the long script"`);
+    const long = ["~~~bash", ...lines, "~~~"].join("\n");
+    const text = `# Setup\n\n${prose}\n\n${fence}\n\n## Script\n\n${long}`;
+    expect((await put("code", { embedding_provider: OPENAI, documents: [{ id: "setup", text }] })).status).toBe(200);
+    const doc = await apiJson("/v1/collections/code/documents/setup", DocumentSchema);
+    const [first, second, ...script] = doc.chunks.map((c) => c.text);
+    expect(first).toBe(prose);
+    expect(second).toBe(fence);
+    expect(script.length).toBe(3);
+    expect(script.join("\n")).toBe(long);
+    for (const piece of script) expect(piece.length).toBeLessThanOrEqual(1_200);
+  });
+
+  it("cuts a long run of emoji between characters, never inside one", async () => {
+    const text = `a${"😀".repeat(700)}`;
+    expect((await put("emoji", { embedding_provider: OPENAI, documents: [{ id: "e", text }] })).status).toBe(200);
+    const doc = await apiJson("/v1/collections/emoji/documents/e", DocumentSchema);
+    const pieces = doc.chunks.map((c) => c.text);
+    expect(pieces.map((p) => p.length)).toEqual([1_199, 202]);
+    expect(pieces.join("")).toBe(text);
+    for (const piece of pieces) expect(piece).toMatch(/^(?:[^\ud800-\udfff]|[\ud800-\udbff][\udc00-\udfff])*$/);
+  });
+
+  it("keeps the first 200 characters of a long heading in the heading path", async () => {
+    const heading = "H".repeat(5_000);
+    const text = `# ${heading}\n\nThe body.`;
+    expect((await put("headings", { embedding_provider: OPENAI, documents: [{ id: "h", text }] })).status).toBe(200);
+    const doc = await apiJson("/v1/collections/headings/documents/h", DocumentSchema);
+    expect(doc.chunks.map((c) => c.heading_path)).toEqual([[`${"H".repeat(199)}…`]]);
+  });
+});
+
+describe("the limits on chunks, checked before anything is embedded", () => {
+  /** A document of `sections` sections of 20 characters: one chunk each. */
+  const sections = (count: number) => "# s\nabcdefghijklmnopqrst\n".repeat(count);
+  /** The emulator answers this model with a 401: a put refused with 422 never reached the provider. */
+  const REJECTED = { provider: "openai", name: "reject-key" };
+
+  it("refuses a document of more than 500 chunks, naming it", async () => {
+    await expectError(
+      await put("chunky", {
+        embedding_provider: REJECTED,
+        documents: [
+          { id: "ok", text: sections(10) },
+          { id: "long", text: sections(501) },
+        ],
+      }),
+      422,
+      "collection_limit_reached",
+      "documents.1.text",
+    );
+    await expectError(await api("/v1/collections/chunky"), 404, "collection_not_found", "name");
+  });
+
+  it("refuses a put of more than 1,000 chunks in all", async () => {
+    const documents = [0, 1, 2].map((i) => ({ id: `d${i}`, text: sections(400) }));
+    await expectError(
+      await put("chunky", { embedding_provider: REJECTED, documents }),
+      422,
+      "collection_limit_reached",
+      "documents",
+    );
+  });
+
+  it("refuses a put that would take a collection past 10,000 chunks, counting a replaced document's as gone", async () => {
+    for (let start = 0; start < 20; start += 2) {
+      const documents = [start, start + 1].map((i) => ({ id: `d${i}`, text: sections(500) }));
+      expect((await put("chunk-full", { embedding_provider: OPENAI, documents })).status).toBe(200);
+    }
+    expect((await apiJson("/v1/collections/chunk-full", CollectionSchema)).chunk_count).toBe(10_000);
+    await expectError(
+      await put("chunk-full", { documents: [{ id: "one-more", text: "No room." }] }),
+      422,
+      "collection_limit_reached",
+      "documents",
+    );
+    const replaced = await put("chunk-full", { documents: [{ id: "d0", text: sections(499) }] });
+    expect(replaced.status).toBe(200);
+    expect((await apiJson("/v1/collections/chunk-full", CollectionSchema)).chunk_count).toBe(9_999);
+  });
+});
+
+describe("DELETE /v1/collections/:name", () => {
+  it("deletes the collection with its documents, chunks and vectors; its name may then take another model", async () => {
+    await put("doomed", { embedding_provider: OPENAI, documents: [{ id: "a", text: "Doomed text." }] });
+    expect((await api("/v1/collections/doomed", { method: "DELETE" })).status).toBe(204);
+    await expectError(await api("/v1/collections/doomed"), 404, "collection_not_found", "name");
+    await expectError(await api("/v1/collections/doomed/documents/a"), 404, "collection_not_found", "name");
+    await expectError(await api("/v1/collections/doomed", { method: "DELETE" }), 404, "collection_not_found", "name");
+    const rows = await runInDurableObject(knowledgeStubFor(env, "default"), (_instance, state) =>
+      ["knowledge_documents", "knowledge_chunks", "knowledge_vectors"].map(
+        (table) =>
+          state.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE collection = 'doomed'`).one()
+            .n,
+      ),
+    );
+    expect(rows).toEqual([0, 0, 0]);
+    const again = await put("doomed", {
+      embedding_provider: { provider: "openai", name: "text-embedding-3-large", dimensions: 64 },
+      documents: [{ id: "b", text: "Reborn." }],
+    });
+    expect(again.status).toBe(200);
+    expect((await apiJson("/v1/collections/doomed", CollectionSchema)).embedding_model).toBe(
+      "openai:text-embedding-3-large:64",
+    );
+  });
+
+  it("frees a place under the tenant's 100 collections", async () => {
+    const LISTER = "test-lister-key";
+    for (let i = 0; i < MAX_COLLECTIONS; i++) {
+      const res = await put(`c${i}`, { embedding_provider: OPENAI, documents: [{ id: "a", text: "A." }] }, LISTER);
+      expect(res.status).toBe(200);
+    }
+    const extra = { embedding_provider: OPENAI, documents: [{ id: "a", text: "A." }] };
+    await expectError(await put("extra", extra, LISTER), 422, "collection_limit_reached", "name");
+    expect((await api("/v1/collections/c0", { method: "DELETE", key: LISTER })).status).toBe(204);
+    expect((await put("extra", extra, LISTER)).status).toBe(200);
+  });
+
+  it("answers collection_not_found for a document of a collection that does not exist", async () => {
+    await expectError(await api("/v1/collections/nowhere/documents/a"), 404, "collection_not_found", "name");
+    await expectError(
+      await api("/v1/collections/nowhere/documents/a", { method: "DELETE" }),
+      404,
+      "collection_not_found",
+      "name",
+    );
+  });
+});
+
+describe("what a failed put leaves", () => {
+  it("keeps the deployment's key out of the provider's error", async () => {
+    const res = await put("leaky", {
+      embedding_provider: { provider: "openai", name: "reject-key" },
+      documents: [{ id: "a", text: "A." }],
+    });
+    const error = await expectError(res, 502, "embedding_failed", "embedding_provider");
+    expect(error.error.message).toBe(
+      "The embedding provider (openai, reject-key) failed: 401 Incorrect API key provided: [REDACTED]. You can find your API key at https://platform.openai.com/account/api-keys.",
+    );
+    // test-embeddings-key is the test deployment's OPENAI_API_KEY (vitest.config.ts).
+    expect(JSON.stringify(error)).not.toContain("test-embeddings-key");
+  });
+
+  it("stores no chunk when its vectors cannot be written: chunks and vectors commit together", async () => {
+    const stub = knowledgeStubFor(env, "torn-writes");
+    const document = {
+      id: "a",
+      title: null,
+      source: null,
+      metadata: {},
+      text: "A.",
+      chunks: [{ index: 0, headingPath: [], text: "A.", vector: new Float32Array([1, 0]) }],
+    };
+    const outcome = await runInDurableObject(stub, async (instance, state) => {
+      state.storage.sql.exec("ALTER TABLE knowledge_vectors RENAME TO knowledge_vectors_away");
+      const failed = await instance.putDocuments("torn", OPENAI_SPEC, "openai:text-embedding-3-small", [document]).then(
+        () => "stored",
+        (e: unknown) => (e instanceof Error ? e.message : String(e)),
+      );
+      state.storage.sql.exec("ALTER TABLE knowledge_vectors_away RENAME TO knowledge_vectors");
+      const counts = ["knowledge_collections", "knowledge_documents", "knowledge_chunks"].map(
+        (table) => state.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${table}`).one().n,
+      );
+      return { failed, counts };
+    });
+    expect(outcome.failed).toMatch(/no such table: knowledge_vectors/);
+    expect(outcome.counts).toEqual([0, 0, 0]);
+  });
+
+  it("refuses vectors whose length is not the collection's dimensions", async () => {
+    const stub = knowledgeStubFor(env, "odd-vectors");
+    const doc = (id: string, vectors: number[][]) => ({
+      id,
+      title: null,
+      source: null,
+      metadata: {},
+      text: id,
+      chunks: vectors.map((v, index) => ({
+        index,
+        headingPath: [],
+        text: `${id} ${index}`,
+        vector: new Float32Array(v),
+      })),
+    });
+    const model = "openai:text-embedding-3-small";
+    const first = await stub.putDocuments("odd", OPENAI_SPEC, model, [doc("a", [[1, 0]])]);
+    expect(first.ok).toBe(true);
+    const longer = await stub.putDocuments("odd", OPENAI_SPEC, model, [doc("b", [[0, 0, 1]])]);
+    expect(longer.error).toEqual({
+      code: "embedding_mismatch",
+      message: 'Collection "odd" holds vectors of 2 dimensions; the embedding provider returned 3.',
+    });
+    const mixed = await stub.putDocuments("fresh", OPENAI_SPEC, model, [
+      doc("c", [
+        [1, 0],
+        [0, 0, 1],
+      ]),
+    ]);
+    expect(mixed.error?.code).toBe("embedding_mismatch");
+    expect(await stub.collectionView("fresh")).toBeNull();
+    const list = await stub.documents("odd");
+    expect(list?.map((d) => d.id)).toEqual(["a"]);
   });
 });

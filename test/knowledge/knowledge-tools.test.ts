@@ -21,6 +21,8 @@ import {
 } from "../support/helpers.ts";
 
 const BETA = "test-beta-key";
+/** Tenant beta's admin: writing a collection needs admin. */
+const BETA_ADMIN = "test-beta-admin";
 const OPENAI = { provider: "openai" as const };
 
 const INSTALL = `# Install guide
@@ -81,8 +83,8 @@ beforeAll(async () => {
   ]);
   await upload("manuals", [{ id: "install.md", title: "Install guide", text: INSTALL }]);
   // Beta's own collections: one of the same name as default's, and one default does not have.
-  await upload("handbook", [{ id: "beta.md", text: "Beta refunds are paid in store credit only." }], BETA);
-  await upload("beta-only", [{ id: "plans.md", text: "Beta's refund plans are confidential." }], BETA);
+  await upload("handbook", [{ id: "beta.md", text: "Beta refunds are paid in store credit only." }], BETA_ADMIN);
+  await upload("beta-only", [{ id: "plans.md", text: "Beta's refund plans are confidential." }], BETA_ADMIN);
 });
 
 describe("a vector-store tool", () => {

@@ -987,7 +987,7 @@ const CollectionName = z.object({
   name: z
     .string()
     .describe(
-      "The collection's name (lower case, digits, _ and -). A malformed one is answered 404 collection_not_found.",
+      "The collection's name (lower case, digits, _ and -). A malformed one is answered 400 validation_failed naming `name`.",
     ),
 });
 const CollectionDocument = CollectionName.extend({
@@ -1014,7 +1014,20 @@ const COLLECTIONS: OperationSpec[] = [
     access: "read",
     params: { path: CollectionName },
     answers: { 200: { description: "The collection.", json: CollectionSchema } },
-    errors: ["collection_not_found"],
+    errors: ["validation_failed", "collection_not_found"],
+  },
+  {
+    method: "delete",
+    path: "/v1/collections/{name}",
+    operationId: "deleteCollection",
+    tag: "collections",
+    summary: "Delete a collection with its documents, chunks and vectors",
+    description:
+      "Frees its name (it may be created again with another embedding model) and its place among the tenant's 100 collections.",
+    access: "admin",
+    params: { path: CollectionName },
+    answers: { 204: { description: "Deleted." } },
+    errors: ["validation_failed", "collection_not_found"],
   },
   {
     method: "get",
@@ -1025,7 +1038,7 @@ const COLLECTIONS: OperationSpec[] = [
     access: "read",
     params: { path: CollectionName },
     answers: { 200: { description: "Every document, by id.", json: DocumentListSchema } },
-    errors: ["collection_not_found"],
+    errors: ["validation_failed", "collection_not_found"],
   },
   {
     method: "put",
@@ -1034,17 +1047,17 @@ const COLLECTIONS: OperationSpec[] = [
     tag: "collections",
     summary: "Add or replace documents (chunked along their Markdown headings, embedded, indexed)",
     description:
-      "Creates the collection on its first put, which must name `embedding_provider` (openai or azure_openai; the deployment's endpoint and key are used). A document put again has all its chunks replaced. At most 20 documents per request, 100,000 characters each, 1,000 documents per collection.",
-    access: "run",
+      "Creates the collection on its first put, which must name `embedding_provider` (openai or azure_openai; the deployment's endpoint and key are used). A document put again has all its chunks replaced. At most 20 documents per request, 100,000 characters each, 500 chunks each and 1,000 chunks in all; 1,000 documents and 10,000 chunks per collection (checked before anything is embedded). Under Vectorize, 503 index_unavailable means the documents are stored but may not be searchable: the same put again repairs them.",
+    access: "admin",
     params: { path: CollectionName },
     body: PutDocumentsBody,
     answers: { 200: { description: "The collection and the documents put.", json: PutDocumentsResultSchema } },
     errors: [
-      "collection_not_found",
       "embedding_mismatch",
       "collection_limit_reached",
       "embedding_failed",
       "embedding_not_configured",
+      "index_unavailable",
     ],
   },
   {
@@ -1056,7 +1069,7 @@ const COLLECTIONS: OperationSpec[] = [
     access: "read",
     params: { path: CollectionDocument },
     answers: { 200: { description: "The document.", json: DocumentSchema } },
-    errors: ["collection_not_found", "document_not_found"],
+    errors: ["validation_failed", "collection_not_found", "document_not_found"],
   },
   {
     method: "delete",
@@ -1064,10 +1077,10 @@ const COLLECTIONS: OperationSpec[] = [
     operationId: "deleteDocument",
     tag: "collections",
     summary: "Delete a document and its chunks",
-    access: "run",
+    access: "admin",
     params: { path: CollectionDocument },
     answers: { 204: { description: "Deleted." } },
-    errors: ["collection_not_found", "document_not_found"],
+    errors: ["validation_failed", "collection_not_found", "document_not_found"],
   },
 ];
 

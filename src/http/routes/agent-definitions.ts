@@ -14,6 +14,7 @@ import { tenantStubFor } from "../../tenants/directory.ts";
 import { agentFor, agentsFor, forgetOwnAgents, storedAgent } from "../agent-lookup.ts";
 import type { AppEnv } from "../app-env.ts";
 import { requireAdmin } from "../auth.ts";
+import { embeddingProviderRefusals, refuseDeploymentSettings, type SettingRefusal } from "../deployment-settings.ts";
 import type { AgentDescription, AgentList, AgentVersionList } from "../responses.ts";
 import { bodyText } from "../validation.ts";
 
@@ -83,12 +84,12 @@ const AGENT_BODY_TYPES = /^(application\/json|application\/yaml|application\/x-y
  * (which would receive a key), its deployment-wide inbound hooks, and the tenants it serves (it serves its own).
  * Such an agent is an agents/ file.
  */
-function refuseDeploymentSettings(definition: AgentDefinition): void {
+function refuseRuntimeAgentSettings(definition: AgentDefinition): void {
   const llm = definition.llmConfig;
   const grader = definition.evaluations?.model;
   const servers = Object.entries(definition.mcpServers ?? {});
   const withHeaders = servers.find(([, server]) => "headers" in server && server.headers !== undefined)?.[0];
-  const refusals: [boolean, string, string][] = [
+  const refusals: SettingRefusal[] = [
     [definition.hooks !== undefined, "hooks", "inbound hooks are the deployment's: declare them in an agents/ file"],
     [definition.tenants !== undefined, "tenants", "an agent added with PUT belongs to the tenant that added it"],
     [llm?.endpoint !== undefined, "model.endpoint", "another model endpoint would receive the deployment's key"],
@@ -108,30 +109,14 @@ function refuseDeploymentSettings(definition: AgentDefinition): void {
       "evaluations.model.api_key",
       "the deployment's secrets are named in agents/ files only",
     ],
-    [
-      definition.embeddingProvider?.endpoint !== undefined,
-      "embedding_provider.endpoint",
-      "another embeddings endpoint would receive the deployment's key",
-    ],
-    [
-      definition.embeddingProvider?.api_key !== undefined,
-      "embedding_provider.api_key",
-      "the deployment's secrets are named in agents/ files only",
-    ],
+    ...embeddingProviderRefusals(definition.embeddingProvider),
     [
       withHeaders !== undefined,
       "tools",
       `the headers of "${withHeaders}" read the deployment's secrets: declare such a server in an agents/ file`,
     ],
   ];
-  const refused = refusals.find(([given]) => given);
-  if (refused) {
-    throw new ApiError(
-      "validation_failed",
-      `Invalid ${refused[1]}: not for an agent added at runtime; ${refused[2]}.`,
-      refused[1],
-    );
-  }
+  refuseDeploymentSettings(refusals, "an agent added at runtime");
 }
 
 /** If-Match: the version the client saw (0: the agent must not exist yet); null without the header. */
@@ -190,7 +175,7 @@ export const agentDefinitionRoutes = new Hono<AppEnv>()
         "name",
       );
     }
-    refuseDeploymentSettings(file.definition);
+    refuseRuntimeAgentSettings(file.definition);
     const badPattern = await filePatternProblem(file.definition);
     if (badPattern)
       throw new ApiError("validation_failed", `Invalid ${badPattern.field}: ${badPattern.message}.`, badPattern.field);

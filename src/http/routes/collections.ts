@@ -1,21 +1,29 @@
 // /v1/collections: a tenant's collections of documents for the knowledge tools (issue 17 §4, docs/knowledge.md).
 // PUT …/documents chunks each document (Markdown-aware, src/knowledge/chunker.ts), embeds the chunks here in the
 // Worker with the collection's embedding provider (through the outbound guard, its key from a Worker secret), and
-// stores them in the tenant's KnowledgeObject; the other routes read and delete. Reading needs `read`, writing `run`
-// (the method's scope); every route reaches only the key's own tenant's object.
+// stores them in the tenant's KnowledgeObject; the other routes read and delete. Reading needs `read`; writing needs
+// `admin` (every agent of the tenant trusts these documents, as it trusts the tenant's own agents, which PUT
+// /v1/agents/:name writes with `admin`); every route reaches only the key's own tenant's object.
 import { type Context, Hono } from "hono";
+import type { PutRefusal } from "../../../durable-objects/knowledge-object.ts";
+import type { RpcFailure } from "../../contracts/rpc.ts";
 import { ApiError } from "../../errors.ts";
-import { chunkMarkdown } from "../../knowledge/chunker.ts";
+import { Redactor } from "../../events/redaction.ts";
+import { type Chunk, chunkMarkdown } from "../../knowledge/chunker.ts";
 import {
   CollectionNameSchema,
   DOCUMENT_ID_PATTERN,
   type IndexedDocument,
+  MAX_CHUNKS_PER_DOCUMENT,
+  MAX_CHUNKS_PER_REQUEST,
   PutDocumentsBody,
   type PutDocumentsInput,
 } from "../../knowledge/collection.ts";
 import { type Embedder, EmbeddingError, type EmbeddingProvider, embeddingModelId } from "../../knowledge/embedding.ts";
 import { deploymentEmbedder, knowledgeStubFor } from "../../knowledge/knowledge-stub.ts";
 import type { AppEnv } from "../app-env.ts";
+import { requireAdmin } from "../auth.ts";
+import { embeddingProviderRefusals, refuseDeploymentSettings } from "../deployment-settings.ts";
 import type { CollectionList, DocumentList, PutDocumentsResult } from "../responses.ts";
 import { jsonBody } from "../validation.ts";
 
@@ -23,37 +31,22 @@ function collectionNotFound(name: string): ApiError {
   return new ApiError("collection_not_found", `No collection named "${name}".`, "name");
 }
 
-/** The collection's name from the path, and the tenant's object; a malformed name is answered like an unknown one. */
+/** The collection's name from the path (400 when malformed), and the tenant's object. */
 function collectionOf(c: Context<AppEnv>) {
   const name = c.req.param("name") ?? "";
-  if (!CollectionNameSchema.safeParse(name).success) throw collectionNotFound(name);
+  const parsed = CollectionNameSchema.safeParse(name);
+  if (!parsed.success) {
+    throw new ApiError("validation_failed", `Invalid name: ${parsed.error.issues[0]?.message ?? "malformed"}.`, "name");
+  }
   return { name, stub: knowledgeStubFor(c.env, c.get("tenant")) };
 }
 
 function documentIdOf(c: Context<AppEnv>): string {
   const id = c.req.param("id") ?? "";
-  if (!DOCUMENT_ID_PATTERN.test(id)) throw documentNotFound(id);
-  return id;
-}
-
-function documentNotFound(id: string): ApiError {
-  return new ApiError("document_not_found", `No document with id "${id}" in this collection.`, "document_id");
-}
-
-/**
- * A request's embedding provider may choose the provider and the model, never an endpoint or a secret: the
- * deployment's key would go to that endpoint, or the named secret to the provider (as for a tenant's own agent).
- */
-function refuseDeploymentSettings(spec: EmbeddingProvider | undefined): void {
-  for (const key of ["endpoint", "api_key"] as const) {
-    if (spec?.[key] !== undefined) {
-      throw new ApiError(
-        "validation_failed",
-        `Invalid embedding_provider.${key}: not for a request; the deployment's endpoint (OPENAI_BASE_URL, AZURE_OPENAI_ENDPOINT) and key (OPENAI_API_KEY, AZURE_OPENAI_API_KEY) are used.`,
-        `embedding_provider.${key}`,
-      );
-    }
+  if (!DOCUMENT_ID_PATTERN.test(id)) {
+    throw new ApiError("document_not_found", `No document with id "${id}" in this collection.`, "document_id");
   }
+  return id;
 }
 
 /** The Embedder of a provider, or the 4xx/5xx the deployment's configuration calls for. */
@@ -75,27 +68,52 @@ function embeddingText(title: string | undefined, headingPath: readonly string[]
   return where ? `${where}\n\n${text}` : text;
 }
 
-/** The documents chunked and embedded, ready for the object. */
-async function indexDocuments(
-  documents: PutDocumentsInput["documents"],
-  embedder: Embedder,
-  signal: AbortSignal,
-): Promise<IndexedDocument[]> {
-  const chunked = documents.map((doc, i) => {
+type ChunkedDocument = { doc: PutDocumentsInput["documents"][number]; chunks: Chunk[] };
+
+/** The documents chunked, within the per-document and per-request limits (checked before anything is embedded). */
+function chunkDocuments(documents: PutDocumentsInput["documents"]): ChunkedDocument[] {
+  let total = 0;
+  return documents.map((doc, i) => {
     const chunks = chunkMarkdown(doc.text);
     if (chunks.length === 0) {
       throw new ApiError("validation_failed", "must hold some text besides headings", `documents.${i}.text`);
     }
+    if (chunks.length > MAX_CHUNKS_PER_DOCUMENT) {
+      throw new ApiError(
+        "collection_limit_reached",
+        `Document "${doc.id}" makes ${chunks.length.toLocaleString("en")} chunks; a document may make at most ${MAX_CHUNKS_PER_DOCUMENT} (split it into several documents, or write longer sections).`,
+        `documents.${i}.text`,
+      );
+    }
+    total += chunks.length;
+    if (total > MAX_CHUNKS_PER_REQUEST) {
+      throw new ApiError(
+        "collection_limit_reached",
+        `These documents make more than ${MAX_CHUNKS_PER_REQUEST.toLocaleString("en")} chunks, the most one put may make: put them in several requests.`,
+        "documents",
+      );
+    }
     return { doc, chunks };
   });
+}
+
+/** The chunked documents embedded, ready for the object. */
+async function embedDocuments(
+  c: Context<AppEnv>,
+  chunked: readonly ChunkedDocument[],
+  embedder: Embedder,
+): Promise<IndexedDocument[]> {
   const texts = chunked.flatMap(({ doc, chunks }) =>
     chunks.map((k) => embeddingText(doc.title, k.headingPath, k.text)),
   );
   let vectors: Float32Array[];
   try {
-    vectors = await embedder.embed(texts, signal);
+    vectors = await embedder.embed(texts, c.req.raw.signal);
   } catch (error) {
-    if (error instanceof EmbeddingError) throw new ApiError("embedding_failed", error.message, "embedding_provider");
+    if (error instanceof EmbeddingError) {
+      // The provider's words may quote the key (OpenAI's 401 names it): they pass the deployment's redactor.
+      throw new ApiError("embedding_failed", Redactor.fromEnv(c.env).text(error.message), "embedding_provider");
+    }
     throw error;
   }
   let next = 0;
@@ -109,13 +127,9 @@ async function indexDocuments(
   }));
 }
 
-function putRefused(error: {
-  code: "embedding_mismatch" | "collection_limit_reached";
-  message: string;
-  details?: unknown;
-}) {
+function refused(error: RpcFailure<PutRefusal | "collection_not_found" | "document_not_found">): ApiError {
   if (error.code === "embedding_mismatch") return new ApiError(error.code, error.message, "embedding_provider");
-  const field = (error.details as { field?: string } | undefined)?.field ?? "documents";
+  const field = typeof error.details?.field === "string" ? error.details.field : undefined;
   return new ApiError(error.code, error.message, field);
 }
 
@@ -136,10 +150,16 @@ export const collectionRoutes = new Hono<AppEnv>()
     if (!documents) throw collectionNotFound(name);
     return c.json({ collection: name, documents } satisfies DocumentList);
   })
-  .put("/:name/documents", async (c) => {
+  .delete("/:name", requireAdmin, async (c) => {
+    const { name, stub } = collectionOf(c);
+    const deleted = await stub.deleteCollection(name);
+    if (deleted.error) throw refused(deleted.error);
+    return c.body(null, 204);
+  })
+  .put("/:name/documents", requireAdmin, async (c) => {
     const { name, stub } = collectionOf(c);
     const body = await jsonBody(c, PutDocumentsBody);
-    refuseDeploymentSettings(body.embedding_provider);
+    refuseDeploymentSettings(embeddingProviderRefusals(body.embedding_provider), "a request");
     const existing = await stub.collection(name);
     const spec = body.embedding_provider ?? existing?.embedding;
     if (!spec) {
@@ -150,27 +170,29 @@ export const collectionRoutes = new Hono<AppEnv>()
       );
     }
     const model = embeddingModelId(spec);
+    const chunked = chunkDocuments(body.documents);
     const admitted = await stub.admit(
       name,
       model,
-      body.documents.map((d) => d.id),
+      chunked.map(({ doc, chunks }) => ({ id: doc.id, chunks: chunks.length })),
     );
-    if (admitted.error) throw putRefused(admitted.error);
-    const documents = await indexDocuments(body.documents, embedderFor(c, spec), c.req.raw.signal);
+    if (admitted.error) throw refused(admitted.error);
+    const documents = await embedDocuments(c, chunked, embedderFor(c, spec));
     const stored = await stub.putDocuments(name, existing?.embedding ?? spec, model, documents);
-    if (stored.error) throw putRefused(stored.error);
+    if (stored.error) throw refused(stored.error);
     return c.json(stored.value satisfies PutDocumentsResult);
   })
   .get("/:name/documents/:id", async (c) => {
     const { name, stub } = collectionOf(c);
     const id = documentIdOf(c);
     const document = await stub.document(name, id);
-    if (!document) throw documentNotFound(id);
-    return c.json(document);
+    if (document.error) throw refused(document.error);
+    return c.json(document.value);
   })
-  .delete("/:name/documents/:id", async (c) => {
+  .delete("/:name/documents/:id", requireAdmin, async (c) => {
     const { name, stub } = collectionOf(c);
     const id = documentIdOf(c);
-    if (!(await stub.deleteDocument(name, id))) throw documentNotFound(id);
+    const deleted = await stub.deleteDocument(name, id);
+    if (deleted.error) throw refused(deleted.error);
     return c.body(null, 204);
   });
