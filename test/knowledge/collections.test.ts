@@ -160,6 +160,7 @@ describe("PUT /v1/collections/:name/documents", () => {
       "document_id",
     );
     await expectError(await api("/v1/collections/deleting/documents/a"), 404, "document_not_found", "document_id");
+    await expectError(await api("/v1/collections/deleting/documents/_b"), 404, "document_not_found", "document_id");
   });
 
   it("needs an embedding provider to create a collection, and the same model afterwards", async () => {
@@ -495,6 +496,8 @@ describe("DELETE /v1/collections/:name", () => {
 
   it("answers collection_not_found for a document of a collection that does not exist", async () => {
     await expectError(await api("/v1/collections/nowhere/documents/a"), 404, "collection_not_found", "name");
+    // A malformed document id too: the collection is judged first.
+    await expectError(await api("/v1/collections/nowhere/documents/_a"), 404, "collection_not_found", "name");
     await expectError(
       await api("/v1/collections/nowhere/documents/a", { method: "DELETE" }),
       404,

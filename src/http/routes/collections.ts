@@ -12,7 +12,6 @@ import { Redactor } from "../../events/redaction.ts";
 import { type Chunk, chunkMarkdown } from "../../knowledge/chunker.ts";
 import {
   CollectionNameSchema,
-  DOCUMENT_ID_PATTERN,
   type IndexedDocument,
   MAX_CHUNKS_PER_DOCUMENT,
   MAX_CHUNKS_PER_REQUEST,
@@ -41,12 +40,12 @@ function collectionOf(c: Context<AppEnv>) {
   return { name, stub: knowledgeStubFor(c.env, c.get("tenant")) };
 }
 
+/**
+ * The document's id from the path. A malformed one is asked for like any other: the object answers
+ * collection_not_found first, then document_not_found (no document can have it).
+ */
 function documentIdOf(c: Context<AppEnv>): string {
-  const id = c.req.param("id") ?? "";
-  if (!DOCUMENT_ID_PATTERN.test(id)) {
-    throw new ApiError("document_not_found", `No document with id "${id}" in this collection.`, "document_id");
-  }
-  return id;
+  return c.req.param("id") ?? "";
 }
 
 /** The Embedder of a provider, or the 4xx/5xx the deployment's configuration calls for. */
