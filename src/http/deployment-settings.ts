@@ -3,22 +3,21 @@
 // agent) and PUT /v1/collections/:name/documents (a collection's embedding provider) refuse them with the same checks
 // and the same 400, naming the field.
 import { ApiError } from "../errors.ts";
-import type { EmbeddingProviderInput } from "../knowledge/embedding.ts";
 
 /** One setting checked: whether the request gives it, its field, and why it is refused. */
 export type SettingRefusal = readonly [given: boolean, field: string, why: string];
 
-/** An embedding provider's `endpoint` and `api_key`, which only the deployment's own files may give. */
-export function embeddingProviderRefusals(
-  spec: Pick<EmbeddingProviderInput, "endpoint" | "api_key"> | undefined,
-  field = "embedding_provider",
+/**
+ * The `endpoint` and `api_key` of a provider at `field` (an agent's model, its grader, an embedding provider), which
+ * only the deployment's own files may give; `kind` names what the endpoint serves.
+ */
+export function endpointAndKeyRefusals(
+  spec: { endpoint?: unknown; api_key?: unknown } | null | undefined,
+  field: string,
+  kind: "model" | "embeddings",
 ): SettingRefusal[] {
   return [
-    [
-      spec?.endpoint !== undefined,
-      `${field}.endpoint`,
-      "another embeddings endpoint would receive the deployment's key",
-    ],
+    [spec?.endpoint !== undefined, `${field}.endpoint`, `another ${kind} endpoint would receive the deployment's key`],
     [spec?.api_key !== undefined, `${field}.api_key`, "the deployment's secrets are named in agents/ files only"],
   ];
 }

@@ -14,7 +14,7 @@ import { tenantStubFor } from "../../tenants/directory.ts";
 import { agentFor, agentsFor, forgetOwnAgents, storedAgent } from "../agent-lookup.ts";
 import type { AppEnv } from "../app-env.ts";
 import { requireAdmin } from "../auth.ts";
-import { embeddingProviderRefusals, refuseDeploymentSettings, type SettingRefusal } from "../deployment-settings.ts";
+import { endpointAndKeyRefusals, refuseDeploymentSettings, type SettingRefusal } from "../deployment-settings.ts";
 import type { AgentDescription, AgentList, AgentVersionList } from "../responses.ts";
 import { bodyText } from "../validation.ts";
 
@@ -92,24 +92,14 @@ function refuseRuntimeAgentSettings(definition: AgentDefinition): void {
   const refusals: SettingRefusal[] = [
     [definition.hooks !== undefined, "hooks", "inbound hooks are the deployment's: declare them in an agents/ file"],
     [definition.tenants !== undefined, "tenants", "an agent added with PUT belongs to the tenant that added it"],
-    [llm?.endpoint !== undefined, "model.endpoint", "another model endpoint would receive the deployment's key"],
-    [llm?.api_key !== undefined, "model.api_key", "the deployment's secrets are named in agents/ files only"],
+    ...endpointAndKeyRefusals(llm, "model", "model"),
     [
       (llm?.auth_provider ?? "api_key") !== "api_key",
       "model.auth_provider",
       "the deployment's credentials for other auth providers (and their secrets) are for agents/ files only",
     ],
-    [
-      grader?.endpoint !== undefined,
-      "evaluations.model.endpoint",
-      "another model endpoint would receive the deployment's key",
-    ],
-    [
-      grader?.api_key !== undefined,
-      "evaluations.model.api_key",
-      "the deployment's secrets are named in agents/ files only",
-    ],
-    ...embeddingProviderRefusals(definition.embeddingProvider),
+    ...endpointAndKeyRefusals(grader, "evaluations.model", "model"),
+    ...endpointAndKeyRefusals(definition.embeddingProvider, "embedding_provider", "embeddings"),
     [
       withHeaders !== undefined,
       "tools",

@@ -22,7 +22,7 @@ import { type Embedder, EmbeddingError, type EmbeddingProvider, embeddingModelId
 import { deploymentEmbedder, knowledgeStubFor } from "../../knowledge/knowledge-stub.ts";
 import type { AppEnv } from "../app-env.ts";
 import { requireAdmin } from "../auth.ts";
-import { embeddingProviderRefusals, refuseDeploymentSettings } from "../deployment-settings.ts";
+import { endpointAndKeyRefusals, refuseDeploymentSettings } from "../deployment-settings.ts";
 import type { CollectionList, DocumentList, PutDocumentsResult } from "../responses.ts";
 import { jsonBody } from "../validation.ts";
 
@@ -158,7 +158,10 @@ export const collectionRoutes = new Hono<AppEnv>()
   .put("/:name/documents", requireAdmin, async (c) => {
     const { name, stub } = collectionOf(c);
     const body = await jsonBody(c, PutDocumentsBody);
-    refuseDeploymentSettings(embeddingProviderRefusals(body.embedding_provider), "a request");
+    refuseDeploymentSettings(
+      endpointAndKeyRefusals(body.embedding_provider, "embedding_provider", "embeddings"),
+      "a request",
+    );
     const existing = await stub.collection(name);
     const spec = body.embedding_provider ?? existing?.embedding;
     if (!spec) {
