@@ -325,6 +325,21 @@ describe("the outpost CLI", () => {
     expect(both.code).toBe(2);
   });
 
+  it("replays a task from its recorded answers, following it live, and says nothing differs", async () => {
+    const m = marker("cli-replay");
+    await scriptModel(m, [{ content: [{ type: "text", text: "Recorded answer." }] }]);
+    const run = await runCli(["run", "assistant", `Answer once ${m}`, "--wait"]);
+    const id = taskIdIn(run.stderr);
+
+    const replay = await runCli(["replay", id]);
+    expect(replay.code).toBe(0);
+    expect(replay.stdout.split("\n")[0]).toBe("Recorded answer.");
+    expect(replay.stderr).toContain(`replaying ${id}`);
+    expect(replay.stderr).toContain(`✓ nothing differs from ${id}`);
+    const replayId = taskIdIn(replay.stderr.split("\n").slice(1).join("\n"));
+    expect((await e2eClient().tasks.get(replayId)).trigger).toEqual({ kind: "replay", task_id: id });
+  });
+
   it("reports a refused key with the API's error code and exit code 3, and never prints the key", async () => {
     const key = "not-a-key-3f9c";
     const refusal = (await e2eClient(key)

@@ -8,7 +8,7 @@ import { agentsCommand } from "./commands/agents.ts";
 import { artifactsCommand } from "./commands/artifacts.ts";
 import { chatCommand } from "./commands/chat.ts";
 import { decideCommand, type Verb } from "./commands/decide.ts";
-import { cancelCommand, forkCommand, runCommand, watchCommand } from "./commands/run.ts";
+import { cancelCommand, forkCommand, replayCommand, runCommand, watchCommand } from "./commands/run.ts";
 import {
   type CreateScheduleOptions,
   changeScheduleCommand,
@@ -195,6 +195,16 @@ export function buildProgram(done: (code: ExitCode) => void): Command {
           ...(options.repeat !== undefined ? { repeat: options.repeat } : {}),
         }),
       );
+    });
+
+  program
+    .command("replay")
+    .description("run an ended task's agent again on its recorded answers, then show what differs")
+    .argument("<task>", "the task to replay")
+    .addOption(detachOption())
+    .addOption(waitOption("follow the replay live until it ends, then compare it (the default)"))
+    .action(async (id: string, options: { detach?: boolean }, command: Command) => {
+      done(await replayCommand(context(command), id, { wait: options.detach !== true }));
     });
 
   const schedules = program

@@ -48,6 +48,29 @@ export async function forkCommand(
   return started(ctx, task, options.wait);
 }
 
+/**
+ * `outpost replay <task>`: the task's agent, as it is now, answered by the task's recorded responses and results
+ * (docs/evaluations.md#replaying-a-run), followed live; then what it did differently. Exit 1 when the replay failed.
+ */
+export async function replayCommand(ctx: Context, id: string, options: { wait: boolean }): Promise<ExitCode> {
+  const { out } = ctx;
+  const task = await ctx.client.tasks.replay(id);
+  if (!out.json) out.note(out.styleErr("dim", `replaying ${id}`));
+  if (!options.wait) return started(ctx, task, false);
+  const code = await started(ctx, task, true);
+  const comparison = await ctx.client.tasks.compareReplay(task.id);
+  if (out.json) out.jsonLine(comparison);
+  else if (comparison.identical) out.note(out.styleErr("green", `✓ nothing differs from ${id}`));
+  else {
+    out.note(out.styleErr("yellow", `${comparison.differences.length} difference(s) from ${id}:`));
+    for (const d of comparison.differences) {
+      const where = d.turn === null ? d.what : `${d.what}, turn ${d.turn}`;
+      out.note(`  ${where}: ${JSON.stringify(d.original)} → ${JSON.stringify(d.replay)}`);
+    }
+  }
+  return code;
+}
+
 /** A task just created: followed live, or with --detach shown with the way to follow it. */
 async function started(ctx: Context, task: Task, wait: boolean): Promise<ExitCode> {
   const { out } = ctx;
