@@ -4,13 +4,16 @@
 // MAX_PARALLEL_RUNS at a time. A child reports its ExecutionResult here when it ends, from its own alarm until the
 // report is taken (src/task-host/evaluation-report.ts), as a sub-agent reports to its parent: nothing polls. The
 // report is recorded first; the alarm then grades it (src/evaluations/, which may call the grader model), starts the
-// next runs, and once every run is graded writes the report to the blob store and completes. Each step is a
+// next runs, and once every run is graded writes the report to the blob store and completes. While runs are under way
+// the alarm also watches their tasks (src/evaluation-runs/run-watch.ts): a lost report is repaired, and a run waiting
+// for a person or past its case's deadline is canceled and failed, so an evaluation always ends. Each step is a
 // check-and-set on the run's row, so an eviction at any await, a repeated alarm or a repeated report repeats nothing.
 import { DurableObject } from "cloudflare:workers";
 import { openBlobStore } from "../src/blob-store/open-blob-store.ts";
 import type { Env } from "../src/env.ts";
 import {
   type EvaluationView,
+  failedRun,
   MAX_PARALLEL_RUNS,
   type NewEvaluation,
   type RunReport,
@@ -19,6 +22,8 @@ import {
 } from "../src/evaluation-runs/evaluation.ts";
 import { type EvaluationRecord, EvaluationStore, type RunRecord } from "../src/evaluation-runs/evaluation-store.ts";
 import { markdownReport, runView, summarize } from "../src/evaluation-runs/report.ts";
+import { WATCH_INTERVAL_MS, watchRuns } from "../src/evaluation-runs/run-watch.ts";
+import { DEFAULT_CASE_TIMEOUT_SECONDS } from "../src/evaluations/config.ts";
 import { gradeCase } from "../src/evaluations/grade.ts";
 import { type Grader, providerGrader } from "../src/evaluations/model-grader.ts";
 import { createProvider, workerProviderEnvironment } from "../src/llm/providers.ts";
@@ -86,7 +91,16 @@ export class EvaluationObject extends DurableObject<Env> {
   private async advance(): Promise<void> {
     const record = this.store.get();
     if (!record) return;
+    // Armed before anything is started or looked at, so an eviction at any await below still comes back here.
+    if (record.status === "running") await this.ctx.storage.setAlarm(Date.now() + WATCH_INTERVAL_MS);
     const retryStart = await this.startRuns(record);
+    const watchAt = await watchRuns({
+      env: this.env,
+      tenant: record.spec.tenant,
+      evaluationId: record.spec.id,
+      store: this.store,
+      caseTimeoutSeconds: record.spec.evaluations?.case_timeout_seconds ?? DEFAULT_CASE_TIMEOUT_SECONDS,
+    });
     await this.gradeEnded(record);
     if (record.status === "running" && this.store.runs().every((r) => r.status === "graded")) {
       // The report is the evaluation as it completes; written before the status says so, so that a completed
@@ -98,6 +112,7 @@ export class EvaluationObject extends DurableObject<Env> {
     const reportFailed = await this.reportToDirectory();
     const times: number[] = [];
     if (retryStart !== null) times.push(retryStart);
+    if (watchAt !== null) times.push(watchAt);
     if (this.store.runs().some((r) => r.status === "ended")) times.push(Date.now());
     if (reportFailed) times.push(Date.now() + REPORT_RETRY_MS);
     if (times.length === 0) await this.ctx.storage.deleteAlarm();
@@ -111,7 +126,9 @@ export class EvaluationObject extends DurableObject<Env> {
   private async startRuns(record: EvaluationRecord): Promise<number | null> {
     let retryAt: number | null = null;
     const runs = this.store.runs();
-    const busy = runs.filter((r) => r.status === "starting" || r.status === "running").length;
+    const busy = runs.filter(
+      (r) => r.status === "starting" || r.status === "running" || r.status === "stopping",
+    ).length;
     const pending = runs.filter((r) => r.status === "pending").slice(0, Math.max(0, MAX_PARALLEL_RUNS - busy));
     // Recorded as starting before any start: a run is started under its own id, however often this repeats.
     for (const run of pending) this.store.markStarting(run.seq);
@@ -269,23 +286,4 @@ export class EvaluationObject extends DurableObject<Env> {
       completed_at: record.completedAt,
     };
   }
-}
-
-/** The report of a run whose task never ran: a failed ExecutionResult, which fails its case. */
-function failedRun(taskId: string, reason: string): RunReport {
-  return {
-    task_id: taskId,
-    result: {
-      response: "",
-      tool_calls: [],
-      tool_results: [],
-      token_usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-      structured_output: null,
-      num_turns: 0,
-      is_error: true,
-      error_reason: reason,
-    },
-    usage: null,
-    duration_ms: null,
-  };
 }

@@ -4163,6 +4163,7 @@ export interface operations {
                             criteria: string;
                             evaluation_steps?: string[];
                         })[];
+                        case_timeout_seconds?: number;
                     };
                     max_budget_usd?: number;
                     /**

@@ -1,12 +1,13 @@
 // An evaluation's storage in its object's SQLite (tables evaluation_*, src/storage/evaluation-migrations.ts): the
 // evaluation itself, its cases, and one row per run (case × repetition) moving pending → starting → running → ended
-// → graded. Every change is a check-and-set on the row's status, so a repeated report, a repeated alarm or an
-// eviction between two steps never counts a run twice. Rows are mapped to camelCase records here.
+// → graded (or running → stopping → ended when the evaluation stops a run's task: run-watch.ts). Every change is a
+// check-and-set on the row's status, so a repeated report, a repeated alarm or an eviction between two steps never
+// counts a run twice. Rows are mapped to camelCase records here.
 import type { ExecutionResult } from "../contracts/execution-result.ts";
 import type { AgentUsage } from "../contracts/usage.ts";
 import type { TestCase } from "../evaluations/config.ts";
 import type { CaseGrade } from "../evaluations/grade.ts";
-import type { EvaluationStatus, NewEvaluation, RunReport, RunStatus } from "./evaluation.ts";
+import type { EvaluationStatus, NewEvaluation, RunReport, StoredRunStatus } from "./evaluation.ts";
 
 /** The evaluation as stored: what it was created with (less its cases) and where it is. */
 export interface EvaluationRecord {
@@ -25,7 +26,7 @@ export interface RunRecord {
   caseName: string;
   repetition: number;
   taskId: string;
-  status: RunStatus;
+  status: StoredRunStatus;
   result: ExecutionResult | null;
   grade: CaseGrade | null;
   usage: AgentUsage | null;
@@ -132,7 +133,7 @@ export class EvaluationStore {
         caseName: row.case_name,
         repetition: row.repetition,
         taskId: row.task_id,
-        status: row.status as RunStatus,
+        status: row.status as StoredRunStatus,
         result: row.result === null ? null : (JSON.parse(row.result) as ExecutionResult),
         grade: row.grade === null ? null : (JSON.parse(row.grade) as CaseGrade),
         usage: row.usage === null ? null : (JSON.parse(row.usage) as AgentUsage),
@@ -144,8 +145,8 @@ export class EvaluationStore {
   /** Moves a run from one status to the next; false when it was no longer in `from` (someone else moved it). */
   private move(
     seq: number,
-    from: readonly RunStatus[],
-    to: RunStatus,
+    from: readonly StoredRunStatus[],
+    to: StoredRunStatus,
     set = "",
     ...values: SqlStorageValue[]
   ): boolean {
@@ -191,6 +192,34 @@ export class EvaluationStore {
     );
     if (moved) this.touch(new Date().toISOString());
     return moved;
+  }
+
+  /**
+   * running → stopping: the evaluation gives up on the run's task (it waits for a person, or ran past its deadline)
+   * and records why, with what the task had spent, before it cancels the task. The task's own report of its end,
+   * which the cancel brings, is then ignored: the run's result is this one.
+   */
+  markStopping(report: RunReport): boolean {
+    const row = this.sql
+      .exec<{ seq: number }>("SELECT seq FROM evaluation_runs WHERE task_id = ?", report.task_id)
+      .toArray()[0];
+    if (!row) return false;
+    const moved = this.move(
+      row.seq,
+      ["running"],
+      "stopping",
+      ", result = ?, usage = ?, duration_ms = ?",
+      JSON.stringify(report.result),
+      report.usage === null ? null : JSON.stringify(report.usage),
+      report.duration_ms,
+    );
+    if (moved) this.touch(new Date().toISOString());
+    return moved;
+  }
+
+  /** stopping → ended: the run's task has been canceled (or had ended meanwhile); the run is graded next. */
+  stopped(seq: number): boolean {
+    return this.move(seq, ["stopping"], "ended");
   }
 
   /** ended → graded. */

@@ -22,6 +22,12 @@ export type EvaluationStatus = (typeof EVALUATION_STATUSES)[number];
  */
 export const RUN_STATUSES = ["pending", "starting", "running", "ended", "graded"] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
+/**
+ * A run's status as its object stores it: one of those shown, or `stopping` (the evaluation has recorded why the run
+ * fails, because its task waited for a person or ran past the case's deadline, and is canceling the task; shown as
+ * `running` until the cancel is done).
+ */
+export type StoredRunStatus = RunStatus | "stopping";
 
 /** Child tasks an evaluation runs at once: enough to finish a suite soon, few enough to leave the tenant room. */
 export const MAX_PARALLEL_RUNS = 4;
@@ -68,6 +74,45 @@ export interface RunReport {
   usage: AgentUsage | null;
   /** From the run's start to its end; null when it never started (canceled before). */
   duration_ms: number | null;
+}
+
+/**
+ * The report of a run from its task as it ended: what the task sends from its alarm (src/task-host/evaluation-report.ts)
+ * and what the evaluation reads back from the task when that report was lost (run-watch.ts).
+ */
+export function runReport(
+  task: { id: string; usage: AgentUsage; started_at: string | null },
+  result: ExecutionResult,
+): RunReport {
+  return {
+    task_id: task.id,
+    result,
+    usage: task.usage,
+    duration_ms: task.started_at === null ? null : task.usage.duration_ms,
+  };
+}
+
+/**
+ * The report of a run that failed for `reason` without an ExecutionResult of its task's (its task could not start,
+ * or was stopped by its evaluation, with `usage` what it had spent): it fails its case.
+ */
+export function failedRun(taskId: string, reason: string, usage: AgentUsage | null = null): RunReport {
+  return {
+    task_id: taskId,
+    result: {
+      response: "",
+      tool_calls: [],
+      tool_results: [],
+      // What the task spent before it was stopped is in `usage` (the summary's tokens and cost read it).
+      token_usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      structured_output: null,
+      num_turns: 0,
+      is_error: true,
+      error_reason: reason,
+    },
+    usage,
+    duration_ms: usage?.duration_ms ?? null,
+  };
 }
 
 /** The id of the task of a case's repetition, derived so that starting it again reaches the same task. */

@@ -11,7 +11,8 @@ export function runView(run: RunRecord): EvaluationRun {
     case: run.caseName,
     repetition: run.repetition,
     task_id: run.taskId,
-    status: run.status,
+    // A run being stopped is still running until its task has been canceled.
+    status: run.status === "stopping" ? "running" : run.status,
     passed: run.grade?.passed ?? null,
     reason: run.grade?.reason ?? null,
     metrics: run.grade?.metrics ?? [],

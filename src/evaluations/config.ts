@@ -171,11 +171,27 @@ const GraderModelSchema = z.strictObject({
 });
 export type GraderModel = z.output<typeof GraderModelSchema>;
 
+/**
+ * How long a case's run may take, from its task's creation, before its evaluation cancels it and fails it ("timed
+ * out after N s"): an evaluation always ends, even when a run hangs. 15 minutes by default: a long agentic case
+ * against a real model, with room to spare.
+ */
+export const DEFAULT_CASE_TIMEOUT_SECONDS = 900;
+/** The longest deadline a case may be given: a day. */
+export const MAX_CASE_TIMEOUT_SECONDS = 86_400;
+
 /** Seed 004 EvaluationConfig. */
 export const EvaluationsSchema = z
   .strictObject({
     model: GraderModelSchema.optional(),
     metrics: z.array(MetricSchema).min(1, "must list at least one metric").max(32, "at most 32 metrics"),
+    /** Seconds each case's run may take before it is canceled and failed; DEFAULT_CASE_TIMEOUT_SECONDS when absent. */
+    case_timeout_seconds: z
+      .number("must be a whole number of seconds")
+      .int("must be a whole number of seconds")
+      .min(1, "must be at least 1")
+      .max(MAX_CASE_TIMEOUT_SECONDS, `must be at most ${MAX_CASE_TIMEOUT_SECONDS}`)
+      .optional(),
   })
   .superRefine((config, ctx) => {
     const seen = new Set<string>();

@@ -3,7 +3,7 @@
 // task reports its end to its parent (subagents.ts ParentReporter): the evaluation never polls its runs.
 import type { ExecutionResult } from "../contracts/execution-result.ts";
 import type { Env } from "../env.ts";
-import { evaluationStubFor } from "../evaluation-runs/evaluation.ts";
+import { evaluationStubFor, runReport } from "../evaluation-runs/evaluation.ts";
 import { isTerminal } from "../tasks/task.ts";
 import type { TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
@@ -44,12 +44,7 @@ export class EvaluationReporter {
     const trigger = task.trigger;
     if (!trigger || !("kind" in trigger) || trigger.kind !== "evaluation") return;
     try {
-      await evaluationStubFor(this.deps.env, task.tenant, trigger.evaluation_id).runEnded({
-        task_id: task.id,
-        result,
-        usage: task.usage,
-        duration_ms: task.started_at === null ? null : task.usage.duration_ms,
-      });
+      await evaluationStubFor(this.deps.env, task.tenant, trigger.evaluation_id).runEnded(runReport(task, result));
     } catch (error) {
       this.backoff.failed();
       console.error("evaluation report failed; retrying", task.id, error instanceof Error ? error.message : error);

@@ -114,6 +114,19 @@ describe("an agent file's test_cases and evaluations", () => {
     );
   });
 
+  it("is refused for a case_timeout_seconds that is not a whole number of seconds from 1 to a day", () => {
+    const base = "name: support\ninstructions: Help.\nevaluations:\n  metrics: [{ type: contains }]\n";
+    expect(refusal(`${base}  case_timeout_seconds: 0\n`).message).toBe(
+      "agents/support.yaml:5: evaluations.case_timeout_seconds: must be at least 1",
+    );
+    expect(refusal(`${base}  case_timeout_seconds: 1.5\n`).message).toBe(
+      "agents/support.yaml:5: evaluations.case_timeout_seconds: must be a whole number of seconds",
+    );
+    expect(refusal(`${base}  case_timeout_seconds: 86401\n`).message).toBe(
+      "agents/support.yaml:5: evaluations.case_timeout_seconds: must be at most 86400",
+    );
+  });
+
   it("is refused for a json_schema metric with no schema on an agent without response_format", () => {
     const error = refusal("name: support\ninstructions: Help.\nevaluations:\n  metrics:\n    - type: json_schema\n");
     expect(error.message).toBe(
