@@ -1,9 +1,11 @@
 // The unscripted reply policy: lets demo agents run end to end offline (call the first tool once with a
-// schema-valid input, then summarise its result) while staying a pure function of the request.
+// schema-valid input, then summarise its result, or answer with a value valid against the agent's response_format)
+// while staying a pure function of the request.
 
 import type { ReplyBlock } from "./reply.ts";
 import {
   contentText,
+  firstUserText,
   hasAnyToolResult,
   isRecord,
   lastUserText,
@@ -19,6 +21,14 @@ import {
 const GRADER_PROMPT = "You grade an AI agent's response for the metric";
 const GRADER_VERDICT = '{"score": 8, "reasoning": "(emulator) A fixed grade: the emulator does not judge answers."}';
 
+/**
+ * What an agent with a response_format adds to its system prompt before the schema (src/agents/structured-output.ts
+ * formatInstructions): such a request's final answer is a JSON value valid against the schema on the rest of that
+ * line, as a model that follows the instruction answers, so that structured output runs end to end offline.
+ */
+const FORMAT_PROMPT =
+  "Answer with a single JSON value that conforms to this JSON Schema, and nothing else: no prose before or after it, no code fence.\n";
+
 /** Blocks of the default reply; tool_use ids are left empty for the caller to derive from its seed. */
 export function defaultReplyBlocks(request: MessagesRequest): ReplyBlock[] {
   const { messages, tools } = request;
@@ -33,12 +43,28 @@ export function defaultReplyBlocks(request: MessagesRequest): ReplyBlock[] {
       { type: "tool_use", id: "", name, input: isRecord(input) ? input : {} },
     ];
   }
+  const schema = responseSchema(systemText(request.system));
+  if (schema !== undefined) {
+    return [{ type: "text", text: JSON.stringify(valueForSchema(schema, truncate(firstUserText(messages), 80), 0)) }];
+  }
   const results = toolResultBlocks(messages.at(-1));
   const firstResult = results[0];
   if (firstResult) {
     return [{ type: "text", text: `Done. The tool returned: ${truncate(contentText(firstResult.content), 200)}` }];
   }
   return [{ type: "text", text: `(emulator) You said: ${truncate(lastUserText(messages), 500)}` }];
+}
+
+/** The JSON Schema a response_format's instruction in the system prompt gives, or undefined. */
+function responseSchema(system: string): unknown {
+  const start = system.indexOf(FORMAT_PROMPT);
+  if (start < 0) return undefined;
+  const line = system.slice(start + FORMAT_PROMPT.length).split("\n", 1)[0] ?? "";
+  try {
+    return JSON.parse(line) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 function truncate(text: string, max: number): string {

@@ -120,6 +120,100 @@ export const AGENT_FILES: readonly AgentFile[] = [
     "warnings": []
   },
   {
+    "path": "agents/router.yaml",
+    "definition": {
+      "name": "router",
+      "description": "Routes a customer support message to a team, answering with JSON after reading the routing guide.",
+      "systemPrompt": "You route customer support messages. First read routing.md in your workspace with Read: it says which team handles what. Then answer with the team that should handle the message.",
+      "maxTurns": 4,
+      "fileSystem": {
+        "read": true
+      },
+      "allowedTools": [
+        "Read"
+      ],
+      "responseFormat": {
+        "type": "object",
+        "properties": {
+          "team": {
+            "enum": [
+              "billing",
+              "technical",
+              "account"
+            ]
+          }
+        },
+        "required": [
+          "team"
+        ],
+        "additionalProperties": false
+      },
+      "testCases": [
+        {
+          "name": "double_charge",
+          "input": "I was charged twice for my subscription this month. Please refund the second charge.",
+          "files": {
+            "routing.md": "# Routing guide\n- billing: charges, refunds, invoices, payment methods\n- technical: errors, crashes, outages, integrations\n- account: sign-in, passwords, profile, deleting an account\n"
+          },
+          "expected_output": "{\"team\":\"billing\"}",
+          "expected_tools": [
+            "Read"
+          ],
+          "tags": [
+            "smoke"
+          ]
+        },
+        {
+          "name": "invoice",
+          "input": "The invoice for March lists the wrong VAT number. Can you send a corrected invoice?",
+          "files": {
+            "routing.md": "# Routing guide\n- billing: charges, refunds, invoices, payment methods\n- technical: errors, crashes, outages, integrations\n- account: sign-in, passwords, profile, deleting an account\n"
+          },
+          "expected_output": "{\"team\":\"billing\"}",
+          "expected_tools": [
+            "Read"
+          ]
+        }
+      ],
+      "evaluations": {
+        "metrics": [
+          {
+            "type": "exact_match"
+          },
+          {
+            "type": "contains"
+          },
+          {
+            "type": "regex",
+            "name": "names_a_team",
+            "pattern": "\"team\":\"(billing|technical|account)\""
+          },
+          {
+            "type": "json_schema"
+          },
+          {
+            "type": "tool_calls"
+          },
+          {
+            "type": "bleu",
+            "threshold": 0.9
+          },
+          {
+            "type": "rouge_l",
+            "threshold": 0.9
+          },
+          {
+            "type": "g_eval",
+            "name": "routing_quality",
+            "criteria": "The response routes the message to the team whose area, per the routing guide, covers it.",
+            "threshold": 0.6
+          }
+        ]
+      }
+    },
+    "warnings": []
+  },
+  {
     "path": "agents/triage.yaml",
     "definition": {
       "name": "triage",

@@ -51,6 +51,14 @@ describe("structured output", () => {
     expect(request.system).toContain('"priority":{"type":"string","enum":["low","high"]}');
   });
 
+  it("gets a schema-valid answer from the emulator's default reply, so structured output runs offline", async () => {
+    // Unscripted: the emulator reads the schema from the system prompt (the first enum member, the prompt as text).
+    const input = `File a ticket ${uniqueMarker("so-default")}`;
+    const task = await waitForTask((await startTask(typed, input)).id);
+    const answer = { title: input.slice(0, 80), priority: "low" };
+    expect(task).toMatchObject({ status: "completed", result: JSON.stringify(answer), structured_output: answer });
+  });
+
   it("accepts the JSON inside a code fence", async () => {
     const task = await run("so-fence", ['```json\n{"title": "Fence", "priority": "low"}\n```']);
     expect(task.structured_output).toEqual({ title: "Fence", priority: "low" });

@@ -4,8 +4,9 @@
 import { execFileSync } from "node:child_process";
 import { mkdtemp, readdir, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import { formatCost, formatCount } from "../../client/src/cli/output.ts";
 import type { OutpostEvent, Task } from "../../client/src/index.ts";
 import { runCli, runCliInTerminal } from "./support/cli.ts";
@@ -415,6 +416,62 @@ describe("outpost test", () => {
       "",
       `✓ passed · 2 of 2 runs passed · ${formatCost(evaluation.summary.cost_usd)} · evaluation ${id}`,
     ]);
+  });
+
+  it("runs the shipped router's cases with every metric kind against the emulator's default replies and exits 0", async () => {
+    const run = await runCli(["test", "router"]);
+
+    expect(run.code).toBe(0);
+    const id = /evaluation ([0-9a-f-]{36}): 2 runs/.exec(run.stderr)?.[1] ?? "";
+    const evaluation = await e2eClient().evaluations.get(id);
+    expect(evaluation).toMatchObject({ agent: "router", status: "completed", passed: true });
+    const lines = run.stdout.trimEnd().split("\n");
+    expect(lines.slice(0, 2).sort()).toEqual(["✓ double_charge (8 metrics)", "✓ invoice (8 metrics)"]);
+    expect(lines.slice(2)).toEqual([
+      "",
+      "METRIC           TYPE         THRESHOLD  PASSED  MEAN",
+      "exact_match      exact_match  1          100%    1",
+      "contains         contains     1          100%    1",
+      "names_a_team     regex        1          100%    1",
+      "json_schema      json_schema  1          100%    1",
+      "tool_calls       tool_calls   1          100%    1",
+      "bleu             bleu         0.9        100%    1",
+      "rouge_l          rouge_l      0.9        100%    1",
+      "routing_quality  g_eval       0.6        100%    0.8",
+      "",
+      `✓ passed · 2 of 2 runs passed · ${formatCost(evaluation.summary.cost_usd)} · evaluation ${id}`,
+    ]);
+  });
+
+  it("exits 1 naming the metrics a run of the router's cases misses, when its model routes to the wrong team", async () => {
+    // The shipped file as a tenant's own agent, with a marker in its instructions (the system prompt) so that the
+    // emulator answers its runs, and not the grader's calls, with the script.
+    const m = marker("cli-router");
+    const file = parseYaml(await readFile(resolve(import.meta.dirname, "../../agents/router.yaml"), "utf8")) as {
+      instructions: string;
+    };
+    const outpost = e2eClient(E2E_AGENTS_KEY);
+    await outpost.request("PUT", "/v1/agents/cli_router", {
+      body: { ...file, name: "cli_router", instructions: `${file.instructions} ${m}` },
+    });
+    await scriptModel(m, [
+      { content: [{ type: "tool_use", name: "Read", input: { file_path: "routing.md" } }] },
+      { content: [{ type: "text", text: '{"team":"technical"}' }] },
+    ]);
+
+    const run = await runCli(["test", "cli_router", "--case", "smoke"], { key: E2E_AGENTS_KEY });
+    expect(run.code).toBe(1);
+    const lines = run.stdout.trimEnd().split("\n");
+    // BLEU of [team, technical] against [team, billing]: p1 = 1/2, p2 = (0+1)/(1+1), p3 = p4 = 1 (smoothed), so
+    // (1/4)^(1/4) = 0.707; ROUGE-L: an LCS of one word in two.
+    expect(lines.slice(0, 5)).toEqual([
+      "✗ double_charge: below threshold: exact_match 0 < 1, contains 0 < 1, bleu 0.707 < 0.9, rouge_l 0.5 < 0.9",
+      '    exact_match 0 < 1: the response differs from the expected output: "{\\"team\\":\\"technical\\"}"',
+      '    contains 0 < 1: the response does not contain "{\\"team\\":\\"billing\\"}"',
+      "    bleu 0.7071067811865476 < 0.9: BLEU-4 0.707 against the reference",
+      "    rouge_l 0.5 < 0.9: ROUGE-L F1 0.5 against the reference",
+    ]);
+    expect(lines.at(-1)).toMatch(/^✗ failed · 0 of 1 runs passed · .+ · evaluation [0-9a-f-]{36}$/);
   });
 
   it("exits 1 when a run misses a threshold, naming the case and the metric; --json gives each run, then the evaluation", async () => {
