@@ -172,6 +172,7 @@ test_cases:
       "agents/coder.yaml",
       "agents/librarian.yaml",
       "agents/planner.yaml",
+      "agents/router.yaml",
       "agents/triage.yaml",
     ]);
     for (const file of AGENT_FILES) {

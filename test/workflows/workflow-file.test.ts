@@ -77,7 +77,7 @@ describe("a workflow file", () => {
   it("names the line of an agent that does not exist, when the agents are given", () => {
     const source = GOOD.replace("agent: assistant", "agent: asistant");
     expect(fileError(source).message).toBe(
-      'workflows/review.yaml:6: nodes.draft.agent: node "draft": no agent named "asistant" (agents: assistant, coder, librarian, operator, planner, triage)',
+      'workflows/review.yaml:6: nodes.draft.agent: node "draft": no agent named "asistant" (agents: assistant, coder, librarian, operator, planner, router, triage)',
     );
     expect(parseWorkflowFile("workflows/review.yaml", source).agents).toEqual(["asistant"]);
   });

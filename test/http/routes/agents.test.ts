@@ -255,6 +255,40 @@ describe("GET /v1/agents", () => {
           warnings: [],
         },
         {
+          name: "router",
+          kind: "tool_loop",
+          description:
+            "Routes a customer support message to a team, answering with JSON after reading the routing guide.",
+          role: null,
+          model: "claude-sonnet-5-5",
+          temperature: null,
+          thinking_budget_tokens: null,
+          response_format: {
+            type: "object",
+            properties: { team: { enum: ["billing", "technical", "account"] } },
+            required: ["team"],
+            additionalProperties: false,
+          },
+          max_tokens: DEFAULT_MAX_TOKENS,
+          allowed_tools: ["Read"],
+          capabilities: {
+            bash: { enabled: false, excluded_commands: [], allow_unsafe: false },
+            file_system: { read: true, write: false, edit: false },
+            web_fetch: { enabled: false, max_bytes: 1048576, timeout_seconds: 30 },
+            web_search: null,
+          },
+          mcp_servers: [],
+          max_turns: 4,
+          permission_mode: "acceptAll",
+          tool_permissions: {},
+          hooks: [],
+          skills: null,
+          // Its instructions, the working directory's and the response_format's (the schema it answers to).
+          system_prompt: registry.create("router").systemPrompt,
+          source: { kind: "file", path: "agents/router.yaml" },
+          warnings: [],
+        },
+        {
           name: "triage",
           kind: "tool_loop",
           description: "Triages a GitHub issue into a task list, which a person approves.",
@@ -330,7 +364,7 @@ describe("GET /v1/agents/:name", () => {
   it("answers an unregistered name with 404 agent_not_found naming the field", async () => {
     const body = await expectError(await api("/v1/agents/nobody"), 404, "agent_not_found", "name");
     expect(body.error.message).toBe(
-      'No agent named "nobody". Registered agents: assistant, coder, librarian, operator, planner, triage.',
+      'No agent named "nobody". Registered agents: assistant, coder, librarian, operator, planner, router, triage.',
     );
   });
 
