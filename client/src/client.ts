@@ -178,7 +178,20 @@ export function createOutpostClient(options: OutpostClientOptions) {
         (await ok(api.POST("/v1/tasks/{id}/fork", { params: id(task), body }))) as Task,
       /** Runs an ended task's agent again, answered by the task's recorded model responses and tool results. */
       replay: async (task: string) => (await ok(api.POST("/v1/tasks/{id}/replay", { params: id(task) }))) as Task,
-      /** What a replay did differently from the task it replays (once the replay has ended). */
+      /**
+       * Replays a run from its bundle (the bytes GET /v1/tasks/:id/bundle downloads, from this deployment or another):
+       * the recorded agent, or `agent`, answered by the bundle's recorded model responses and tool results.
+       */
+      replayBundle: (bundle: Uint8Array, opts: { agent?: string; idempotencyKey?: string } = {}) =>
+        request<Task>("POST", "/v1/replays", {
+          body: bundle,
+          headers: {
+            "content-type": "application/x-tar",
+            ...(opts.idempotencyKey ? { "idempotency-key": opts.idempotencyKey } : {}),
+          },
+          ...(opts.agent !== undefined ? { query: { agent: opts.agent } } : {}),
+        }),
+      /** What a replay did differently from the task it replays, or from the bundle it replays (once it has ended). */
       compareReplay: (task: string) => ok(api.GET("/v1/tasks/{id}/replay", { params: id(task) })),
       events: (task: string, streamOptions: EventStreamOptions = {}) =>
         events(`/v1/tasks/${encodeURIComponent(task)}/events`, streamOptions),

@@ -506,6 +506,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/replays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay a run from its bundle: the tar GET /v1/tasks/:id/bundle downloads, from this deployment or another
+         * @description The body is the bundle (format 2, or a format 1 download), at most 32 MiB. The agent (the recorded one, or `agent`) runs on the recorded input, each model call answered by the bundle's recorded response and each tool call by its recorded result; the task need not exist here (docs/evaluations.md#replaying-a-bundle).
+         *
+         *     Needs an API key with the `run` scope (`admin` may do everything).
+         */
+        post: operations["replayBundle"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tasks/{id}/resume": {
         parameters: {
             query?: never;
@@ -1419,7 +1441,7 @@ export interface components {
                      * @description the registry's code (docs/reference/errors.md)
                      * @enum {string}
                      */
-                    code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                     /** @description for people; clients branch on the code */
                     message: string;
                     /** @description the error's class, e.g. ProviderError */
@@ -1912,7 +1934,7 @@ export interface components {
                  * @description the registry's code (docs/reference/errors.md)
                  * @enum {string}
                  */
-                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                 /** @description for people; clients branch on the code */
                 message: string;
                 /** @description the error's class, e.g. ProviderError */
@@ -2023,6 +2045,8 @@ export interface components {
                 kind: "replay";
                 /** Format: uuid */
                 task_id: string;
+                /** @constant */
+                source?: "bundle";
             }) | null;
             links: components["schemas"]["TaskLinks"];
             decision: {
@@ -2334,7 +2358,7 @@ export interface components {
                  * @description the registry's code (docs/reference/errors.md)
                  * @enum {string}
                  */
-                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                 /** @description for people; clients branch on the code */
                 message: string;
                 /** @description the error's class, e.g. ProviderError */
@@ -2445,6 +2469,8 @@ export interface components {
                 kind: "replay";
                 /** Format: uuid */
                 task_id: string;
+                /** @constant */
+                source?: "bundle";
             }) | null;
             links: components["schemas"]["TaskLinks"];
         };
@@ -3032,7 +3058,7 @@ export interface components {
         ErrorBody: {
             error: {
                 /** @enum {string} */
-                code: "validation_failed" | "invalid_json" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "rate_limited" | "agent_not_found" | "internal_error";
+                code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "rate_limited" | "agent_not_found" | "internal_error";
                 message: string;
                 /** Format: uuid */
                 request_id: string;
@@ -4263,7 +4289,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `payload_too_large`: body over 256 KiB, with or without a Content-Length (reading stops at the limit) */
+            /** @description `payload_too_large`: body over 256 KiB (a run bundle at `POST /v1/replays`: over 32 MiB), with or without a Content-Length (reading stops at the limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4272,7 +4298,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `unsupported_media_type`: body not sent as `application/json` */
+            /** @description `unsupported_media_type`: body not sent as `application/json` (a run bundle at `POST /v1/replays`: as `application/x-tar`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4462,7 +4488,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `payload_too_large`: body over 256 KiB, with or without a Content-Length (reading stops at the limit) */
+            /** @description `payload_too_large`: body over 256 KiB (a run bundle at `POST /v1/replays`: over 32 MiB), with or without a Content-Length (reading stops at the limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4471,7 +4497,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `unsupported_media_type`: body not sent as `application/json` */
+            /** @description `unsupported_media_type`: body not sent as `application/json` (a run bundle at `POST /v1/replays`: as `application/x-tar`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4624,7 +4650,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `payload_too_large`: body over 256 KiB, with or without a Content-Length (reading stops at the limit) */
+            /** @description `payload_too_large`: body over 256 KiB (a run bundle at `POST /v1/replays`: over 32 MiB), with or without a Content-Length (reading stops at the limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4633,7 +4659,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `unsupported_media_type`: body not sent as `application/json` */
+            /** @description `unsupported_media_type`: body not sent as `application/json` (a run bundle at `POST /v1/replays`: as `application/x-tar`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4769,7 +4795,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `payload_too_large`: body over 256 KiB, with or without a Content-Length (reading stops at the limit) */
+            /** @description `payload_too_large`: body over 256 KiB (a run bundle at `POST /v1/replays`: over 32 MiB), with or without a Content-Length (reading stops at the limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4778,7 +4804,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `unsupported_media_type`: body not sent as `application/json` */
+            /** @description `unsupported_media_type`: body not sent as `application/json` (a run bundle at `POST /v1/replays`: as `application/x-tar`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5048,7 +5074,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `payload_too_large`: body over 256 KiB, with or without a Content-Length (reading stops at the limit) */
+            /** @description `payload_too_large`: body over 256 KiB (a run bundle at `POST /v1/replays`: over 32 MiB), with or without a Content-Length (reading stops at the limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5057,7 +5083,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `unsupported_media_type`: body not sent as `application/json` */
+            /** @description `unsupported_media_type`: body not sent as `application/json` (a run bundle at `POST /v1/replays`: as `application/x-tar`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5986,7 +6012,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `payload_too_large`: body over 256 KiB, with or without a Content-Length (reading stops at the limit) */
+            /** @description `payload_too_large`: body over 256 KiB (a run bundle at `POST /v1/replays`: over 32 MiB), with or without a Content-Length (reading stops at the limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5995,7 +6021,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `unsupported_media_type`: body not sent as `application/json` */
+            /** @description `unsupported_media_type`: body not sent as `application/json` (a run bundle at `POST /v1/replays`: as `application/x-tar`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6272,6 +6298,152 @@ export interface operations {
             };
         };
     };
+    replayBundle: {
+        parameters: {
+            query?: {
+                /** @description Replay with this agent of the key's tenant instead of the recorded one. */
+                agent?: string;
+            };
+            header?: {
+                /** @description Makes the creation idempotent: a repeat with the same key and body gets the same task (Idempotent-Replayed: true); another body is refused with 422 idempotency_key_reused. Keys are kept at least as long as the task. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The run bundle as GET /v1/tasks/:id/bundle downloads it, at most 32 MiB. */
+        requestBody: {
+            content: {
+                "application/x-tar": string;
+            };
+        };
+        responses: {
+            /** @description The replay, started. */
+            202: {
+                headers: {
+                    /** @description The URL of what was created. */
+                    location: string;
+                    /** @description Sent when the answer replays an earlier request's. */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskResponse"];
+                };
+            };
+            /**
+             * @description `validation_failed`: a body field, parameter, query value or header is invalid; `field` names it (e.g. `input`, `metadata.x`, the unknown key, `wait`, `after`, `last-event-id`, `path`)
+             *
+             *     `invalid_bundle`: the body of `POST /v1/replays` is not a tar archive, or a corrupt one: a bad header checksum, a size that is not octal, an entry cut short (`field`: `body`)
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_scope`: the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `agent_not_found`: no agent with that name that the key's tenant may see (`field`: `name`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `replay_unavailable`: a replay of a task that cannot be replayed: a workflow's run, or one that recorded no model call */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: body over 256 KiB (a run bundle at `POST /v1/replays`: over 32 MiB), with or without a Content-Length (reading stops at the limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: body not sent as `application/json` (a run bundle at `POST /v1/replays`: as `application/x-tar`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `idempotency_key_reused`: the `Idempotency-Key` was used for a different request, another body or route (`field`: `idempotency-key`)
+             *
+             *     `bundle_not_replayable`: the run bundle at `POST /v1/replays` lacks `task.json`, `checkpoints.json` or `events.jsonl`, one of them is not what Outpost writes, or its `bundle.json` names a format this deployment does not read (`field`: the file)
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: the API key created its tasks-per-minute, or a hook started its runs-per-minute; `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: a bug on our side; the message never carries internal details */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `api_keys_not_configured`: the server has no `OUTPOST_API_KEYS` secret
+             *
+             *     `api_keys_invalid`: `OUTPOST_API_KEYS` is not a valid key list (the operator's log says where)
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     resumeTask: {
         parameters: {
             query?: never;
@@ -6363,7 +6535,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `payload_too_large`: body over 256 KiB, with or without a Content-Length (reading stops at the limit) */
+            /** @description `payload_too_large`: body over 256 KiB (a run bundle at `POST /v1/replays`: over 32 MiB), with or without a Content-Length (reading stops at the limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6372,7 +6544,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `unsupported_media_type`: body not sent as `application/json` */
+            /** @description `unsupported_media_type`: body not sent as `application/json` (a run bundle at `POST /v1/replays`: as `application/x-tar`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7417,7 +7589,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `payload_too_large`: body over 256 KiB, with or without a Content-Length (reading stops at the limit) */
+            /** @description `payload_too_large`: body over 256 KiB (a run bundle at `POST /v1/replays`: over 32 MiB), with or without a Content-Length (reading stops at the limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7426,7 +7598,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `unsupported_media_type`: body not sent as `application/json` */
+            /** @description `unsupported_media_type`: body not sent as `application/json` (a run bundle at `POST /v1/replays`: as `application/x-tar`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7910,7 +8082,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `payload_too_large`: body over 256 KiB, with or without a Content-Length (reading stops at the limit) */
+            /** @description `payload_too_large`: body over 256 KiB (a run bundle at `POST /v1/replays`: over 32 MiB), with or without a Content-Length (reading stops at the limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7919,7 +8091,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `unsupported_media_type`: body not sent as `application/json` */
+            /** @description `unsupported_media_type`: body not sent as `application/json` (a run bundle at `POST /v1/replays`: as `application/x-tar`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8508,7 +8680,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `payload_too_large`: body over 256 KiB, with or without a Content-Length (reading stops at the limit) */
+            /** @description `payload_too_large`: body over 256 KiB (a run bundle at `POST /v1/replays`: over 32 MiB), with or without a Content-Length (reading stops at the limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8517,7 +8689,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `unsupported_media_type`: body not sent as `application/json` */
+            /** @description `unsupported_media_type`: body not sent as `application/json` (a run bundle at `POST /v1/replays`: as `application/x-tar`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9240,7 +9412,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `payload_too_large`: body over 256 KiB, with or without a Content-Length (reading stops at the limit) */
+            /** @description `payload_too_large`: body over 256 KiB (a run bundle at `POST /v1/replays`: over 32 MiB), with or without a Content-Length (reading stops at the limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9249,7 +9421,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `unsupported_media_type`: body not sent as `application/json` */
+            /** @description `unsupported_media_type`: body not sent as `application/json` (a run bundle at `POST /v1/replays`: as `application/x-tar`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9641,7 +9813,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `payload_too_large`: body over 256 KiB, with or without a Content-Length (reading stops at the limit) */
+            /** @description `payload_too_large`: body over 256 KiB (a run bundle at `POST /v1/replays`: over 32 MiB), with or without a Content-Length (reading stops at the limit) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -9650,7 +9822,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `unsupported_media_type`: body not sent as `application/json` */
+            /** @description `unsupported_media_type`: body not sent as `application/json` (a run bundle at `POST /v1/replays`: as `application/x-tar`) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10095,7 +10267,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `payload_too_large`: body over 256 KiB, with or without a Content-Length (reading stops at the limit) */
+            /** @description `payload_too_large`: body over 256 KiB (a run bundle at `POST /v1/replays`: over 32 MiB), with or without a Content-Length (reading stops at the limit) */
             413: {
                 headers: {
                     [name: string]: unknown;

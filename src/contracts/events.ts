@@ -125,7 +125,11 @@ export const EVENT_CATALOG = {
               case: z.string(),
               repetition: z.number().int().positive(),
             }),
-            z.strictObject({ kind: z.literal("replay"), task_id: z.string() }),
+            z.strictObject({
+              kind: z.literal("replay"),
+              task_id: z.string(),
+              source: z.literal("bundle").optional().describe("a replay of an uploaded run bundle"),
+            }),
           ])
           .optional()
           .describe(

@@ -32,6 +32,12 @@ export const ERROR_CODES = {
     },
   },
   invalid_json: { request: { status: 400, when: "the body is not valid JSON or not valid UTF-8" } },
+  invalid_bundle: {
+    request: {
+      status: 400,
+      when: "the body of `POST /v1/replays` is not a tar archive, or a corrupt one: a bad header checksum, a size that is not octal, an entry cut short (`field`: `body`)",
+    },
+  },
   workspace_full: {
     request: {
       status: 400,
@@ -201,9 +207,17 @@ export const ERROR_CODES = {
     },
   },
   payload_too_large: {
-    request: { status: 413, when: "body over 256 KiB, with or without a Content-Length (reading stops at the limit)" },
+    request: {
+      status: 413,
+      when: "body over 256 KiB (a run bundle at `POST /v1/replays`: over 32 MiB), with or without a Content-Length (reading stops at the limit)",
+    },
   },
-  unsupported_media_type: { request: { status: 415, when: "body not sent as `application/json`" } },
+  unsupported_media_type: {
+    request: {
+      status: 415,
+      when: "body not sent as `application/json` (a run bundle at `POST /v1/replays`: as `application/x-tar`)",
+    },
+  },
   idempotency_key_reused: {
     request: {
       status: 422,
@@ -214,6 +228,12 @@ export const ERROR_CODES = {
     request: {
       status: 422,
       when: "a put's document makes more than 500 chunks (`field`: `documents.<i>.text`), its documents more than 1,000 (`field`: `documents`), or it would give the collection more than 1,000 documents or 10,000 chunks (`field`: `documents`) or the tenant more than 100 collections (`field`: `name`); refused before anything is embedded",
+    },
+  },
+  bundle_not_replayable: {
+    request: {
+      status: 422,
+      when: "the run bundle at `POST /v1/replays` lacks `task.json`, `checkpoints.json` or `events.jsonl`, one of them is not what Outpost writes, or its `bundle.json` names a format this deployment does not read (`field`: the file)",
     },
   },
   hook_input_empty: { request: { status: 422, when: "the hook's input template rendered nothing for this delivery" } },

@@ -124,16 +124,21 @@ export function parseJson<T>(schema: z.ZodType<T>, value: unknown, root = "(body
 
 /** A body as UTF-8 text, up to `limit` bytes (413 beyond, 400 for bytes that are not UTF-8). */
 export async function bodyText(c: Context<AppEnv>, limit: number): Promise<string> {
-  const declared = Number(c.req.header("content-length"));
-  if (Number.isFinite(declared) && declared > limit) {
-    throw new ApiError("payload_too_large", `The body is larger than ${limit} bytes.`);
-  }
-  const bytes = await readLimited(c.req.raw.body, limit);
+  const bytes = await bodyBytes(c, limit);
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
     throw new ApiError("invalid_json", "The body is not valid UTF-8.");
   }
+}
+
+/** A body's bytes, up to `limit` (413 beyond, from the Content-Length or as soon as reading passes it). */
+export async function bodyBytes(c: Context<AppEnv>, limit: number): Promise<Uint8Array> {
+  const declared = Number(c.req.header("content-length"));
+  if (Number.isFinite(declared) && declared > limit) {
+    throw new ApiError("payload_too_large", `The body is larger than ${limit} bytes.`);
+  }
+  return readLimited(c.req.raw.body, limit);
 }
 
 /** Reads a body up to `limit` bytes, stopping (413) as soon as it is exceeded, with or without a Content-Length. */

@@ -7,6 +7,8 @@
 // blocks. A path that does not fit ustar's name (100 bytes) and prefix (155 bytes) fields is carried by a pax
 // extended header (typeflag "x") with a `path` record before the file's own header.
 
+import { ApiError } from "../errors.ts";
+
 const BLOCK = 512;
 /** The two zero blocks that end an archive. */
 export const END_OF_ARCHIVE = 2 * BLOCK;
@@ -46,32 +48,65 @@ export function packTar(files: readonly TarInput[]): { archive: Uint8Array; entr
   return { archive, entries };
 }
 
-/** The files of an archive packTar wrote (or any ustar/pax archive of regular files), with their offsets. */
+/**
+ * The regular files of an archive, with their offsets: one packTar wrote, a downloaded bundle, or what another tar
+ * (GNU tar, bsdtar) made of it: ustar and v7 headers, pax `path` records, GNU long names (typeflag "L"); other
+ * entries (folders, links, pax globals) are skipped, and a later file of a path replaces an earlier one for readers
+ * that keep the last. Every field is bounds-checked against the archive: anything that is not a well-formed
+ * archive is a 400 invalid_bundle naming the body, never another exception (the bytes come from a client).
+ */
 export function readTar(archive: Uint8Array): TarEntry[] {
+  if (archive.byteLength < BLOCK) throw malformed("it is shorter than one 512-byte tar header");
   const entries: TarEntry[] = [];
   let at = 0;
-  let paxPath: string | null = null;
-  while (at + BLOCK <= archive.byteLength) {
+  let longPath: string | null = null;
+  // An archive without its end-of-archive blocks is read to its last file, as GNU tar and bsdtar do.
+  while (at < archive.byteLength) {
+    if (at + BLOCK > archive.byteLength) throw malformed(`it ends inside the header at byte ${at}`);
     const header = archive.subarray(at, at + BLOCK);
     if (header.every((byte) => byte === 0)) break;
-    if (checksum(header) !== readOctal(header, 148, 8)) throw new Error(`Not a tar archive: bad checksum at ${at}.`);
+    const stored = readOctal(header, 148, 8);
+    if (stored === null || !checksums(header).includes(stored)) {
+      throw malformed(at === 0 ? "it is not a tar archive (no valid header)" : `bad header checksum at byte ${at}`);
+    }
     const size = readOctal(header, 124, 12);
-    const type = String.fromCharCode(header[156] ?? 0);
+    if (size === null) throw malformed(`the header at byte ${at} has no octal size`);
     const content = at + BLOCK;
-    if (content + size > archive.byteLength) throw new Error(`Truncated tar archive: ${at} + ${size}.`);
+    if (content + size > archive.byteLength) {
+      throw malformed(`it is cut short: the entry at byte ${at} declares ${size} bytes`);
+    }
+    const type = String.fromCharCode(header[156] ?? 0);
+    const body = archive.subarray(content, content + size);
     if (type === "x") {
-      paxPath = paxRecords(archive.subarray(content, content + size)).get("path") ?? null;
+      longPath = paxRecords(body).get("path") ?? longPath;
+    } else if (type === "L") {
+      longPath = readString(body, 0, body.byteLength);
+    } else if (type === "g") {
+      // A pax global header: no record of it names a file.
     } else {
-      if (type === "0" || type === "\0") {
+      if (type === "0" || type === "\0" || type === "7") {
         const prefix = readString(header, 345, 155);
         const name = readString(header, 0, 100);
-        entries.push({ path: paxPath ?? (prefix ? `${prefix}/${name}` : name), offset: content, size });
+        entries.push({ path: longPath ?? (prefix ? `${prefix}/${name}` : name), offset: content, size });
       }
-      paxPath = null;
+      longPath = null;
     }
     at = content + padded(size);
   }
   return entries;
+}
+
+/** The archive's files by path (the last of a path wins), each a view of the archive's bytes. */
+export function tarFiles(archive: Uint8Array): Map<string, Uint8Array> {
+  const files = new Map<string, Uint8Array>();
+  for (const entry of readTar(archive)) {
+    files.set(entry.path, archive.subarray(entry.offset, entry.offset + entry.size));
+  }
+  return files;
+}
+
+function malformed(why: string): ApiError {
+  return new ApiError("invalid_bundle", `The body is not a readable tar archive: ${why}.`, "body");
 }
 
 /**
@@ -178,6 +213,16 @@ function checksum(block: Uint8Array): number {
   return sum;
 }
 
+/** The sums a header's checksum may hold: POSIX's (bytes unsigned), and the signed one some old tars wrote. */
+function checksums(block: Uint8Array): [number, number] {
+  let signed = 0;
+  for (let i = 0; i < BLOCK; i++) {
+    const byte = i >= 148 && i < 156 ? 0x20 : (block[i] ?? 0);
+    signed += byte > 0x7f ? byte - 0x100 : byte;
+  }
+  return [checksum(block), signed];
+}
+
 function writeString(block: Uint8Array, at: number, length: number, value: string): void {
   encoder.encodeInto(value, block.subarray(at, at + length));
 }
@@ -188,6 +233,9 @@ function readString(block: Uint8Array, at: number, length: number): string {
   return decoder.decode(end === -1 ? field : field.subarray(0, end));
 }
 
-function readOctal(block: Uint8Array, at: number, length: number): number {
-  return Number.parseInt(readString(block, at, length).trim() || "0", 8);
+/** An octal field (NUL- or space-terminated, blank for 0), or null when it is not octal (GNU's base-256 included). */
+function readOctal(block: Uint8Array, at: number, length: number): number | null {
+  const text = readString(block, at, length).trim();
+  if (!/^[0-7]*$/.test(text)) return null;
+  return text === "" ? 0 : Number.parseInt(text, 8);
 }

@@ -3,7 +3,9 @@
 // replay provider: src/llm/replay-provider.ts) and each tool call with the recorded result, through the fork
 // machinery that already hands a fork its origin's settled calls, so nothing leaves the Worker and nothing runs
 // twice. What differs from the recorded run (the prompt sent, the calls made, their results, the answer) is what a
-// prompt or code change did: src/tasks/run-comparison.ts reports it.
+// prompt or code change did: src/tasks/run-comparison.ts reports it. The recording is read through ReplayRequest:
+// from the task's own object, or from its run bundle uploaded to POST /v1/replays (src/http/bundle-replay.ts),
+// where the task may not exist at all.
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { ApiError } from "../errors.ts";
 import type { TaskView, ToolCallLedger } from "./task.ts";
@@ -16,9 +18,15 @@ const FIRST_TURN = "turn_1_model";
 /** A replay's state as ReplayState keeps it, past which a recording is too large to replay (a state row's limit). */
 const MAX_RECORDING_CHARS = 1_500_000;
 
+/** What a replay reads of the task it replays. */
+export type ReplayOrigin = Pick<
+  TaskView,
+  "id" | "workflow" | "assigned_agent" | "model" | "redaction_mode" | "input" | "metadata" | "tags" | "limits"
+>;
+
 export interface ReplayRequest {
   /** The task replayed. */
-  origin: TaskView;
+  origin: ReplayOrigin;
   /** Its checkpoints, oldest first (the object's checkpointList). */
   checkpoints: readonly { checkpoint_id: string; position: string; message_count: number }[];
   /** A checkpoint's conversation, unredacted (the object's forkPoint). */
@@ -27,6 +35,13 @@ export interface ReplayRequest {
   agent: (name: string) => Promise<TaskAgent | undefined>;
   /** The origin's ledger of these tool calls (its object's toolCallLedger). */
   ledger: (toolUseIds: string[]) => Promise<ToolCallLedger>;
+  /** Replay with this agent rather than the recorded one (named by the request's `field`). */
+  agentName?: { name: string; field: string } | undefined;
+  /**
+   * Where the recording comes from: the task's object (the default), or an uploaded bundle, whose task need not
+   * exist here; a bundle's replay names it in its trigger, and has no parent task.
+   */
+  source?: "bundle" | undefined;
 }
 
 /** The replay task, but for its id: a 4xx ApiError when the task cannot be replayed. */
@@ -62,8 +77,9 @@ export async function planReplay(
   const uncertain: Record<string, string> = { ...ledger?.uncertain };
   for (const id of Object.keys(turns))
     if (!(id in (ledger?.settled ?? {})) && !uncertain[id]) uncertain[id] = origin.id;
-  const agent = await request.agent(origin.assigned_agent);
-  if (!agent) throw new ApiError("agent_not_found", `No agent named "${origin.assigned_agent}".`, "id");
+  const { name, field } = request.agentName ?? { name: origin.assigned_agent, field: "id" };
+  const agent = await request.agent(name);
+  if (!agent) throw new ApiError("agent_not_found", `No agent named "${name}".`, field);
   return {
     agent,
     model: origin.model,
@@ -71,9 +87,9 @@ export async function planReplay(
     input: origin.input,
     metadata: origin.metadata,
     tags: origin.tags,
-    parentTaskId: origin.id,
+    parentTaskId: request.source === "bundle" ? null : origin.id,
     limits: origin.limits,
-    trigger: { kind: "replay", task_id: origin.id },
+    trigger: { kind: "replay", task_id: origin.id, ...(request.source ? { source: request.source } : {}) },
     fork: {
       task_id: origin.id,
       checkpoint_id: first.checkpoint_id,

@@ -21,6 +21,21 @@ export interface RecordedRequest {
   tools?: readonly { name?: unknown }[];
 }
 
+/** The bundle file of a model call's request (turn 1 first), which a side's `requests` are read from. */
+export function requestFilePath(turn: number): string {
+  return `artifacts/llm/decision_loop_turn_${turn}_attempt_1_request.txt`;
+}
+
+/** A request file's text as the comparison reads it: null when it is not a JSON object. */
+export function parseRequestFile(text: string): RecordedRequest | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === "object" ? (value as RecordedRequest) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** What can differ between two runs. */
 export const DIFFERENCE_KINDS = [
   "status",

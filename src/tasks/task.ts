@@ -105,6 +105,8 @@ export const ReplayTriggerSchema = z.lazy(() =>
   z.strictObject({
     kind: z.literal("replay"),
     task_id: z.uuid({ version: "v4" }),
+    /** `bundle`: replayed from the task's run bundle (POST /v1/replays); absent: from the task itself. */
+    source: z.literal("bundle").optional(),
   }),
 );
 

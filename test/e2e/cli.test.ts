@@ -341,6 +341,42 @@ describe("the outpost CLI", () => {
     expect((await e2eClient().tasks.get(replayId)).trigger).toEqual({ kind: "replay", task_id: id });
   });
 
+  it("replays a downloaded bundle, and one the system's tar made of its extracted folder, saying nothing differs", async () => {
+    const m = marker("cli-replay-bundle");
+    await scriptModel(m, [{ content: [{ type: "text", text: "Bundled answer." }] }]);
+    const run = await runCli(["run", "assistant", `Answer for the bundle ${m}`, "--wait"]);
+    const id = taskIdIn(run.stderr);
+    const folder = await mkdtemp(join(tmpdir(), "outpost-cli-"));
+    const file = join(folder, "run.tar");
+    expect((await runCli(["artifacts", id, "--tar", file])).code).toBe(0);
+
+    const replay = await runCli(["replay", "--bundle", file]);
+    expect(replay.code).toBe(0);
+    expect(replay.stdout.split("\n")[0]).toBe("Bundled answer.");
+    expect(replay.stderr).toContain(`replaying ${id} from ${file}`);
+    expect(replay.stderr).toContain(`✓ nothing differs from ${id}`);
+    const replayId = taskIdIn(replay.stderr.split("\n").slice(1).join("\n"));
+    expect((await e2eClient().tasks.get(replayId)).trigger).toEqual({ kind: "replay", task_id: id, source: "bundle" });
+
+    // GNU tar's own archive of the extracted run directory (./ paths, a folder entry) replays the same.
+    const extracted = join(folder, "run");
+    execFileSync("mkdir", [extracted]);
+    execFileSync("tar", ["-xf", file, "-C", extracted]);
+    const retarred = join(folder, "retarred.tar");
+    execFileSync("tar", ["-cf", retarred, "-C", extracted, "."]);
+    const again = await runCli(["replay", "--bundle", retarred, "--detach"]);
+    expect(again.code).toBe(0);
+    const againId = again.stdout.trim();
+    expect((await e2eClient().wait(againId)).result).toBe("Bundled answer.");
+    expect((await e2eClient().tasks.compareReplay(againId)).identical).toBe(true);
+
+    const both = await runCli(["replay", id, "--bundle", file]);
+    expect([both.code, both.stderr]).toEqual([
+      2,
+      "error usage: Give the task to replay, or --bundle <file>, not both.\n",
+    ]);
+  });
+
   it("reports a refused key with the API's error code and exit code 3, and never prints the key", async () => {
     const key = "not-a-key-3f9c";
     const refusal = (await e2eClient(key)

@@ -2,11 +2,26 @@
 // packTar reported, whatever the paths; the header fields follow POSIX ustar byte for byte, so any tar reads it.
 // (test/e2e/bundle-download.test.ts reads a downloaded bundle with the system's own tar.)
 import { describe, expect, it } from "vitest";
-import { END_OF_ARCHIVE, entryFraming, filesEnd, packTar, readTar } from "../../src/run-bundle/tar.ts";
+import { ApiError } from "../../src/errors.ts";
+import { END_OF_ARCHIVE, entryFraming, filesEnd, packTar, readTar, tarFiles } from "../../src/run-bundle/tar.ts";
+import { errorOf } from "../support/helpers.ts";
+import gnuTar from "./fixtures/gnu.tar?raw";
+import posixTar from "./fixtures/posix.tar?raw";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const MTIME = Date.UTC(2026, 10, 24, 12, 0, 0);
+
+/**
+ * The files of fixtures/gnu.tar and fixtures/posix.tar, made by GNU tar 1.34 from one folder
+ * (`tar --sort=name --mtime=2026-11-24 --owner=0 --group=0 --numeric-owner -cf gnu.tar -C dir .`, and the same with
+ * `--format=posix --pax-option=delete=atime,delete=ctime`): all ASCII, so `?raw` imports them byte for byte.
+ */
+const GNU_FIXTURE_FILES = new Map([
+  [`./artifacts/llm/${"n".repeat(120)}.txt`, "long name\n"],
+  ["./events.jsonl", "events\n"],
+  ["./task.json", '{"id": "fixture"}\n'],
+]);
 
 function file(path: string, text: string) {
   return { path, content: encoder.encode(text), mtimeMs: MTIME };
@@ -73,8 +88,54 @@ describe("the run bundle's tar archive", () => {
     expect(pieces).toEqual(packed);
   });
 
-  it("refuses bytes that are not an archive", () => {
-    const bogus = new Uint8Array(1024).fill(65);
-    expect(() => readTar(bogus)).toThrow("Not a tar archive: bad checksum at 0.");
+  it("refuses bytes that are not an archive with a 400 invalid_bundle naming the body", () => {
+    const error = errorOf(() => readTar(new Uint8Array(1024).fill(65)));
+    expect(error).toBeInstanceOf(ApiError);
+    expect([(error as ApiError).code, (error as ApiError).status, (error as ApiError).field]).toEqual([
+      "invalid_bundle",
+      400,
+      "body",
+    ]);
+    expect(error.message).toBe("The body is not a readable tar archive: it is not a tar archive (no valid header).");
+    expect(errorOf(() => readTar(new Uint8Array(100))).message).toBe(
+      "The body is not a readable tar archive: it is shorter than one 512-byte tar header.",
+    );
+  });
+
+  it("refuses an archive cut short, a bad checksum past the first header, and a size that is not octal", () => {
+    const { archive } = packTar([file("a.txt", "x".repeat(600)), file("b.txt", "y")]);
+    expect(errorOf(() => readTar(archive.subarray(0, 1000))).message).toBe(
+      "The body is not a readable tar archive: it is cut short: the entry at byte 0 declares 600 bytes.",
+    );
+    expect(errorOf(() => readTar(archive.subarray(0, 1536 + 100))).message).toBe(
+      "The body is not a readable tar archive: it ends inside the header at byte 1536.",
+    );
+    const corrupt = archive.slice();
+    corrupt[1536] = 0x7a;
+    expect(errorOf(() => readTar(corrupt)).message).toBe(
+      "The body is not a readable tar archive: bad header checksum at byte 1536.",
+    );
+    const base256 = archive.slice();
+    base256.set([0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], 124);
+    const sum = [...base256.subarray(0, 512)].reduce((s, b, i) => s + (i >= 148 && i < 156 ? 32 : b), 0);
+    base256.set(encoder.encode(`${sum.toString(8).padStart(6, "0")}\0 `), 148);
+    expect(errorOf(() => readTar(base256)).message).toBe(
+      "The body is not a readable tar archive: the header at byte 0 has no octal size.",
+    );
+  });
+
+  it("reads an archive without its end-of-archive blocks to its last file", () => {
+    const { archive, entries } = packTar([file("a.txt", "one")]);
+    expect(readTar(archive.subarray(0, archive.byteLength - END_OF_ARCHIVE))).toEqual(entries);
+  });
+
+  it("reads what GNU tar wrote: a folder entry, ./ paths, a GNU long name, and a pax path (fixture)", () => {
+    const archive = encoder.encode(gnuTar);
+    const files = tarFiles(archive);
+    expect([...files.keys()]).toEqual([...GNU_FIXTURE_FILES.keys()]);
+    for (const [path, text] of GNU_FIXTURE_FILES) expect(decoder.decode(files.get(path))).toBe(text);
+    const posix = tarFiles(encoder.encode(posixTar));
+    expect([...posix.keys()]).toEqual([...GNU_FIXTURE_FILES.keys()]);
+    for (const [path, text] of GNU_FIXTURE_FILES) expect(decoder.decode(posix.get(path))).toBe(text);
   });
 });

@@ -8,7 +8,14 @@ import { agentsCommand } from "./commands/agents.ts";
 import { artifactsCommand } from "./commands/artifacts.ts";
 import { chatCommand } from "./commands/chat.ts";
 import { decideCommand, type Verb } from "./commands/decide.ts";
-import { cancelCommand, forkCommand, replayCommand, runCommand, watchCommand } from "./commands/run.ts";
+import {
+  cancelCommand,
+  forkCommand,
+  type ReplaySource,
+  replayCommand,
+  runCommand,
+  watchCommand,
+} from "./commands/run.ts";
 import {
   type CreateScheduleOptions,
   changeScheduleCommand,
@@ -199,13 +206,33 @@ export function buildProgram(done: (code: ExitCode) => void): Command {
 
   program
     .command("replay")
-    .description("run an ended task's agent again on its recorded answers, then show what differs")
-    .argument("<task>", "the task to replay")
+    .description(
+      "run an ended task's agent again on its recorded answers (or a downloaded bundle's), then show what differs",
+    )
+    .argument("[task]", "the task to replay (or give --bundle)")
+    .option("--bundle <file>", "replay a run bundle file (GET /v1/tasks/:id/bundle, from any deployment)")
+    .option("--agent <name>", "with --bundle: replay with this agent instead of the recorded one")
     .addOption(detachOption())
     .addOption(waitOption("follow the replay live until it ends, then compare it (the default)"))
-    .action(async (id: string, options: { detach?: boolean }, command: Command) => {
-      done(await replayCommand(context(command), id, { wait: options.detach !== true }));
-    });
+    .action(
+      async (
+        id: string | undefined,
+        options: { bundle?: string; agent?: string; detach?: boolean },
+        command: Command,
+      ) => {
+        if ((id === undefined) === (options.bundle === undefined)) {
+          throw new CliError("usage", "Give the task to replay, or --bundle <file>, not both.", EXIT.usage);
+        }
+        if (options.agent !== undefined && options.bundle === undefined) {
+          throw new CliError("usage", "--agent goes with --bundle.", EXIT.usage, "agent");
+        }
+        const source: ReplaySource =
+          options.bundle !== undefined
+            ? { bundle: options.bundle, ...(options.agent !== undefined ? { agent: options.agent } : {}) }
+            : { task: id as string };
+        done(await replayCommand(context(command), source, { wait: options.detach !== true }));
+      },
+    );
 
   const schedules = program
     .command("schedules")

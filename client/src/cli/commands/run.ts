@@ -48,27 +48,50 @@ export async function forkCommand(
   return started(ctx, task, options.wait);
 }
 
+/** What `outpost replay` replays: an ended task, or a run bundle file (with another agent, if named). */
+export type ReplaySource = { task: string } | { bundle: string; agent?: string };
+
 /**
- * `outpost replay <task>`: the task's agent, as it is now, answered by the task's recorded responses and results
- * (docs/evaluations.md#replaying-a-run), followed live; then what it did differently. Exit 1 when the replay failed.
+ * `outpost replay <task>`, or `outpost replay --bundle <file.tar>`: the agent, as it is now, answered by the recorded
+ * responses and results of the task or of its downloaded bundle (docs/evaluations.md#replaying-a-run), followed live;
+ * then what it did differently. Exit 1 when the replay failed.
  */
-export async function replayCommand(ctx: Context, id: string, options: { wait: boolean }): Promise<ExitCode> {
+export async function replayCommand(ctx: Context, source: ReplaySource, options: { wait: boolean }): Promise<ExitCode> {
   const { out } = ctx;
-  const task = await ctx.client.tasks.replay(id);
-  if (!out.json) out.note(out.styleErr("dim", `replaying ${id}`));
+  let task: Task;
+  if ("task" in source) {
+    task = await ctx.client.tasks.replay(source.task);
+    if (!out.json) out.note(out.styleErr("dim", `replaying ${source.task}`));
+  } else {
+    const bundle = await readBundle(source.bundle);
+    task = await ctx.client.tasks.replayBundle(bundle, source.agent !== undefined ? { agent: source.agent } : {});
+    const recorded = task.trigger && "task_id" in task.trigger ? task.trigger.task_id : "";
+    if (!out.json) out.note(out.styleErr("dim", `replaying ${recorded} from ${source.bundle}`));
+  }
   if (!options.wait) return started(ctx, task, false);
   const code = await started(ctx, task, true);
   const comparison = await ctx.client.tasks.compareReplay(task.id);
+  const of = comparison.replay_of;
   if (out.json) out.jsonLine(comparison);
-  else if (comparison.identical) out.note(out.styleErr("green", `✓ nothing differs from ${id}`));
+  else if (comparison.identical) out.note(out.styleErr("green", `✓ nothing differs from ${of}`));
   else {
-    out.note(out.styleErr("yellow", `${comparison.differences.length} difference(s) from ${id}:`));
+    out.note(out.styleErr("yellow", `${comparison.differences.length} difference(s) from ${of}:`));
     for (const d of comparison.differences) {
       const where = d.turn === null ? d.what : `${d.what}, turn ${d.turn}`;
       out.note(`  ${where}: ${JSON.stringify(d.original)} → ${JSON.stringify(d.replay)}`);
     }
   }
   return code;
+}
+
+/** A bundle file's bytes; an unreadable one is a usage error naming it. */
+async function readBundle(path: string): Promise<Uint8Array> {
+  try {
+    return new Uint8Array(await readFile(path));
+  } catch (error) {
+    const why = error instanceof Error && "code" in error ? String(error.code) : "unreadable";
+    throw new CliError("unreadable_bundle", `Cannot read the bundle ${path} (${why}).`, EXIT.usage, "bundle");
+  }
 }
 
 /** A task just created: followed live, or with --detach shown with the way to follow it. */

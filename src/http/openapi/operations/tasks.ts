@@ -176,6 +176,41 @@ export const TASKS: OperationSpec[] = [
     ],
   },
   {
+    method: "post",
+    path: "/v1/replays",
+    operationId: "replayBundle",
+    tag: "tasks",
+    summary:
+      "Replay a run from its bundle: the tar GET /v1/tasks/:id/bundle downloads, from this deployment or another",
+    description:
+      "The body is the bundle (format 2, or a format 1 download), at most 32 MiB. The agent (the recorded one, or `agent`) runs on the recorded input, each model call answered by the bundle's recorded response and each tool call by its recorded result; the task need not exist here (docs/evaluations.md#replaying-a-bundle).",
+    access: "run",
+    params: {
+      query: z.object({
+        agent: z
+          .string()
+          .optional()
+          .describe("Replay with this agent of the key's tenant instead of the recorded one."),
+      }),
+      header: CreationHeaders,
+    },
+    rawBody: {
+      description: "The run bundle as GET /v1/tasks/:id/bundle downloads it, at most 32 MiB.",
+      content: { "application/x-tar": z.string().meta({ format: "binary" }) },
+    },
+    answers: { 202: { description: "The replay, started.", json: TaskResponseSchema, headers: Created } },
+    errors: [
+      "unsupported_media_type",
+      "payload_too_large",
+      "invalid_bundle",
+      "bundle_not_replayable",
+      "replay_unavailable",
+      "agent_not_found",
+      "rate_limited",
+      "idempotency_key_reused",
+    ],
+  },
+  {
     method: "get",
     path: "/v1/tasks/{id}/replay",
     operationId: "compareReplay",
