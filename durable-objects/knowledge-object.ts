@@ -121,9 +121,20 @@ export class KnowledgeObject extends DurableObject<Env> {
     return this.view(name);
   }
 
-  /** The collection's documents, or null when there is no such collection. */
-  async documents(name: string): Promise<DocumentView[] | null> {
-    return this.store.collection(name) ? this.store.documents(name) : null;
+  /**
+   * A page of the collection's documents by id: up to `limit` after the id `after`, and the id the next page starts
+   * after (null on the last page); null when there is no such collection.
+   */
+  async documents(
+    name: string,
+    after: string | null,
+    limit: number,
+  ): Promise<{ documents: DocumentView[]; next: string | null } | null> {
+    if (!this.store.collection(name)) return null;
+    // One more than asked: whether a next page exists, without a second query.
+    const found = this.store.documentPage(name, after, limit + 1);
+    const documents = found.slice(0, limit);
+    return { documents, next: found.length > limit ? (documents.at(-1)?.id ?? null) : null };
   }
 
   /** The document, with its text and chunks; an error when there is no such collection or document. */

@@ -265,7 +265,11 @@ export function createOutpostClient(options: OutpostClientOptions) {
       /** Adds or replaces documents (chunked, embedded, indexed); the first put names the embedding provider. */
       put: (collection: string, body: Schemas["PutDocumentsBody"]) =>
         ok(api.PUT("/v1/collections/{name}/documents", { params: named(collection), body })),
-      documents: (collection: string) => ok(api.GET("/v1/collections/{name}/documents", { params: named(collection) })),
+      /** A page of the collection's documents, by id (`limit`, and `cursor`: the previous page's next_cursor). */
+      documents: (
+        collection: string,
+        query: NonNullable<paths["/v1/collections/{name}/documents"]["get"]["parameters"]["query"]> = {},
+      ) => ok(api.GET("/v1/collections/{name}/documents", { params: { path: { name: collection }, query } })),
       document: (collection: string, document: string) =>
         ok(
           api.GET("/v1/collections/{name}/documents/{id}", {

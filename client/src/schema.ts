@@ -1110,7 +1110,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List a collection's documents
+         * List a collection's documents, a page at a time (?limit=, ?cursor=)
          * @description Needs an API key with the `read` scope (`admin` may do everything).
          */
         get: operations["listDocuments"];
@@ -3038,6 +3038,7 @@ export interface components {
         DocumentList: {
             collection: string;
             documents: components["schemas"]["DocumentSummary"][];
+            next_cursor: string | null;
         };
         Document: {
             id: string;
@@ -9268,7 +9269,10 @@ export interface operations {
     };
     listDocuments: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
             header?: never;
             path: {
                 /** @description The collection's name (lower case, digits, _ and -). A malformed one is answered 400 validation_failed naming `name`. */
@@ -9278,7 +9282,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Every document, by id. */
+            /** @description A page of the documents, by id. */
             200: {
                 headers: {
                     [name: string]: unknown;

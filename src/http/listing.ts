@@ -1,7 +1,7 @@
 // GET /v1/tasks, GET /v1/sessions, GET /v1/schedules and GET /v1/agents/:name/evaluations: a page of the tenant's
 // tasks, sessions, schedules or an agent's evaluations from its directory (src/tenants/directory.ts,
 // schedule-directory.ts, evaluation-directory.ts), newest first, filtered by the query string and continued with an
-// opaque cursor.
+// opaque cursor (opaqueCursor and readCursor, which the other paged listings use too).
 import type { Context } from "hono";
 import { z } from "zod";
 import { ApiError } from "../errors.ts";
@@ -19,24 +19,20 @@ import type {
 import { ScheduleListQuery, SessionListQuery, TaskListQuery } from "./schemas.ts";
 import { parseWith } from "./validation.ts";
 
-const CursorSchema = z.tuple([z.iso.datetime(), z.uuid()]);
-
-/** A cursor is the last entry's place, [created_at, id], as base64url JSON: opaque to clients, checked on return. */
-function encodeCursor(cursor: DirectoryCursor): string {
-  return btoa(JSON.stringify([cursor.created_at, cursor.id]))
-    .replaceAll("+", "-")
-    .replaceAll("/", "_")
-    .replace(/=+$/, "");
+/** A page's continuation as the client gets it: base64url JSON of the last entry's place, opaque to clients. */
+export function opaqueCursor(place: unknown): string {
+  return btoa(JSON.stringify(place)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
-function decodeCursor(text: string): DirectoryCursor {
+/** The place a cursor from opaqueCursor holds, checked by `schema`; anything else is a 400 naming `cursor`. */
+export function readCursor<S extends z.ZodType>(text: string, schema: S): z.output<S> {
   let value: unknown;
   try {
     value = JSON.parse(atob(text.replaceAll("-", "+").replaceAll("_", "/")));
   } catch {
     value = undefined;
   }
-  const parsed = CursorSchema.safeParse(value);
+  const parsed = schema.safeParse(value);
   if (!parsed.success) {
     throw new ApiError(
       "validation_failed",
@@ -44,7 +40,18 @@ function decodeCursor(text: string): DirectoryCursor {
       "cursor",
     );
   }
-  const [created_at, id] = parsed.data;
+  return parsed.data;
+}
+
+const CursorSchema = z.tuple([z.iso.datetime(), z.uuid()]);
+
+/** A directory's cursor is the last entry's place, [created_at, id]. */
+function encodeCursor(cursor: DirectoryCursor): string {
+  return opaqueCursor([cursor.created_at, cursor.id]);
+}
+
+function decodeCursor(text: string): DirectoryCursor {
+  const [created_at, id] = readCursor(text, CursorSchema);
   return { created_at, id };
 }
 

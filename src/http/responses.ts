@@ -614,7 +614,13 @@ export const DocumentSummarySchema = z.strictObject({
 });
 
 /** GET /v1/collections/:name/documents: every document of the collection, by id. */
-export const DocumentListSchema = z.strictObject({ collection: z.string(), documents: z.array(DocumentSummarySchema) });
+/** GET /v1/collections/:name/documents: a page of the collection's documents, by id. */
+export const DocumentListSchema = z.strictObject({
+  collection: z.string(),
+  documents: z.array(DocumentSummarySchema),
+  /** Pass as ?cursor= for the next page; null on the last. */
+  next_cursor: z.string().nullable(),
+});
 export type DocumentList = z.infer<typeof DocumentListSchema>;
 
 export const ChunkSchema = z.strictObject({

@@ -222,12 +222,17 @@ export const DEFAULT_LIST_LIMIT = 20;
 /** An instant in a query string: ISO 8601 with a time zone, normalised to UTC as the listings store it. */
 const QueryInstant = z.iso.datetime({ offset: true }).transform((value) => new Date(value).toISOString());
 
+/** The page of every listing: its size, and where the previous page ended. */
+const PAGE_SHAPE = {
+  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
+  /** next_cursor from the previous page. */
+  cursor: z.string().min(1).max(512).optional(),
+};
+
 /** The query string of a listing: every parameter optional, an unknown one refused (never ignored). */
 function listQuery<const S extends readonly [string, ...string[]]>(statuses: S) {
   return z.strictObject({
-    limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
-    /** next_cursor from the previous page. */
-    cursor: z.string().min(1).max(512).optional(),
+    ...PAGE_SHAPE,
     /** One status, or several separated by commas (or the parameter repeated): any of them. */
     status: z.array(z.enum(statuses)).min(1).max(statuses.length).optional(),
     agent: z.string().max(64).regex(AGENT_NAME_PATTERN, "must be an agent name").optional(),
@@ -298,10 +303,13 @@ export const CreateEvaluationBody = z.strictObject({
 });
 export type CreateEvaluationBody = z.infer<typeof CreateEvaluationBody>;
 
+/** GET /v1/collections/:name/documents: a page of the collection's documents, by id. */
+export const DocumentListQuery = z.strictObject(PAGE_SHAPE);
+export type DocumentListQuery = z.infer<typeof DocumentListQuery>;
+
 /** GET /v1/agents/:name/evaluations: a page of the agent's evaluations, or with compare two of them. */
 export const EvaluationListQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
-  cursor: z.string().min(1).max(512).optional(),
+  ...PAGE_SHAPE,
   /** Two evaluation ids, a,b: b compared with a. */
   compare: z
     .string()

@@ -190,6 +190,20 @@ export class KnowledgeStore {
       .map(documentView);
   }
 
+  /** Up to `limit` documents by id, after the id `after` (from the first when null). */
+  documentPage(collection: string, after: string | null, limit: number): DocumentView[] {
+    return this.sql
+      .exec<DocumentRow>(
+        `SELECT id, title, source, metadata, chars, chunk_count, created_at, updated_at
+         FROM knowledge_documents WHERE collection = ? AND id > ? ORDER BY id LIMIT ?`,
+        collection,
+        after ?? "",
+        limit,
+      )
+      .toArray()
+      .map(documentView);
+  }
+
   document(collection: string, id: string): DocumentDetail | null {
     const row = this.sql
       .exec<DocumentRow & { text: string }>(

@@ -207,6 +207,11 @@ describe("the client", () => {
       "refunds.md",
       "shipping.md",
     ]);
+    // A page at a time: the client passes limit and cursor as the query string.
+    const page = await outpost.collections.documents("handbook", { limit: 1 });
+    expect(page.documents.map((d) => d.id)).toEqual(["refunds.md"]);
+    const rest = await outpost.collections.documents("handbook", { limit: 1, cursor: page.next_cursor ?? "" });
+    expect([rest.documents.map((d) => d.id), rest.next_cursor]).toEqual([["shipping.md"], null]);
     await scriptModel(m, [
       {
         content: [

@@ -279,6 +279,48 @@ describe("PUT /v1/collections/:name/documents", () => {
   });
 });
 
+describe("GET /v1/collections/:name/documents", () => {
+  it("lists the documents a page at a time, by id, each page continued by its next_cursor", async () => {
+    await put("paged", {
+      embedding_provider: OPENAI,
+      documents: ["e", "a", "d", "b", "c"].map((id) => ({ id, text: `${id}.` })),
+    });
+    const first = await apiJson("/v1/collections/paged/documents?limit=2", DocumentListSchema);
+    expect(first.documents.map((d) => d.id)).toEqual(["a", "b"]);
+    expect(first.next_cursor).toEqual(expect.any(String));
+    const second = await apiJson(
+      `/v1/collections/paged/documents?limit=2&cursor=${first.next_cursor}`,
+      DocumentListSchema,
+    );
+    expect(second.documents.map((d) => d.id)).toEqual(["c", "d"]);
+    const last = await apiJson(
+      `/v1/collections/paged/documents?limit=2&cursor=${second.next_cursor}`,
+      DocumentListSchema,
+    );
+    expect(last).toMatchObject({ collection: "paged", next_cursor: null });
+    expect(last.documents.map((d) => d.id)).toEqual(["e"]);
+    // Twenty by default: all five on one page, and no next one.
+    const all = await apiJson("/v1/collections/paged/documents", DocumentListSchema);
+    expect(all.documents.map((d) => d.id)).toEqual(["a", "b", "c", "d", "e"]);
+    expect(all.next_cursor).toBeNull();
+  });
+
+  it("refuses a bad limit or cursor, or an unknown parameter, naming it", async () => {
+    await put("paged-bad", { embedding_provider: OPENAI, documents: [{ id: "a", text: "A." }] });
+    const list = (query: string) => api(`/v1/collections/paged-bad/documents?${query}`);
+    await expectError(await list("limit=0"), 400, "validation_failed", "limit");
+    await expectError(await list("limit=101"), 400, "validation_failed", "limit");
+    await expectError(await list("cursor=not-a-cursor"), 400, "validation_failed", "cursor");
+    // A cursor of another listing (a task page's [created_at, id]) is not a document's.
+    const taskCursor = btoa(JSON.stringify(["2026-01-01T00:00:00.000Z", crypto.randomUUID()]))
+      .replaceAll("+", "-")
+      .replaceAll("/", "_")
+      .replace(/=+$/, "");
+    await expectError(await list(`cursor=${taskCursor}`), 400, "validation_failed", "cursor");
+    await expectError(await list("page=2"), 400, "validation_failed", "page");
+  });
+});
+
 describe("who may use collections", () => {
   it("keeps each tenant's collections to itself", async () => {
     await put("private", { embedding_provider: OPENAI, documents: [{ id: "a", text: "Default's secret plan." }] });
@@ -578,7 +620,7 @@ describe("what a failed put leaves", () => {
     ]);
     expect(mixed.error?.code).toBe("embedding_mismatch");
     expect(await stub.collectionView("fresh")).toBeNull();
-    const list = await stub.documents("odd");
-    expect(list?.map((d) => d.id)).toEqual(["a"]);
+    const list = await stub.documents("odd", null, 20);
+    expect(list?.documents.map((d) => d.id)).toEqual(["a"]);
   });
 });

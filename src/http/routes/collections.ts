@@ -1,10 +1,11 @@
 // /v1/collections: a tenant's collections of documents for the knowledge tools (issue 17 §4, docs/knowledge.md).
 // PUT …/documents chunks each document (Markdown-aware, src/knowledge/chunker.ts), embeds the chunks here in the
 // Worker with the collection's embedding provider (through the outbound guard, its key from a Worker secret), and
-// stores them in the tenant's KnowledgeObject; the other routes read and delete. Reading needs `read`; writing needs
+// stores them in the tenant's KnowledgeObject; the other routes read (documents a page at a time, by id) and delete. Reading needs `read`; writing needs
 // `admin` (every agent of the tenant trusts these documents, as it trusts the tenant's own agents, which PUT
 // /v1/agents/:name writes with `admin`); every route reaches only the key's own tenant's object.
 import { type Context, Hono } from "hono";
+import { z } from "zod";
 import type { PutRefusal } from "../../../durable-objects/knowledge-object.ts";
 import type { RpcFailure } from "../../contracts/rpc.ts";
 import { ApiError } from "../../errors.ts";
@@ -12,6 +13,7 @@ import { Redactor } from "../../events/redaction.ts";
 import { type Chunk, chunkMarkdown } from "../../knowledge/chunker.ts";
 import {
   CollectionNameSchema,
+  DOCUMENT_ID_PATTERN,
   type IndexedDocument,
   MAX_CHUNKS_PER_DOCUMENT,
   MAX_CHUNKS_PER_REQUEST,
@@ -23,8 +25,13 @@ import { deploymentEmbedder, knowledgeStubFor } from "../../knowledge/knowledge-
 import type { AppEnv } from "../app-env.ts";
 import { requireAdmin } from "../auth.ts";
 import { endpointAndKeyRefusals, refuseDeploymentSettings } from "../deployment-settings.ts";
+import { opaqueCursor, queryObject, readCursor } from "../listing.ts";
 import type { CollectionList, DocumentList, PutDocumentsResult } from "../responses.ts";
-import { jsonBody } from "../validation.ts";
+import { DocumentListQuery } from "../schemas.ts";
+import { jsonBody, parseWith } from "../validation.ts";
+
+/** A page of documents ends at a document: its cursor is [that id]. */
+const DocumentCursorSchema = z.tuple([z.string().regex(DOCUMENT_ID_PATTERN)]);
 
 function collectionNotFound(name: string): ApiError {
   return new ApiError("collection_not_found", `No collection named "${name}".`, "name");
@@ -145,9 +152,12 @@ export const collectionRoutes = new Hono<AppEnv>()
   })
   .get("/:name/documents", async (c) => {
     const { name, stub } = collectionOf(c);
-    const documents = await stub.documents(name);
-    if (!documents) throw collectionNotFound(name);
-    return c.json({ collection: name, documents } satisfies DocumentList);
+    const { limit, cursor } = parseWith(DocumentListQuery, queryObject(c), "(query)");
+    const after = cursor === undefined ? null : readCursor(cursor, DocumentCursorSchema)[0];
+    const page = await stub.documents(name, after, limit);
+    if (!page) throw collectionNotFound(name);
+    const next_cursor = page.next === null ? null : opaqueCursor([page.next]);
+    return c.json({ collection: name, documents: page.documents, next_cursor } satisfies DocumentList);
   })
   .delete("/:name", requireAdmin, async (c) => {
     const { name, stub } = collectionOf(c);

@@ -5,7 +5,7 @@ import {
   DocumentSchema,
   PutDocumentsResultSchema,
 } from "../../responses.ts";
-import { PutDocumentsBody } from "../../schemas.ts";
+import { DocumentListQuery, PutDocumentsBody } from "../../schemas.ts";
 import { CollectionDocument, CollectionName, type OperationSpec } from "./spec.ts";
 
 export const COLLECTIONS: OperationSpec[] = [
@@ -48,10 +48,10 @@ export const COLLECTIONS: OperationSpec[] = [
     path: "/v1/collections/{name}/documents",
     operationId: "listDocuments",
     tag: "collections",
-    summary: "List a collection's documents",
+    summary: "List a collection's documents, a page at a time (?limit=, ?cursor=)",
     access: "read",
-    params: { path: CollectionName },
-    answers: { 200: { description: "Every document, by id.", json: DocumentListSchema } },
+    params: { path: CollectionName, query: DocumentListQuery },
+    answers: { 200: { description: "A page of the documents, by id.", json: DocumentListSchema } },
     errors: ["validation_failed", "collection_not_found"],
   },
   {
