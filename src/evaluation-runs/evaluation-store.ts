@@ -177,21 +177,7 @@ export class EvaluationStore {
 
   /** starting or running → ended, with what the run's task reported (once: a repeated report changes nothing). */
   recordEnd(report: RunReport): boolean {
-    const row = this.sql
-      .exec<{ seq: number }>("SELECT seq FROM evaluation_runs WHERE task_id = ?", report.task_id)
-      .toArray()[0];
-    if (!row) return false;
-    const moved = this.move(
-      row.seq,
-      ["starting", "running"],
-      "ended",
-      ", result = ?, usage = ?, duration_ms = ?",
-      JSON.stringify(report.result),
-      report.usage === null ? null : JSON.stringify(report.usage),
-      report.duration_ms,
-    );
-    if (moved) this.touch(new Date().toISOString());
-    return moved;
+    return this.moveWithReport(report, ["starting", "running"], "ended");
   }
 
   /**
@@ -200,14 +186,19 @@ export class EvaluationStore {
    * which the cancel brings, is then ignored: the run's result is this one.
    */
   markStopping(report: RunReport): boolean {
+    return this.moveWithReport(report, ["running"], "stopping");
+  }
+
+  /** Moves the run of the report's task, recording the report with it. */
+  private moveWithReport(report: RunReport, from: readonly StoredRunStatus[], to: StoredRunStatus): boolean {
     const row = this.sql
       .exec<{ seq: number }>("SELECT seq FROM evaluation_runs WHERE task_id = ?", report.task_id)
       .toArray()[0];
     if (!row) return false;
     const moved = this.move(
       row.seq,
-      ["running"],
-      "stopping",
+      from,
+      to,
       ", result = ?, usage = ?, duration_ms = ?",
       JSON.stringify(report.result),
       report.usage === null ? null : JSON.stringify(report.usage),

@@ -8,7 +8,8 @@ import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "c
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { EvaluationObject } from "../../durable-objects/evaluation-object.ts";
-import { evaluationStubFor } from "../../src/evaluation-runs/evaluation.ts";
+import { evaluationStubFor, failedRun } from "../../src/evaluation-runs/evaluation.ts";
+import { WAITED_FOR_PERSON } from "../../src/evaluation-runs/run-watch.ts";
 import { type EvaluationResource, EvaluationResourceSchema, TaskResourceSchema } from "../../src/http/responses.ts";
 import { DEFAULT_TENANT } from "../../src/tenants/api-keys.ts";
 import {
@@ -126,20 +127,9 @@ describe("an evaluation whose run waits for a person", () => {
     const { id, taskId, stub } = await waitingEvaluation("watch-stopping");
     // As the watch leaves the run when the object is evicted right after recording why it stops it.
     await runInDurableObject(stub, (_instance, state) => {
-      const reason = "waited for a person; evaluation runs are unattended";
-      const result = {
-        response: "",
-        tool_calls: [],
-        tool_results: [],
-        token_usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-        structured_output: null,
-        num_turns: 0,
-        is_error: true,
-        error_reason: reason,
-      };
       state.storage.sql.exec(
         "UPDATE evaluation_runs SET status = 'stopping', result = ? WHERE task_id = ?",
-        JSON.stringify(result),
+        JSON.stringify(failedRun(taskId, WAITED_FOR_PERSON).result),
         taskId,
       );
     });
