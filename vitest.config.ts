@@ -78,6 +78,8 @@ function workersProject(name: string, files: { include: string[]; exclude: strin
 function testBindings(inject: (key: "emulatorUrl" | "vertexServiceAccount" | "vertexServiceAccountUnknown") => string) {
   return {
     ANTHROPIC_BASE_URL: inject("emulatorUrl"),
+    // Fault injection on for the default tenant only: test/faults/ checks another tenant is refused.
+    OUTPOST_FAULT_INJECTION: "default",
     ANTHROPIC_API_KEY: "test-model-key",
     OUTPOST_API_KEYS: JSON.stringify(API_KEYS),
     OUTPOST_RATE_LIMIT_PER_MINUTE: "100000",

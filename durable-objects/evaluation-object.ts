@@ -20,16 +20,24 @@ import {
   reportKeys,
   runTaskId,
 } from "../src/evaluation-runs/evaluation.ts";
-import { type EvaluationRecord, EvaluationStore, type RunRecord } from "../src/evaluation-runs/evaluation-store.ts";
+import {
+  type ClientCheck,
+  type EvaluationRecord,
+  EvaluationStore,
+  type RunRecord,
+  type RunSpec,
+} from "../src/evaluation-runs/evaluation-store.ts";
+import { faultReport, resumedStreamCheck } from "../src/evaluation-runs/fault-report.ts";
 import { markdownReport, runView, summarize } from "../src/evaluation-runs/report.ts";
 import { WATCH_INTERVAL_MS, watchRuns } from "../src/evaluation-runs/run-watch.ts";
 import { DEFAULT_CASE_TIMEOUT_SECONDS } from "../src/evaluations/config.ts";
 import { gradeCase } from "../src/evaluations/grade.ts";
 import { type Grader, providerGrader } from "../src/evaluations/model-grader.ts";
+import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
 import { createProvider, workerProviderEnvironment } from "../src/llm/providers.ts";
 import { EVALUATION_MIGRATIONS } from "../src/storage/evaluation-migrations.ts";
 import { migrate } from "../src/storage/migrations.ts";
-import { startInObject } from "../src/tasks/task-ids.ts";
+import { startInObject, taskStubFor } from "../src/tasks/task-ids.ts";
 import { tenantStubFor } from "../src/tenants/directory.ts";
 
 /** Attempts at starting a run's task before the run is given up as failed; the wait doubles from 2 s between them. */
@@ -60,15 +68,25 @@ export class EvaluationObject extends DurableObject<Env> {
       if (existing.spec.fingerprint !== evaluation.fingerprint) return { outcome: "mismatch" };
       return { outcome: "replayed", evaluation: this.view(existing) };
     }
-    const taskIds: string[] = [];
+    const runs: RunSpec[] = [];
     for (const c of evaluation.cases) {
       for (let repetition = 1; repetition <= evaluation.repeat; repetition++) {
-        taskIds.push(await runTaskId(evaluation.tenant, evaluation.id, c.name, repetition));
+        const run = { caseName: c.name, repetition };
+        runs.push({
+          ...run,
+          taskId: await runTaskId(evaluation.tenant, evaluation.id, c.name, repetition),
+          baseline: false,
+        });
+        // A faulted case's repetition also runs without its faults: the report compares the two.
+        if (c.faults) {
+          const taskId = await runTaskId(evaluation.tenant, evaluation.id, c.name, repetition, true);
+          runs.push({ ...run, taskId, baseline: true });
+        }
       }
     }
     // A create that raced this one during the awaits above has recorded it: that one wins.
     if (this.store.get()) return this.create(evaluation);
-    this.store.create(evaluation, taskIds, new Date().toISOString());
+    this.store.create(evaluation, runs, new Date().toISOString());
     await this.advance();
     return { outcome: "created", evaluation: this.view(this.require()) };
   }
@@ -165,6 +183,7 @@ export class EvaluationObject extends DurableObject<Env> {
           ? { context: testCase.context.map((turn) => ({ role: turn.role, content: turn.content })) }
           : {}),
         ...(testCase.files ? { files: testCase.files } : {}),
+        ...(testCase.faults && !run.baseline ? { faults: testCase.faults } : {}),
         trigger: { kind: "evaluation", evaluation_id: spec.id, case: run.caseName, repetition: run.repetition },
       });
       if (started.outcome === "created" || started.outcome === "replayed") {
@@ -201,8 +220,22 @@ export class EvaluationObject extends DurableObject<Env> {
         responseFormat: spec.responseFormat,
         grader,
       });
-      this.store.recordGrade(run.seq, grade);
+      const clientCheck = testCase.faults?.drop_client && !run.baseline ? await this.clientCheck(run) : null;
+      this.store.recordGrade(run.seq, grade, clientCheck);
     }
+  }
+
+  /**
+   * A drop_client run: reconnects to its event stream as a client would after the drop (from the event that recorded
+   * it) and checks what comes. Null when no drop was injected (the report says so).
+   */
+  private async clientCheck(run: RunRecord): Promise<ClientCheck | null> {
+    const drop = run.injected?.find((f) => f.fault === "drop_client");
+    if (!drop) return null;
+    const { spec } = this.require();
+    const subscription = await taskStubFor(this.env, spec.tenant, run.taskId).subscribe(drop.seq, 0);
+    const stream = subscription && "stream" in subscription ? subscription.stream : null;
+    return resumedStreamCheck(stream, drop.seq, (type) => TERMINAL_EVENT_TYPES.has(type));
   }
 
   /** The grader of g_eval metrics, or null when the agent has none or its provider cannot be built. */
@@ -266,6 +299,7 @@ export class EvaluationObject extends DurableObject<Env> {
     const { spec } = record;
     const end = record.completedAt === null ? Date.now() : Date.parse(record.completedAt);
     const graded = runs.filter((r) => r.status === "graded");
+    const faultsOf = (name: string) => this.store.testCase(name)?.faults;
     return {
       id: spec.id,
       agent: spec.agent,
@@ -273,7 +307,7 @@ export class EvaluationObject extends DurableObject<Env> {
       status: record.status,
       selection: spec.selection,
       repeat: spec.repeat,
-      passed: graded.every((r) => r.grade?.passed === true),
+      passed: graded.every((r) => r.baseline || r.grade?.passed === true),
       progress: {
         total: runs.length,
         pending: runs.filter((r) => r.status === "pending").length,
@@ -281,7 +315,12 @@ export class EvaluationObject extends DurableObject<Env> {
         graded: graded.length,
       },
       summary: summarize(runs, end - Date.parse(record.createdAt)),
-      runs: runs.map(runView),
+      runs: runs.map((run) => {
+        const faults = run.baseline ? undefined : faultsOf(run.caseName);
+        if (!faults) return runView(run);
+        const baseline = runs.find((r) => r.baseline && r.caseName === run.caseName && r.repetition === run.repetition);
+        return runView(run, faultReport(run, baseline, faults));
+      }),
       created_at: record.createdAt,
       completed_at: record.completedAt,
     };

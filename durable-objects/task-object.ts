@@ -66,7 +66,13 @@ export class TaskObject extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.host = new TaskHost(ctx, env);
+    this.host = new TaskHost(ctx, env, {
+      drop: () => {
+        const open = [...this.subscriptions.values()];
+        for (const subscription of open) subscription.abort();
+        return open.length;
+      },
+    });
   }
 
   /**

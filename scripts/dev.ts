@@ -72,6 +72,8 @@ const DEV_VARS: Record<string, string> = {
   OUTPOST_HTTP_CALLBACK_HOSTS: "127.0.0.1,localhost",
   OUTPOST_CALLBACK_ALLOW_PRIVATE_HOSTS: "127.0.0.1,localhost",
   OUTPOST_ALLOW_PRIVATE_HOSTS: "127.0.0.1,localhost",
+  // A development server may inject faults, so that test cases asking for them run (docs/evaluations.md).
+  OUTPOST_FAULT_INJECTION: "on",
 };
 for (const [name, value] of Object.entries(DEV_VARS)) {
   if (devVars.has(name)) continue;

@@ -51,6 +51,11 @@ export interface Env {
    * comma-separated hostnames or IP literals, or "*". Empty: none (the default).
    */
   OUTPOST_ALLOW_PRIVATE_HOSTS?: string;
+  /**
+   * Which tenants' tasks and evaluations may inject faults (docs/evaluations.md#fault-injection): "on" or "*" for
+   * all, a comma-separated list of tenants, or empty / "off" for none (the default).
+   */
+  OUTPOST_FAULT_INJECTION?: string;
   /** One Durable Object per API key: its task-creation rate limit. */
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   /** Tasks a key may create per minute, unless its own entry says (default 60). */

@@ -1441,7 +1441,7 @@ export interface components {
                      * @description the registry's code (docs/reference/errors.md)
                      * @enum {string}
                      */
-                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                     /** @description for people; clients branch on the code */
                     message: string;
                     /** @description the error's class, e.g. ProviderError */
@@ -1712,6 +1712,7 @@ export interface components {
             runs: {
                 case: string;
                 repetition: number;
+                baseline: boolean;
                 /** Format: uuid */
                 task_id: string;
                 /** @enum {string} */
@@ -1729,6 +1730,49 @@ export interface components {
                 num_turns: number | null;
                 duration_ms: number | null;
                 cost_usd: number | null;
+                fault: {
+                    faults: {
+                        evict_after_step?: number;
+                        model_fault?: (("429" | "529" | "midstream" | "malformed") | 429 | 529) | {
+                            kind: ("429" | "529" | "midstream" | "malformed") | 429 | 529;
+                            call?: number;
+                        };
+                        mcp_fault?: {
+                            server: string;
+                            /** @enum {string} */
+                            kind: "down" | "timeout";
+                        };
+                        drop_client?: boolean;
+                    };
+                    /** Format: uuid */
+                    baseline_task_id: string;
+                    injected: {
+                        /** @enum {string} */
+                        fault: "model_fault" | "mcp_fault" | "evict_after_step" | "drop_client";
+                        kind: string;
+                        call: number | null;
+                        step: number | null;
+                        server: string | null;
+                        tool: string | null;
+                    }[];
+                    same_status: boolean | null;
+                    same_answer: boolean | null;
+                    same_tool_effects: boolean | null;
+                    differences: string[];
+                    recovery: {
+                        model_calls: number;
+                        tokens: number;
+                        cost_usd: number | null;
+                        duration_ms: number | null;
+                        retried_calls: number;
+                        retried_tokens: number;
+                    } | null;
+                    client: {
+                        dropped_after_seq: number;
+                        resumed_events: number;
+                        gapless: boolean;
+                    } | null;
+                } | null;
             }[];
             /** Format: date-time */
             created_at: string;
@@ -1934,7 +1978,7 @@ export interface components {
                  * @description the registry's code (docs/reference/errors.md)
                  * @enum {string}
                  */
-                code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                 /** @description for people; clients branch on the code */
                 message: string;
                 /** @description the error's class, e.g. ProviderError */
@@ -2358,7 +2402,7 @@ export interface components {
                  * @description the registry's code (docs/reference/errors.md)
                  * @enum {string}
                  */
-                code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
                 /** @description for people; clients branch on the code */
                 message: string;
                 /** @description the error's class, e.g. ProviderError */
@@ -2700,6 +2744,19 @@ export interface components {
             files?: {
                 [key: string]: string;
             };
+            faults?: {
+                evict_after_step?: number;
+                model_fault?: (("429" | "529" | "midstream" | "malformed") | 429 | 529) | {
+                    kind: ("429" | "529" | "midstream" | "malformed") | 429 | 529;
+                    call?: number;
+                };
+                mcp_fault?: {
+                    server: string;
+                    /** @enum {string} */
+                    kind: "down" | "timeout";
+                };
+                drop_client?: boolean;
+            };
             agent: string;
             cron?: string;
             timezone?: string;
@@ -2744,6 +2801,19 @@ export interface components {
             };
             files?: {
                 [key: string]: string;
+            };
+            faults?: {
+                evict_after_step?: number;
+                model_fault?: (("429" | "529" | "midstream" | "malformed") | 429 | 529) | {
+                    kind: ("429" | "529" | "midstream" | "malformed") | 429 | 529;
+                    call?: number;
+                };
+                mcp_fault?: {
+                    server: string;
+                    /** @enum {string} */
+                    kind: "down" | "timeout";
+                };
+                drop_client?: boolean;
             };
         };
         ForkBody: {
@@ -3059,7 +3129,7 @@ export interface components {
         ErrorBody: {
             error: {
                 /** @enum {string} */
-                code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "rate_limited" | "agent_not_found" | "internal_error";
+                code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "rate_limited" | "agent_not_found" | "internal_error";
                 message: string;
                 /** Format: uuid */
                 request_id: string;
@@ -4117,6 +4187,19 @@ export interface operations {
                             [key: string]: string;
                         };
                         tags?: string[];
+                        faults?: {
+                            evict_after_step?: number;
+                            model_fault?: (("429" | "529" | "midstream" | "malformed") | 429 | 529) | {
+                                kind: ("429" | "529" | "midstream" | "malformed") | 429 | 529;
+                                call?: number;
+                            };
+                            mcp_fault?: {
+                                server: string;
+                                /** @enum {string} */
+                                kind: "down" | "timeout";
+                            };
+                            drop_client?: boolean;
+                        };
                     }[];
                     evaluations?: {
                         model?: {
@@ -10024,6 +10107,7 @@ export interface operations {
                         runs: {
                             case: string;
                             repetition: number;
+                            baseline: boolean;
                             /** Format: uuid */
                             task_id: string;
                             /** @enum {string} */
@@ -10041,6 +10125,49 @@ export interface operations {
                             num_turns: number | null;
                             duration_ms: number | null;
                             cost_usd: number | null;
+                            fault: {
+                                faults: {
+                                    evict_after_step?: number;
+                                    model_fault?: (("429" | "529" | "midstream" | "malformed") | 429 | 529) | {
+                                        kind: ("429" | "529" | "midstream" | "malformed") | 429 | 529;
+                                        call?: number;
+                                    };
+                                    mcp_fault?: {
+                                        server: string;
+                                        /** @enum {string} */
+                                        kind: "down" | "timeout";
+                                    };
+                                    drop_client?: boolean;
+                                };
+                                /** Format: uuid */
+                                baseline_task_id: string;
+                                injected: {
+                                    /** @enum {string} */
+                                    fault: "model_fault" | "mcp_fault" | "evict_after_step" | "drop_client";
+                                    kind: string;
+                                    call: number | null;
+                                    step: number | null;
+                                    server: string | null;
+                                    tool: string | null;
+                                }[];
+                                same_status: boolean | null;
+                                same_answer: boolean | null;
+                                same_tool_effects: boolean | null;
+                                differences: string[];
+                                recovery: {
+                                    model_calls: number;
+                                    tokens: number;
+                                    cost_usd: number | null;
+                                    duration_ms: number | null;
+                                    retried_calls: number;
+                                    retried_tokens: number;
+                                } | null;
+                                client: {
+                                    dropped_after_seq: number;
+                                    resumed_events: number;
+                                    gapless: boolean;
+                                } | null;
+                            } | null;
                         }[];
                         /** Format: date-time */
                         created_at: string;

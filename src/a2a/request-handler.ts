@@ -33,6 +33,7 @@ import { MAX_PUSH_CONFIGS, PUSH_CONFIG_ID, type PushConfig } from "../callbacks/
 import type { StoredMessage } from "../runtime/conversation.ts";
 import { history } from "../sessions/session-view.ts";
 import { isTerminal, type TaskStatus, type TaskView } from "../tasks/task.ts";
+import { waitOnTask } from "../tasks/task-ids.ts";
 import { agentCard } from "./agent-card.ts";
 import { decisionRefused, invalidParams, taskNotCancelable, taskNotFound, toA2AError, unsupported } from "./errors.ts";
 import { a2aTask, contextIdOf, contextTag, statusesFor } from "./task-mapping.ts";
@@ -164,7 +165,7 @@ export class OutpostRequestHandler implements A2ARequestHandler {
       const { stub, task } = await this.send(params);
       let now = task;
       if (!params.configuration?.returnImmediately) {
-        while (!settled(now)) now = (await stub.wait(WAIT_SLICE_MS)) ?? now;
+        while (!settled(now)) now = (await waitOnTask(() => this.port.stub(now.id) ?? stub, WAIT_SLICE_MS)) ?? now;
       }
       return await this.task(stub, now, params.configuration?.historyLength);
     } catch (error) {

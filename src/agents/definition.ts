@@ -258,6 +258,14 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
   const responseFormat =
     parsed.responseFormat === undefined ? null : responseSchema(agent, parsed.responseFormat as ResponseFormatInput);
   checkEvaluations(agent, parsed.evaluations, responseFormat);
+  for (const [index, c] of (parsed.testCases ?? []).entries()) {
+    const server = c.faults?.mcp_fault?.server;
+    if (server !== undefined && !servers.some((s) => s.name === server)) {
+      throw new ConfigError(
+        `Agent "${agent}": test_cases.${index}.faults.mcp_fault.server "${server}" is not one of the agent's MCP servers.`,
+      );
+    }
+  }
   return {
     name: parsed.name,
     description: parsed.description,

@@ -173,6 +173,27 @@ export const AGENT_FILES: readonly AgentFile[] = [
           "expected_tools": [
             "Read"
           ]
+        },
+        {
+          "name": "double_charge_faulted",
+          "input": "I was charged twice for my subscription this month. Please refund the second charge.",
+          "files": {
+            "routing.md": "# Routing guide\n- billing: charges, refunds, invoices, payment methods\n- technical: errors, crashes, outages, integrations\n- account: sign-in, passwords, profile, deleting an account\n"
+          },
+          "expected_output": "{\"team\":\"billing\"}",
+          "expected_tools": [
+            "Read"
+          ],
+          "faults": {
+            "evict_after_step": 3,
+            "model_fault": {
+              "kind": 529,
+              "call": 2
+            }
+          },
+          "tags": [
+            "faults"
+          ]
         }
       ],
       "evaluations": {

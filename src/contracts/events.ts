@@ -167,6 +167,19 @@ export const EVENT_CATALOG = {
     description: "An interrupted step runs again.",
     payload: () => z.strictObject({ step: z.string(), attempt: count }),
   }),
+  fault_injected: event({
+    description:
+      "A fault the task asked for was injected (docs/evaluations.md#fault-injection): a model or MCP call's, the object reset, or its clients dropped.",
+    payload: () =>
+      z.strictObject({
+        fault: z.enum(["model_fault", "mcp_fault", "evict_after_step", "drop_client"]),
+        kind: z.string().describe("429, 529, midstream, malformed; down, timeout; evict; drop"),
+        call: count.nullable().describe("the model call struck"),
+        step: count.nullable().describe("the checkpoint after which the object was reset or the clients dropped"),
+        server: z.string().nullable(),
+        tool: z.string().nullable(),
+      }),
+  }),
 
   // Model calls
   llm_request_sent: event({

@@ -83,6 +83,12 @@ export const ERROR_CODES = {
       when: "a Standard Webhooks delivery whose `webhook-timestamp` is more than 5 minutes from now (`field`: `signature`)",
     },
   },
+  fault_injection_disabled: {
+    request: {
+      status: 403,
+      when: "a task or an evaluation asks for `faults` and the operator has not turned fault injection on for the tenant (OUTPOST_FAULT_INJECTION)",
+    },
+  },
   insufficient_scope: {
     request: {
       status: 403,
@@ -269,6 +275,12 @@ export const ERROR_CODES = {
     },
   },
   hook_not_configured: { request: { status: 503, when: "the Worker secret that verifies the hook is not set" } },
+  object_unavailable: {
+    request: {
+      status: 503,
+      when: "the Durable Object behind the request was reset while it answered (an eviction or a deploy) or is overloaded; nothing was lost: retry after the `Retry-After` seconds",
+    },
+  },
 
   // Task failures (some are request errors too), in the order of the docs' list. The seven with a `provider` text
   // are the failures every model provider's errors are mapped onto (providerFailure).

@@ -7,7 +7,14 @@ import type { ExecutionResult } from "../contracts/execution-result.ts";
 import type { AgentUsage } from "../contracts/usage.ts";
 import type { TestCase } from "../evaluations/config.ts";
 import type { CaseGrade } from "../evaluations/grade.ts";
-import type { EvaluationStatus, NewEvaluation, RunReport, StoredRunStatus } from "./evaluation.ts";
+import type {
+  EvaluationStatus,
+  FaultReport,
+  InjectedFault,
+  NewEvaluation,
+  RunReport,
+  StoredRunStatus,
+} from "./evaluation.ts";
 
 /** The evaluation as stored: what it was created with (less its cases) and where it is. */
 export interface EvaluationRecord {
@@ -21,11 +28,21 @@ export interface EvaluationRecord {
   reportedVersion: number;
 }
 
+/** A run to record: its case and repetition, its task's id, and whether it is a faulted case's baseline. */
+export interface RunSpec {
+  caseName: string;
+  repetition: number;
+  taskId: string;
+  baseline: boolean;
+}
+
 export interface RunRecord {
   seq: number;
   caseName: string;
   repetition: number;
   taskId: string;
+  /** A faulted case's run without the faults (evaluation.ts FaultReportSchema). */
+  baseline: boolean;
   status: StoredRunStatus;
   result: ExecutionResult | null;
   grade: CaseGrade | null;
@@ -33,7 +50,13 @@ export interface RunRecord {
   durationMs: number | null;
   /** Start attempts that failed (the next alarm tries again). */
   attempts: number;
+  /** The faults the run injected, as its task reported them; null before it ended, or from a task without faults. */
+  injected: InjectedFault[] | null;
+  /** A drop_client run: what a client reconnecting after the drop received (checked before grading). */
+  clientCheck: ClientCheck | null;
 }
+
+export type ClientCheck = NonNullable<FaultReport["client"]>;
 
 type SpecRow = {
   spec: string;
@@ -56,6 +79,9 @@ type RunRow = {
   usage: string | null;
   duration_ms: number | null;
   attempts: number;
+  baseline: number;
+  injected: string | null;
+  client_check: string | null;
 };
 
 export class EvaluationStore {
@@ -70,7 +96,7 @@ export class EvaluationStore {
   }
 
   /** Records the evaluation, its cases and its runs (all pending), in one transaction. */
-  create(evaluation: NewEvaluation, taskIds: readonly string[], now: string): void {
+  create(evaluation: NewEvaluation, runs: readonly RunSpec[], now: string): void {
     const { cases, ...spec } = evaluation;
     this.storage.transactionSync(() => {
       this.sql.exec(
@@ -89,18 +115,16 @@ export class EvaluationStore {
           JSON.stringify(c),
         );
       });
-      let seq = 0;
-      for (const c of cases) {
-        for (let repetition = 1; repetition <= evaluation.repeat; repetition++) {
-          this.sql.exec(
-            `INSERT INTO evaluation_runs (seq, case_name, repetition, task_id, status, attempts) VALUES (?, ?, ?, ?, 'pending', 0)`,
-            seq,
-            c.name,
-            repetition,
-            taskIds[seq] ?? "",
-          );
-          seq++;
-        }
+      for (const [seq, run] of runs.entries()) {
+        this.sql.exec(
+          `INSERT INTO evaluation_runs (seq, case_name, repetition, task_id, status, attempts, baseline)
+           VALUES (?, ?, ?, ?, 'pending', 0, ?)`,
+          seq,
+          run.caseName,
+          run.repetition,
+          run.taskId,
+          run.baseline ? 1 : 0,
+        );
       }
     });
   }
@@ -139,6 +163,9 @@ export class EvaluationStore {
         usage: row.usage === null ? null : (JSON.parse(row.usage) as AgentUsage),
         durationMs: row.duration_ms,
         attempts: row.attempts,
+        baseline: row.baseline === 1,
+        injected: row.injected === null ? null : (JSON.parse(row.injected) as InjectedFault[]),
+        clientCheck: row.client_check === null ? null : (JSON.parse(row.client_check) as ClientCheck),
       }));
   }
 
@@ -199,10 +226,11 @@ export class EvaluationStore {
       row.seq,
       from,
       to,
-      ", result = ?, usage = ?, duration_ms = ?",
+      ", result = ?, usage = ?, duration_ms = ?, injected = ?",
       JSON.stringify(report.result),
       report.usage === null ? null : JSON.stringify(report.usage),
       report.duration_ms,
+      report.faults_injected ? JSON.stringify(report.faults_injected) : null,
     );
     if (moved) this.touch(new Date().toISOString());
     return moved;
@@ -213,9 +241,16 @@ export class EvaluationStore {
     return this.move(seq, ["stopping"], "ended");
   }
 
-  /** ended → graded. */
-  recordGrade(seq: number, grade: CaseGrade): boolean {
-    const moved = this.move(seq, ["ended"], "graded", ", grade = ?", JSON.stringify(grade));
+  /** ended → graded, with a drop_client run's check of its client. */
+  recordGrade(seq: number, grade: CaseGrade, clientCheck: ClientCheck | null = null): boolean {
+    const moved = this.move(
+      seq,
+      ["ended"],
+      "graded",
+      ", grade = ?, client_check = ?",
+      JSON.stringify(grade),
+      clientCheck === null ? null : JSON.stringify(clientCheck),
+    );
     if (moved) this.touch(new Date().toISOString());
     return moved;
   }

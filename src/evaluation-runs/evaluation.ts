@@ -7,6 +7,7 @@ import type { ExecutionResult } from "../contracts/execution-result.ts";
 import type { AgentUsage } from "../contracts/usage.ts";
 import type { Env } from "../env.ts";
 import type { EvaluationConfig, TestCase } from "../evaluations/config.ts";
+import { type FaultInjected, FaultsSchema } from "../faults/faults.ts";
 import type { JsonObject } from "../lib/json.ts";
 import type { LlmConfig } from "../llm/provider.ts";
 import type { TaskInit } from "../tasks/task.ts";
@@ -66,6 +67,9 @@ export interface NewEvaluation {
   template: RunTemplate;
 }
 
+/** A fault a run injected: its fault_injected event's payload, and the event's seq. */
+export type InjectedFault = FaultInjected & { seq: number };
+
 /** What a child task reports to its evaluation when it ends (from its alarm, until acknowledged). */
 export interface RunReport {
   task_id: string;
@@ -74,6 +78,8 @@ export interface RunReport {
   usage: AgentUsage | null;
   /** From the run's start to its end; null when it never started (canceled before). */
   duration_ms: number | null;
+  /** The faults the run injected (a case with `faults`); absent from a task that asked for none. */
+  faults_injected?: InjectedFault[];
 }
 
 /**
@@ -83,12 +89,14 @@ export interface RunReport {
 export function runReport(
   task: { id: string; usage: AgentUsage; started_at: string | null },
   result: ExecutionResult,
+  injected?: InjectedFault[],
 ): RunReport {
   return {
     task_id: task.id,
     result,
     usage: task.usage,
     duration_ms: task.started_at === null ? null : task.usage.duration_ms,
+    ...(injected ? { faults_injected: injected } : {}),
   };
 }
 
@@ -115,9 +123,20 @@ export function failedRun(taskId: string, reason: string, usage: AgentUsage | nu
   };
 }
 
-/** The id of the task of a case's repetition, derived so that starting it again reaches the same task. */
-export function runTaskId(tenant: string, evaluationId: string, caseName: string, repetition: number): Promise<string> {
-  return derivedTaskId("evaluation", tenant, evaluationId, caseName, String(repetition));
+/**
+ * The id of the task of a case's repetition, derived so that starting it again reaches the same task. A faulted
+ * case's repetition has a second run without its faults, its baseline, under an id of its own.
+ */
+export function runTaskId(
+  tenant: string,
+  evaluationId: string,
+  caseName: string,
+  repetition: number,
+  baseline = false,
+): Promise<string> {
+  return baseline
+    ? derivedTaskId("evaluation", tenant, evaluationId, caseName, String(repetition), "baseline")
+    : derivedTaskId("evaluation", tenant, evaluationId, caseName, String(repetition));
 }
 
 /** The object name of an evaluation: its tenant and id, so another tenant's request reaches an empty object (404). */
@@ -150,12 +169,69 @@ export const MetricResultSchema = z.lazy(() =>
   }),
 );
 
+/**
+ * A faulted run against its baseline (the same case and repetition without the faults): whether the agent's answer
+ * and tool effects came out the same, and what the recovery cost. The comparisons are null until both have ended.
+ */
+export const FaultReportSchema = z.lazy(() =>
+  z.strictObject({
+    /** The case's faults, as written. */
+    faults: FaultsSchema,
+    baseline_task_id: z.uuid({ version: "v4" }),
+    /** What the run injected, in order (a fault due after the run ended is not among them). */
+    injected: z.array(
+      z.strictObject({
+        fault: z.enum(["model_fault", "mcp_fault", "evict_after_step", "drop_client"]),
+        kind: z.string(),
+        call: z.number().int().nullable(),
+        step: z.number().int().nullable(),
+        server: z.string().nullable(),
+        tool: z.string().nullable(),
+      }),
+    ),
+    /** Both ended the same way (an error or not). */
+    same_status: z.boolean().nullable(),
+    /** The same response and structured output. */
+    same_answer: z.boolean().nullable(),
+    /** The same tool calls (names and arguments, in order) with the same results. */
+    same_tool_effects: z.boolean().nullable(),
+    /** What differed, one line each. */
+    differences: z.array(z.string()),
+    /** The faulted run less its baseline (negative where it cost less, e.g. it failed sooner); null until both ended. */
+    recovery: z
+      .strictObject({
+        model_calls: z.number().int(),
+        tokens: z.number().int(),
+        cost_usd: z.number().nullable(),
+        duration_ms: z.number().int().nullable(),
+        /** The faulted run's calls cut short and tried again (its usage.recovery). */
+        retried_calls: z.number().int().nonnegative(),
+        retried_tokens: z.number().int().nonnegative(),
+      })
+      .nullable(),
+    /**
+     * drop_client: where the server dropped the run's clients, and what a client reconnecting from there got: every
+     * later event, once and in order (gapless), through to the terminal event. Null for another fault.
+     */
+    client: z
+      .strictObject({
+        dropped_after_seq: z.number().int().nonnegative(),
+        resumed_events: z.number().int().nonnegative(),
+        gapless: z.boolean(),
+      })
+      .nullable(),
+  }),
+);
+export type FaultReport = z.infer<typeof FaultReportSchema>;
+
 /** One run of a case: its task, and once graded, its verdict and each metric's result. */
 export const EvaluationRunSchema = z.lazy(() =>
   z.strictObject({
     case: z.string(),
     /** 1 to repeat. */
     repetition: z.number().int().positive(),
+    /** A faulted case's run without its faults, which the faulted run is compared with; not in the pass rates. */
+    baseline: z.boolean(),
     task_id: z.uuid({ version: "v4" }),
     status: z.enum(RUN_STATUSES),
     /** Null until graded. */
@@ -166,6 +242,8 @@ export const EvaluationRunSchema = z.lazy(() =>
     num_turns: z.number().int().nonnegative().nullable(),
     duration_ms: z.number().int().nonnegative().nullable(),
     cost_usd: z.number().nonnegative().nullable(),
+    /** A faulted run (not its baseline): the comparison with its baseline; else null. */
+    fault: FaultReportSchema.nullable(),
   }),
 );
 export type EvaluationRun = z.infer<typeof EvaluationRunSchema>;

@@ -2,14 +2,21 @@
 // tokens and time), the report written to the blob store when the evaluation completes (JSON, and Markdown for a
 // person or a CI job's log), and the comparison of two evaluations of one agent, case by case and metric by metric
 // (GET /v1/agents/:name/evaluations?compare=a,b). Pure functions of the runs as the object stores them.
-import type { EvaluationComparison, EvaluationRun, EvaluationSummary, EvaluationView } from "./evaluation.ts";
+import type {
+  EvaluationComparison,
+  EvaluationRun,
+  EvaluationSummary,
+  EvaluationView,
+  FaultReport,
+} from "./evaluation.ts";
 import type { RunRecord } from "./evaluation-store.ts";
 
-/** A run as the view shows it. */
-export function runView(run: RunRecord): EvaluationRun {
+/** A run as the view shows it; a faulted run with its comparison to its baseline. */
+export function runView(run: RunRecord, fault: FaultReport | null = null): EvaluationRun {
   return {
     case: run.caseName,
     repetition: run.repetition,
+    baseline: run.baseline,
     task_id: run.taskId,
     // A run being stopped is still running until its task has been canceled.
     status: run.status === "stopping" ? "running" : run.status,
@@ -19,17 +26,22 @@ export function runView(run: RunRecord): EvaluationRun {
     num_turns: run.result?.num_turns ?? null,
     duration_ms: run.durationMs,
     cost_usd: run.usage?.total_cost_usd ?? null,
+    fault,
   };
 }
 
 const rate = (passed: number, runs: number): number | null => (runs === 0 ? null : passed / runs);
 
-/** The summary over the graded runs; `wallMs` is the evaluation's time so far (or in all). */
+/**
+ * The summary over the graded runs; `wallMs` is the evaluation's time so far (or in all). A faulted case's baseline
+ * runs count in the cost, tokens and time, not in the pass rates.
+ */
 export function summarize(runs: readonly RunRecord[], wallMs: number): EvaluationSummary {
-  const graded = runs.filter((r) => r.status === "graded" && r.grade !== null);
+  const graded = runs.filter((r) => r.status === "graded" && r.grade !== null && !r.baseline);
   const passed = graded.filter((r) => r.grade?.passed).length;
   const cases = new Map<string, { runs: number; passed: number }>();
   for (const run of runs) {
+    if (run.baseline) continue;
     const entry = cases.get(run.caseName) ?? { runs: 0, passed: 0 };
     if (run.grade) {
       entry.runs++;
@@ -144,7 +156,30 @@ export function markdownReport(view: EvaluationView): string {
       `${s.tokens.grader_input + s.tokens.grader_output} (grader)`,
     `- run time: mean ${s.duration_ms.mean_run ?? "–"} ms, longest ${s.duration_ms.max_run ?? "–"} ms; wall ${s.duration_ms.wall} ms`,
   ];
-  const failed = view.runs.filter((r) => r.passed === false);
+  const faulted = view.runs.filter((r) => r.fault !== null);
+  if (faulted.length > 0) {
+    lines.push(
+      "",
+      "## Faults",
+      "",
+      "| case | run | injected | same status | same answer | same tool effects | extra model calls | extra tokens | extra time |",
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+      ...faulted.map((run) => {
+        const f = run.fault as FaultReport;
+        const yes = (v: boolean | null) => (v === null ? "–" : v ? "yes" : "**no**");
+        const injected = f.injected.map((i) => `${i.fault} ${i.kind}`).join(", ") || "none";
+        return (
+          `| ${cell(run.case)} | #${run.repetition} | ${cell(injected)} | ${yes(f.same_status)} | ${yes(f.same_answer)} | ` +
+          `${yes(f.same_tool_effects)} | ${f.recovery?.model_calls ?? "–"} | ${f.recovery?.tokens ?? "–"} | ` +
+          `${f.recovery?.duration_ms ?? "–"} ms |`
+        );
+      }),
+    );
+    for (const run of faulted) {
+      for (const d of run.fault?.differences ?? []) lines.push(`- ${cell(run.case)} #${run.repetition}: ${cell(d)}`);
+    }
+  }
+  const failed = view.runs.filter((r) => r.passed === false && !r.baseline);
   if (failed.length > 0) {
     lines.push("", "## Failed runs", "");
     for (const run of failed)
@@ -209,7 +244,7 @@ export function compare(a: EvaluationView, b: EvaluationView): EvaluationCompari
 function meanScores(view: EvaluationView, caseName: string): Map<string, number> {
   const scores = new Map<string, number[]>();
   for (const run of view.runs) {
-    if (run.case !== caseName) continue;
+    if (run.case !== caseName || run.baseline) continue;
     for (const m of run.metrics) scores.set(m.metric, [...(scores.get(m.metric) ?? []), m.score]);
   }
   return new Map([...scores].map(([metric, list]) => [metric, round(list.reduce((x, y) => x + y, 0) / list.length)]));

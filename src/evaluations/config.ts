@@ -4,6 +4,7 @@
 // conversation (seed 004 invoke_once) with what its answer should be; `evaluations` says which metrics judge every
 // case, each with the threshold its score must reach, and which model grades the model-graded ones.
 import { z } from "zod";
+import { FaultsSchema } from "../faults/faults.ts";
 import { type JsonObject, JsonObjectSchema } from "../lib/json.ts";
 import { type LlmConfig, LlmConfigSchema, PROVIDER_NAMES } from "../llm/provider.ts";
 
@@ -72,6 +73,11 @@ export const TestCaseSchema = z.strictObject({
     .array(z.string().regex(TAG_PATTERN, "must be lowercase letters, digits, '-' or '_'"))
     .max(16, "at most 16 tags")
     .optional(),
+  /**
+   * Faults to inject into the case's run (src/faults/; where the operator allows them). Each repetition also runs
+   * without them, and the report compares the two.
+   */
+  faults: FaultsSchema.optional(),
 });
 export type TestCase = z.output<typeof TestCaseSchema>;
 

@@ -9,7 +9,19 @@ import type { ErrorBody } from "./responses.ts";
 
 export function errorResponse(c: Context<AppEnv>, error: unknown): Response {
   const { status, body } = errorBody(c.get("requestId") ?? "unknown", error);
+  if (body.error.code === "object_unavailable") c.header("Retry-After", "1");
   return c.json(body, status);
+}
+
+/**
+ * An error of a Durable Object call that the platform marks transient: the object was reset while it answered (an
+ * eviction, a deploy, a fault injected by evict_after_step) or is overloaded. Its state is intact; the request may be
+ * repeated.
+ */
+function isTransientObjectError(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const flags = error as { retryable?: unknown; durableObjectReset?: unknown; overloaded?: unknown };
+  return flags.retryable === true || flags.durableObjectReset === true || flags.overloaded === true;
 }
 
 /** Anything thrown as the API's error body and status; an unexpected error is logged and shown as internal_error. */
@@ -26,6 +38,18 @@ export function errorBody(requestId: string, error: unknown): { status: HttpErro
     return {
       status: httpStatus("agent_not_found"),
       body: { error: { code: "agent_not_found", message: error.message, request_id: requestId, field: "name" } },
+    };
+  }
+  if (isTransientObjectError(error)) {
+    return {
+      status: httpStatus("object_unavailable"),
+      body: {
+        error: {
+          code: "object_unavailable",
+          message: "The object behind this request restarted or is overloaded; nothing was lost. Retry shortly.",
+          request_id: requestId,
+        },
+      },
     };
   }
   console.error("unhandled error", requestId, error instanceof Error ? `${error.name}: ${error.message}` : error);

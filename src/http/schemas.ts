@@ -4,6 +4,7 @@ import { z } from "zod";
 import { AGENT_NAME_PATTERN } from "../agents/definition.ts";
 import { MAX_REPEAT } from "../evaluation-runs/evaluation.ts";
 import { REDACTION_MODES } from "../events/redaction.ts";
+import { FaultsSchema } from "../faults/faults.ts";
 import { SCHEDULE_STATUSES } from "../schedules/schedule.ts";
 import { MISSED_POLICIES } from "../schedules/timing.ts";
 import { SESSION_STATUSES } from "../sessions/session.ts";
@@ -81,6 +82,8 @@ export const CreateTaskBody = z.strictObject({
     .record(z.string(), z.string())
     .refine((f) => Object.keys(f).length <= MAX_SEED_FILES, `at most ${MAX_SEED_FILES} files`)
     .optional(),
+  /** Faults to inject into the run (docs/evaluations.md#fault-injection), where the operator allows them. */
+  faults: FaultsSchema.optional(),
 });
 export type CreateTaskBody = z.infer<typeof CreateTaskBody>;
 

@@ -7,6 +7,7 @@ import { callbackWebhook } from "../callbacks/payload.ts";
 import { callbackPolicy, checkCallbackUrl } from "../callbacks/policy.ts";
 import type { Env } from "../env.ts";
 import { ApiError } from "../errors.ts";
+import { type Faults, faultInjectionAllowed, faultInjectionOffMessage } from "../faults/faults.ts";
 import { sha256Hex } from "../lib/sha256.ts";
 import type { TaskInit, TaskLimits, TaskView, TaskWebhook } from "../tasks/task.ts";
 import { derivedTaskId, startInObject } from "../tasks/task-ids.ts";
@@ -245,4 +246,29 @@ export function callbackUrl(env: Env, raw: string, fields: { url: string; secret
     );
   }
   return url;
+}
+
+/**
+ * Faults a run may inject: only where the operator turned fault injection on for the tenant (else 403
+ * fault_injection_disabled), and an MCP fault only on one of the agent's servers. `field` names them in errors.
+ */
+export function allowedFaults(
+  env: Pick<Env, "OUTPOST_FAULT_INJECTION">,
+  tenant: string,
+  agent: Pick<Agent, "toolDeclaration">,
+  faults: Faults,
+  field: string,
+): Faults {
+  if (!faultInjectionAllowed(env.OUTPOST_FAULT_INJECTION, tenant)) {
+    throw new ApiError("fault_injection_disabled", faultInjectionOffMessage(tenant), field);
+  }
+  const server = faults.mcp_fault?.server;
+  if (server !== undefined && !agent.toolDeclaration().mcpServers.some((s) => s.name === server)) {
+    throw new ApiError(
+      "validation_failed",
+      `The agent has no MCP server named "${server}" for the fault to strike.`,
+      `${field}.mcp_fault.server`,
+    );
+  }
+  return faults;
 }

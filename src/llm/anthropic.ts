@@ -28,7 +28,7 @@ import {
 } from "../errors.ts";
 import { BodyWatch } from "./body-watch.ts";
 import { MessageAccumulator } from "./message-accumulator.ts";
-import { providerFailure, type StreamOptions } from "./provider.ts";
+import { type Fetch, providerFailure, type StreamOptions } from "./provider.ts";
 
 /** What every client of the Anthropic SDK is built with, whichever auth provider builds it. */
 export interface ClientOptions {
@@ -77,6 +77,8 @@ export interface ProviderConfig {
    * this a stream that stalls after its first bytes would hold the run forever. The API sends pings while it works.
    */
   idleTimeoutMs?: number;
+  /** What sends the HTTP requests: the global fetch unless given (fault injection stands in front of it). */
+  transport?: Fetch | undefined;
 }
 
 /** Default for ProviderConfig.idleTimeoutMs. */
@@ -93,6 +95,7 @@ export class AnthropicProvider {
   } | null = null;
   private readonly idleTimeoutMs: number;
   private readonly authHint: string;
+  private readonly transport: Fetch;
 
   constructor(config: ProviderConfig) {
     if (!config.client && !config.apiKey && !config.baseURL) {
@@ -104,6 +107,7 @@ export class AnthropicProvider {
     }
     this.idleTimeoutMs = config.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.authHint = config.authHint ?? "check the ANTHROPIC_API_KEY secret";
+    this.transport = config.transport ?? ((input, init) => fetch(input, init));
     const options: ClientOptions = {
       maxRetries: config.maxRetries ?? 2,
       timeout: config.timeoutMs ?? 10 * 60_000,
@@ -164,7 +168,7 @@ export class AnthropicProvider {
     const call = this.current;
     let response: Response;
     try {
-      response = await fetch(input, init);
+      response = await this.transport(input, init);
     } catch (error) {
       // The SDK's own timeout aborts init.signal too; only the caller's abort is not an attempt worth reporting.
       if (call && !call.options.signal.aborted) {

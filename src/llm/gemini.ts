@@ -23,7 +23,7 @@ import {
 import { BodyWatch } from "./body-watch.ts";
 import { toGeminiRequest } from "./gemini-request.ts";
 import { MessageBuilder, ToolUseIds } from "./message-builder.ts";
-import { type ModelProvider, providerFailure, type StreamOptions } from "./provider.ts";
+import { type Fetch, type ModelProvider, providerFailure, type StreamOptions } from "./provider.ts";
 
 export interface GeminiConfig {
   apiKey: string;
@@ -35,6 +35,8 @@ export interface GeminiConfig {
   timeoutMs?: number;
   /** Longest silence allowed inside a streamed response (see ProviderConfig.idleTimeoutMs in anthropic.ts). */
   idleTimeoutMs?: number;
+  /** What sends the HTTP requests: the global fetch unless given (fault injection stands in front of it). */
+  transport?: Fetch | undefined;
 }
 
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
@@ -59,8 +61,10 @@ export class GeminiProvider implements ModelProvider {
   private readonly idleTimeoutMs: number;
   /** The call in progress; a provider instance serves one run, whose model calls are sequential. */
   private current: Call | null = null;
+  private readonly transport: Fetch;
 
   constructor(config: GeminiConfig) {
+    this.transport = config.transport ?? ((input, init) => fetch(input, init));
     this.timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.idleTimeoutMs = config.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     const retries = Math.max(0, config.maxRetries ?? 2);
@@ -146,7 +150,7 @@ export class GeminiProvider implements ModelProvider {
     const signal = init?.signal ? AbortSignal.any([init.signal, deadline.signal]) : deadline.signal;
     let response: Response;
     try {
-      response = await fetch(input, { ...init, signal });
+      response = await this.transport(input, { ...init, signal });
     } catch (error) {
       // The client's signal aborts only when the caller's does: that is a cancellation, not an attempt.
       if (init?.signal?.aborted) throw error;

@@ -32,7 +32,7 @@ import {
   TimeoutError,
 } from "../errors.ts";
 import { contentText, MessageBuilder, ToolUseIds } from "./message-builder.ts";
-import { type ModelProvider, providerFailure, type StreamOptions, temperatureOf } from "./provider.ts";
+import { type Fetch, type ModelProvider, providerFailure, type StreamOptions, temperatureOf } from "./provider.ts";
 
 export interface OpenAiCompatibleConfig {
   apiKey: string;
@@ -40,6 +40,8 @@ export interface OpenAiCompatibleConfig {
   endpoint: string;
   maxRetries?: number;
   timeoutMs?: number;
+  /** What sends the HTTP requests: the global fetch unless given (fault injection stands in front of it). */
+  transport?: Fetch | undefined;
 }
 
 export class OpenAiCompatibleProvider implements ModelProvider {
@@ -47,8 +49,10 @@ export class OpenAiCompatibleProvider implements ModelProvider {
   private readonly client: OpenAI;
   private current: StreamOptions | null = null;
   private attempts = 0;
+  private readonly transport: Fetch;
 
   constructor(config: OpenAiCompatibleConfig) {
+    this.transport = config.transport ?? ((input, init) => fetch(input, init));
     this.client = new OpenAI({
       apiKey: config.apiKey,
       baseURL: config.endpoint,
@@ -119,7 +123,7 @@ export class OpenAiCompatibleProvider implements ModelProvider {
   private async observedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
     const options = this.current;
     try {
-      const response = await fetch(input, init);
+      const response = await this.transport(input, init);
       this.attempts += 1;
       const retryAfter = Number(response.headers.get("retry-after")?.trim() ?? Number.NaN);
       options?.onAttempt?.({

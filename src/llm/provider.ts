@@ -32,6 +32,9 @@ export interface HttpAttempt {
   retry_after_seconds: number | null;
 }
 
+/** A fetch as the SDKs take one: a provider's transport (the global fetch, or fault injection's in front of it). */
+export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
 export interface StreamOptions {
   signal: AbortSignal;
   headers?: Record<string, string>;

@@ -8,7 +8,7 @@ import { type SecretLookup, secretLookup } from "../lib/secrets.ts";
 import { checkedEndpoint, type OutboundPolicy, outboundPolicy } from "../net/outbound.ts";
 import { AnthropicProvider } from "./anthropic.ts";
 import { anthropicAuth } from "./anthropic-auth.ts";
-import { DEFAULT_KEY_SECRETS, type LlmConfig, type ModelProvider } from "./provider.ts";
+import { DEFAULT_KEY_SECRETS, type Fetch, type LlmConfig, type ModelProvider } from "./provider.ts";
 
 /**
  * The other providers' clients are loaded only when an agent uses them: the Worker never evaluates what it does not
@@ -24,6 +24,8 @@ export interface ProviderEnvironment {
   anthropic: { apiKey: string | undefined; baseURL: string | undefined };
   outbound: OutboundPolicy;
   maxRetries: number;
+  /** What sends the model's HTTP requests; the global fetch when absent (a run with faults: src/faults/). */
+  transport?: Fetch | undefined;
 }
 
 /**
@@ -44,7 +46,11 @@ export function workerProviderEnvironment(
 
 export async function createProvider(llm: LlmConfig | null, env: ProviderEnvironment): Promise<ModelProvider> {
   if (!llm || llm.provider === "anthropic") {
-    return new AnthropicProvider({ ...(await anthropicAuth(llm, env)), maxRetries: env.maxRetries });
+    return new AnthropicProvider({
+      ...(await anthropicAuth(llm, env)),
+      maxRetries: env.maxRetries,
+      transport: env.transport,
+    });
   }
   const secretName = llm.api_key ?? DEFAULT_KEY_SECRETS[llm.provider];
   const apiKey = env.secret(secretName);
@@ -60,9 +66,14 @@ export async function createProvider(llm: LlmConfig | null, env: ProviderEnviron
     }
     const endpoint = checkedEndpoint(llm.endpoint, env.outbound);
     const { OpenAiCompatibleProvider } = await loadOpenAi();
-    return new OpenAiCompatibleProvider({ apiKey, endpoint, maxRetries: env.maxRetries });
+    return new OpenAiCompatibleProvider({ apiKey, endpoint, maxRetries: env.maxRetries, transport: env.transport });
   }
   const endpoint = llm.endpoint ? checkedEndpoint(llm.endpoint, env.outbound) : undefined;
   const { GeminiProvider } = await loadGemini();
-  return new GeminiProvider({ apiKey, ...(endpoint ? { endpoint } : {}), maxRetries: env.maxRetries });
+  return new GeminiProvider({
+    apiKey,
+    ...(endpoint ? { endpoint } : {}),
+    maxRetries: env.maxRetries,
+    transport: env.transport,
+  });
 }

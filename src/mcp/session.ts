@@ -28,6 +28,8 @@ export interface McpSessionDeps {
   /** Reads a Worker secret by name (header values). */
   secret: (name: string) => string | undefined;
   outbound: OutboundPolicy;
+  /** What sends the requests: the global fetch unless given (a run with an MCP fault: src/faults/). */
+  transport?: ((request: Request) => Promise<Response>) | undefined;
 }
 
 /** How one tool call is sent. */
@@ -235,7 +237,7 @@ export class McpSession {
       for (const [k, v] of Object.entries(options.headers ?? {})) request.headers.set(k, v);
       const key = typeof init?.body === "string" ? idempotencyKeyOfBody(init.body) : undefined;
       if (key !== undefined) request.headers.set(IDEMPOTENCY_HEADER, key);
-      return fetch(request);
+      return this.deps.transport ? this.deps.transport(request) : fetch(request);
     };
   }
 

@@ -16,6 +16,7 @@ import type {
 import type { AgentUsage } from "../contracts/usage.ts";
 import { AwaitingInputError, AwaitingSubagentsError, CanceledError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
+import type { FaultInjector } from "../faults/fault-injector.ts";
 import type { RunBundle } from "../run-bundle/run-bundle.ts";
 import type { Transcript } from "../run-bundle/transcript.ts";
 import { isTerminal } from "../tasks/task.ts";
@@ -42,7 +43,10 @@ export interface TaskStorage {
   pendingCalls: PendingCalls;
 }
 
-export interface RunRuntimeDeps extends TaskStorage, ModelCallSettings {}
+export interface RunRuntimeDeps extends TaskStorage, ModelCallSettings {
+  /** The faults the task asked for (src/faults/): an eviction after a checkpoint happens before the next step. */
+  faults?: Pick<FaultInjector, "checkpointSaved" | "beforeStep"> | null;
+}
 
 export class RunRuntime implements AgentRuntime {
   readonly signal: AbortSignal;
@@ -60,6 +64,7 @@ export class RunRuntime implements AgentRuntime {
 
   async step<T>(name: string, fn: (info: StepInfo) => Promise<T>): Promise<T> {
     if (this.signal.aborted) throw new CanceledError();
+    await this.deps.faults?.beforeStep();
     const lookup = await this.deps.journal.begin(name);
     if (lookup.state === "completed") return lookup.result as T;
     if (lookup.interrupted) {
@@ -109,6 +114,7 @@ export class RunRuntime implements AgentRuntime {
       awaitingHuman,
     );
     if (saved) {
+      this.deps.faults?.checkpointSaved(saved.sequence);
       this.emit("checkpoint_saved", {
         checkpoint_id: saved.checkpoint_id,
         position: saved.position,

@@ -15,8 +15,9 @@ import type { SubagentHost, SubagentReport } from "../contracts/subagents.ts";
 import { emptyUsage, type UsageRollup } from "../contracts/usage.ts";
 import { type ErrorInfo, toErrorInfo } from "../errors.ts";
 import type { Redactor } from "../events/redaction.ts";
+import type { FaultInjector } from "../faults/fault-injector.ts";
 import type { KnowledgeSearch } from "../knowledge/collection.ts";
-import type { LlmConfig, ModelProvider } from "../llm/provider.ts";
+import type { Fetch, LlmConfig, ModelProvider } from "../llm/provider.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import type { SkillCatalog } from "../skills/catalog.ts";
 import { isTerminal } from "../tasks/task.ts";
@@ -58,8 +59,13 @@ export interface SupervisorDeps extends TaskStorage {
   outbox: Outbox;
   registry: AgentRegistry;
   storage: Pick<DurableObjectStorage, "setAlarm" | "getAlarm" | "deleteAlarm" | "transactionSync">;
-  /** The provider for one run: the agent's llmConfig, or Anthropic (its configuration comes from the Worker's env). */
-  provider: (llm: LlmConfig | null) => Promise<ModelProvider>;
+  /**
+   * The provider for one run: the agent's llmConfig, or Anthropic (its configuration comes from the Worker's env),
+   * sending its requests through `transport` when given.
+   */
+  provider: (llm: LlmConfig | null, transport?: Fetch) => Promise<ModelProvider>;
+  /** The faults the task asked for, injected into each of its runs (src/faults/); null when it asked for none. */
+  faults?: () => FaultInjector | null;
   prices: () => PriceTable;
   /** Deletes everything the task has (storage and R2), leaving a tombstone. */
   expire: () => Promise<void>;
@@ -252,13 +258,16 @@ export class RunSupervisor {
     deps.state.delete(AWAITING_SUBAGENTS_KEY);
     const abort = new AbortController();
     let crashed = false;
+    const faults = deps.faults?.() ?? null;
     const promise = runTask({
       store: deps.store,
       events: deps.events,
       redactor: deps.redactor,
       agent: (task) => this.agentOf(task),
       prices: deps.prices,
-      provider: (llm) => deps.provider(llm),
+      provider: async (llm) =>
+        faults ? faults.provider(await deps.provider(llm, faults.transport)) : deps.provider(llm),
+      ...(faults ? { mcpTransport: (server: string) => faults.mcpTransport(server) } : {}),
       transaction: (fn) => this.transaction(fn),
       secret: deps.secret,
       outbound: deps.outbound(),
@@ -283,6 +292,7 @@ export class RunSupervisor {
           ...(deps.subagents ? { delegated: () => deps.subagents?.spent() ?? { cost_usd: 0, tokens: 0 } } : {}),
           signal: abort.signal,
           maxRetries: MODEL_MAX_RETRIES,
+          faults,
         }),
     })
       .then(() => this.afterRun())

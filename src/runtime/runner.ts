@@ -72,6 +72,8 @@ export interface RunnerDeps {
   awaitSubagents?: () => void;
   /** The task's usage with its sub-agents' (null when it delegated nothing): its terminal event carries it. */
   usageRollup?: () => UsageRollup | null;
+  /** What sends an MCP server's requests, where not the global fetch (a run with an MCP fault: src/faults/). */
+  mcpTransport?: (server: string) => ((request: Request) => Promise<Response>) | undefined;
 }
 
 /** What a run does with its agent: the input and the conversation it starts from, and how it records its outcome. */
@@ -128,6 +130,7 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
       redactor: deps.redactor,
       subagents: deps.subagents ?? null,
       knowledge: agent.knowledgeTools.length > 0 ? (deps.knowledge?.(task.tenant) ?? null) : null,
+      ...(deps.mcpTransport ? { mcpTransport: deps.mcpTransport } : {}),
     });
     await tools.open();
     const context: AgentContext = {

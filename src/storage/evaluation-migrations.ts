@@ -39,4 +39,13 @@ export const EVALUATION_MIGRATIONS: readonly Migration[] = [
       )`);
     },
   },
+  {
+    version: 2,
+    adds: "fault injection: a faulted case's baseline runs, the faults each run injected, and the dropped client's check",
+    up: (sql) => {
+      sql.exec("ALTER TABLE evaluation_runs ADD COLUMN baseline INTEGER NOT NULL DEFAULT 0");
+      sql.exec("ALTER TABLE evaluation_runs ADD COLUMN injected TEXT");
+      sql.exec("ALTER TABLE evaluation_runs ADD COLUMN client_check TEXT");
+    },
+  },
 ];

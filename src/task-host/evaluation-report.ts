@@ -3,7 +3,7 @@
 // task reports its end to its parent (subagents.ts ParentReporter): the evaluation never polls its runs.
 import type { ExecutionResult } from "../contracts/execution-result.ts";
 import type { Env } from "../env.ts";
-import { evaluationStubFor, runReport } from "../evaluation-runs/evaluation.ts";
+import { evaluationStubFor, type InjectedFault, runReport } from "../evaluation-runs/evaluation.ts";
 import { isTerminal } from "../tasks/task.ts";
 import type { TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
@@ -18,6 +18,8 @@ export interface EvaluationReportDeps {
   task: () => TaskRecord | null;
   /** The task's ExecutionResult once it has ended (redacted, as POST /v1/agents/:name/invoke answers it). */
   executionResult: () => ExecutionResult | null;
+  /** The faults the run injected, for a task that asked for faults; else undefined. */
+  injectedFaults: () => InjectedFault[] | undefined;
 }
 
 export class EvaluationReporter {
@@ -43,8 +45,11 @@ export class EvaluationReporter {
     if (due === null || due > Date.now() || !task || !result) return;
     const trigger = task.trigger;
     if (!trigger || !("kind" in trigger) || trigger.kind !== "evaluation") return;
+    const injected = this.deps.injectedFaults();
     try {
-      await evaluationStubFor(this.deps.env, task.tenant, trigger.evaluation_id).runEnded(runReport(task, result));
+      await evaluationStubFor(this.deps.env, task.tenant, trigger.evaluation_id).runEnded(
+        runReport(task, result, injected),
+      );
     } catch (error) {
       this.backoff.failed();
       console.error("evaluation report failed; retrying", task.id, error instanceof Error ? error.message : error);

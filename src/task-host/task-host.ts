@@ -19,8 +19,11 @@ import { retentionPolicyOrDefault } from "../config/retention.ts";
 import type { ExecutionResult } from "../contracts/execution-result.ts";
 import { emptyUsage } from "../contracts/usage.ts";
 import type { Env } from "../env.ts";
+import type { InjectedFault } from "../evaluation-runs/evaluation.ts";
 import { EventLog } from "../events/event-log.ts";
 import { Redactor } from "../events/redaction.ts";
+import { FaultInjector } from "../faults/fault-injector.ts";
+import { FAULT_STATE_KEY, type FaultInjected } from "../faults/faults.ts";
 import { knowledgeSearchFor } from "../knowledge/knowledge-stub.ts";
 import { secretLookup } from "../lib/secrets.ts";
 import { createProvider, workerProviderEnvironment } from "../llm/providers.ts";
@@ -110,7 +113,11 @@ export class TaskHost {
   /** False until a task is created: an object asked about an unknown id writes nothing, not even its schema. */
   private ready: boolean;
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  /**
+   * `clients` closes the object's client streams (its SSE subscriptions, which the Durable Object class holds): a
+   * drop_client fault (src/faults/) uses it.
+   */
+  constructor(ctx: DurableObjectState, env: Env, clients: { drop(): number } = { drop: () => 0 }) {
     this.ctx = ctx;
     this.env = env;
     this.sql = ctx.storage.sql;
@@ -225,6 +232,15 @@ export class TaskHost {
       state: this.state,
       task: () => this.task(),
       executionResult: () => this.executionResult(),
+      injectedFaults: () => {
+        if (!this.state.get(FAULT_STATE_KEY)) return undefined;
+        const injected: InjectedFault[] = [];
+        for (const e of this.events.all()) {
+          if (e.event_type === "fault_injected")
+            injected.push({ ...(e.payload as unknown as FaultInjected), seq: e.seq });
+        }
+        return injected;
+      },
     });
     const { callbacks, directory, forwarder, parentReport, evaluationReport } = this;
     this.supervisor = new RunSupervisor({
@@ -274,7 +290,7 @@ export class TaskHost {
       pendingCalls: new PendingCalls(this.sql),
       registry,
       storage: ctx.storage,
-      provider: (llm) => {
+      provider: (llm, transport) => {
         // A replay's model calls answer with the recorded task's responses (src/tasks/replay.ts).
         const replay = this.state.get<ReplayState>(REPLAY_STATE_KEY);
         if (replay) {
@@ -283,8 +299,21 @@ export class TaskHost {
             new ReplayProvider({ name, recordedTask: replay.task_id, responses: replay.responses }),
           );
         }
-        return createProvider(llm, workerProviderEnvironment(env, MODEL_MAX_RETRIES));
+        return createProvider(llm, { ...workerProviderEnvironment(env, MODEL_MAX_RETRIES), transport });
       },
+      faults: () =>
+        FaultInjector.of({
+          state: this.state,
+          record: (fault) => this.events.append("fault_injected", fault),
+          evict: async (reason) => {
+            // As an eviction leaves it: the heartbeat due (now, so the recovery is measured rather than the wait),
+            // everything written durable, the instance gone.
+            await ctx.storage.setAlarm(Date.now());
+            await ctx.storage.sync();
+            ctx.abort(reason);
+          },
+          dropClients: () => clients.drop(),
+        }),
       prices: () => loadPriceTable(env.OUTPOST_PRICES),
       secret: secretLookup(env),
       outbound: () => outboundPolicy(env.OUTPOST_ALLOW_PRIVATE_HOSTS),

@@ -4,6 +4,7 @@
 // files, a fork's inherited conversation and settled tool calls, and its first event commit together, or not at all.
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { EventLog } from "../events/event-log.ts";
+import { FAULT_STATE_KEY, type FaultState } from "../faults/faults.ts";
 import { WorkspaceFullError } from "../workspace/workspace.ts";
 import type { StartOutcome, TaskInit, TaskView } from "./task.ts";
 import {
@@ -84,6 +85,7 @@ export async function createTask<Stored, View = TaskView>(
       if (init.subagent) deps.state.put(SUBAGENT_ORIGIN_KEY, init.subagent);
       if (init.workflow) deps.state.put(WORKFLOW_STATE_KEY, init.workflow);
       if (init.replay) deps.state.put(REPLAY_STATE_KEY, init.replay);
+      if (init.faults) deps.state.put(FAULT_STATE_KEY, { faults: init.faults, fired: {} } satisfies FaultState);
       deps.workspace.seed(files);
       if (init.context) {
         // The context, then the input as the next user message: the run continues from there.

@@ -16,6 +16,24 @@ export function taskStubFor(env: Pick<Env, "TASKS">, tenant: string, taskId: str
 }
 
 /**
+ * The task's view once it has ended or after `timeoutMs` (TaskObject.wait). A long wait is the request most likely
+ * to be in the object when it is reset (an eviction, a deploy, an evict_after_step fault): the read is safe to
+ * repeat, so it is asked once more for the time left, through a new stub (a stub whose object was reset stays
+ * broken), of the new instance, which resumes the run as any reader does.
+ */
+export async function waitOnTask<T>(
+  stub: () => { wait(timeoutMs: number): Promise<T> },
+  timeoutMs: number,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  try {
+    return await stub().wait(timeoutMs);
+  } catch {
+    return await stub().wait(Math.max(0, deadline - Date.now()));
+  }
+}
+
+/**
  * Creates the task in its object and starts its run, or finds it created under the same id before (StartOutcome):
  * the one call through which every way of starting a task starts it (the API's routes, webhook deliveries, schedules).
  */

@@ -7,6 +7,7 @@ import { retentionDays, retentionPolicyOrDefault } from "../config/retention.ts"
 import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import type { Env } from "../env.ts";
 import type { RedactionMode } from "../events/redaction.ts";
+import type { Faults } from "../faults/faults.ts";
 import type { ForkOrigin, TaskInit, TaskLimits, TaskTrigger, TaskWebhook } from "./task.ts";
 import type { AgentLimits } from "./task-limits.ts";
 import type { ReplayState } from "./task-state.ts";
@@ -48,6 +49,8 @@ export interface NewTask {
   fork?: ForkOrigin | undefined;
   /** A replay: the recorded task's responses (src/tasks/replay.ts). */
   replay?: ReplayState | undefined;
+  /** Faults its runs inject (src/faults/); the route has checked the operator allows them. */
+  faults?: Faults | undefined;
 }
 
 /** The model a task of `agent` runs on: the agent's own, else the deployment's default. */
@@ -78,6 +81,7 @@ export function taskInit(env: Pick<Env, "OUTPOST_DEFAULT_MODEL" | "OUTPOST_RETEN
     ...(task.limits ? { limits: task.limits } : {}),
     ...(task.fork ? { fork: task.fork } : {}),
     ...(task.replay ? { replay: task.replay } : {}),
+    ...(task.faults ? { faults: task.faults } : {}),
     ...(task.files ? { files: task.files } : {}),
     ...(task.warnings && task.warnings.length > 0 ? { warnings: [...task.warnings] } : {}),
   };

@@ -13,6 +13,7 @@ import type { SubagentOrigin } from "../contracts/subagents.ts";
 import { AgentUsageSchema } from "../contracts/usage.ts";
 import { ErrorInfoSchema } from "../errors/error-info.ts";
 import { REDACTION_MODES, type RedactionMode } from "../events/redaction.ts";
+import type { Faults } from "../faults/faults.ts";
 import { type JsonObject, JsonSchema } from "../lib/json.ts";
 import type { ReplayState, WorkflowTaskState } from "./task-state.ts";
 
@@ -214,6 +215,8 @@ export interface TaskInit {
   session?: { busy: BusyPolicy };
   /** A replay: the recorded task's responses, which its model calls answer with (src/llm/replay-provider.ts). */
   replay?: ReplayState;
+  /** Faults its runs inject (src/faults/), kept in its state (FAULT_STATE_KEY). */
+  faults?: Faults;
 }
 
 export interface ForkOrigin {

@@ -50,6 +50,8 @@ export interface ToolboxDeps {
   subagents?: SubagentHost | null;
   /** The task's tenant's collections, for the knowledge tools; null or absent where there are none to search. */
   knowledge?: KnowledgeSearch | null;
+  /** What sends an MCP server's requests, where not the global fetch (a run with an MCP fault: src/faults/). */
+  mcpTransport?: (server: string) => ((request: Request) => Promise<Response>) | undefined;
 }
 
 export class Toolbox {
@@ -110,7 +112,12 @@ export class Toolbox {
     for (const spec of mcpServers) {
       this.sessions.set(
         spec.name,
-        new this.mcp.McpSession({ spec, secret: this.deps.secret, outbound: this.deps.outbound }),
+        new this.mcp.McpSession({
+          spec,
+          secret: this.deps.secret,
+          outbound: this.deps.outbound,
+          transport: this.deps.mcpTransport?.(spec.name),
+        }),
       );
     }
     this.catalog = await this.deps.runtime.step("mcp_connect", () =>

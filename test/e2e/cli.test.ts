@@ -458,10 +458,18 @@ describe("outpost test", () => {
     const run = await runCli(["test", "router"]);
 
     expect(run.code).toBe(0);
-    const id = /evaluation ([0-9a-f-]{36}): 2 runs/.exec(run.stderr)?.[1] ?? "";
+    // Three cases, and the faulted one's run without its faults.
+    const id = /evaluation ([0-9a-f-]{36}): 4 runs/.exec(run.stderr)?.[1] ?? "";
     const evaluation = await e2eClient().evaluations.get(id);
     expect(evaluation).toMatchObject({ agent: "router", status: "completed", passed: true });
     const lines = run.stdout.trimEnd().split("\n");
+    // The faulted case's line comes with its comparison: the object reset after the Read, the answer's first
+    // attempt refused 529, and still the same answer, tool effects, calls and tokens as without the faults.
+    const faulted = lines.indexOf("✓ double_charge_faulted (8 metrics)");
+    expect(lines[faulted + 1]).toMatch(
+      /^ {4}fault: evict_after_step evict, model_fault 529: same answer and tool effects as without it; \+?0 model calls, \+?0 tokens, [+-]?\d+ ms$/,
+    );
+    lines.splice(faulted, 2);
     expect(lines.slice(0, 2).sort()).toEqual(["✓ double_charge (8 metrics)", "✓ invoice (8 metrics)"]);
     expect(lines.slice(2)).toEqual([
       "",
@@ -475,7 +483,7 @@ describe("outpost test", () => {
       "rouge_l          rouge_l      0.9        100%    1",
       "routing_quality  g_eval       0.6        100%    0.8",
       "",
-      `✓ passed · 2 of 2 runs passed · ${formatCost(evaluation.summary.cost_usd)} · evaluation ${id}`,
+      `✓ passed · 3 of 3 runs passed · ${formatCost(evaluation.summary.cost_usd)} · evaluation ${id}`,
     ]);
   });
 

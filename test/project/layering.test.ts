@@ -33,9 +33,11 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   llm: ["net"],
   mcp: ["net"],
   approvals: ["events"],
+  // The faults a run may inject (issue 17 §2) and the injector in front of the model's and MCP's transports.
+  faults: ["llm"],
   // Test cases, evaluation configs and metrics (seed 004): graded from an ExecutionResult, model-graded through llm/.
-  evaluations: ["llm"],
-  tasks: ["approvals", "blob-store", "config", "events", "tenants", "workspace", "env.ts"],
+  evaluations: ["faults", "llm"],
+  tasks: ["approvals", "blob-store", "config", "events", "faults", "tenants", "workspace", "env.ts"],
   "run-bundle": ["blob-store", "events", "tasks"],
   // OpenTelemetry spans derived from the event log, exported after a run (wired in by task-host).
   telemetry: ["events", "net", "tasks", "env.ts"],
@@ -66,6 +68,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "callbacks",
     "config",
     "events",
+    "faults",
     "knowledge",
     "llm",
     "net",
@@ -77,7 +80,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   ],
   workflows: ["agents", "approvals", "mcp", "tools"],
   // Evaluation runs: their object's storage, the report, the runs' tasks; graded by evaluations/.
-  "evaluation-runs": ["evaluations", "llm", "tasks", "env.ts"],
+  "evaluation-runs": ["evaluations", "faults", "llm", "tasks", "env.ts"],
   sessions: ["agents", "approvals", "events", "runtime", "tasks"],
   "task-host": [
     "agents",
@@ -87,6 +90,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "config",
     "evaluation-runs",
     "events",
+    "faults",
     "knowledge",
     "llm",
     "net",
@@ -109,6 +113,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "evaluation-runs",
     "evaluations",
     "events",
+    "faults",
     "knowledge",
     "llm",
     "run-bundle",
@@ -148,6 +153,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "evaluation-runs",
     "evaluations",
     "events",
+    "faults",
     "inbound-hooks",
     "run-bundle",
     "knowledge",

@@ -154,6 +154,22 @@ describe("a run survives eviction of its Durable Object", () => {
     expect(done.usage.model_calls).toBe(3);
   });
 
+  it("a long poll in flight when the object is reset is asked again of the new instance, which answers", async () => {
+    const marker = uniqueMarker("evict-inflight");
+    await script(marker, plannerScript(), { ttft_ms: 2_000 });
+    const task = await startTask("planner", `plan it ${marker}`);
+    // A long poll held by the object while the model is thinking: the reset ends it.
+    const waiting = api(`/v1/tasks/${task.id}?wait=20`);
+    await waitForEvent(task.id, (f) => f.event === "llm_request_sent");
+    await abortAllDurableObjects();
+    // The repeated wait reaches a new instance, which resumes the run as a reader does, and waits for its end.
+    const res = await waiting;
+    expect(res.status).toBe(200);
+    expect((await res.json()) as { status: string }).toMatchObject({ id: task.id, status: "completed" });
+    const log = parsed(await allEvents(task.id));
+    expect(log.filter((e) => e.event_type === "run_resumed")).toHaveLength(1);
+  });
+
   it("a graceful eviction during a run loses nothing", async () => {
     const marker = uniqueMarker("evict-graceful");
     await script(marker, plannerScript(), { token_delay_ms: 20 });

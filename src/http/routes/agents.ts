@@ -6,15 +6,24 @@ import { Hono } from "hono";
 import { Agent } from "../../agents/agent.ts";
 import { SkillAgent } from "../../agents/skill-agent.ts";
 import { ApiError } from "../../errors.ts";
+import type { Faults } from "../../faults/faults.ts";
 import type { SessionView } from "../../sessions/session.ts";
 import type { TaskInit, TaskWebhook } from "../../tasks/task.ts";
-import { taskStubFor } from "../../tasks/task-ids.ts";
+import { taskStubFor, waitOnTask } from "../../tasks/task-ids.ts";
 import { agentFor } from "../agent-lookup.ts";
 import type { AppEnv } from "../app-env.ts";
 import { requireRead, streamResponse, wantsStream } from "../event-stream.ts";
 import type { Invocation } from "../responses.ts";
 import { CreateSessionBody, CreateTaskBody, InvokeBody, WaitQuery } from "../schemas.ts";
-import { creationRefused, launch, newRun, requestedWebhook, seedFiles, startTask } from "../task-creation.ts";
+import {
+  allowedFaults,
+  creationRefused,
+  launch,
+  newRun,
+  requestedWebhook,
+  seedFiles,
+  startTask,
+} from "../task-creation.ts";
 import { mayRead, taskResource } from "../task-resource.ts";
 import { jsonBody, parseWith } from "../validation.ts";
 import { agentDefinitionRoutes } from "./agent-definitions.ts";
@@ -48,15 +57,17 @@ export function runsToolLoop(agent: Agent): boolean {
 export async function agentTaskInit(c: Context<AppEnv>, agent: Agent, body: CreateTaskBody): Promise<TaskInit> {
   const files = seedFiles(body.files);
   let webhook: TaskWebhook | null = null;
+  let faults: Faults | undefined;
   const init = await newRun(c, agent, body, {
     input: body.input,
     files,
     dryRun: body.dry_run === true,
     check: () => {
       webhook = requestedWebhook(c, body);
+      if (body.faults) faults = allowedFaults(c.env, c.get("tenant"), agent, body.faults, "faults");
     },
   });
-  return { ...init, webhook };
+  return { ...init, webhook, ...(faults ? { faults } : {}) };
 }
 
 /**
@@ -111,7 +122,10 @@ export const agentRoutes = new Hono<AppEnv>()
         return streamResponse(c, stub, subscription, { location: resource.links.self, "x-task-id": task.id });
       }
     }
-    const now = waitSeconds > 0 ? ((await stub.wait(Math.round(waitSeconds * 1000))) ?? task) : task;
+    const now =
+      waitSeconds > 0
+        ? ((await waitOnTask(() => taskStubFor(c.env, init.tenant, task.id), Math.round(waitSeconds * 1000))) ?? task)
+        : task;
     const result = mayRead(c) ? await stub.executionResult() : null;
     if (!result) return c.json(taskResource(c, now), 202);
     return c.json({ task_id: now.id, status: now.status, result, links: resource.links } satisfies Invocation, 200);

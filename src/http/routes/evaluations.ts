@@ -17,6 +17,7 @@ import {
 } from "../../evaluation-runs/evaluation.ts";
 import { compare } from "../../evaluation-runs/report.ts";
 import { graderLlmConfig, type TestCase } from "../../evaluations/config.ts";
+import { faultInjectionAllowed, faultInjectionOffMessage } from "../../faults/faults.ts";
 import { agentFor } from "../agent-lookup.ts";
 import type { AppEnv } from "../app-env.ts";
 import { listEvaluations, queryObject } from "../listing.ts";
@@ -89,11 +90,21 @@ export const agentEvaluationRoutes = new Hono<AppEnv>()
     const body = await jsonBody(c, CreateEvaluationBody);
     const cases = chosenCases(agent, body.cases);
     const repeat = body.repeat ?? 1;
-    if (cases.length * repeat > MAX_EVALUATION_RUNS) {
+    // A faulted case's repetition runs twice: with its faults, and without them to compare.
+    const runs = cases.reduce((sum, tc) => sum + (tc.faults ? 2 : 1), 0) * repeat;
+    if (runs > MAX_EVALUATION_RUNS) {
       throw new ApiError(
         "validation_failed",
-        `Invalid repeat: ${cases.length} cases × ${repeat} is more than ${MAX_EVALUATION_RUNS} runs.`,
+        `Invalid repeat: ${cases.length} cases × ${repeat} is ${runs} runs (a faulted case runs twice), more than ${MAX_EVALUATION_RUNS}.`,
         "repeat",
+      );
+    }
+    const faulted = cases.find((tc) => tc.faults);
+    if (faulted && !faultInjectionAllowed(c.env.OUTPOST_FAULT_INJECTION, c.get("tenant"))) {
+      throw new ApiError(
+        "fault_injection_disabled",
+        `Case "${faulted.name}" asks for faults. ${faultInjectionOffMessage(c.get("tenant"))} Name other cases in "cases".`,
+        "cases",
       );
     }
     // A case with context continues a conversation: the default tool loop's to continue (as POST …/invoke).

@@ -6,7 +6,7 @@ import { Hono } from "hono";
 import { unhandledCode } from "../../errors/codes.ts";
 import { ApiError } from "../../errors.ts";
 import { planFork } from "../../tasks/fork.ts";
-import { taskStubFor } from "../../tasks/task-ids.ts";
+import { taskStubFor, waitOnTask } from "../../tasks/task-ids.ts";
 import { taskInit } from "../../tasks/task-init.ts";
 import { agentVersion, visibleAgent } from "../agent-lookup.ts";
 import type { AppEnv } from "../app-env.ts";
@@ -41,7 +41,8 @@ export const taskRoutes = new Hono<AppEnv>()
     const { id, stub } = taskStub(c);
     const waitParam = c.req.query("wait");
     const waitSeconds = waitParam === undefined ? 0 : parseWith(WaitQuery, waitParam, "wait");
-    const task = waitSeconds > 0 ? await stub.wait(Math.round(waitSeconds * 1000)) : await stub.get();
+    const task =
+      waitSeconds > 0 ? await waitOnTask(() => taskStub(c).stub, Math.round(waitSeconds * 1000)) : await stub.get();
     if (!task) throw await missingTask(stub, id);
     return c.json(taskResource(c, task));
   })

@@ -26,6 +26,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
       OUTPOST_API_KEYS: e2eKeyRing(),
       OUTPOST_RATE_LIMIT_PER_MINUTE: "100000",
       OUTPOST_ALLOW_PRIVATE_HOSTS: "127.0.0.1",
+      // As npm run dev: the shipped agents' faulted test cases run (outpost test).
+      OUTPOST_FAULT_INJECTION: "on",
       // The knowledge tools' embeddings, from the emulator (as npm run dev does without an OpenAI key).
       OPENAI_BASE_URL: `${emulator.url}/v1`,
       OPENAI_API_KEY: "e2e-embeddings-key",
