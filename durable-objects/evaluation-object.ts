@@ -87,7 +87,7 @@ export class EvaluationObject extends DurableObject<Env> {
     // A create that raced this one during the awaits above has recorded it: that one wins.
     if (this.store.get()) return this.create(evaluation);
     this.store.create(evaluation, runs, new Date().toISOString());
-    await this.advance();
+    await this.startFirstRuns();
     return { outcome: "created", evaluation: this.view(this.require()) };
   }
 
@@ -103,6 +103,23 @@ export class EvaluationObject extends DurableObject<Env> {
 
   override async alarm(): Promise<void> {
     await this.advance();
+  }
+
+  /**
+   * The create's part: starts the first runs, so that its answer names running tasks; their watch and grades come
+   * from the alarm, outside the creating request (a judge's grade takes a model call), even for a run whose task
+   * reported its end during the start.
+   */
+  private async startFirstRuns(): Promise<void> {
+    const record = this.require();
+    // The first look comes by the runs' deadline at the latest (the watch then arms for each task's own).
+    const timeout = (record.spec.evaluations?.case_timeout_seconds ?? DEFAULT_CASE_TIMEOUT_SECONDS) * 1000;
+    const look = Date.now() + Math.min(WATCH_INTERVAL_MS, timeout);
+    // Armed first, so an eviction at any await below still comes back to advance().
+    await this.ctx.storage.setAlarm(look);
+    const retryStart = await this.startRuns(record);
+    if (this.store.runs().some((r) => r.status === "ended")) await this.ctx.storage.setAlarm(Date.now());
+    else if (retryStart !== null) await this.ctx.storage.setAlarm(Math.min(retryStart, look));
   }
 
   /** Starts what may start, grades what has ended, completes when all is graded; then reports and re-arms. */

@@ -12,6 +12,7 @@ import type { RpcResult } from "../src/contracts/rpc.ts";
 import type { SubagentRecord, SubagentReport, SubagentWaitReport } from "../src/contracts/subagents.ts";
 import type { TraceLog } from "../src/contracts/trace.ts";
 import type { Env } from "../src/env.ts";
+import type { RunReport } from "../src/evaluation-runs/evaluation.ts";
 import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
 import type { ForwardedBatch } from "../src/events/event-tree.ts";
 import { type EventStreamOptions, openEventStream } from "../src/events/sse.ts";
@@ -204,6 +205,11 @@ export class TaskObject extends DurableObject<Env> {
    */
   async executionResult(): Promise<ExecutionResult | null> {
     return this.host.executionResult();
+  }
+
+  /** The report of an evaluation's run once the task has ended (what its alarm sends the evaluation); else null. */
+  async runReport(): Promise<RunReport | null> {
+    return this.host.runReport();
   }
 
   /** Live readers attached to the task (SSE subscribers and ?wait= callers). */

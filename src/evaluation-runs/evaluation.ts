@@ -84,7 +84,7 @@ export interface RunReport {
 
 /**
  * The report of a run from its task as it ended: what the task sends from its alarm (src/task-host/evaluation-report.ts)
- * and what the evaluation reads back from the task when that report was lost (run-watch.ts).
+ * and what the evaluation reads back from the task when that report was lost (run-watch.ts), both TaskHost.runReport.
  */
 export function runReport(
   task: { id: string; usage: AgentUsage; started_at: string | null },

@@ -8,7 +8,7 @@
 import type { Env } from "../env.ts";
 import { isTerminal, type TaskView } from "../tasks/task.ts";
 import { taskStubFor } from "../tasks/task-ids.ts";
-import { failedRun, runReport } from "./evaluation.ts";
+import { failedRun } from "./evaluation.ts";
 import type { EvaluationStore, RunRecord } from "./evaluation-store.ts";
 
 /**
@@ -72,8 +72,8 @@ async function watchRun(watch: RunWatch, run: RunRecord): Promise<number | null>
   }
   if (isTerminal(task.status)) {
     // Ended, and its report never came (or is still on its way: whichever is recorded first, the other is ignored).
-    const result = await stub.executionResult();
-    if (result) watch.store.recordEnd(runReport(task, result));
+    const report = await stub.runReport();
+    if (report) watch.store.recordEnd(report);
     return null;
   }
   if (task.status === "input_required") return stop(stub, watch, run, task, WAITED_FOR_PERSON);

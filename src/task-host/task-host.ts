@@ -19,7 +19,7 @@ import { retentionPolicyOrDefault } from "../config/retention.ts";
 import type { ExecutionResult } from "../contracts/execution-result.ts";
 import { emptyUsage } from "../contracts/usage.ts";
 import type { Env } from "../env.ts";
-import type { InjectedFault } from "../evaluation-runs/evaluation.ts";
+import { type InjectedFault, type RunReport, runReport } from "../evaluation-runs/evaluation.ts";
 import { EventLog } from "../events/event-log.ts";
 import { Redactor } from "../events/redaction.ts";
 import { FaultInjector } from "../faults/fault-injector.ts";
@@ -231,16 +231,7 @@ export class TaskHost {
       env,
       state: this.state,
       task: () => this.task(),
-      executionResult: () => this.executionResult(),
-      injectedFaults: () => {
-        if (!this.state.get(FAULT_STATE_KEY)) return undefined;
-        const injected: InjectedFault[] = [];
-        for (const e of this.events.all()) {
-          if (e.event_type === "fault_injected")
-            injected.push({ ...(e.payload as unknown as FaultInjected), seq: e.seq });
-        }
-        return injected;
-      },
+      report: () => this.runReport(),
     });
     const { callbacks, directory, forwarder, parentReport, evaluationReport } = this;
     this.supervisor = new RunSupervisor({
@@ -411,6 +402,22 @@ export class TaskHost {
           };
     const messages = this.conversation.from(invocation?.context_messages ?? 0);
     return this.redactor.value(executionResult(messages, emptyUsage(), task.usage, outcome, task.structured_output));
+  }
+  /**
+   * The report of the task's run to its evaluation once it has ended: its ExecutionResult, usage and duration, and
+   * for a task that asked for faults the faults it injected (its fault_injected events). The task sends it from its
+   * alarm (EvaluationReporter); the evaluation reads it back when that report was lost (run-watch.ts).
+   */
+  runReport(): RunReport | null {
+    const task = this.task();
+    const result = this.executionResult();
+    if (!task || !result) return null;
+    if (!this.state.get(FAULT_STATE_KEY)) return runReport(task, result);
+    const injected: InjectedFault[] = [];
+    for (const e of this.events.all()) {
+      if (e.event_type === "fault_injected") injected.push({ ...(e.payload as unknown as FaultInjected), seq: e.seq });
+    }
+    return runReport(task, result, injected);
   }
 
   /** The task as the object returns it. */

@@ -458,6 +458,8 @@ describe("questions, cancels, evictions and timeouts", () => {
       onApprovalTimeout: "fail",
     });
     const other = await waitingTask(failing, "hitl-timeout-fail");
+    const otherExpiresAt = Date.parse(String(other.pending_input?.expires_at));
+    expect(await settledAlarm(other.id, otherExpiresAt)).toBe(otherExpiresAt);
     await runInDurableObject(stubFor(other.id), (_i, state) => {
       state.storage.sql.exec(
         "UPDATE task_state SET value = json_set(value, '$.expires_at', ?) WHERE key = 'pending_input'",

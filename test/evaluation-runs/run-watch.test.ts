@@ -170,6 +170,37 @@ describe("an evaluation whose run's report was lost", () => {
     expect(onlyRun(after)).toMatchObject({ status: "graded", passed: true, reason: null, num_turns: 1 });
     expect(onlyRun(after).metrics.map((m) => [m.metric, m.score])).toEqual([["contains", 1]]);
   });
+  it("keeps the faults a faulted run injected when its run is read back from the task", async () => {
+    const marker = uniqueMarker("watch-lost-faulted");
+    const agent = defineAgent({
+      testCases: [
+        {
+          name: "overloaded",
+          input: `Say ok. ${marker}`,
+          expected_output: "ok",
+          faults: { model_fault: { kind: "529", call: 1 } },
+        },
+      ],
+      evaluations: { metrics: [{ type: "contains" }] },
+    });
+    await script(marker, [{ content: [{ type: "text", text: "ok" }] }], { ttft_ms: 500 });
+    const started = await startEvaluation(agent);
+    const faulted = started.runs.find((r) => !r.baseline);
+    if (!faulted) throw new Error("expected a faulted run");
+    await runInDurableObject(stubFor(faulted.task_id), (_instance, state) => {
+      state.storage.sql.exec("INSERT INTO task_state (key, value) VALUES ('evaluation_reported', 'true')");
+    });
+    expect((await waitForTask(faulted.task_id)).status).toBe("completed");
+    expect((await view(started.id)).runs.find((r) => !r.baseline)?.status).toBe("running");
+
+    expect(await runDurableObjectAlarm(evaluationStubFor(env, DEFAULT_TENANT, started.id))).toBe(true);
+    const run = (await completed(started.id)).runs.find((r) => !r.baseline);
+    expect(run).toMatchObject({ status: "graded", passed: true });
+    expect(run?.fault?.injected).toEqual([
+      { fault: "model_fault", kind: "529", call: 1, step: null, server: null, tool: null },
+    ]);
+    expect(run?.fault?.differences).toEqual([]);
+  });
 });
 
 describe("an evaluation whose run runs past its case's deadline", () => {
