@@ -187,13 +187,21 @@ export class AnthropicProvider {
       request_id: response.headers.get("request-id"),
       retry_after_seconds: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : null,
     });
-    if (!response.body) return response;
-    const body = call.watch.watch(
-      response.body,
-      this.idleTimeoutMs,
-      () => new APIConnectionTimeoutError({ message: `No data from the model provider for ${this.idleTimeoutMs} ms.` }),
-    );
-    return new Response(body, response);
+    // An error's body the SDK reads whole (response.text()); a stream's it iterates, and iterates what the body
+    // offers as its async iterator (@anthropic-ai/sdk internal/shims.mjs): the watched chunks, with no second stream.
+    if (!response.body || !response.ok) return response;
+    if (!response.headers.get("content-type")?.startsWith("text/event-stream")) {
+      // Another framing (Bedrock's binary event stream) is decoded from the body as a stream.
+      const body = call.watch.watch(response.body, this.idleTimeoutMs, () => this.idleError());
+      return new Response(body, response);
+    }
+    const chunks = call.watch.iterate(response.body, this.idleTimeoutMs, () => this.idleError());
+    Object.defineProperty(response, "body", { value: chunks });
+    return response;
+  }
+
+  private idleError(): Error {
+    return new APIConnectionTimeoutError({ message: `No data from the model provider for ${this.idleTimeoutMs} ms.` });
   }
 
   private rawTail(): string {

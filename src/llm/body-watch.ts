@@ -1,6 +1,8 @@
 // A model response body as the providers read it: the tail of what arrived is kept (so a MalformedResponseError can
 // show it), and a stream that goes silent for too long is ended with the provider's own timeout error. One timer per
-// idle period, not per chunk: each chunk only notes the time, and the timer re-arms for what is left.
+// idle period, not per chunk: each chunk only notes the time, and the timer re-arms for what is left. Two shapes: a
+// ReadableStream for a client that reads the body itself (Gemini's), and an async iterable of the body's chunks for
+// the Anthropic SDK, which iterates a body that offers one: no TransformStream between the network and the SDK.
 
 /** Bytes kept from the end of a response. */
 const TAIL_BYTES = 8192;
@@ -14,13 +16,7 @@ export class BodyWatch {
   watch(body: ReadableStream<Uint8Array>, idleMs: number, idleError: () => Error): ReadableStream<Uint8Array> {
     let idle: ReturnType<typeof setTimeout> | undefined;
     let lastChunkAt = Date.now();
-    const keep = (chunk: Uint8Array) => {
-      this.chunks.push(chunk);
-      this.bytes += chunk.byteLength;
-      while (this.bytes - (this.chunks[0]?.byteLength ?? 0) > TAIL_BYTES && this.chunks.length > 1) {
-        this.bytes -= this.chunks.shift()?.byteLength ?? 0;
-      }
-    };
+    const keep = (chunk: Uint8Array) => this.keep(chunk);
     const watcher = new TransformStream<Uint8Array, Uint8Array>({
       start: (controller) => {
         const check = () => {
@@ -46,9 +42,65 @@ export class BodyWatch {
     return body.pipeThrough(watcher);
   }
 
+  /**
+   * The body as an async iterable of its chunks, read straight from its reader. Tail kept; idle for `idleMs` cancels
+   * the body and the pending read throws `idleError()`.
+   */
+  iterate(body: ReadableStream<Uint8Array>, idleMs: number, idleError: () => Error): AsyncIterable<Uint8Array> {
+    const reader = body.getReader();
+    let lastChunkAt = Date.now();
+    let failed: Error | undefined;
+    let idle: ReturnType<typeof setTimeout> | undefined;
+    const check = () => {
+      const silentFor = Date.now() - lastChunkAt;
+      if (silentFor < idleMs) {
+        idle = setTimeout(check, idleMs - silentFor);
+        return;
+      }
+      failed = idleError();
+      reader.cancel(failed).catch(() => {});
+    };
+    idle = setTimeout(check, idleMs);
+    this.stopTimer = () => clearTimeout(idle);
+    const iterator: AsyncIterator<Uint8Array> = {
+      next: async () => {
+        let result: ReadableStreamReadResult<Uint8Array>;
+        try {
+          result = await reader.read();
+        } catch (error) {
+          clearTimeout(idle);
+          throw failed ?? error;
+        }
+        // A cancel for silence ends the pending read as done: the silence is the error.
+        if (failed) throw failed;
+        if (result.done) {
+          clearTimeout(idle);
+          return { done: true, value: undefined };
+        }
+        lastChunkAt = Date.now();
+        this.keep(result.value);
+        return { done: false, value: result.value };
+      },
+      return: async () => {
+        clearTimeout(idle);
+        await reader.cancel();
+        return { done: true, value: undefined };
+      },
+    };
+    return { [Symbol.asyncIterator]: () => iterator };
+  }
+
   /** Ends the idle timer (the call is over). */
   stop(): void {
     this.stopTimer?.();
+  }
+
+  private keep(chunk: Uint8Array): void {
+    this.chunks.push(chunk);
+    this.bytes += chunk.byteLength;
+    while (this.bytes - (this.chunks[0]?.byteLength ?? 0) > TAIL_BYTES && this.chunks.length > 1) {
+      this.bytes -= this.chunks.shift()?.byteLength ?? 0;
+    }
   }
 
   /** What arrived last, decoded. */
