@@ -121,7 +121,11 @@ export class ProviderError extends AgentError {
 export class StreamingError extends AgentError {
   readonly partialMessages: readonly unknown[];
   constructor(message: string, partialMessages: readonly unknown[], options?: { cause?: unknown }) {
-    super("streaming_error", message, options);
+    // As retryable as what broke it: a server error or a lost connection is, a refused request is not.
+    super("streaming_error", message, {
+      ...options,
+      ...(options?.cause instanceof AgentError ? { retryable: options.cause.retryable } : {}),
+    });
     this.partialMessages = partialMessages;
   }
   override toJSON(): ErrorInfo {

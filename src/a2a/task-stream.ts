@@ -89,6 +89,10 @@ export async function* taskStream(
         if (update) yield update;
         break;
       }
+      case "llm_request_sent":
+        // A new attempt of a turn (its stream broke, or an eviction cut it) says the turn's text again: replace it.
+        textTurn = null;
+        break;
       case "llm_text_delta": {
         const update = working(at);
         if (update) yield update;

@@ -117,13 +117,16 @@ export class SkillAgent extends Agent {
     let decodeFailures = 0;
     const maxTurns = context.config.limits.maxTurns;
     for (let turn = 1; turn <= maxTurns; turn++) {
-      const { message: reply, budget } = await runtime.step(`turn_${turn}_model`, (info) =>
-        decisionTurn(
-          context,
-          promptWindow,
-          { turn, system, request: this.requestFor(context, messages, system) },
-          info,
-        ),
+      const { message: reply, budget } = await runtime.step(
+        `turn_${turn}_model`,
+        (info) =>
+          decisionTurn(
+            context,
+            promptWindow,
+            { turn, system, request: this.requestFor(context, messages, system) },
+            info,
+          ),
+        { retryBrokenStream: true },
       );
       const text = extractText(reply.content);
       messages.push({ role: "assistant", content: text || "(no text)" });
@@ -177,12 +180,15 @@ export class SkillAgent extends Agent {
       for (const [index, action] of actions.entries()) {
         const stepId = `step-${index + 1}`;
         if (action.type === "finish") {
-          const answer = await runtime.step(`turn_${turn}_finish`, (info) =>
-            synthesize(
-              context,
-              { turn, action, messages, request: (all) => this.requestFor(context, all, this.systemPrompt, []) },
-              info,
-            ),
+          const answer = await runtime.step(
+            `turn_${turn}_finish`,
+            (info) =>
+              synthesize(
+                context,
+                { turn, action, messages, request: (all) => this.requestFor(context, all, this.systemPrompt, []) },
+                info,
+              ),
+            { retryBrokenStream: true },
           );
           return successResult(answer, runtime.usage(), { turns: turn, selected_skill: decision.selected_skill });
         }

@@ -50,7 +50,9 @@ export async function runToolLoop(context: AgentContext, steps: ToolLoopSteps): 
   while (turn < lastTurn) {
     turn++;
     const current = turn;
-    const reply = await runtime.step(`turn_${current}_model`, (info) => steps.modelTurn(messages, current, info));
+    const reply = await runtime.step(`turn_${current}_model`, (info) => steps.modelTurn(messages, current, info), {
+      retryBrokenStream: true,
+    });
     messages.push({ role: "assistant", content: toParams(reply.content) });
     runtime.recordMessage(messages.length - 1, messages[messages.length - 1] as MessageParam);
     // The API paused a long turn (its server tools, web search, ran long): the reply goes back as it is, and the

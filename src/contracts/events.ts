@@ -164,8 +164,18 @@ export const EVENT_CATALOG = {
     payload: () => z.strictObject({ agent: z.string() }),
   }),
   step_resumed: event({
-    description: "An interrupted step runs again.",
-    payload: () => z.strictObject({ step: z.string(), attempt: count }),
+    description:
+      "A step runs again: it was interrupted (an eviction or restart during it), or it is a model turn whose stream broke.",
+    payload: () =>
+      z.strictObject({
+        step: z.string(),
+        attempt: count,
+        reason: z
+          .enum(["interrupted", "stream_broken"])
+          .optional()
+          .describe("absent from events logged before it was added: interrupted"),
+        delay_ms: count.optional().describe("stream_broken: the pause before the attempt"),
+      }),
   }),
   fault_injected: event({
     description:
@@ -234,7 +244,7 @@ export const EVENT_CATALOG = {
     content: ["url", "title", "cited_text"],
   }),
   llm_call_abandoned: event({
-    description: "A call an eviction or restart cut short, counted in `usage.recovery`.",
+    description: "A call an eviction or restart cut short, or whose stream broke, counted in `usage.recovery`.",
     payload: () =>
       z.strictObject({
         call: z.string(),

@@ -17,9 +17,18 @@ export type AgentMessage =
   | { type: "assistant"; message: Message; request_id: string | null };
 
 export interface StepInfo {
-  /** 1 for the first try; higher when an interruption (eviction, restart) made the step run again. */
+  /** 1 for the first try; higher when an interruption (eviction, restart) or a broken stream made it run again. */
   attempt: number;
   spanId: string;
+}
+
+export interface StepOptions {
+  /**
+   * A step that is one model call (a model turn): when the model's stream breaks after it started with an error the
+   * provider may not repeat (a StreamingError whose cause is retryable), the step runs again, after a pause, as a
+   * new attempt, within the MAX_STEP_ATTEMPTS an interrupted step has. Its client's own retries came before.
+   */
+  retryBrokenStream?: boolean;
 }
 
 export interface ModelCallOptions {
@@ -80,7 +89,7 @@ export interface ToolRuntime {
    * a completed step returns its stored result without running again; an interrupted one runs again with a higher
    * attempt. Steps run one at a time, and the code between them must be deterministic.
    */
-  step<T>(name: string, fn: (info: StepInfo) => Promise<T>): Promise<T>;
+  step<T>(name: string, fn: (info: StepInfo) => Promise<T>, options?: StepOptions): Promise<T>;
   /** Adds a file to the run bundle (runs/<task_id>/<path>). */
   artifact(path: string, content: string): Promise<void>;
   /**

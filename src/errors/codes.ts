@@ -356,7 +356,7 @@ export const ERROR_CODES = {
   streaming_error: {
     task: {
       retryable: true,
-      when: "the model's stream broke after it had started (`partial_message_count` says how much had arrived)",
+      when: "the model's stream broke after it had started and its model turn's attempts ran out, or the error that broke it may not be repeated (then not retryable; `partial_message_count` says how much had arrived)",
     },
   },
   malformed_response: {

@@ -6,7 +6,7 @@ import type { MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/messag
 import { costOf, type PriceTable } from "../config/prices.ts";
 import type { AgentMessage, AgentRuntime, ModelCallOptions, RunLimits } from "../contracts/runtime.ts";
 import type { AgentUsage, CallUsage } from "../contracts/usage.ts";
-import { CanceledError, LimitExceededError, toErrorInfo } from "../errors.ts";
+import { CanceledError, LimitExceededError, StreamingError, toErrorInfo } from "../errors.ts";
 import type { Redactor } from "../events/redaction.ts";
 import type { ModelProvider } from "../llm/provider.ts";
 import { queryOf, searchOutcome, WEB_SEARCH_TOOL_NAME, webCitations, webSearchCalls } from "../llm/web-search.ts";
@@ -14,7 +14,7 @@ import type { RunBundle } from "../run-bundle/run-bundle.ts";
 import { estimateTokens, type LlmTranscriptRecord, type Transcript } from "../run-bundle/transcript.ts";
 import type { TaskStore } from "../tasks/task-store.ts";
 import { DeltaBatcher } from "./delta-batcher.ts";
-import type { PendingCalls } from "./pending-calls.ts";
+import type { PendingCall, PendingCalls } from "./pending-calls.ts";
 
 /** The run's settings for its model calls (RunRuntimeDeps has them too). */
 export interface ModelCallSettings {
@@ -235,7 +235,9 @@ export class ModelCalls {
       }
     } catch (error) {
       deltas.flush();
-      deps.pendingCalls.settle(callKey);
+      // A stream that broke after the provider started billing: what it cost is waste, counted like an abandoned call.
+      const broken = error instanceof StreamingError ? deps.pendingCalls.take(callKey) : null;
+      if (!broken) deps.pendingCalls.settle(callKey);
       // A budget reached by a call that completed: the call is on record as a success already.
       if (error instanceof LimitExceededError) throw error;
       if (error instanceof CanceledError) {
@@ -263,6 +265,7 @@ export class ModelCalls {
         retryable: info.retryable,
       });
       deps.emit("llm_request_failed", { ...base, error: info, retryable: info.retryable }, span);
+      if (broken) this.countWasted(broken);
       throw error;
     } finally {
       // A caller that stops reading early still gets what was received on record.
@@ -275,29 +278,32 @@ export class ModelCalls {
    * the provider billed them, so their tokens and cost go into usage.recovery, each with an llm_call_abandoned event.
    */
   private countAbandonedCalls(): void {
+    for (const call of this.deps.pendingCalls.takeAbandoned()) this.countWasted(call);
+  }
+
+  /** A billed call that came to nothing: its tokens and cost into usage.recovery, with an llm_call_abandoned event. */
+  private countWasted(call: PendingCall): void {
     const { deps } = this;
-    for (const call of deps.pendingCalls.takeAbandoned()) {
-      const outputTokens = Math.ceil(call.output_chars / 4);
-      const cost = costOf(deps.prices, call.model, {
-        input_tokens: call.input_tokens,
-        output_tokens: outputTokens,
-        cache_creation_input_tokens: call.cache_creation_input_tokens,
-        cache_read_input_tokens: call.cache_read_input_tokens,
-      });
-      const usage = deps.store.addRecoveredCall({
-        input_tokens: call.input_tokens,
-        output_tokens: outputTokens,
-        cost_usd: cost,
-      });
-      deps.emit("llm_call_abandoned", {
-        call: call.key,
-        model: call.model,
-        input_tokens: call.input_tokens,
-        output_tokens_estimated: outputTokens,
-        cost_usd: cost,
-        recovery: usage.recovery,
-      });
-    }
+    const outputTokens = Math.ceil(call.output_chars / 4);
+    const cost = costOf(deps.prices, call.model, {
+      input_tokens: call.input_tokens,
+      output_tokens: outputTokens,
+      cache_creation_input_tokens: call.cache_creation_input_tokens,
+      cache_read_input_tokens: call.cache_read_input_tokens,
+    });
+    const usage = deps.store.addRecoveredCall({
+      input_tokens: call.input_tokens,
+      output_tokens: outputTokens,
+      cost_usd: cost,
+    });
+    deps.emit("llm_call_abandoned", {
+      call: call.key,
+      model: call.model,
+      input_tokens: call.input_tokens,
+      output_tokens_estimated: outputTokens,
+      cost_usd: cost,
+      recovery: usage.recovery,
+    });
   }
 
   /** Throws LimitExceededError when the task's spending has reached one of its budgets. */

@@ -1,7 +1,8 @@
 // Model calls in flight, on record, so the waste of an interrupted one can be counted (issue 4: recovery is
 // visible in usage). A call is noted when its stream starts (message_start carries its input tokens) and its output
-// grows with every batch of deltas; a completed or failed call is removed. A row still there when a later instance
-// of the object runs is a call an eviction or restart cut short: the provider billed it, and nothing came of it.
+// grows with every batch of deltas; a completed or failed call is removed (one whose stream broke is counted as
+// wasted then). A row still there when a later instance of the object runs is a call an eviction or restart cut
+// short: the provider billed it, and nothing came of it.
 export type PendingCall = {
   key: string;
   model: string;
@@ -40,6 +41,13 @@ export class PendingCalls {
   settle(key: string): void {
     this.mine.delete(key);
     this.sql.exec("DELETE FROM runtime_pending_calls WHERE key = ?", key);
+  }
+
+  /** Removes and returns a call of this instance's that failed after it started (its stream broke); null if none. */
+  take(key: string): PendingCall | null {
+    const row = this.sql.exec<PendingCall>("SELECT * FROM runtime_pending_calls WHERE key = ?", key).toArray()[0];
+    this.settle(key);
+    return row ?? null;
   }
 
   /** Removes and returns the calls an earlier instance left unfinished. */

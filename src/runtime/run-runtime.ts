@@ -12,9 +12,10 @@ import type {
   NextAction,
   SkillTranscriptFields,
   StepInfo,
+  StepOptions,
 } from "../contracts/runtime.ts";
 import type { AgentUsage } from "../contracts/usage.ts";
-import { AwaitingInputError, AwaitingSubagentsError, CanceledError } from "../errors.ts";
+import { AwaitingInputError, AwaitingSubagentsError, CanceledError, StreamingError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
 import type { FaultInjector } from "../faults/fault-injector.ts";
 import type { RunBundle } from "../run-bundle/run-bundle.ts";
@@ -27,7 +28,31 @@ import type { CheckpointLog } from "./checkpoints.ts";
 import type { MessageLog } from "./conversation.ts";
 import { type ModelCallSettings, ModelCalls } from "./model-calls.ts";
 import type { PendingCalls } from "./pending-calls.ts";
-import type { StepJournal } from "./step-journal.ts";
+import { MAX_STEP_ATTEMPTS, type StepJournal } from "./step-journal.ts";
+
+/** The pause before a model turn whose stream broke runs again; doubled for each further attempt. */
+export const BROKEN_STREAM_RETRY_MS = 500;
+
+/**
+ * A model stream that broke after it started, for a reason that may pass (the provider overloaded or failing, the
+ * connection lost or silent): the SDK retries only before a response starts, so the step is what can try again.
+ */
+function brokenStream(error: unknown): boolean {
+  return error instanceof StreamingError && error.retryable;
+}
+
+/** Waits `ms`, or less when `signal` aborts (the caller checks it). */
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
 
 /** The task's storage collaborators, each over the object's SQLite (and R2 for what spills). */
 export interface TaskStorage {
@@ -62,21 +87,36 @@ export class RunRuntime implements AgentRuntime {
     this.models = new ModelCalls({ ...deps, emit: this.emit.bind(this), usage: () => this.usage() });
   }
 
-  async step<T>(name: string, fn: (info: StepInfo) => Promise<T>): Promise<T> {
+  async step<T>(name: string, fn: (info: StepInfo) => Promise<T>, options: StepOptions = {}): Promise<T> {
     if (this.signal.aborted) throw new CanceledError();
     await this.deps.faults?.beforeStep();
-    const lookup = await this.deps.journal.begin(name);
+    let lookup = await this.deps.journal.begin(name);
     if (lookup.state === "completed") return lookup.result as T;
     if (lookup.interrupted) {
-      this.emit("step_resumed", { step: name, attempt: lookup.attempt }, lookup.spanId);
+      this.emit("step_resumed", { step: name, attempt: lookup.attempt, reason: "interrupted" }, lookup.spanId);
     }
     let result: T;
-    try {
-      result = await fn({ attempt: lookup.attempt, spanId: lookup.spanId });
-    } catch (error) {
-      if (error instanceof AwaitingInputError || error instanceof AwaitingSubagentsError)
-        this.deps.journal.release(name);
-      throw error;
+    for (;;) {
+      try {
+        result = await fn({ attempt: lookup.attempt, spanId: lookup.spanId });
+        break;
+      } catch (error) {
+        if (error instanceof AwaitingInputError || error instanceof AwaitingSubagentsError)
+          this.deps.journal.release(name);
+        if (!options.retryBrokenStream || !brokenStream(error) || lookup.attempt >= MAX_STEP_ATTEMPTS) throw error;
+      }
+      // A broken stream: its failure is on record (llm_request_failed). The next attempt is counted before the pause,
+      // so an eviction during it resumes the step with the attempts it has left, as any interrupted step.
+      const delayMs = BROKEN_STREAM_RETRY_MS * 2 ** (lookup.attempt - 1);
+      lookup = await this.deps.journal.begin(name);
+      if (lookup.state === "completed") return lookup.result as T;
+      this.emit(
+        "step_resumed",
+        { step: name, attempt: lookup.attempt, reason: "stream_broken", delay_ms: delayMs },
+        lookup.spanId,
+      );
+      await abortableSleep(delayMs, this.signal);
+      if (this.signal.aborted) throw new CanceledError();
     }
     if (this.signal.aborted) throw new CanceledError();
     await this.deps.journal.complete(name, result);

@@ -118,6 +118,37 @@ describe.each(BINDINGS)("A2A over %s", (binding) => {
     expect(last?.$case === "artifactUpdate" && textsOf(last.value.artifact?.parts)).toEqual(["one two three four"]);
   });
 
+  it("SendStreamingMessage starts the answer again when its stream broke and the turn ran again", async () => {
+    const marker = uniqueMarker("a2a-broken");
+    const fault = { kind: "stream_error", after_deltas: 2, error_type: "overloaded_error" } as const;
+    await script(marker, [{ content: [{ type: "text", text: "one two three four" }], faults: [fault] }], {
+      token_delay_ms: 5,
+    });
+    const client = await clientFor(chat, binding);
+    const items = await drain(client.sendMessageStream(sendRequest(userMessage([text(`broken ${marker}`)]))));
+    const updates = items.flatMap((i) =>
+      i.payload?.$case === "artifactUpdate" && !i.payload.value.lastChunk
+        ? [{ append: i.payload.value.append, text: textsOf(i.payload.value.artifact?.parts).join("") }]
+        : [],
+    );
+    // The broken attempt's two words, then the second attempt's answer, which replaces them (append: false).
+    const restart = updates.findIndex((u, index) => index > 0 && !u.append);
+    expect(restart).toBeGreaterThan(0);
+    expect(
+      updates
+        .slice(0, restart)
+        .map((u) => u.text)
+        .join(""),
+    ).toBe("one two ");
+    expect(
+      updates
+        .slice(restart)
+        .map((u) => u.text)
+        .join(""),
+    ).toBe("one two three four");
+    expect(items.map(label).slice(-2)).toEqual(["artifact:last", "status:completed"]);
+  });
+
   it("SubscribeToTask after a dropped stream continues to the end without losing the task's state (A2A §3.1.6)", async () => {
     const marker = uniqueMarker("a2a-resubscribe");
     const answer = Array.from({ length: 40 }, (_, i) => `w${i}`).join(" ");

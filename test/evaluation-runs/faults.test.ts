@@ -42,7 +42,7 @@ async function faultedSuite(label: string) {
     overloaded: { model_fault: { kind: "529", call: 2 } },
     evicted: { evict_after_step: 3 },
     dropped: { drop_client: true },
-    broken: { model_fault: { kind: "midstream", call: 3 } },
+    broken: { model_fault: { kind: "malformed", call: 3 } },
   } as const;
   const agent = defineAgent({
     allowedTools: ["TodoWrite"],
@@ -121,7 +121,7 @@ describe("an evaluation's faulted cases", () => {
 
     const broken = byCase("broken")?.fault;
     expect(broken).toMatchObject({
-      injected: [{ fault: "model_fault", kind: "midstream", call: 3 }],
+      injected: [{ fault: "model_fault", kind: "malformed", call: 3 }],
       same_status: false,
       same_answer: false,
       same_tool_effects: true,
@@ -136,7 +136,7 @@ describe("an evaluation's faulted cases", () => {
     const text = await (await api(`/v1/evaluations/${started.id}/report.md`)).text();
     expect(text).toContain("## Faults");
     expect(text).toContain("| overloaded | #1 | model_fault 529 | yes | yes | yes | 0 | 0 |");
-    expect(text).toContain("| broken | #1 | model_fault midstream | **no** | **no** | yes |");
+    expect(text).toContain("| broken | #1 | model_fault malformed | **no** | **no** | yes |");
     expect(text).toContain("- broken #1: The answer differs from the one without the fault.");
   });
 

@@ -74,18 +74,58 @@ describe("model faults", () => {
     expect(ofType(log, "llm_retry_scheduled").map((e) => [e.payload.turn_index, e.payload.status])).toEqual([[1, 529]]);
   });
 
-  it("midstream: the real stream breaks after its first frames; the run fails with streaming_error, keeping what arrived", async () => {
+  it("midstream: the real stream breaks after its first frames; the model turn runs again and the run completes", async () => {
     const { task, log } = await faulted("fault-midstream", { model_fault: { kind: "midstream", call: 3 } });
-    expect(task.status).toBe("failed");
-    expect(task.error?.code).toBe("streaming_error");
+    expect(task.status).toBe("completed");
+    expect(task.result).toBe("The plan is ready: read the brief, then write.");
     expect(injected(log)).toEqual([
       { fault: "model_fault", kind: "midstream", call: 3, step: null, server: null, tool: null },
     ]);
-    // The two earlier calls' tools ran; the third call's stream had begun and was cut.
-    expect(ofType(log, "todo_list_updated")).toHaveLength(2);
+    // The third call's stream had begun and was cut: its failure, its cost as waste, then the turn's second attempt.
     const failed = ofType(log, "llm_request_failed");
-    expect(failed.map((e) => [e.payload.turn_index, e.payload.retryable])).toEqual([[3, true]]);
-    expect(await emulatorRequests(task.id)).toHaveLength(3);
+    expect(failed.map((e) => [e.payload.turn_index, e.payload.attempt, e.payload.retryable])).toEqual([[3, 1, true]]);
+    const wasted = ofType(log, "llm_call_abandoned");
+    expect(wasted.map((e) => e.payload.call)).toEqual(["artifacts/llm/decision_loop_turn_3_attempt_1"]);
+    expect(ofType(log, "step_resumed").map((e) => e.payload)).toEqual([
+      { step: "turn_3_model", attempt: 2, reason: "stream_broken", delay_ms: 500 },
+    ]);
+    const sent = ofType(log, "llm_request_sent").map((e) => [e.payload.turn_index, e.payload.attempt]);
+    expect(sent).toEqual([
+      [1, 1],
+      [2, 1],
+      [3, 1],
+      [3, 2],
+    ]);
+    // The order a client reads: the failure, the waste, the new attempt, its request.
+    const at = (type: string, attempt?: number) =>
+      log.findIndex((e) => e.event_type === type && (attempt === undefined || e.payload.attempt === attempt));
+    expect(at("llm_request_failed")).toBeLessThan(at("llm_call_abandoned"));
+    expect(at("llm_call_abandoned")).toBeLessThan(at("step_resumed"));
+    expect(at("step_resumed")).toBeLessThan(at("llm_request_sent", 2));
+    // The tools ran once each; the emulator answered the third turn twice; the broken call's tokens are waste.
+    expect(ofType(log, "todo_list_updated")).toHaveLength(2);
+    expect(await emulatorRequests(task.id)).toHaveLength(4);
+    expect(task.usage.recovery.attempts).toBe(1);
+    expect(task.usage.recovery.input_tokens).toBeGreaterThan(0);
+  });
+
+  it("a stream that breaks on every attempt fails the run with streaming_error after three", async () => {
+    const marker = uniqueMarker("fault-midstream-always");
+    // The emulator's own mid-stream error event (the API's overloaded_error), on each attempt of the first turn.
+    const fault = { kind: "stream_error", after_deltas: 1, error_type: "overloaded_error" } as const;
+    await script(marker, [
+      { content: [{ type: "text", text: "Planning the whole thing, step by step." }], faults: [fault, fault, fault] },
+    ]);
+    const task = await waitForTask((await startTask("planner", `plan it ${marker}`)).id, 30);
+    expect(task.status).toBe("failed");
+    expect(task.error?.code).toBe("streaming_error");
+    const log = await events(task.id);
+    expect(ofType(log, "llm_request_failed").map((e) => e.payload.attempt)).toEqual([1, 2, 3]);
+    expect(ofType(log, "step_resumed").map((e) => [e.payload.attempt, e.payload.delay_ms])).toEqual([
+      [2, 500],
+      [3, 1000],
+    ]);
+    expect(task.usage.recovery.attempts).toBe(3);
   });
 
   it("malformed: a frame of bad JSON ends the stream; the run fails with streaming_error naming it", async () => {

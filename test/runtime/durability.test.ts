@@ -121,7 +121,7 @@ describe("a run survives eviction of its Durable Object", () => {
     const calls = await emulatorRequests(task.id);
     expect(calls.map((c) => c.turn)).toEqual([0, 1, 1, 2]);
     expect(events.filter((e) => e.event_type === "step_resumed").map((e) => e.payload)).toEqual([
-      { step: "turn_2_model", attempt: 2 },
+      { step: "turn_2_model", attempt: 2, reason: "interrupted" },
     ]);
     expect(events.filter((e) => e.event_type === "run_resumed")).toHaveLength(1);
     expect(events.at(-1)?.event_type).toBe("run_finished");

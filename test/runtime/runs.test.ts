@@ -98,7 +98,7 @@ describe("model calls inside a run", () => {
     expect(await artifact(id, "llm_transcript.log")).toContain("request_failed");
   });
 
-  it("fails with streaming_error on an error event mid-stream and keeps the text that arrived", async () => {
+  it("fails with streaming_error on an error event mid-stream that may not be repeated, keeping the text that arrived", async () => {
     const {
       id,
       done,
@@ -108,7 +108,8 @@ describe("model calls inside a run", () => {
       [
         {
           content: [{ type: "text", text: "one two three four five six" }],
-          faults: [{ kind: "stream_error", after_deltas: 3 }],
+          // Not a server error: the turn is not run again (a retryable one is: test/faults/faults.test.ts).
+          faults: [{ kind: "stream_error", after_deltas: 3, error_type: "invalid_request_error" }],
         },
       ],
       "midstream",
@@ -123,8 +124,9 @@ describe("model calls inside a run", () => {
     expect(await artifact(id, "artifacts/llm/decision_loop_turn_1_attempt_1_response.txt")).toContain(
       "--- partial text ---\none two three ",
     );
-    const failed = log.find((e) => e.event_type === "llm_request_failed");
-    expect(failed?.payload.retryable).toBe(true);
+    const failed = log.filter((e) => e.event_type === "llm_request_failed");
+    expect(failed.map((e) => e.payload.retryable)).toEqual([false]);
+    expect(log.filter((e) => e.event_type === "step_resumed")).toEqual([]);
   });
 
   it("fails with streaming_error naming the bad JSON when the provider sends a malformed frame", async () => {

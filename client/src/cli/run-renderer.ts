@@ -130,6 +130,9 @@ export class RunRenderer {
       case "llm_retry_scheduled":
         this.lineAt(depth, s("dim", `model call failed (${String(p.status ?? "connection")}), retrying`));
         return;
+      case "step_resumed":
+        if (p.reason === "stream_broken") this.lineAt(depth, s("dim", "the model's answer broke off; asking again"));
+        return;
       case "llm_request_failed":
         this.spinner.stop();
         this.lineAt(depth, s("red", `model call failed: ${short((p.error as Payload)?.message ?? p.error)}`));
