@@ -231,7 +231,7 @@ export async function runCrashTest(name: string, serve: ServeForCrash): Promise<
     const resumed = events.filter((e) => e.event_type === "step_resumed").map((e) => e.payload);
     check(
       "only the interrupted model call ran again",
-      JSON.stringify(resumed) === JSON.stringify([{ step: "turn_2_model", attempt: 2 }]),
+      JSON.stringify(resumed) === JSON.stringify([{ step: "turn_2_model", attempt: 2, reason: "interrupted" }]),
       resumed,
     );
     const turns = await modelTurns(emulator.url, id);
