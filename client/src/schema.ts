@@ -4800,6 +4800,8 @@ export interface operations {
             header?: {
                 /** @description Makes the creation idempotent: a repeat with the same key and body gets the same task (Idempotent-Replayed: true); another body is refused with 422 idempotency_key_reused. Keys are kept at least as long as the task. */
                 "idempotency-key"?: string;
+                /** @description `text/event-stream` to receive the run's events as they happen instead of a JSON answer. */
+                accept?: string;
             };
             path: {
                 /** @description The agent's name. */
@@ -4813,6 +4815,21 @@ export interface operations {
             };
         };
         responses: {
+            /** @description With Accept: text/event-stream (needs `read`): the events of the task from its first, as GET /v1/tasks/:id/events sends them. */
+            200: {
+                headers: {
+                    /** @description The URL of what was created. */
+                    location: string;
+                    /** @description Sent when the answer replays an earlier request's. */
+                    "idempotent-replayed"?: "true";
+                    /** @description The id of the task started. */
+                    "x-task-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
             /** @description The task, started. */
             202: {
                 headers: {
@@ -5079,6 +5096,8 @@ export interface operations {
             header?: {
                 /** @description Makes the creation idempotent: a repeat with the same key and body gets the same task (Idempotent-Replayed: true); another body is refused with 422 idempotency_key_reused. Keys are kept at least as long as the task. */
                 "idempotency-key"?: string;
+                /** @description `text/event-stream` to receive the run's events as they happen instead of a JSON answer. */
+                accept?: string;
             };
             path: {
                 /** @description The workflow's name. */
@@ -5092,6 +5111,21 @@ export interface operations {
             };
         };
         responses: {
+            /** @description With Accept: text/event-stream (needs `read`): the events of the task from its first, as GET /v1/tasks/:id/events sends them. */
+            200: {
+                headers: {
+                    /** @description The URL of what was created. */
+                    location: string;
+                    /** @description Sent when the answer replays an earlier request's. */
+                    "idempotent-replayed"?: "true";
+                    /** @description The id of the task started. */
+                    "x-task-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
             /** @description The task, started. */
             202: {
                 headers: {
@@ -6004,6 +6038,8 @@ export interface operations {
             header?: {
                 /** @description Makes the creation idempotent: a repeat with the same key and body gets the same task (Idempotent-Replayed: true); another body is refused with 422 idempotency_key_reused. Keys are kept at least as long as the task. */
                 "idempotency-key"?: string;
+                /** @description `text/event-stream` to receive the run's events as they happen instead of a JSON answer. */
+                accept?: string;
             };
             path: {
                 /** @description The task's id. A malformed id is answered like an unknown one: 404 task_not_found. */
@@ -6017,6 +6053,21 @@ export interface operations {
             };
         };
         responses: {
+            /** @description With Accept: text/event-stream (needs `read`): the events of the fork from its first, as GET /v1/tasks/:id/events sends them. */
+            200: {
+                headers: {
+                    /** @description The URL of what was created. */
+                    location: string;
+                    /** @description Sent when the answer replays an earlier request's. */
+                    "idempotent-replayed"?: "true";
+                    /** @description The id of the task started. */
+                    "x-task-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
             /** @description The fork, started. */
             202: {
                 headers: {
@@ -6256,6 +6307,8 @@ export interface operations {
             header?: {
                 /** @description Makes the creation idempotent: a repeat with the same key and body gets the same task (Idempotent-Replayed: true); another body is refused with 422 idempotency_key_reused. Keys are kept at least as long as the task. */
                 "idempotency-key"?: string;
+                /** @description `text/event-stream` to receive the run's events as they happen instead of a JSON answer. */
+                accept?: string;
             };
             path: {
                 /** @description The task's id. A malformed id is answered like an unknown one: 404 task_not_found. */
@@ -6265,6 +6318,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description With Accept: text/event-stream (needs `read`): the events of the replay from its first, as GET /v1/tasks/:id/events sends them. */
+            200: {
+                headers: {
+                    /** @description The URL of what was created. */
+                    location: string;
+                    /** @description Sent when the answer replays an earlier request's. */
+                    "idempotent-replayed"?: "true";
+                    /** @description The id of the task started. */
+                    "x-task-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
             /** @description The replay, started. */
             202: {
                 headers: {
@@ -6391,6 +6459,8 @@ export interface operations {
             header?: {
                 /** @description Makes the creation idempotent: a repeat with the same key and body gets the same task (Idempotent-Replayed: true); another body is refused with 422 idempotency_key_reused. Keys are kept at least as long as the task. */
                 "idempotency-key"?: string;
+                /** @description `text/event-stream` to receive the run's events as they happen instead of a JSON answer. */
+                accept?: string;
             };
             path?: never;
             cookie?: never;
@@ -6402,6 +6472,21 @@ export interface operations {
             };
         };
         responses: {
+            /** @description With Accept: text/event-stream (needs `read`): the events of the replay from its first, as GET /v1/tasks/:id/events sends them. */
+            200: {
+                headers: {
+                    /** @description The URL of what was created. */
+                    location: string;
+                    /** @description Sent when the answer replays an earlier request's. */
+                    "idempotent-replayed"?: "true";
+                    /** @description The id of the task started. */
+                    "x-task-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
             /** @description The replay, started. */
             202: {
                 headers: {

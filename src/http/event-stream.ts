@@ -1,9 +1,10 @@
 // Event streams as HTTP responses, for every route that answers with one (a task's events, a session's, a turn's, a
-// message or an invocation sent with Accept: text/event-stream): the SSE headers, and the subscription ended on the
-// object's side as soon as the client goes.
+// task, message or invocation created with Accept: text/event-stream): the SSE headers, and the subscription ended on
+// the object's side as soon as the client goes.
 import type { Context } from "hono";
 import type { TaskObject } from "../../durable-objects/task-object.ts";
 import { ApiError } from "../errors.ts";
+import { taskStubFor } from "../tasks/task-ids.ts";
 import type { AppEnv } from "./app-env.ts";
 import { mayRead } from "./task-resource.ts";
 
@@ -30,6 +31,23 @@ export function streamResponse(
       ...headers,
     },
   });
+}
+
+/**
+ * A task's events from its first, as the answer of the request that created it (Accept: text/event-stream): the
+ * stream GET /v1/tasks/:id/events opens, without a second request, and where the task is in its headers (`headers`,
+ * with `x-task-id`). Null when its object has nothing to stream (the task is gone): the caller answers with the task.
+ */
+export async function creationStream(
+  c: Context<AppEnv>,
+  tenant: string,
+  taskId: string,
+  headers: Record<string, string>,
+): Promise<Response | null> {
+  const stub = taskStubFor(c.env, tenant, taskId);
+  const subscription = await stub.subscribe(0);
+  if (!subscription || !("id" in subscription)) return null;
+  return streamResponse(c, stub, subscription, { ...headers, "x-task-id": taskId });
 }
 
 /** Whether the client asks for the answer as an event stream (send_streaming). */

@@ -15,6 +15,7 @@ import { taskInit, taskModel } from "../tasks/task-init.ts";
 import { loosenedLimit, requirePricedBudget } from "../tasks/task-limits.ts";
 import { firstSeedOverflow, MAX_WORKSPACE_ENTRIES } from "../workspace/limits.ts";
 import type { AppEnv } from "./app-env.ts";
+import { creationStream, requireRead, wantsStream } from "./event-stream.ts";
 import { type CreateTaskBody, WorkspacePath } from "./schemas.ts";
 import { mayRead, taskResource } from "./task-resource.ts";
 import { parseWith } from "./validation.ts";
@@ -113,10 +114,21 @@ export function creationRefused(
   );
 }
 
-/** Starts the task and answers 202 with it, or replays the original 202 to a repeated request. */
+/**
+ * Starts the task and answers 202 with it, or replays the original 202 to a repeated request; with Accept:
+ * text/event-stream, answers with the task's event stream from its first event instead (its id in `x-task-id`).
+ */
 export async function startTask(c: Context<AppEnv>, tenant: string, init: TaskInit): Promise<Response> {
+  // Refused before anything is created: a key that may not read the task may not read its events either.
+  const streaming = wantsStream(c);
+  if (streaming) requireRead(c, "A streamed task");
   const { task, replayed } = await launch(c, tenant, init);
   const resource = taskResource(c, task);
+  if (streaming) {
+    const headers = { location: resource.links.self, ...(replayed ? { "idempotent-replayed": "true" } : {}) };
+    const stream = await creationStream(c, tenant, task.id, headers);
+    if (stream) return stream;
+  }
   c.header("Location", resource.links.self);
   if (replayed) c.header("Idempotent-Replayed", "true");
   return c.json(resource, 202);

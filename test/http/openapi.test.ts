@@ -179,7 +179,19 @@ describe("GET /openapi.json", () => {
       .map(([, , op]) => op.operationId)
       .sort();
     expect(streams).toEqual(
-      ["invokeAgent", "sendSessionMessage", "streamSessionEvents", "streamTaskEvents", "streamTurnEvents"].sort(),
+      [
+        "invokeAgent",
+        "sendSessionMessage",
+        "streamSessionEvents",
+        "streamTaskEvents",
+        "streamTurnEvents",
+        // Every request that starts a task (startTask), with Accept: text/event-stream.
+        "createTask",
+        "createWorkflowTask",
+        "forkTask",
+        "replayTask",
+        "replayBundle",
+      ].sort(),
     );
   });
 

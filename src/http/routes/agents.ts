@@ -12,7 +12,7 @@ import type { TaskInit, TaskWebhook } from "../../tasks/task.ts";
 import { taskStubFor, waitOnTask } from "../../tasks/task-ids.ts";
 import { agentFor } from "../agent-lookup.ts";
 import type { AppEnv } from "../app-env.ts";
-import { requireRead, streamResponse, wantsStream } from "../event-stream.ts";
+import { creationStream, requireRead, wantsStream } from "../event-stream.ts";
 import type { Invocation } from "../responses.ts";
 import { CreateSessionBody, CreateTaskBody, InvokeBody, WaitQuery } from "../schemas.ts";
 import {
@@ -115,13 +115,12 @@ export const agentRoutes = new Hono<AppEnv>()
     const resource = taskResource(c, task);
     c.header("Location", resource.links.self);
     if (replayed) c.header("Idempotent-Replayed", "true");
-    const stub = taskStubFor(c.env, init.tenant, task.id);
     if (streaming) {
-      const subscription = await stub.subscribe(0);
-      if (subscription && "id" in subscription) {
-        return streamResponse(c, stub, subscription, { location: resource.links.self, "x-task-id": task.id });
-      }
+      const headers = { location: resource.links.self, ...(replayed ? { "idempotent-replayed": "true" } : {}) };
+      const stream = await creationStream(c, init.tenant, task.id, headers);
+      if (stream) return stream;
     }
+    const stub = taskStubFor(c.env, init.tenant, task.id);
     const now =
       waitSeconds > 0
         ? ((await waitOnTask(() => taskStubFor(c.env, init.tenant, task.id), Math.round(waitSeconds * 1000))) ?? task)

@@ -224,6 +224,66 @@ describe("GET /v1/tasks/:id/events", () => {
   });
 });
 
+describe("POST /v1/agents/:name/tasks with Accept: text/event-stream", () => {
+  const stream = (input: string, headers: Record<string, string> = {}, key?: string) =>
+    api("/v1/agents/assistant/tasks", {
+      method: "POST",
+      body: JSON.stringify({ input }),
+      headers: { accept: "text/event-stream", ...headers },
+      ...(key ? { key } : {}),
+    });
+
+  it("answers with the task's events from its first, its id in x-task-id, in one request", async () => {
+    const marker = uniqueMarker("create-stream");
+    await script(marker, [{ content: [{ type: "text", text: "Streamed from the POST." }] }]);
+    const res = await stream(`Please help ${marker}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    const id = res.headers.get("x-task-id") ?? "";
+    expect(id).toMatch(UUID_V4);
+    expect(res.headers.get("location")).toBe(`${BASE}/v1/tasks/${id}`);
+    const frames = await readSse(res);
+    // The same frames GET /v1/tasks/:id/events sends: every event, ids equal to seq.
+    expect(frames.map((f) => f.id)).toStrictEqual(frames.map((_, i) => String(i + 1)));
+    expect(eventTypes(frames)[0]).toBe("task_created");
+    expect(eventTypes(frames).at(-1)).toBe("run_finished");
+    const done = await waitForTask(id);
+    expect(done).toMatchObject({ status: "completed", result: "Streamed from the POST." });
+    expect(frames).toHaveLength(done.last_event_seq);
+  });
+
+  it("replays the stream of the task an Idempotency-Key created, saying so", async () => {
+    const marker = uniqueMarker("create-stream-replay");
+    await script(marker, [{ content: [{ type: "text", text: "Once." }] }]);
+    const key = crypto.randomUUID();
+    const first = await stream(`Please help ${marker}`, { "idempotency-key": key });
+    const id = first.headers.get("x-task-id");
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    await readSse(first);
+    const again = await stream(`Please help ${marker}`, { "idempotency-key": key });
+    expect(again.status).toBe(200);
+    expect(again.headers.get("x-task-id")).toBe(id);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(eventTypes(await readSse(again)).at(-1)).toBe("run_finished");
+    expect(await emulatorRequests(id ?? "")).toHaveLength(1);
+  });
+
+  it("refuses a key that may not read with 403 insufficient_scope, before any task is created", async () => {
+    const key = crypto.randomUUID();
+    const res = await stream("Never started.", { "idempotency-key": key }, "test-run-key");
+    await expectError(res, 403, "insufficient_scope", "authorization");
+    // The same request as JSON starts the task: the refused one had not.
+    const json = await api("/v1/agents/assistant/tasks", {
+      method: "POST",
+      body: JSON.stringify({ input: "Never started." }),
+      headers: { "idempotency-key": key },
+      key: "test-run-key",
+    });
+    expect(json.status).toBe(202);
+    expect(json.headers.get("idempotent-replayed")).toBeNull();
+  });
+});
+
 describe("POST /v1/tasks/:id/cancel", () => {
   it("cancels a task whose model call is in flight with 200 and the canceled task", async () => {
     const { task } = await begin("assistant", [{ content: [{ type: "text", text: "Too late." }] }], SLOW);

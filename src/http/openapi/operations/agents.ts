@@ -19,6 +19,8 @@ import {
   CreationHeaders,
   IdempotencyKey,
   type OperationSpec,
+  startedTask,
+  TaskCreationHeaders,
   Wait,
   WorkflowName,
 } from "./spec.ts";
@@ -147,9 +149,9 @@ export const AGENTS: OperationSpec[] = [
     tag: "tasks",
     summary: "Start a task on an agent",
     access: "run",
-    params: { path: AgentName, header: CreationHeaders },
+    params: { path: AgentName, header: TaskCreationHeaders },
     body: CreateTaskBody,
-    answers: { 202: { description: "The task, started.", json: TaskResponseSchema, headers: Created } },
+    answers: startedTask("The task", TaskResponseSchema),
     errors: [
       "agent_not_found",
       "rate_limited",
@@ -191,9 +193,9 @@ export const WORKFLOWS: OperationSpec[] = [
     tag: "workflows",
     summary: "Start a run of a workflow as a task",
     access: "run",
-    params: { path: WorkflowName, header: CreationHeaders },
+    params: { path: WorkflowName, header: TaskCreationHeaders },
     body: CreateTaskBody,
-    answers: { 202: { description: "The task, started.", json: TaskResponseSchema, headers: Created } },
+    answers: startedTask("The task", TaskResponseSchema),
     errors: [
       "workflow_not_found",
       "rate_limited",

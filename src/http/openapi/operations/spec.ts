@@ -106,6 +106,8 @@ export const AcceptStream = z
 export const EventStreamQuery = z.object({ after: After, depth: Depth });
 export const EventStreamHeaders = z.object({ "last-event-id": LastEventId });
 export const CreationHeaders = z.object({ "idempotency-key": IdempotencyKey });
+/** A request that starts a task (src/http/task-creation.ts startTask) may ask for its events instead of the task. */
+export const TaskCreationHeaders = CreationHeaders.extend({ accept: AcceptStream });
 
 // ---- Answers -------------------------------------------------------------------------------------------------------
 
@@ -118,6 +120,18 @@ export const Replayed = z.object({
 });
 
 export const events = (description: string): AnswerSpec => ({ description, sse: true });
+
+/** What a request that starts a task answers: 202 with it, or with Accept: text/event-stream its events (startTask). */
+export function startedTask(what: string, task: z.ZodType): Readonly<Record<number, AnswerSpec>> {
+  return {
+    200: {
+      description: `With Accept: text/event-stream (needs \`read\`): the events of ${what.toLowerCase()} from its first, as GET /v1/tasks/:id/events sends them.`,
+      sse: true,
+      headers: Created.extend({ "x-task-id": z.string().describe("The id of the task started.") }),
+    },
+    202: { description: `${what}, started.`, json: task, headers: Created },
+  };
+}
 export const noMoreEvents: AnswerSpec = {
   description:
     "The run (or turn) has ended and the client already has every event up to its end: an EventSource stops reconnecting.",

@@ -20,8 +20,6 @@ import {
 } from "../../responses.ts";
 import { ArtifactPath, ForkBody, ResumeBody, TaskListQuery, WorkspacePath } from "../../schemas.ts";
 import {
-  Created,
-  CreationHeaders,
   EventStreamHeaders,
   EventStreamQuery,
   events,
@@ -31,6 +29,8 @@ import {
   type OperationSpec,
   Replayed,
   SessionId,
+  startedTask,
+  TaskCreationHeaders,
   TaskId,
   Wait,
 } from "./spec.ts";
@@ -142,9 +142,9 @@ export const TASKS: OperationSpec[] = [
     tag: "tasks",
     summary: "Start a new task from one of a task's checkpoints",
     access: "run",
-    params: { path: TaskId, header: CreationHeaders },
+    params: { path: TaskId, header: TaskCreationHeaders },
     body: ForkBody,
-    answers: { 202: { description: "The fork, started.", json: TaskResponseSchema, headers: Created } },
+    answers: startedTask("The fork", TaskResponseSchema),
     errors: [
       ...MISSING_TASK,
       "checkpoint_not_found",
@@ -164,8 +164,8 @@ export const TASKS: OperationSpec[] = [
     description:
       "No body. The agent's current definition runs on the same input; no model is called and no tool runs (docs/evaluations.md#replaying-a-run).",
     access: "run",
-    params: { path: TaskId, header: CreationHeaders },
-    answers: { 202: { description: "The replay, started.", json: TaskResponseSchema, headers: Created } },
+    params: { path: TaskId, header: TaskCreationHeaders },
+    answers: startedTask("The replay", TaskResponseSchema),
     errors: [
       ...MISSING_TASK,
       "run_not_ended",
@@ -192,13 +192,13 @@ export const TASKS: OperationSpec[] = [
           .optional()
           .describe("Replay with this agent of the key's tenant instead of the recorded one."),
       }),
-      header: CreationHeaders,
+      header: TaskCreationHeaders,
     },
     rawBody: {
       description: "The run bundle as GET /v1/tasks/:id/bundle downloads it, at most 32 MiB.",
       content: { "application/x-tar": z.string().meta({ format: "binary" }) },
     },
-    answers: { 202: { description: "The replay, started.", json: TaskResponseSchema, headers: Created } },
+    answers: startedTask("The replay", TaskResponseSchema),
     errors: [
       "unsupported_media_type",
       "payload_too_large",
