@@ -5,7 +5,7 @@
 // Workers.
 import createClient, { type FetchResponse } from "openapi-fetch";
 import { OutpostError, OutpostTimeoutError } from "./errors.ts";
-import { type EventStreamOptions, type OutpostEvent, readEventStream } from "./event-stream.ts";
+import { type EventStreamOptions, type OutpostEvent, readEventStream, type StreamFetch } from "./event-stream.ts";
 import type { components, paths } from "./schema.ts";
 
 export interface OutpostClientOptions {
@@ -164,6 +164,40 @@ export function createOutpostClient(options: OutpostClientOptions) {
         const header = opts.idempotencyKey ? { header: { "idempotency-key": opts.idempotencyKey } } : {};
         const path = { path: { name: agent } };
         return (await ok(api.POST("/v1/agents/{name}/tasks", { params: { ...path, ...header }, body }))) as Task;
+      },
+      /**
+       * Starts a task and follows its events in the same request (POST with Accept: text/event-stream): the task's id
+       * at once, then every event from its first to its terminal one, resumed with Last-Event-ID from
+       * GET /v1/tasks/:id/events if the connection drops. Needs a key with `read`.
+       */
+      run: async (
+        agent: string,
+        body: Schemas["CreateTaskBody"],
+        opts: { idempotencyKey?: string } & Omit<EventStreamOptions, "after" | "depth"> = {},
+      ): Promise<{ id: string; events: AsyncGenerator<OutpostEvent, void, undefined> }> => {
+        const { idempotencyKey, ...streamOptions } = opts;
+        const created = await send("POST", `/v1/agents/${encodeURIComponent(agent)}/tasks`, {
+          body,
+          headers: {
+            accept: "text/event-stream",
+            ...(idempotencyKey ? { "idempotency-key": idempotencyKey } : {}),
+          },
+          ...(streamOptions.signal ? { signal: streamOptions.signal } : {}),
+        });
+        if (!created.ok) throw await OutpostError.from(created);
+        const taskId = created.headers.get("x-task-id");
+        if (!taskId) throw new OutpostError(created.status, "unexpected_response", "The answer named no task.");
+        // The creating answer is the stream's first connection; a reconnection reads the task's own stream.
+        let first: Response | null = created;
+        const connect: StreamFetch = (path, init) => {
+          const response = first;
+          first = null;
+          return response ? Promise.resolve(response) : send("GET", path, init);
+        };
+        return {
+          id: taskId,
+          events: readEventStream(connect, `/v1/tasks/${encodeURIComponent(taskId)}/events`, streamOptions),
+        };
       },
       get: async (task: string, opts: { wait?: number } = {}) => {
         const query = opts.wait ? { query: { wait: opts.wait } } : {};

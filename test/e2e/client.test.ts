@@ -102,6 +102,28 @@ describe("the client", () => {
     expect(seen).toEqual(direct);
   });
 
+  it("run() starts a task and follows it in one request, resuming from its own stream when that one drops", async () => {
+    const m = marker("client-run");
+    await scriptModel(m, [{ content: [{ type: "text", text: words(60) }] }], { token_delay_ms: 15 });
+    const proxy = await cuttingProxy(1, 5);
+    const outpost = createOutpostClient({ baseUrl: proxy.url, apiKey: E2E_ADMIN_KEY });
+    const { id, events } = await outpost.tasks.run("assistant", { input: `Write many words ${m}` });
+
+    const seen: OutpostEvent[] = [];
+    for await (const event of events) seen.push(event);
+
+    // The creating POST's stream, cut after five frames, then GET /v1/tasks/:id/events from the last event seen.
+    expect(proxy.connections).toHaveLength(2);
+    expect(proxy.connections[0]).toBe("");
+    expect(Number(proxy.connections[1])).toBeGreaterThanOrEqual(5);
+    expect(seen.map((e) => e.seq)).toEqual(seen.map((_, i) => i + 1));
+    expect(seen[0]?.event_type).toBe("task_created");
+    expect(seen.at(-1)?.event_type).toBe("run_finished");
+    const direct: OutpostEvent[] = [];
+    for await (const event of e2eClient().tasks.events(id)) direct.push(event);
+    expect(seen).toEqual(direct);
+  });
+
   it("throws Outpost's errors as OutpostError with the code, the field and the request id", async () => {
     const outpost = e2eClient();
     const invalid = await outpost.tasks.create("assistant", { input: "" }).catch((e: unknown) => e);
