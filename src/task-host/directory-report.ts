@@ -1,7 +1,8 @@
 // A task's (or session's) entry in its tenant's directory (src/tenants/directory.ts), reported from the object's
 // alarm like a callback: whenever the status the API shows has changed since the last report, the next alarm sends
-// the entry as it is then. Reports are at least REPORT_INTERVAL_MS apart, so a run that changes status quickly costs
-// one report, not one per change, and the directory lags the task by at most that much; but the end of a run is
+// the entry as it is then. Reports are at least REPORT_INTERVAL_MS apart, the first that long after the creation, so a
+// run that changes status quickly costs one report, not one per change (a run shorter than that, only the report of
+// its end), and the directory lags the task by at most that much; but the end of a run is
 // reported at once, since nothing follows it to wait for (a short task's last report then goes in the alarm that
 // uploads its bundle, not in one of its own a second later). A failed report is tried again with a backoff; what was
 // reported last is stored, so an evicted object reports what it has not yet.
@@ -47,7 +48,10 @@ export class DirectoryReporter {
     const reported = this.deps.state.get<Reported>(REPORTED_KEY);
     if (reported?.fingerprint === fingerprint(entry)) return null;
     const ended = entry.ended_at === null ? Number.NaN : Date.parse(entry.ended_at);
-    const due = Number.isNaN(ended) ? (reported?.at ?? 0) + REPORT_INTERVAL_MS : ended;
+    // The first report waits out the interval from the creation as later ones do from the last report: a run that
+    // ends within it is reported once, at its end.
+    const since = reported?.at ?? Date.parse(entry.created_at);
+    const due = Number.isNaN(ended) ? since + REPORT_INTERVAL_MS : ended;
     return Math.max(due, this.retryAt);
   }
 

@@ -1,7 +1,7 @@
 // When a task's object reports its entry to its tenant's directory (src/task-host/directory-report.ts): reports at
-// least REPORT_INTERVAL_MS apart while the task runs, the end of the run at once (so a short task's last report goes
-// in the alarm that uploads its bundle), none when nothing the listing filters on has changed, and a failed report
-// tried again later. The reporter is driven with a plain state map and a recording send.
+// least REPORT_INTERVAL_MS apart while the task runs, the first that long after its creation (so a run shorter than
+// that costs one report), the end of the run at once (so a short task's last report goes in the alarm that uploads
+// its bundle), none when nothing the listing filters on has changed, and a failed report tried again later. The reporter is driven with a plain state map and a recording send.
 import { describe, expect, it } from "vitest";
 import { DirectoryReporter, REPORT_INTERVAL_MS } from "../../src/task-host/directory-report.ts";
 import type { DirectoryEntry, DirectoryReport } from "../../src/tenants/directory.ts";
@@ -41,10 +41,28 @@ function reporter(initial: Partial<DirectoryEntry>, fail = false) {
   return { directory, sent, change };
 }
 
+/** Created long enough ago that its first report is due. */
+const earlier = () => new Date(Date.now() - 2 * REPORT_INTERVAL_MS).toISOString();
+
 describe("a task's directory reports", () => {
-  it("reports a new task at once, then its next status no sooner than the interval after", async () => {
-    const { directory, sent, change } = reporter({});
-    expect(directory.nextDueAt()).toBe(REPORT_INTERVAL_MS);
+  it("reports a new task the interval after its creation; a run that ends before then, once, at its end", async () => {
+    const createdAt = Date.now();
+    const { directory, sent, change } = reporter({ created_at: new Date(createdAt).toISOString() });
+    expect(directory.nextDueAt()).toBe(createdAt + REPORT_INTERVAL_MS);
+    await directory.deliverDue();
+    expect(sent).toEqual([]);
+    const endedAt = Date.now();
+    change({ status: "completed", ended_at: new Date(endedAt).toISOString() });
+    expect(directory.nextDueAt()).toBe(endedAt);
+    await directory.deliverDue();
+    expect(sent.map((r) => r.entry.status)).toEqual(["completed"]);
+    expect(directory.nextDueAt()).toBeNull();
+  });
+
+  it("reports a task still running after the interval, then its next status no sooner than the interval after", async () => {
+    const createdAt = Date.parse(earlier());
+    const { directory, sent, change } = reporter({ created_at: new Date(createdAt).toISOString() });
+    expect(directory.nextDueAt()).toBe(createdAt + REPORT_INTERVAL_MS);
     const before = Date.now();
     await directory.deliverDue();
     expect(sent.map((r) => [r.entry.status, r.version])).toEqual([["running", 7]]);
@@ -57,7 +75,7 @@ describe("a task's directory reports", () => {
   });
 
   it("reports the end of a run at once, even right after the report before it, and once only", async () => {
-    const { directory, sent, change } = reporter({});
+    const { directory, sent, change } = reporter({ created_at: earlier() });
     await directory.deliverDue();
     const endedAt = Date.now();
     change({ status: "completed", ended_at: new Date(endedAt).toISOString() });
@@ -69,7 +87,7 @@ describe("a task's directory reports", () => {
   });
 
   it("sends nothing when only what the listing does not filter on has changed", async () => {
-    const { directory, sent, change } = reporter({});
+    const { directory, sent, change } = reporter({ created_at: earlier() });
     await directory.deliverDue();
     change({ total_cost_usd: 1.5, updated_at: new Date().toISOString() });
     expect(directory.nextDueAt()).toBeNull();

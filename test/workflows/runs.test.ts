@@ -627,9 +627,12 @@ describe("GET /v1/tasks?workflow=", () => {
     const runs = [await runWorkflow(name, { input: "One." }), await runWorkflow(name, { input: "Two." })];
     const elsewhere = await runWorkflow(other, { input: "Three." });
     for (const task of [...runs, elsewhere]) expect((await waitForTask(task.id, 30)).status).toBe("completed");
-    // The directory is updated when a task's status changes, up to a second later.
+    // The directory is updated when a task's status changes, up to a second later (a short run's only report is
+    // its end's): wait for both runs, completed.
+    const settled = (tasks: { status: string }[]) =>
+      tasks.length === runs.length && tasks.every((t) => t.status === "completed");
     let listed = await apiJson(`/v1/tasks?workflow=${name}`, TaskListSchema);
-    for (let i = 0; i < 50 && !listed.tasks.every((t) => t.status === "completed"); i++) {
+    for (let i = 0; i < 50 && !settled(listed.tasks); i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       listed = await apiJson(`/v1/tasks?workflow=${name}`, TaskListSchema);
     }
