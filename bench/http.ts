@@ -1,6 +1,6 @@
 // The benchmark's HTTP client for Outpost: JSON requests and an SSE reader built on node:http (keep-alive), so the
 // arrival time of each frame is taken in the 'data' callback that delivers it, with no stream layers in between.
-import { Agent, request } from "node:http";
+import { Agent, type IncomingHttpHeaders, request } from "node:http";
 import { performance } from "node:perf_hooks";
 
 const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
@@ -61,46 +61,54 @@ export interface SseResult {
   endedAt: number;
 }
 
-/** Reads an SSE response to its end; `onFrame` sees each frame as it arrives. */
-export function readSse(url: string, apiKey: string, onFrame?: (frame: SseFrame) => void): Promise<SseResult> {
+/**
+ * Reads an SSE response to its end; `onFrame` sees each frame as it arrives. A GET, or with `post` a POST of its
+ * JSON body (a task created with Accept: text/event-stream), whose headers `post.onHeaders` sees when they arrive.
+ */
+export function readSse(
+  url: string,
+  apiKey: string,
+  onFrame?: (frame: SseFrame) => void,
+  post?: { body: unknown; onHeaders: (headers: IncomingHttpHeaders) => void },
+): Promise<SseResult> {
+  const method = post ? "POST" : "GET";
+  const headers: Record<string, string> = { accept: "text/event-stream", authorization: `Bearer ${apiKey}` };
+  if (post) headers["content-type"] = "application/json";
   return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method: "GET", headers: { accept: "text/event-stream", authorization: `Bearer ${apiKey}` }, agent },
-      (res) => {
-        const frames: SseFrame[] = [];
-        if (res.statusCode !== 200) {
-          let text = "";
-          res.setEncoding("utf8");
-          res.on("data", (chunk: string) => {
-            text += chunk;
-          });
-          res.on("end", () => reject(new Error(`GET ${url}: HTTP ${res.statusCode}: ${text.slice(0, 300)}`)));
-          return;
-        }
+    const req = request(url, { method, headers, agent }, (res) => {
+      post?.onHeaders(res.headers);
+      const frames: SseFrame[] = [];
+      if (res.statusCode !== 200) {
+        let text = "";
         res.setEncoding("utf8");
-        let buffer = "";
         res.on("data", (chunk: string) => {
-          const arrivedAt = performance.now();
-          buffer += chunk;
-          let end = buffer.indexOf("\n\n");
-          while (end !== -1) {
-            const raw = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            end = buffer.indexOf("\n\n");
-            const frame = parseFrame(raw, arrivedAt);
-            if (!frame) continue;
-            frames.push(frame);
-            onFrame?.(frame);
-          }
+          text += chunk;
         });
-        res.on("error", reject);
-        res.on("end", () => resolve({ status: 200, frames, endedAt: performance.now() }));
-      },
-    );
-    req.setTimeout(20_000, () => req.destroy(new Error(`GET ${url}: no data for 20 s`)));
+        res.on("end", () => reject(new Error(`${method} ${url}: HTTP ${res.statusCode}: ${text.slice(0, 300)}`)));
+        return;
+      }
+      res.setEncoding("utf8");
+      let buffer = "";
+      res.on("data", (chunk: string) => {
+        const arrivedAt = performance.now();
+        buffer += chunk;
+        let end = buffer.indexOf("\n\n");
+        while (end !== -1) {
+          const raw = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          end = buffer.indexOf("\n\n");
+          const frame = parseFrame(raw, arrivedAt);
+          if (!frame) continue;
+          frames.push(frame);
+          onFrame?.(frame);
+        }
+      });
+      res.on("error", reject);
+      res.on("end", () => resolve({ status: 200, frames, endedAt: performance.now() }));
+    });
+    req.setTimeout(20_000, () => req.destroy(new Error(`${method} ${url}: no data for 20 s`)));
     req.on("error", reject);
-    req.end();
+    req.end(post ? JSON.stringify(post.body) : undefined);
   });
 }
 

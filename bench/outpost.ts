@@ -1,6 +1,7 @@
 // One measured Outpost task over HTTP: POST it, stream its events over SSE to the end, and time the first event
 // and the whole run. Afterwards the emulator's stats attribute model time to the task, and the events' own
 // timestamps split the remaining overhead into phases (dispatch, stream drain, between turns, ...).
+import type { IncomingHttpHeaders } from "node:http";
 import { performance } from "node:perf_hooks";
 import type { RequestRecord } from "../emulator/server.ts";
 import { AGENT, API_KEY, MARKER, MODEL_TURNS } from "./config.ts";
@@ -30,35 +31,64 @@ export interface OutpostRun {
   events: TaskEvent[];
 }
 
-export async function runOutpostTask(baseUrl: string, label: string): Promise<OutpostRun> {
+/**
+ * How the client follows its task: POST it (202), then GET its events (the flow the headline measures); or one POST
+ * with Accept: text/event-stream that answers with the events (the task's id in X-Task-Id).
+ */
+export type ClientFlow = "post, then events" | "streamed post";
+
+export async function runOutpostTask(
+  baseUrl: string,
+  label: string,
+  flow: ClientFlow = "post, then events",
+): Promise<OutpostRun> {
   const t0 = performance.now();
   const t0Epoch = epochNow();
-  const created = await httpJson("POST", `${baseUrl}/v1/agents/${AGENT}/tasks`, {
-    apiKey: API_KEY,
-    body: { input: `${MARKER} ${label}: plan a small project.` },
-  });
-  const postMs = performance.now() - t0;
-  const id = (created.body as { id?: unknown } | null)?.id;
-  if (created.status !== 202 || typeof id !== "string") {
-    throw new Error(`POST /v1/agents/${AGENT}/tasks: HTTP ${created.status}: ${JSON.stringify(created.body)}`);
+  const url = `${baseUrl}/v1/agents/${AGENT}/tasks`;
+  const body = { input: `${MARKER} ${label}: plan a small project.` };
+  let id: unknown;
+  let postMs = 0;
+  if (flow === "post, then events") {
+    const created = await httpJson("POST", url, { apiKey: API_KEY, body });
+    postMs = performance.now() - t0;
+    id = (created.body as { id?: unknown } | null)?.id;
+    if (created.status !== 202 || typeof id !== "string") {
+      throw new Error(`POST /v1/agents/${AGENT}/tasks: HTTP ${created.status}: ${JSON.stringify(created.body)}`);
+    }
   }
   let firstEventAt: number | null = null;
   const events: TaskEvent[] = [];
   const offset = t0Epoch - t0;
+  const streamed =
+    flow === "streamed post"
+      ? {
+          body,
+          onHeaders: (headers: IncomingHttpHeaders) => {
+            postMs = performance.now() - t0;
+            id = headers["x-task-id"];
+          },
+        }
+      : undefined;
   // The end of the task for the client is run_finished's arrival, not the stream's close.
-  await readSse(`${baseUrl}/v1/tasks/${id}/events`, API_KEY, (frame) => {
-    if (frame.id === null) return;
-    firstEventAt ??= frame.arrivedAt;
-    const record = JSON.parse(frame.data) as { seq: number; event_type: string; timestamp: string; payload: unknown };
-    const payload = record.payload as { turn_index?: unknown } | null;
-    events.push({
-      seq: record.seq,
-      type: record.event_type,
-      turn: typeof payload?.turn_index === "number" ? payload.turn_index : null,
-      at: Date.parse(record.timestamp),
-      arrivedAt: frame.arrivedAt + offset,
-    });
-  });
+  await readSse(
+    streamed ? url : `${baseUrl}/v1/tasks/${String(id)}/events`,
+    API_KEY,
+    (frame) => {
+      if (frame.id === null) return;
+      firstEventAt ??= frame.arrivedAt;
+      const record = JSON.parse(frame.data) as { seq: number; event_type: string; timestamp: string; payload: unknown };
+      const payload = record.payload as { turn_index?: unknown } | null;
+      events.push({
+        seq: record.seq,
+        type: record.event_type,
+        turn: typeof payload?.turn_index === "number" ? payload.turn_index : null,
+        at: Date.parse(record.timestamp),
+        arrivedAt: frame.arrivedAt + offset,
+      });
+    },
+    streamed,
+  );
+  if (typeof id !== "string") throw new Error(`POST /v1/agents/${AGENT}/tasks (streamed): no X-Task-Id`);
   const last = events.at(-1);
   if (last?.type !== "run_finished") {
     throw new Error(`task ${id} ended with ${last?.type ?? "no events"} instead of run_finished`);

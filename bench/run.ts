@@ -1,6 +1,6 @@
 // `npm run bench`: Outpost's per-task latency and memory under wrangler dev, against the floor of a bare SDK loop.
 // Starts the model emulator in-process with a fixed latency and `wrangler dev` on a free port, runs the 3-turn
-// planner task at concurrency 1 and 20, the same loop through the bare SDK, a conversation, a fan-out tree of
+// planner task at concurrency 1 and 20 (and at 1 created with its events in one streamed POST), the same loop through the bare SDK, a conversation, a fan-out tree of
 // sub-agents (bench/fanout.ts) and a memory phase with 200 stalled
 // tasks; prints tables and one JSON object (also bench/results/latest.json). Exit code 0 even if a target is missed;
 // non-zero only if the benchmark itself failed.
@@ -92,7 +92,8 @@ async function registerScript(emulator: RunningEmulator, script: unknown): Promi
 interface OutpostLevel {
   concurrency: number;
   tasks: number;
-  target: "wrangler proxy" | "direct";
+  /** Through wrangler's proxy with the headline flow; direct to the Worker's workerd; or the one-request flow. */
+  target: "wrangler proxy" | "direct" | "streamed POST";
   elapsedS: number;
   firstEventMs: Summary;
   postMs: Summary;
@@ -131,7 +132,8 @@ async function measureOutpost(
 ): Promise<OutpostLevel> {
   const started = performance.now();
   const cpu = cpuProbe(dev);
-  const runs = await runPool(tasks, concurrency, (i) => runOutpostTask(baseUrl, `${label} #${i}`));
+  const flow = target === "streamed POST" ? "streamed post" : "post, then events";
+  const runs = await runPool(tasks, concurrency, (i) => runOutpostTask(baseUrl, `${label} #${i}`, flow));
   const cpuUse = cpu(tasks);
   const elapsedS = (performance.now() - started) / 1000;
   const records = await emulatorStats(emulator);
@@ -312,7 +314,7 @@ function report(result: {
   lines.push("", "Explanation: latency per level (p50/p95) and per phase.");
   const rows: string[][] = [];
   for (const level of result.outpost) {
-    const c = `c=${level.concurrency}${level.target === "direct" ? ", direct" : ""}`;
+    const c = `c=${level.concurrency}${level.target === "wrangler proxy" ? "" : `, ${level.target}`}`;
     const floorLevel =
       level.target === "direct" ? undefined : result.floor.find((f) => f.concurrency === level.concurrency);
     const row = (metric: string, o: Summary, f: Summary | undefined) => [
@@ -354,7 +356,7 @@ function report(result: {
   const levels = result.outpost.filter((l) => l.breakdownMeanMs);
   lines.push(
     table(
-      ["phase", ...levels.map((l) => `c=${l.concurrency}${l.target === "direct" ? " direct" : ""}`)],
+      ["phase", ...levels.map((l) => `c=${l.concurrency}${l.target === "wrangler proxy" ? "" : ` ${l.target}`}`)],
       [
         ...parts.map(([key, name]) => [name, ...levels.map((l) => fmt(l.breakdownMeanMs?.[key]))]),
         ["task wall time (mean)", ...levels.map((l) => fmt(l.taskWallMs.mean))],
@@ -505,6 +507,13 @@ async function main(): Promise<void> {
       return measureOutpost(dev, directUrl, emulator, "direct", 1, 20, "direct");
     });
     if (direct) outpost.push(direct);
+    // The same tasks, each created and followed in one request (Accept: text/event-stream on the POST).
+    log("Outpost, each task created with its events in one request (streamed POST): 20 tasks at concurrency 1…");
+    outpost.push(
+      await session.phase("the streamed POST run", (dev) =>
+        measureOutpost(dev, dev.url, emulator, "streamed", 1, 20, "streamed POST"),
+      ),
+    );
     const ping = await session.phase("the ping run", async (dev, directUrl) => ({
       proxy: await pingLatency(dev.url, 50),
       direct: directUrl ? await pingLatency(directUrl, 50) : null,
