@@ -14,27 +14,17 @@ export class BodyWatch {
 
   /** The body, passed through: tail kept, idle for `idleMs` ends it with `idleError()`. */
   watch(body: ReadableStream<Uint8Array>, idleMs: number, idleError: () => Error): ReadableStream<Uint8Array> {
-    let idle: ReturnType<typeof setTimeout> | undefined;
-    let lastChunkAt = Date.now();
+    let idle: { chunk(): void; stop(): void } | undefined;
     const keep = (chunk: Uint8Array) => this.keep(chunk);
     const watcher = new TransformStream<Uint8Array, Uint8Array>({
       start: (controller) => {
-        const check = () => {
-          const silentFor = Date.now() - lastChunkAt;
-          if (silentFor < idleMs) {
-            idle = setTimeout(check, idleMs - silentFor);
-            return;
-          }
-          controller.error(idleError());
-        };
-        this.stopTimer = () => clearTimeout(idle);
-        idle = setTimeout(check, idleMs);
+        idle = this.idleTimer(idleMs, () => controller.error(idleError()));
       },
       flush() {
-        clearTimeout(idle);
+        idle?.stop();
       },
       transform(chunk, controller) {
-        lastChunkAt = Date.now();
+        idle?.chunk();
         keep(chunk);
         controller.enqueue(chunk);
       },
@@ -48,41 +38,32 @@ export class BodyWatch {
    */
   iterate(body: ReadableStream<Uint8Array>, idleMs: number, idleError: () => Error): AsyncIterable<Uint8Array> {
     const reader = body.getReader();
-    let lastChunkAt = Date.now();
     let failed: Error | undefined;
-    let idle: ReturnType<typeof setTimeout> | undefined;
-    const check = () => {
-      const silentFor = Date.now() - lastChunkAt;
-      if (silentFor < idleMs) {
-        idle = setTimeout(check, idleMs - silentFor);
-        return;
-      }
+    const idle = this.idleTimer(idleMs, () => {
       failed = idleError();
       reader.cancel(failed).catch(() => {});
-    };
-    idle = setTimeout(check, idleMs);
-    this.stopTimer = () => clearTimeout(idle);
+    });
     const iterator: AsyncIterator<Uint8Array> = {
       next: async () => {
         let result: ReadableStreamReadResult<Uint8Array>;
         try {
           result = await reader.read();
         } catch (error) {
-          clearTimeout(idle);
+          idle.stop();
           throw failed ?? error;
         }
         // A cancel for silence ends the pending read as done: the silence is the error.
         if (failed) throw failed;
         if (result.done) {
-          clearTimeout(idle);
+          idle.stop();
           return { done: true, value: undefined };
         }
-        lastChunkAt = Date.now();
+        idle.chunk();
         this.keep(result.value);
         return { done: false, value: result.value };
       },
       return: async () => {
-        clearTimeout(idle);
+        idle.stop();
         await reader.cancel();
         return { done: true, value: undefined };
       },
@@ -93,6 +74,30 @@ export class BodyWatch {
   /** Ends the idle timer (the call is over). */
   stop(): void {
     this.stopTimer?.();
+  }
+
+  /**
+   * The idle timer of one body: `onIdle` once `idleMs` pass without a chunk. One timer per idle period, not per chunk:
+   * a chunk only notes the time, and the timer, when it fires early, re-arms for what is left. stop() (the call's end)
+   * ends it.
+   */
+  private idleTimer(idleMs: number, onIdle: () => void): { chunk(): void; stop(): void } {
+    let lastChunkAt = Date.now();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const check = () => {
+      const silentFor = Date.now() - lastChunkAt;
+      if (silentFor < idleMs) timer = setTimeout(check, idleMs - silentFor);
+      else onIdle();
+    };
+    timer = setTimeout(check, idleMs);
+    const stop = () => clearTimeout(timer);
+    this.stopTimer = stop;
+    return {
+      chunk: () => {
+        lastChunkAt = Date.now();
+      },
+      stop,
+    };
   }
 
   private keep(chunk: Uint8Array): void {
