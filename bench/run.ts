@@ -32,6 +32,7 @@ import type { FloorChildResult } from "./floor-child.ts";
 import { closeHttpAgent, httpJson } from "./http.ts";
 import { type MemoryResult, memoryPhase, type RssSnapshot, rssSnapshot } from "./memory.ts";
 import { type Breakdown, outpostSample, runOutpostTask } from "./outpost.ts";
+import { selfHostedMemory } from "./self-hosted.ts";
 import { DevSession } from "./session.ts";
 import { fmt, mean, round, runPool, type Summary, summarize, table } from "./util.ts";
 import { cpuMs, groupProcesses, type WranglerDev, workerdRole } from "./wrangler.ts";
@@ -288,6 +289,7 @@ function report(result: {
   outpost: OutpostLevel[];
   floor: FloorLevel[];
   memory: MemoryResult & { fresh_before_warmup: RssSnapshot };
+  self_hosted_memory: MemoryResult;
   wrangler_restarts: string[];
   targets: Target[];
   ping: { proxy: Summary; direct: Summary | null };
@@ -447,6 +449,20 @@ function report(result: {
   lines.push(
     `≈ ${m.perTaskKiB} KiB per in-flight task (Outpost workerd); all in flight after ${m.secondsToAllInFlight} s`,
   );
+  lines.push(
+    `Control: ${m.control.requests} GETs of an unknown task (as many requests as the phase made) grew the Outpost ` +
+      `workerd by ${fmt(m.control.after.workerMiB - m.control.before.workerMiB)} MiB, ${fmt(m.control.perRequestKiB)} KiB ` +
+      `a request; less that growth for the phase's requests, ≈ ${m.netPerTaskKiB} KiB per in-flight task`,
+  );
+
+  const h = result.self_hosted_memory;
+  lines.push(
+    "",
+    `Self-hosted (npm start, one workerd serve; VmRSS): ${fmt(h.idle.workerMiB)} MiB idle, ` +
+      `${fmt(h.inFlight.workerMiB)} MiB with ${h.tasks} tasks in flight, ${fmt(h.afterCancel.workerMiB)} MiB after ` +
+      `cancel: ≈ ${h.perTaskKiB} KiB per in-flight task (${h.netPerTaskKiB} KiB less the control's ` +
+      `${fmt(h.control.perRequestKiB)} KiB a request)`,
+  );
 
   if (result.wrangler_restarts.length > 0) {
     lines.push(
@@ -535,8 +551,7 @@ async function main(): Promise<void> {
         await runPool(2, 1, (i) => runOutpostTask(dev.url, `memory warmup #${i}`));
         const measured = await memoryPhase({
           baseUrl: dev.url,
-          pgid: dev.pid,
-          publicPort: dev.port,
+          snapshot: () => rssSnapshot(dev.pid, dev.port),
           tasks: STALLED_TASKS,
         });
         return { ...measured, fresh_before_warmup: fresh };
@@ -544,6 +559,14 @@ async function main(): Promise<void> {
       { fresh: true, warm: false },
     );
     await session.stop();
+    log(
+      `memory, self-hosted (npm start's workerd serve): ${STALLED_TASKS} tasks with a model call that does not answer…`,
+    );
+    const selfHostedMemoryResult = await selfHostedMemory({
+      root,
+      vars: { ANTHROPIC_BASE_URL: emulator.url, OUTPOST_API_KEYS: API_KEY, OUTPOST_RATE_LIMIT_PER_MINUTE: "1000000" },
+      tasks: STALLED_TASKS,
+    });
 
     const result = {
       benchmark: "outpost-task-latency",
@@ -569,6 +592,7 @@ async function main(): Promise<void> {
       floor,
       ping,
       memory,
+      self_hosted_memory: selfHostedMemoryResult,
       chat,
       fanout,
       wrangler_restarts: session.reruns,
