@@ -10,6 +10,7 @@ import { parse as parseYaml } from "yaml";
 import { formatCost, formatCount } from "../../client/src/cli/output.ts";
 import type { OutpostEvent, Task } from "../../client/src/index.ts";
 import { runCli, runCliInTerminal } from "./support/cli.ts";
+import { cuttingProxy } from "./support/cutting-proxy.ts";
 import { e2eClient, marker, scriptModel } from "./support/harness.ts";
 import { E2E_AGENTS_KEY } from "./support/keys.ts";
 
@@ -82,6 +83,22 @@ describe("the outpost CLI", () => {
     expect(lines[3]).toMatch(/^← TodoWrite: Task list saved: 1 items, 0 completed\. \d+ ms$/);
     expect(lines.slice(4)).toEqual(["1. Buy bread", "Start at the bakery.", summaryOf(task, 2)]);
     expect(run.stderr).toBe(`planner · task ${task.id}\n`);
+  });
+
+  it("creates and follows a task in one request, and a dropped stream loses nothing of what it prints", async () => {
+    const m = marker("cli-run-cut");
+    const text = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");
+    await scriptModel(m, [{ content: [{ type: "text", text }] }], { token_delay_ms: 15 });
+    const proxy = await cuttingProxy(1, 5);
+    const run = await runCli(["run", "assistant", `Write many words ${m}`], { url: proxy.url });
+
+    expect(run.code).toBe(0);
+    const task = await e2eClient().tasks.get(taskIdIn(run.stderr));
+    // The creating POST answered with the task's events; cut after five frames, they went on from GET …/events.
+    expect(proxy.connections.map((c) => c.method)).toEqual(["POST", "GET"]);
+    expect(Number(proxy.connections[1]?.lastEventId)).toBeGreaterThanOrEqual(5);
+    expect(run.stdout.trimEnd().split("\n")).toEqual([text, summaryOf(task, 1)]);
+    expect(run.stderr).toBe(`assistant · task ${task.id}\n`);
   });
 
   it("prints a run as JSON lines with --json: every event of the task in order, then the task", async () => {

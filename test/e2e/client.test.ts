@@ -1,63 +1,11 @@
 // The client package against the Worker under `wrangler dev`: a task created, followed live to its end and waited
 // for; a stream cut in the middle and resumed with Last-Event-ID, losing and repeating nothing; Outpost's errors as
 // typed OutpostErrors; wait() giving up when told to; a schedule whose run fires by itself under wrangler dev.
-import { once } from "node:events";
-import { createServer, request as httpRequest, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createOutpostClient, OutpostError, type OutpostEvent, OutpostTimeoutError } from "../../client/src/index.ts";
+import { cuttingProxy } from "./support/cutting-proxy.ts";
 import { e2eClient, marker, outpostUrl, scriptModel } from "./support/harness.ts";
 import { E2E_ADMIN_KEY, E2E_OTHER_TENANT_KEY } from "./support/keys.ts";
-
-const servers: Server[] = [];
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    server.close();
-  }
-});
-
-/**
- * A proxy in front of Outpost that forwards everything, but ends each of the first `cuts` event-stream responses
- * (abruptly, as a dropped connection) once it has passed `framesPerCut` whole frames.
- */
-async function cuttingProxy(cuts: number, framesPerCut: number): Promise<{ url: string; connections: string[] }> {
-  const target = new URL(outpostUrl());
-  const connections: string[] = [];
-  let cutsLeft = cuts;
-  const server = createServer((req, res) => {
-    const upstream = httpRequest(
-      { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        const isStream = (answer.headers["content-type"] ?? "").startsWith("text/event-stream");
-        if (isStream) connections.push(String(req.headers["last-event-id"] ?? ""));
-        const cut = isStream && cutsLeft-- > 0;
-        let frames = 0;
-        let cutting = false;
-        answer.on("data", (chunk: Buffer) => {
-          if (cutting) return;
-          frames += (chunk.toString("utf8").match(/^id: /gm) ?? []).length;
-          if (cut && frames >= framesPerCut) {
-            // The frames so far reach the client, then the connection drops without an end.
-            cutting = true;
-            answer.destroy();
-            res.write(chunk, () => res.destroy());
-            return;
-          }
-          res.write(chunk);
-        });
-        answer.on("end", () => res.end());
-      },
-    );
-    req.pipe(upstream);
-  });
-  servers.push(server);
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, connections };
-}
 
 const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(" ");
 
@@ -90,10 +38,11 @@ describe("the client", () => {
     for await (const event of outpost.tasks.events(created.id)) seen.push(event);
 
     // Three connections: the first from the start, each next one from the last event the client had.
-    expect(proxy.connections).toHaveLength(3);
-    expect(proxy.connections[0]).toBe("");
-    expect(Number(proxy.connections[1])).toBeGreaterThanOrEqual(1);
-    expect(Number(proxy.connections[2])).toBeGreaterThan(Number(proxy.connections[1]));
+    const resumedFrom = proxy.connections.map((c) => c.lastEventId);
+    expect(resumedFrom).toHaveLength(3);
+    expect(resumedFrom[0]).toBe("");
+    expect(Number(resumedFrom[1])).toBeGreaterThanOrEqual(1);
+    expect(Number(resumedFrom[2])).toBeGreaterThan(Number(resumedFrom[1]));
     expect(seen.map((e) => e.seq)).toEqual(seen.map((_, i) => i + 1));
     expect(seen.at(-1)?.event_type).toBe("run_finished");
     // The same events as a reader that was never cut.
@@ -113,9 +62,11 @@ describe("the client", () => {
     for await (const event of events) seen.push(event);
 
     // The creating POST's stream, cut after five frames, then GET /v1/tasks/:id/events from the last event seen.
-    expect(proxy.connections).toHaveLength(2);
-    expect(proxy.connections[0]).toBe("");
-    expect(Number(proxy.connections[1])).toBeGreaterThanOrEqual(5);
+    expect(proxy.connections.map((c) => [c.method, c.lastEventId === "" ? "" : "resumed"])).toEqual([
+      ["POST", ""],
+      ["GET", "resumed"],
+    ]);
+    expect(Number(proxy.connections[1]?.lastEventId)).toBeGreaterThanOrEqual(5);
     expect(seen.map((e) => e.seq)).toEqual(seen.map((_, i) => i + 1));
     expect(seen[0]?.event_type).toBe("task_created");
     expect(seen.at(-1)?.event_type).toBe("run_finished");

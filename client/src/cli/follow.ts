@@ -20,7 +20,13 @@ export function startsWait(event: OutpostEvent): boolean {
 export async function followTask(
   ctx: Context,
   taskId: string,
-  options: { after?: number; depth?: number; ask?: boolean } = {},
+  options: {
+    after?: number;
+    depth?: number;
+    ask?: boolean;
+    /** The task's events already opened (the stream its creating POST answered with), read before any other. */
+    stream?: AsyncIterable<OutpostEvent>;
+  } = {},
 ): Promise<ExitCode> {
   const { client, out } = ctx;
   const renderer = new RunRenderer(out, createSpinner(out.live));
@@ -34,13 +40,18 @@ export async function followTask(
   try {
     let tree: { total?: UsageFigures; subagents?: unknown[] } | undefined;
     if (!out.json) renderer.begin("starting");
+    let opened = options.stream;
     for (;;) {
       let waits = false;
-      for await (const event of client.tasks.events(taskId, {
-        after,
-        ...(options.depth !== undefined ? { depth: options.depth } : {}),
-        until: startsWait,
-      })) {
+      const stream =
+        opened ??
+        client.tasks.events(taskId, {
+          after,
+          ...(options.depth !== undefined ? { depth: options.depth } : {}),
+          until: startsWait,
+        });
+      opened = undefined;
+      for await (const event of stream) {
         after = event.seq;
         if (out.json) out.jsonLine(event);
         else renderer.event(event);

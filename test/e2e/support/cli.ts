@@ -18,10 +18,10 @@ export interface CliResult {
 /** Runs the CLI to its end with pipes (no terminal), feeding `stdin` (empty by default). */
 export function runCli(
   args: string[],
-  options: { key?: string; stdin?: string; cwd?: string } = {},
+  options: { key?: string; stdin?: string; cwd?: string; url?: string } = {},
 ): Promise<CliResult> {
   const child = spawn(process.execPath, [BIN, ...args], {
-    env: cliEnv(options.key),
+    env: cliEnv(options.key, options.url),
     stdio: ["pipe", "pipe", "pipe"],
     ...(options.cwd ? { cwd: options.cwd } : {}),
   });
@@ -81,9 +81,10 @@ export function runCliInTerminal(args: string[], options: { key?: string } = {})
   };
 }
 
-function cliEnv(key: string = E2E_ADMIN_KEY): NodeJS.ProcessEnv {
+/** `url`: where the CLI finds Outpost (a proxy in front of it, say); the dev server by default. */
+function cliEnv(key: string = E2E_ADMIN_KEY, url: string = outpostUrl()): NodeJS.ProcessEnv {
   // Only what the CLI needs: a developer's FORCE_COLOR or OUTPOST_* settings never change what a test sees.
-  return { PATH: process.env.PATH, HOME: process.env.HOME, OUTPOST_URL: outpostUrl(), OUTPOST_API_KEY: key };
+  return { PATH: process.env.PATH, HOME: process.env.HOME, OUTPOST_URL: url, OUTPOST_API_KEY: key };
 }
 
 function shellQuote(word: string): string {

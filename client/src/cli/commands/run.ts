@@ -1,12 +1,12 @@
 // `outpost run`, `watch`, `fork` and `cancel`: start a task (POST /v1/agents/:name/tasks, or a fork from a
-// checkpoint) and follow it live to its end (follow.ts), unless --detach; `watch` follows one that already runs;
-// `cancel` stops one.
+// checkpoint) and follow it live to its end (follow.ts), unless --detach; `run` creates and follows in one request,
+// the POST answering with the task's events; `watch` follows one that already runs; `cancel` stops one.
 import { readFile } from "node:fs/promises";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import type { Schemas, Task } from "../../index.ts";
 import type { Context } from "../context.ts";
 import { CliError, EXIT, type ExitCode } from "../exit-codes.ts";
-import { followTask } from "../follow.ts";
+import { followTask, startsWait } from "../follow.ts";
 
 export async function runCommand(
   ctx: Context,
@@ -18,8 +18,11 @@ export async function runCommand(
   const body: Schemas["CreateTaskBody"] = { input };
   if (Object.keys(files).length > 0) body.files = files;
   if (options.tag.length > 0) body.tags = options.tag;
-  const task = await ctx.client.tasks.create(agent, body);
-  return started(ctx, task, options.wait);
+  if (!options.wait) return started(ctx, await ctx.client.tasks.create(agent, body), false);
+  // Created and followed in one request: the POST answers with the task's event stream (tasks.run).
+  const { id, events } = await ctx.client.tasks.run(agent, body, { until: startsWait });
+  if (!ctx.out.json) ctx.out.note(ctx.out.styleErr("dim", `${agent} · task ${id}`));
+  return followTask(ctx, id, { stream: events });
 }
 
 export async function watchCommand(ctx: Context, id: string, options: { depth?: number }): Promise<ExitCode> {
