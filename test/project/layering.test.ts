@@ -195,8 +195,11 @@ interface Import {
  */
 const LAZY_MODULES = ["src/http/responses", "src/http/openapi/operations", "src/http/openapi/document"];
 const LAZY_LOADER = "src/http/openapi/routes.ts";
-/** The operation tables of the document, one module per resource: lazy like the module that assembles them. */
-const LAZY_FOLDER = "src/http/openapi/operations";
+/**
+ * The response schemas and the operation tables of the document, one module per resource: lazy like the modules that
+ * gather them.
+ */
+const LAZY_FOLDERS = ["src/http/responses", "src/http/openapi/operations"];
 
 /** The code whose imports are checked, by path from the repository root. */
 const sources: Readonly<Record<string, string>> = Object.fromEntries(
@@ -308,7 +311,7 @@ describe("layering of src/", () => {
 
   it("builds the response schemas only for GET /openapi.json: imported for types only, or lazily by its route", () => {
     const lazy = (path: string) =>
-      LAZY_MODULES.includes(path.replace(/\.ts$/, "")) || path.startsWith(`${LAZY_FOLDER}/`);
+      LAZY_MODULES.includes(path.replace(/\.ts$/, "")) || LAZY_FOLDERS.some((folder) => path.startsWith(`${folder}/`));
     const valueImports = importsOf(sources)
       .filter(({ target, typeOnly }) => lazy(target) && !typeOnly)
       .filter(({ file, dynamic }) => !(dynamic ? file === LAZY_LOADER : lazy(file)))
