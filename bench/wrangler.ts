@@ -24,6 +24,7 @@ import {
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { wranglerDevEnv } from "../scripts/wrangler-dev-env.ts";
 import { httpJson } from "./http.ts";
 import { sleep } from "./util.ts";
 
@@ -123,7 +124,8 @@ export async function startWrangler(options: {
     detached: true,
     stdio: ["ignore", log, log],
     // node_modules/.bin first: wrangler's `#!/usr/bin/env node` then gets the project's Node 22, not the system 20.
-    env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}`, WRANGLER_SEND_METRICS: "false" },
+    // As npm run dev runs it: wrangler's local trace collector off (scripts/wrangler-dev-env.ts).
+    env: wranglerDevEnv({ ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}`, WRANGLER_SEND_METRICS: "false" }),
   });
   closeSync(log);
   const pid = child.pid;

@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { startEmulator } from "../emulator/server.ts";
+import { wranglerDevEnv } from "./wrangler-dev-env.ts";
 
 const DEV_API_KEY = "dev-key";
 const port = process.env.PORT ?? "8787";
@@ -82,9 +83,12 @@ for (const [name, value] of Object.entries(DEV_VARS)) {
 console.log(
   "[outpost] dev secrets: GITHUB_WEBHOOK_SECRET=dev-github-secret, OUTPOST_WEBHOOK_SECRET=dev-webhook-secret",
 );
+if (process.env.X_LOCAL_OBSERVABILITY === undefined) {
+  console.log("[outpost] wrangler's local trace collector is off (X_LOCAL_OBSERVABILITY=true turns it on)");
+}
 console.log(`[outpost] serving on http://127.0.0.1:${port}`);
 
-const wrangler = spawn("wrangler", args, { stdio: "inherit", env: process.env });
+const wrangler = spawn("wrangler", args, { stdio: "inherit", env: wranglerDevEnv(process.env) });
 const stop = (signal: NodeJS.Signals) => {
   wrangler.kill(signal);
 };
