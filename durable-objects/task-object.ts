@@ -85,7 +85,8 @@ export class TaskObject extends DurableObject<Env> {
     const outcome = await this.create(init);
     if (outcome.outcome === "created") {
       this.host.supervisor.launch();
-      // Into the tenant's directory (GET /v1/tasks) from the next alarm.
+      // Into the tenant's directory (GET /v1/tasks): now when asked, else from the next alarm.
+      if (init.listAtOnce) await this.host.directory.deliverNow();
       await this.host.supervisor.armOutbox();
     }
     return outcome;

@@ -4,8 +4,9 @@
 // run that changes status quickly costs one report, not one per change (a run shorter than that, only the report of
 // its end), and the directory lags the task by at most that much; but the end of a run is
 // reported at once, since nothing follows it to wait for (a short task's last report then goes in the alarm that
-// uploads its bundle, not in one of its own a second later). A failed report is tried again with a backoff; what was
-// reported last is stored, so an evicted object reports what it has not yet.
+// uploads its bundle, not in one of its own a second later). A task that must be found through the directory at once
+// (an A2A context's) is reported as it is created. A failed report is tried again with a backoff; what was reported
+// last is stored, so an evicted object reports what it has not yet.
 
 import type { TaskState } from "../tasks/task-state.ts";
 import type { DirectoryEntry, DirectoryReport } from "../tenants/directory.ts";
@@ -59,6 +60,20 @@ export class DirectoryReporter {
   async deliverDue(): Promise<void> {
     const due = this.nextDueAt();
     if (due === null || due > Date.now()) return;
+    await this.deliver();
+  }
+
+  /**
+   * Sends the entry now, whatever the interval: for a task that a later request finds through the directory, so it
+   * must be listed before its creation is answered (an A2A context's tasks). Never throws: a failed report is left to
+   * the alarm, which tries again as for any other.
+   */
+  async deliverNow(): Promise<void> {
+    if (this.nextDueAt() === null) return;
+    await this.deliver();
+  }
+
+  private async deliver(): Promise<void> {
     const entry = this.deps.entry();
     if (!entry) return;
     try {

@@ -217,6 +217,11 @@ export interface TaskInit {
   replay?: ReplayState;
   /** Faults its runs inject (src/faults/), kept in its state (FAULT_STATE_KEY). */
   faults?: Faults;
+  /**
+   * Listed in its tenant's directory before its creation is answered, instead of up to REPORT_INTERVAL_MS later: a
+   * task a later request finds through a listing (an A2A context's newest task, which a follow-up message continues).
+   */
+  listAtOnce?: boolean;
 }
 
 export interface ForkOrigin {

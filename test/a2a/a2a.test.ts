@@ -97,6 +97,23 @@ describe.each(BINDINGS)("A2A over %s", (binding) => {
     expect(listed.tasks.map((t) => t.id)).toEqual([second.id, first.id]);
   });
 
+  it("a context's task is found by its next message at once: one still running is refused, not left out of the conversation", async () => {
+    const marker = uniqueMarker("a2a-context-at-once");
+    await script(marker, [{ content: [{ type: "text", text: "Slowly noted." }] }], { ttft_ms: 1500 });
+    const client = await clientFor(chat, binding);
+    const first = asTask(
+      await client.sendMessage(
+        sendRequest(userMessage([text(`my name is Ada ${marker}`)]), { returnImmediately: true }),
+      ),
+    );
+    expect(["submitted", "working"]).toContain(stateName(first.status?.state));
+    // Well within the directory's report interval: the first task is listed already, so the follow-up sees it.
+    await expect(
+      client.sendMessage(sendRequest(userMessage([text("what is my name?")], { contextId: first.contextId }))),
+    ).rejects.toThrow(new RegExp(`Task ${first.id} of this context has not ended`));
+    await waitForTask(first.id);
+  });
+
   it("SendStreamingMessage streams the task, its working state, the answer's chunks and the completed state (A2A §3.1.2)", async () => {
     const marker = uniqueMarker("a2a-stream");
     await script(marker, [{ content: [{ type: "text", text: "one two three four" }] }], { token_delay_ms: 5 });

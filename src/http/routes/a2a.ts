@@ -98,7 +98,9 @@ async function portFor(c: Context<AppEnv>): Promise<OutpostPort> {
         context,
       };
       const init = await newRun(c, agent, request, { input });
-      const { task } = await launch(c, init.tenant, context.length > 0 ? { ...init, context } : init);
+      // Listed at once: the context's next message finds this task, its newest, through the directory.
+      const listed = { ...init, listAtOnce: true };
+      const { task } = await launch(c, init.tenant, context.length > 0 ? { ...listed, context } : listed);
       return task;
     },
     stub: (id) => (TaskIdParam.safeParse(id).success ? taskStubFor(c.env, c.get("tenant"), id) : null),
