@@ -39,14 +39,7 @@ export const ScheduleResponseSchema = z.union([ScheduleResourceSchema, ScheduleR
 export type ScheduleResponse = z.infer<typeof ScheduleResponseSchema>;
 
 /** What GET /v1/schedules shows of each schedule (src/tenants/schedule-directory.ts); its own URL has the rest. */
-export const ScheduleSummarySchema = z.strictObject({
-  id: TaskId,
-  agent: z.string(),
-  status: z.enum(SCHEDULE_STATUSES),
-  cron: z.string().nullable(),
-  timezone: z.string().nullable(),
-  at: Timestamp.nullable(),
-  next_run_at: Timestamp.nullable(),
+export const ScheduleSummarySchema = ScheduleReceiptSchema.omit({ links: true }).extend({
   last_fired_at: Timestamp.nullable(),
   created_at: Timestamp,
   updated_at: Timestamp,
