@@ -53,11 +53,10 @@ export class BundleUpload {
     // Seed 003's files: the task, its trace, and its checkpoints with their conversations redacted, as the API shows
     // them. The checkpoints are one file, not seed 003's one per checkpoint: an R2 write per checkpoint would more
     // than double what a run's upload costs.
-    const saved = checkpoints.list().flatMap((summary) => {
-      const checkpoint = checkpoints.get(summary.checkpoint_id);
-      if (!checkpoint) return [];
-      return [{ ...checkpoint, state: { ...checkpoint.state, messages: redactor.value(checkpoint.state.messages) } }];
-    });
+    const saved = checkpoints.all().map((checkpoint) => ({
+      ...checkpoint,
+      state: { ...checkpoint.state, messages: redactor.value(checkpoint.state.messages) },
+    }));
     const files = [
       { path: "task.json", content: json(seedTask(task)) },
       { path: "trace.json", content: json(traceTree(task, events.all(), events.forwarded())) },

@@ -11,7 +11,7 @@ import { z } from "zod";
 import { EVENT_CATALOG } from "../contracts/events.ts";
 import type { NextAction } from "../contracts/runtime.ts";
 import { type JsonObject, JsonObjectSchema } from "../lib/json.ts";
-import { MessageContentSchema, type MessageLog } from "./conversation.ts";
+import { MessageContentSchema, type MessageLog, type StoredMessage } from "./conversation.ts";
 
 /** A checkpoint as the list shows it: where it is, and how much of the conversation it covers. */
 export const CheckpointSummarySchema = z.lazy(() =>
@@ -74,50 +74,66 @@ export class CheckpointLog {
     state: Omit<CheckpointState, "messages" | "metadata"> & { metadata: Record<string, unknown> },
     awaitingHuman = false,
   ): CheckpointSummary | null {
-    if (this.sql.exec("SELECT 1 FROM runtime_checkpoints WHERE position = ?", position).toArray().length > 0)
+    // A position recorded before (a replayed step) records nothing. Looked up first rather than left to the insert's
+    // conflict: an ignored insert would still use up a sequence number. Only the new row is read back, so that a
+    // checkpoint costs the same at the hundredth step as at the first.
+    if (this.sql.exec("SELECT 1 FROM runtime_checkpoints WHERE position = ?", position).toArray().length > 0) {
       return null;
-    const cursor = this.sql.exec(
-      `INSERT OR IGNORE INTO runtime_checkpoints (checkpoint_id, position, message_count, next_action, current_agent,
-        routing_key, metadata, created_at, awaiting_human) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      crypto.randomUUID(),
-      position,
-      this.conversation.count(),
-      state.next_action,
-      state.current_agent,
-      state.routing_key,
-      JSON.stringify(state.metadata),
-      new Date().toISOString(),
-      awaitingHuman ? 1 : 0,
-    );
-    if (cursor.rowsWritten === 0) return null;
-    return this.list().at(-1) ?? null;
+    }
+    const row = this.sql
+      .exec<Row>(
+        `INSERT OR IGNORE INTO runtime_checkpoints (checkpoint_id, position, message_count, next_action, current_agent,
+          routing_key, metadata, created_at, awaiting_human) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        crypto.randomUUID(),
+        position,
+        this.conversation.count(),
+        state.next_action,
+        state.current_agent,
+        state.routing_key,
+        JSON.stringify(state.metadata),
+        new Date().toISOString(),
+        awaitingHuman ? 1 : 0,
+      )
+      .toArray()[0];
+    return row ? this.summary(row) : null;
   }
 
   list(): CheckpointSummary[] {
-    return this.sql
-      .exec<Row>("SELECT * FROM runtime_checkpoints ORDER BY sequence")
-      .toArray()
-      .map((row) => ({
-        checkpoint_id: row.checkpoint_id,
-        task_id: this.taskId(),
-        position: row.position,
-        sequence: row.sequence,
-        created_at: row.created_at,
-        awaiting_human: row.awaiting_human === 1,
-        message_count: row.message_count,
-        next_action: row.next_action as NextAction,
-      }));
+    return this.rows().map((row) => this.summary(row));
   }
 
   get(checkpointId: string): Checkpoint | null {
     const row = this.sql
       .exec<Row>("SELECT * FROM runtime_checkpoints WHERE checkpoint_id = ?", checkpointId)
       .toArray()[0];
-    if (!row) return null;
-    const messages = this.conversation
-      .list()
-      .slice(0, row.message_count)
-      .map((m) => ({ role: m.role, content: m.content }));
+    return row ? this.checkpoint(row, this.conversation.list()) : null;
+  }
+
+  /** Every checkpoint with its state, oldest first, the conversation read once for all of them (the run bundle). */
+  all(): Checkpoint[] {
+    const conversation = this.conversation.list();
+    return this.rows().map((row) => this.checkpoint(row, conversation));
+  }
+
+  private rows(): Row[] {
+    return this.sql.exec<Row>("SELECT * FROM runtime_checkpoints ORDER BY sequence").toArray();
+  }
+
+  private summary(row: Row): CheckpointSummary {
+    return {
+      checkpoint_id: row.checkpoint_id,
+      task_id: this.taskId(),
+      position: row.position,
+      sequence: row.sequence,
+      created_at: row.created_at,
+      awaiting_human: row.awaiting_human === 1,
+      message_count: row.message_count,
+      next_action: row.next_action as NextAction,
+    };
+  }
+
+  private checkpoint(row: Row, conversation: readonly StoredMessage[]): Checkpoint {
+    const messages = conversation.slice(0, row.message_count).map((m) => ({ role: m.role, content: m.content }));
     return {
       checkpoint_id: row.checkpoint_id,
       task_id: this.taskId(),

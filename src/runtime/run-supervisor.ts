@@ -244,6 +244,7 @@ export class RunSupervisor {
     } catch (error) {
       this.deps.store.invalidate();
       this.deps.events.invalidate();
+      this.deps.conversation.invalidate();
       throw error;
     }
   }

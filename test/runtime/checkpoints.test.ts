@@ -2,7 +2,9 @@
 // with its state, and forks a new task from it (POST /v1/tasks/:id/fork), optionally appending messages or handing
 // the conversation to another agent.
 
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { TaskObject } from "../../durable-objects/task-object.ts";
 import {
   CheckpointListSchema,
   CheckpointSchema,
@@ -11,6 +13,7 @@ import {
   TaskResourceSchema,
 } from "../../src/http/responses.ts";
 import type { CheckpointSummary } from "../../src/runtime/checkpoints.ts";
+import type { TaskHost } from "../../src/task-host/task-host.ts";
 import {
   api,
   apiJson,
@@ -26,6 +29,7 @@ import {
   type ScriptTurn,
   script,
   startTask,
+  stubFor,
   toolUse,
   UUID_V4,
   uniqueMarker,
@@ -98,6 +102,29 @@ describe("checkpoints", () => {
     expect(full.state.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
     const messages = await apiJson(`/v1/tasks/${task.id}/messages`, MessageListSchema);
     expect(full.state.messages.map((m) => m.content)).toEqual(messages.messages.slice(0, 3).map((m) => m.content));
+  });
+
+  it("records a replayed position once, and remembers nothing a rolled-back transaction wrote", async () => {
+    const { task, list } = await plannerRun("cp-replay");
+    await runInDurableObject(stubFor(task.id), (instance: TaskObject) => {
+      const { host } = instance as unknown as { host: TaskHost };
+      const state = { next_action: "model_turn" as const, current_agent: "planner", routing_key: null, metadata: {} };
+      // A step run again after a crash records its checkpoint again: nothing new, and no summary to announce.
+      expect(host.checkpoints.record("turn_1_tools", state)).toBeNull();
+      const next = host.checkpoints.record("after_the_run", state);
+      expect(next).toMatchObject({ position: "after_the_run", sequence: (list.at(-1)?.sequence ?? 0) + 1 });
+      expect(host.checkpoints.list().map((c) => c.position)).toEqual([...list.map((c) => c.position), "after_the_run"]);
+      // The conversation the next model call would send, after a transaction that recorded a message and failed.
+      const before = host.conversation.contextMessages().length;
+      expect(() =>
+        host.supervisor.transaction(() => {
+          host.conversation.record(before, { role: "user", content: "never committed" });
+          throw new Error("rolled back");
+        }),
+      ).toThrow("rolled back");
+      expect(host.conversation.count()).toBe(before);
+      expect(host.conversation.contextMessages()).toHaveLength(before);
+    });
   });
 
   it("answers 404 for an unknown checkpoint or task", async () => {
