@@ -25,7 +25,7 @@ import type { ToolDeclaration } from "../tools/allowed-tools.ts";
 import type { KnowledgeToolSpec } from "../tools/knowledge-tools.ts";
 import { type ToolSettings, workingDirectoryInstructions, workingDirectoryWarnings } from "../tools/settings.ts";
 import type { AgentContext } from "./context.ts";
-import { type AgentDefinition, parseDefinition } from "./definition.ts";
+import { type AgentDefinition, type AgentSpec, parseDefinition } from "./definition.ts";
 import { modelRequest } from "./model-request.ts";
 import type { AgentResult } from "./result.ts";
 import { formatInstructions } from "./structured-output.ts";
@@ -39,6 +39,22 @@ export type AgentOrigin =
   | { kind: "file"; path: string; warnings: readonly string[] }
   /** A tenant's own agent (PUT /v1/agents/:name): the version, its definition and warnings. */
   | { kind: "runtime"; record: RuntimeAgentRecord };
+
+/**
+ * A file agent's checked definition, by definition: a file's definition is a constant compiled into the Worker
+ * (src/agents/files.generated.ts), so it is checked once per isolate, not at every construction (each request and
+ * each run builds its agent). The spec is read-only, so every instance can share it.
+ */
+const fileSpecs = new WeakMap<AgentDefinition, AgentSpec>();
+
+function fileSpec(definition: AgentDefinition): AgentSpec {
+  let spec = fileSpecs.get(definition);
+  if (!spec) {
+    spec = parseDefinition(definition);
+    fileSpecs.set(definition, spec);
+  }
+  return spec;
+}
 
 export abstract class Agent {
   readonly name: string;
@@ -85,7 +101,7 @@ export abstract class Agent {
 
   /** Checks the definition (a ConfigError or InvalidToolError naming what is wrong) and keeps it. */
   constructor(definition: AgentDefinition, origin: AgentOrigin = { kind: "typescript" }) {
-    const spec = parseDefinition(definition);
+    const spec = origin.kind === "file" ? fileSpec(definition) : parseDefinition(definition);
     this.origin = origin;
     this.runtime = origin.kind === "runtime" ? origin.record : null;
     this.name = spec.name;

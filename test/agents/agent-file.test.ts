@@ -150,6 +150,20 @@ test_cases:
     expect(agent.description).toBe("");
   });
 
+  it("is checked once, not at every construction: each request and run builds its agent from the same spec", () => {
+    const file = parseAgentFile(PATH, "name: support\ninstructions: Help.\nclaude:\n  allowed_tools: [TodoWrite]\n");
+    const cls = fileAgentClasses([file]).support;
+    if (!cls) throw new Error("no class");
+    const first = new cls();
+    const second = new cls();
+    expect(second.allowedTools).toEqual(["TodoWrite"]);
+    // The same checked arrays, not a second parse's copies.
+    expect(second.allowedTools).toBe(first.allowedTools);
+    expect(second.settings).toBe(first.settings);
+    // Another file is another definition, with its own spec.
+    expect(agentOf(parseAgentFile(PATH, MINIMAL)).allowedTools).not.toBe(first.allowedTools);
+  });
+
   it("runs an OpenAI-compatible or Gemini model with its endpoint, key secret and temperature", () => {
     const agent = agentOf(
       parseAgentFile(
