@@ -36,6 +36,8 @@ export interface ClientOptions {
   timeout: number;
   /** The provider's fetch, which records attempts and watches the body; an auth provider wraps it. */
   fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+  /** Always off: the SDK's own spans (Outpost records its spans itself). */
+  openTelemetry: false;
 }
 
 /** What the provider uses of a client: Anthropic's own, or an official platform client (Foundry's) built on it. */
@@ -113,6 +115,9 @@ export class AnthropicProvider {
       timeout: config.timeoutMs ?? 10 * 60_000,
       // Workers need fetch passed as a wrapper rather than the bare global; the wrapper also records attempts.
       fetch: (input, init) => this.observedFetch(input, init),
+      // Outpost records its own GenAI spans of every model call (src/telemetry/); the SDK's would be a second set
+      // wherever a tracer provider is registered, and otherwise still cost work on every call.
+      openTelemetry: false,
     };
     this.client = config.client
       ? config.client(options)

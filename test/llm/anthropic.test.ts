@@ -5,6 +5,7 @@
 import { env } from "cloudflare:workers";
 import { AnthropicError, APIConnectionTimeoutError, APIUserAbortError } from "@anthropic-ai/sdk";
 import type { Message, MessageCreateParamsBase, MessageParam } from "@anthropic-ai/sdk/resources/messages";
+import { type Tracer, trace } from "@opentelemetry/api";
 import { describe, expect, it } from "vitest";
 import { Agent, type AgentDefinition } from "../../src/agents/agent.ts";
 import type { AgentContext } from "../../src/agents/context.ts";
@@ -205,6 +206,25 @@ describe("AnthropicProvider.stream: successful calls", () => {
       cache_creation_input_tokens: 0,
       cache_read_input_tokens: 0,
     });
+  });
+
+  it("leaves the tracing of its calls to Outpost: the SDK starts no span of its own, even with a tracer registered", async () => {
+    const started: string[] = [];
+    const tracer = new Proxy({} as Tracer, {
+      get: (_target, method) => (name: string) => {
+        started.push(`${String(method)} ${name}`);
+        throw new Error("no span here");
+      },
+    });
+    trace.setGlobalTracerProvider({ getTracer: () => tracer });
+    try {
+      const outcome = await callWith("no-sdk-spans", textTurn());
+      expect(outcome.error).toBeUndefined();
+      expect(finalMessage(outcome.items).content).toEqual([{ type: "text", text: TEXT }]);
+    } finally {
+      trace.disable();
+    }
+    expect(started).toEqual([]);
   });
 
   it("serves a second call once the first has finished", async () => {
