@@ -1,15 +1,19 @@
 // Token deltas coalesced into fewer events. Every event is a SQLite write that must be durable before its SSE frame
 // leaves the object (the output gate), so one event per streamed chunk costs a commit per chunk. The first delta of
-// a call goes out at once (time to first token matters to a watcher); later ones are batched for a few
-// milliseconds, or until a block changes or the batch grows large. Nothing is dropped or reordered: the batch is
+// a call goes out at once (time to first token matters to a watcher); later ones are batched for up to
+// DELTA_WINDOW_MS, or until a block changes or the batch grows large. Nothing is dropped or reordered: the batch is
 // flushed before any other event of the call.
 
 export type DeltaKind = "text" | "thinking";
 
 export type DeltaSink = (kind: DeltaKind, index: number, text: string) => void;
 
-/** Longest a delta waits for company. Well under what a reader notices, long enough to merge a burst. */
-export const DELTA_WINDOW_MS = 15;
+/**
+ * Longest a delta waits for company. A model streams a chunk every 10–50 ms, so a window shorter than that merges
+ * next to nothing and a long answer costs a commit per chunk; 50 ms (20 events a second at most, per call) is still
+ * under what a reader of streaming text notices.
+ */
+export const DELTA_WINDOW_MS = 50;
 /** A batch this large goes out at once. */
 const MAX_BATCH_CHARS = 2048;
 
