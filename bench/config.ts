@@ -15,6 +15,11 @@ export const LEVELS = [
   { concurrency: 20, tasks: 100 },
 ] as const;
 export const WARMUP_TASKS = 6;
+/**
+ * The headline flow against self-hosted Outpost (npm start's workerd serve), after as many warm-up tasks: the same
+ * tasks where none of the dev server's own Workers stand in the request path.
+ */
+export const SELF_HOSTED_LEVEL = { concurrency: 1, tasks: 40 } as const;
 
 /** Memory phase: this many tasks held in flight by a model call that does not answer. */
 export const STALLED_TASKS = 200;

@@ -1,8 +1,9 @@
 // `npm run bench`: Outpost's per-task latency and memory under wrangler dev, against the floor of a bare SDK loop.
 // Starts the model emulator in-process with a fixed latency and `wrangler dev` on a free port, runs the 3-turn
-// planner task at concurrency 1 and 20 (and at 1 created with its events in one streamed POST), the same loop through the bare SDK, a conversation, a fan-out tree of
-// sub-agents (bench/fanout.ts) and a memory phase with 200 stalled
-// tasks; prints tables and one JSON object (also bench/results/latest.json). Exit code 0 even if a target is missed;
+// planner task at concurrency 1 and 20 (and at 1 created with its events in one streamed POST), the same loop
+// through the bare SDK, a conversation, a fan-out tree of sub-agents (bench/fanout.ts) and a memory phase with 200
+// stalled tasks; then the concurrency-1 level and the memory phase against self-hosted Outpost (bench/self-hosted.ts).
+// Prints tables and one JSON object (also bench/results/latest.json). Exit code 0 even if a target is missed;
 // non-zero only if the benchmark itself failed.
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -21,6 +22,7 @@ import {
   LEVELS,
   MODEL_TURNS,
   SCRIPT,
+  SELF_HOSTED_LEVEL,
   STALL_SCRIPT,
   STALLED_TASKS,
   TARGETS,
@@ -32,7 +34,7 @@ import type { FloorChildResult } from "./floor-child.ts";
 import { closeHttpAgent, httpJson } from "./http.ts";
 import { type MemoryResult, memoryPhase, type RssSnapshot, rssSnapshot } from "./memory.ts";
 import { type Breakdown, outpostSample, runOutpostTask } from "./outpost.ts";
-import { selfHostedMemory } from "./self-hosted.ts";
+import { buildSelfHosted, selfHostedMemory } from "./self-hosted.ts";
 import { DevSession } from "./session.ts";
 import { fmt, mean, round, runPool, type Summary, summarize, table } from "./util.ts";
 import { cpuMs, groupProcesses, type WranglerDev, workerdRole } from "./wrangler.ts";
@@ -52,16 +54,25 @@ interface CpuUse {
   benchBusy: number;
 }
 
-/** With no `dev`, only this process is measured (the floor). */
-function cpuProbe(dev: WranglerDev | null): (tasks: number) => CpuUse {
-  const proxyPid = dev
-    ? groupProcesses(dev.pid).find((p) => p.comm === "workerd" && workerdRole(p.pid, dev.port) === "proxy")?.pid
-    : undefined;
+/** The processes a level's CPU is read from: the workerd running Outpost, and wrangler's dev proxy if there is one. */
+interface OutpostProcesses {
+  workerPid: number;
+  proxyPid?: number | undefined;
+}
+
+function devProcesses(dev: WranglerDev): OutpostProcesses {
+  const proxy = groupProcesses(dev.pid).find((p) => p.comm === "workerd" && workerdRole(p.pid, dev.port) === "proxy");
+  return { workerPid: dev.workerPid, proxyPid: proxy?.pid };
+}
+
+/** CPU used from now on by Outpost's processes and by this one (client and emulator). */
+function cpuProbe(processes: OutpostProcesses): (tasks: number) => CpuUse {
+  const { workerPid, proxyPid } = processes;
   const read = () => {
     const own = process.cpuUsage();
     return {
       at: performance.now(),
-      worker: dev ? cpuMs(dev.workerPid) : Number.NaN,
+      worker: cpuMs(workerPid),
       proxy: proxyPid === undefined ? Number.NaN : cpuMs(proxyPid),
       bench: (own.user + own.system) / 1000,
     };
@@ -93,8 +104,11 @@ async function registerScript(emulator: RunningEmulator, script: unknown): Promi
 interface OutpostLevel {
   concurrency: number;
   tasks: number;
-  /** Through wrangler's proxy with the headline flow; direct to the Worker's workerd; or the one-request flow. */
-  target: "wrangler proxy" | "direct" | "streamed POST";
+  /**
+   * Through wrangler's proxy with the headline flow; direct to the Worker's workerd; the one-request flow; or the
+   * headline flow against self-hosted Outpost (npm start's workerd serve).
+   */
+  target: "wrangler proxy" | "direct" | "streamed POST" | "self-hosted";
   elapsedS: number;
   firstEventMs: Summary;
   postMs: Summary;
@@ -123,7 +137,7 @@ interface FloorLevel {
 }
 
 async function measureOutpost(
-  dev: WranglerDev,
+  processes: OutpostProcesses,
   baseUrl: string,
   emulator: RunningEmulator,
   label: string,
@@ -132,7 +146,7 @@ async function measureOutpost(
   target: OutpostLevel["target"],
 ): Promise<OutpostLevel> {
   const started = performance.now();
-  const cpu = cpuProbe(dev);
+  const cpu = cpuProbe(processes);
   const flow = target === "streamed POST" ? "streamed post" : "post, then events";
   const runs = await runPool(tasks, concurrency, (i) => runOutpostTask(baseUrl, `${label} #${i}`, flow));
   const cpuUse = cpu(tasks);
@@ -344,6 +358,16 @@ function report(result: {
       .map((f) => `${fmt(f.cpuMsPerRun)} at c=${f.concurrency}`)
       .join(", ")}`,
   );
+  const selfHosted = result.outpost.find((l) => l.target === "self-hosted");
+  const floorAtOne = result.floor.find((f) => f.concurrency === 1);
+  if (selfHosted) {
+    lines.push(
+      `Self-hosted (npm start's workerd serve, no dev server's Workers in the request path), c=${selfHosted.concurrency}: ` +
+        `CPU ${fmt(selfHosted.cpu.workerMsPerTask)} ms per task` +
+        (floorAtOne ? ` (${fmt(selfHosted.cpu.workerMsPerTask / floorAtOne.cpuMsPerRun, 2)}x the floor's)` : "") +
+        `, client-perceived overhead p50 ${fmt(selfHosted.overheadPerTurnMs.p50, 2)} ms per turn`,
+    );
+  }
   lines.push("", "Where an Outpost task's time goes (mean ms per task, summed over its 3 turns):");
   const parts: [keyof Breakdown, string][] = [
     ["start", "POST → 1st llm_request_sent"],
@@ -509,7 +533,7 @@ async function main(): Promise<void> {
     for (const { concurrency, tasks } of LEVELS) {
       log(`Outpost: ${tasks} tasks at concurrency ${concurrency}…`);
       const level = await session.phase(`the Outpost run at concurrency ${concurrency}`, (dev) =>
-        measureOutpost(dev, dev.url, emulator, `c${concurrency}`, concurrency, tasks, "wrangler proxy"),
+        measureOutpost(devProcesses(dev), dev.url, emulator, `c${concurrency}`, concurrency, tasks, "wrangler proxy"),
       );
       outpost.push(level);
       log(`  done in ${level.elapsedS} s; floor: ${tasks} bare-SDK runs at concurrency ${concurrency}…`);
@@ -520,14 +544,14 @@ async function main(): Promise<void> {
     const direct = await session.phase("the direct run", async (dev, directUrl) => {
       if (!directUrl) return null;
       log("Outpost direct to the Worker's workerd (no dev proxy): 20 tasks at concurrency 1…");
-      return measureOutpost(dev, directUrl, emulator, "direct", 1, 20, "direct");
+      return measureOutpost(devProcesses(dev), directUrl, emulator, "direct", 1, 20, "direct");
     });
     if (direct) outpost.push(direct);
     // The same tasks, each created and followed in one request (Accept: text/event-stream on the POST).
     log("Outpost, each task created with its events in one request (streamed POST): 20 tasks at concurrency 1…");
     outpost.push(
       await session.phase("the streamed POST run", (dev) =>
-        measureOutpost(dev, dev.url, emulator, "streamed", 1, 20, "streamed POST"),
+        measureOutpost(devProcesses(dev), dev.url, emulator, "streamed", 1, 20, "streamed POST"),
       ),
     );
     const ping = await session.phase("the ping run", async (dev, directUrl) => ({
@@ -559,14 +583,37 @@ async function main(): Promise<void> {
       { fresh: true, warm: false },
     );
     await session.stop();
-    log(
-      `memory, self-hosted (npm start's workerd serve): ${STALLED_TASKS} tasks with a model call that does not answer…`,
-    );
-    const selfHostedMemoryResult = await selfHostedMemory({
+    // Self-hosted: the same tasks where no dev server's Workers stand in the request path, then its memory phase,
+    // each on a fresh server.
+    const selfHosted = await buildSelfHosted({
       root,
       vars: { ANTHROPIC_BASE_URL: emulator.url, OUTPOST_API_KEYS: API_KEY, OUTPOST_RATE_LIMIT_PER_MINUTE: "1000000" },
-      tasks: STALLED_TASKS,
     });
+    let selfHostedMemoryResult: MemoryResult;
+    try {
+      const { concurrency, tasks } = SELF_HOSTED_LEVEL;
+      log(`Outpost self-hosted (npm start's workerd serve): ${tasks} tasks at concurrency ${concurrency}…`);
+      outpost.push(
+        await selfHosted.withServer(async (server) => {
+          await runPool(WARMUP_TASKS, 2, (i) => runOutpostTask(server.url, `self-hosted warm-up #${i}`));
+          return measureOutpost(
+            { workerPid: server.pid },
+            server.url,
+            emulator,
+            "self-hosted",
+            concurrency,
+            tasks,
+            "self-hosted",
+          );
+        }),
+      );
+      log(
+        `memory, self-hosted (npm start's workerd serve): ${STALLED_TASKS} tasks with a model call that does not answer…`,
+      );
+      selfHostedMemoryResult = await selfHosted.withServer((server) => selfHostedMemory(server, STALLED_TASKS));
+    } finally {
+      selfHosted.remove();
+    }
 
     const result = {
       benchmark: "outpost-task-latency",

@@ -78,6 +78,8 @@ export async function serve(input: {
   privateNetwork: boolean;
   /** Where workerd's output goes; inherited (the terminal) when absent. */
   logFile?: string;
+  /** More of workerd's own options (the bench's turn profile passes --async-trace). */
+  workerdArgs?: readonly string[];
 }): Promise<SelfHosted> {
   const { options } = input;
   mkdirSync(resolve(options.stateDir, "durable-objects"), { recursive: true });
@@ -93,7 +95,9 @@ export async function serve(input: {
       privateNetwork: input.privateNetwork,
     }),
   );
-  return runWorkerd(input.root, configFile, Object.fromEntries(input.environment), input.logFile);
+  return runWorkerd(input.root, configFile, Object.fromEntries(input.environment), input.logFile, undefined, [
+    ...(input.workerdArgs ?? []),
+  ]);
 }
 
 /**
@@ -106,11 +110,12 @@ async function runWorkerd(
   environment: Record<string, string>,
   logFile: string | undefined,
   url?: string,
+  workerdArgs: readonly string[] = [],
 ): Promise<SelfHosted> {
   const log = logFile ? openSync(logFile, "a") : undefined;
   const child: ChildProcess = spawn(
     resolve(root, "node_modules/.bin/workerd"),
-    ["serve", "--experimental", "-I", "/", configFile, "config"],
+    ["serve", "--experimental", ...workerdArgs, "-I", "/", configFile, "config"],
     {
       detached: true,
       stdio: log === undefined ? "inherit" : ["ignore", log, log],
