@@ -132,18 +132,15 @@ export class CheckpointLog {
     };
   }
 
+  /** The checkpoint with its state: its summary, the counts and next action moved into the state. */
   private checkpoint(row: Row, conversation: readonly StoredMessage[]): Checkpoint {
-    const messages = conversation.slice(0, row.message_count).map((m) => ({ role: m.role, content: m.content }));
+    const { message_count, next_action, ...place } = this.summary(row);
+    const messages = conversation.slice(0, message_count).map((m) => ({ role: m.role, content: m.content }));
     return {
-      checkpoint_id: row.checkpoint_id,
-      task_id: this.taskId(),
-      position: row.position,
-      sequence: row.sequence,
-      created_at: row.created_at,
-      awaiting_human: row.awaiting_human === 1,
+      ...place,
       state: {
         messages,
-        next_action: row.next_action as NextAction,
+        next_action,
         current_agent: row.current_agent,
         routing_key: row.routing_key,
         metadata: JSON.parse(row.metadata) as JsonObject,
