@@ -95,9 +95,8 @@ export async function serve(input: {
       privateNetwork: input.privateNetwork,
     }),
   );
-  return runWorkerd(input.root, configFile, Object.fromEntries(input.environment), input.logFile, undefined, [
-    ...(input.workerdArgs ?? []),
-  ]);
+  const { root, environment, logFile, workerdArgs } = input;
+  return runWorkerd(root, configFile, Object.fromEntries(environment), logFile, undefined, workerdArgs);
 }
 
 /**

@@ -41,9 +41,9 @@ export type AgentOrigin =
   | { kind: "runtime"; record: RuntimeAgentRecord };
 
 /**
- * A file agent's checked definition, by definition: a file's definition is a constant compiled into the Worker
- * (src/agents/files.generated.ts), so it is checked once per isolate, not at every construction (each request and
- * each run builds its agent). The spec is read-only, so every instance can share it.
+ * File agents' checked definitions, keyed by the definition object. A file's definition is a constant compiled into
+ * the Worker (src/agents/files.generated.ts), so it is checked once per isolate, not at every construction (each
+ * request and each run builds its agent). The spec is read-only, so every instance can share it.
  */
 const fileSpecs = new WeakMap<AgentDefinition, AgentSpec>();
 
