@@ -245,6 +245,7 @@ export class RunSupervisor {
       this.deps.store.invalidate();
       this.deps.events.invalidate();
       this.deps.conversation.invalidate();
+      this.deps.state.invalidate();
       throw error;
     }
   }

@@ -527,6 +527,7 @@ export class TaskHost {
         this.events.invalidate();
         this.conversation.invalidate();
         this.turns.invalidate();
+        this.state.invalidate();
       },
     });
   }

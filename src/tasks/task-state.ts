@@ -58,27 +58,54 @@ export interface ReplayState {
 /** A task created under an Idempotency-Key: {fingerprint, response} (the request's hash and the original reply). */
 export const IDEMPOTENCY_KEY = "idempotency";
 
+/** Values up to this long (as JSON) are remembered between reads; a longer one (a replay's responses) is read again. */
+const REMEMBERED_CHARS = 4096;
+
 export class TaskState {
   private readonly sql: SqlStorage;
+  /**
+   * What storage holds under a key, as this instance read or wrote it (its JSON, or null for no row): the object is
+   * the table's only writer, and a run reads the same few keys at every step. Forgotten after a rolled-back
+   * transaction (invalidate). Each get parses anew, so a caller may change what it got.
+   */
+  private readonly known = new Map<string, string | null>();
 
   constructor(sql: SqlStorage) {
     this.sql = sql;
   }
 
   get<T>(key: string): T | undefined {
-    const row = this.sql.exec<{ value: string }>("SELECT value FROM task_state WHERE key = ?", key).toArray()[0];
-    return row ? (JSON.parse(row.value) as T) : undefined;
+    let value = this.known.get(key);
+    if (value === undefined) {
+      value =
+        this.sql.exec<{ value: string }>("SELECT value FROM task_state WHERE key = ?", key).toArray()[0]?.value ?? null;
+      this.remember(key, value);
+    }
+    return value === null ? undefined : (JSON.parse(value) as T);
   }
 
   delete(key: string): void {
     this.sql.exec("DELETE FROM task_state WHERE key = ?", key);
+    this.known.set(key, null);
   }
 
   put(key: string, value: unknown): void {
+    const json = JSON.stringify(value);
     this.sql.exec(
       "INSERT INTO task_state (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
       key,
-      JSON.stringify(value),
+      json,
     );
+    this.remember(key, json);
+  }
+
+  /** Forgets what this instance remembers of storage (after a rolled-back transaction). */
+  invalidate(): void {
+    this.known.clear();
+  }
+
+  private remember(key: string, value: string | null): void {
+    if (value === null || value.length <= REMEMBERED_CHARS) this.known.set(key, value);
+    else this.known.delete(key);
   }
 }

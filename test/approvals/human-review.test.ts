@@ -1,7 +1,7 @@
 // Human in the loop (seed 004 permission modes, seed 003 human feedback): a tool call that needs approval, or the
 // agent's own question, puts the task in input_required with the request stored and no alarm kept; a person's
 // POST /v1/tasks/:id/resume approves, rejects or modifies it, every decision on record with the key that made it.
-import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agents/agent.ts";
 import { ConfigError } from "../../src/errors.ts";
@@ -19,6 +19,7 @@ import {
   defineAgent,
   done,
   type EventBody,
+  editTaskState,
   events,
   expectError,
   modelRequest,
@@ -432,8 +433,8 @@ describe("questions, cancels, evictions and timeouts", () => {
     expect(expiresAt).toEqual(expect.any(String));
     expect(await settledAlarm(task.id, Date.parse(String(expiresAt)))).toBe(Date.parse(String(expiresAt)));
     // Move the deadline into the past, then fire the alarm as the platform would.
-    await runInDurableObject(stubFor(task.id), (_i, state) => {
-      state.storage.sql.exec(
+    await editTaskState(task.id, (sql) => {
+      sql.exec(
         "UPDATE task_state SET value = json_set(value, '$.expires_at', ?) WHERE key = 'pending_input'",
         new Date(Date.now() - 1000).toISOString(),
       );
@@ -460,8 +461,8 @@ describe("questions, cancels, evictions and timeouts", () => {
     const other = await waitingTask(failing, "hitl-timeout-fail");
     const otherExpiresAt = Date.parse(String(other.pending_input?.expires_at));
     expect(await settledAlarm(other.id, otherExpiresAt)).toBe(otherExpiresAt);
-    await runInDurableObject(stubFor(other.id), (_i, state) => {
-      state.storage.sql.exec(
+    await editTaskState(other.id, (sql) => {
+      sql.exec(
         "UPDATE task_state SET value = json_set(value, '$.expires_at', ?) WHERE key = 'pending_input'",
         new Date(Date.now() - 1000).toISOString(),
       );

@@ -17,10 +17,10 @@ import {
   apiJson,
   defineAgent,
   done,
+  editTaskState,
   events,
   parseBody,
   script,
-  stubFor,
   toolUse,
   uniqueMarker,
   waitForTask,
@@ -156,8 +156,8 @@ describe("an evaluation whose run's report was lost", () => {
     await script(marker, [{ content: [{ type: "text", text: "ok" }] }], { ttft_ms: 500 });
     const started = await startEvaluation(agent);
     const taskId = onlyRun(started).task_id;
-    await runInDurableObject(stubFor(taskId), (_instance, state) => {
-      state.storage.sql.exec("INSERT INTO task_state (key, value) VALUES ('evaluation_reported', 'true')");
+    await editTaskState(taskId, (sql) => {
+      sql.exec("INSERT INTO task_state (key, value) VALUES ('evaluation_reported', 'true')");
     });
     expect((await waitForTask(taskId)).status).toBe("completed");
     // The task has ended and will never report: the run is still running.
@@ -187,8 +187,8 @@ describe("an evaluation whose run's report was lost", () => {
     const started = await startEvaluation(agent);
     const faulted = started.runs.find((r) => !r.baseline);
     if (!faulted) throw new Error("expected a faulted run");
-    await runInDurableObject(stubFor(faulted.task_id), (_instance, state) => {
-      state.storage.sql.exec("INSERT INTO task_state (key, value) VALUES ('evaluation_reported', 'true')");
+    await editTaskState(faulted.task_id, (sql) => {
+      sql.exec("INSERT INTO task_state (key, value) VALUES ('evaluation_reported', 'true')");
     });
     expect((await waitForTask(faulted.task_id)).status).toBe("completed");
     expect((await view(started.id)).runs.find((r) => !r.baseline)?.status).toBe("running");

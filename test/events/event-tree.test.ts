@@ -11,6 +11,7 @@ import {
   defineAgent,
   done,
   type EventBody,
+  editTaskState,
   expectError,
   ofType,
   parseEvent,
@@ -194,8 +195,8 @@ describe("forwarding a sub-agent's events", () => {
     await abortAllDurableObjects();
     // As if the child had been reset after its parent stored a push and before it recorded that: it sends it all again.
     const stub = stubFor(childId);
-    await runInDurableObject(stub, (_instance, state) => {
-      state.storage.sql.exec("UPDATE task_state SET value = '0' WHERE key = 'events_forwarded_through'");
+    await editTaskState(childId, (sql) => {
+      sql.exec("UPDATE task_state SET value = '0' WHERE key = 'events_forwarded_through'");
     });
     expect(await runDurableObjectAlarm(stub)).toBe(true);
 

@@ -1,7 +1,7 @@
 // Chat sessions (seed 004 AgentSession) through the HTTP API, against the emulator over real HTTP: a conversation of
 // several messages, each a durable turn on the task machinery, answered with its ExecutionResult (blocking, or
 // streamed); the busy policies under a real race; a turn that waits for a person; an eviction mid-turn; and close.
-import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ExecutionResultSchema } from "../../src/contracts/execution-result.ts";
 import {
@@ -17,6 +17,7 @@ import {
   api,
   defineAgent,
   done,
+  editTaskState,
   expectError,
   parseBody,
   parseEvent,
@@ -352,8 +353,8 @@ describe("a chat session", () => {
     const turn = await parseBody(await send(session.id, `Plan ${marker}`, "?wait=20"), TurnResourceSchema);
     expect((await getSession(session.id)).status).toBe("input_required");
     // The deadline has passed: the alarm it set fires.
-    await runInDurableObject(stubFor(session.id), (_i, state) => {
-      state.storage.sql.exec(
+    await editTaskState(session.id, (sql) => {
+      sql.exec(
         "UPDATE task_state SET value = json_set(value, '$.expires_at', ?) WHERE key = 'pending_input'",
         new Date(Date.now() - 1000).toISOString(),
       );

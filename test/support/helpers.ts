@@ -6,6 +6,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { z } from "zod";
+import type { TaskObject } from "../../durable-objects/task-object.ts";
 import { Agent, type AgentDefinition } from "../../src/agents/agent.ts";
 import { registry } from "../../src/agents/catalog.ts";
 import { CUSTOM_EVENT_PREFIX, EVENT_CATALOG, EVENT_TYPES, type EventType } from "../../src/contracts/events.ts";
@@ -95,6 +96,17 @@ export async function emulatorRequests(taskId: string): Promise<EmulatorRequestR
 /** The stub of a task's Durable Object, for tests that reach into it (alarms, evictions, storage). */
 export function stubFor(id: string, tenant = DEFAULT_TENANT) {
   return env.TASKS.get(env.TASKS.idFromName(taskObjectName(tenant, id)));
+}
+
+/**
+ * Changes a task's per-task state in its storage (task_state) from a test, as a crash or a clock would, and makes the
+ * object read it again: the object remembers what it read and wrote there, being the table's only writer.
+ */
+export async function editTaskState(id: string, edit: (sql: SqlStorage) => void): Promise<void> {
+  await runInDurableObject(stubFor(id), (instance: TaskObject, state) => {
+    edit(state.storage.sql);
+    (instance as unknown as { host: { state: { invalidate(): void } } }).host.state.invalidate();
+  });
 }
 
 /**
