@@ -11,10 +11,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startEmulator } from "../emulator/server.ts";
-import { API_KEY, LATENCY, SCRIPT } from "./config.ts";
-import { httpJson } from "./http.ts";
-import { runOutpostTask } from "./outpost.ts";
+import { API_KEY } from "./config.ts";
+import { runOutpostTask, startBenchEmulator } from "./outpost.ts";
 import { fmt, runPool, sleep, table } from "./util.ts";
 import { cpuMs, startWrangler } from "./wrangler.ts";
 
@@ -63,15 +61,13 @@ function requirePerf(): void {
 
 async function main(): Promise<void> {
   requirePerf();
-  const emulator = await startEmulator({ ttftMs: LATENCY.ttftMs, tokenDelayMs: LATENCY.tokenDelayMs, quiet: true });
+  const emulator = await startBenchEmulator();
   log("starting wrangler dev…");
   const dev = await startWrangler({
     root,
     vars: { ANTHROPIC_BASE_URL: emulator.url, OUTPOST_API_KEYS: API_KEY, OUTPOST_RATE_LIMIT_PER_MINUTE: "1000000" },
   });
   try {
-    const registered = await httpJson("POST", `${emulator.url}/_emulator/scripts`, { body: SCRIPT });
-    if (registered.status !== 201) throw new Error(`emulator script: HTTP ${registered.status}`);
     log("warm-up: 10 tasks (not recorded)");
     await runPool(10, 2, (i) => runOutpostTask(dev.url, `native profile warm-up #${i}`));
 

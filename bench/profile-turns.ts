@@ -10,10 +10,8 @@ import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startEmulator } from "../emulator/server.ts";
-import { API_KEY, LATENCY, SCRIPT } from "./config.ts";
-import { httpJson } from "./http.ts";
-import { runOutpostTask } from "./outpost.ts";
+import { API_KEY } from "./config.ts";
+import { runOutpostTask, startBenchEmulator } from "./outpost.ts";
 import { buildSelfHosted } from "./self-hosted.ts";
 import { epochNow, fmt, runPool, table } from "./util.ts";
 
@@ -148,7 +146,7 @@ function report(turns: readonly Turn[], statements: readonly string[]): string {
 }
 
 async function main(): Promise<void> {
-  const emulator = await startEmulator({ ttftMs: LATENCY.ttftMs, tokenDelayMs: LATENCY.tokenDelayMs, quiet: true });
+  const emulator = await startBenchEmulator();
   const traceFile = join(tmpdir(), `outpost-turns-${process.pid}.jsonl`);
   log("building the self-hosted bundle…");
   const selfHosted = await buildSelfHosted({
@@ -156,8 +154,6 @@ async function main(): Promise<void> {
     vars: { ANTHROPIC_BASE_URL: emulator.url, OUTPOST_API_KEYS: API_KEY, OUTPOST_RATE_LIMIT_PER_MINUTE: "1000000" },
   });
   try {
-    const registered = await httpJson("POST", `${emulator.url}/_emulator/scripts`, { body: SCRIPT });
-    if (registered.status !== 201) throw new Error(`emulator script: HTTP ${registered.status}`);
     // The trace is complete once workerd has exited: read after withServer stops it.
     const from = await selfHosted.withServer(
       async (server) => {

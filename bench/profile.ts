@@ -12,10 +12,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
-import { startEmulator } from "../emulator/server.ts";
-import { API_KEY, LATENCY, SCRIPT } from "./config.ts";
+import { API_KEY } from "./config.ts";
 import { httpJson } from "./http.ts";
-import { runOutpostTask } from "./outpost.ts";
+import { runOutpostTask, startBenchEmulator } from "./outpost.ts";
 import { fmt, runPool, table } from "./util.ts";
 import { cpuMs, freePort, startWrangler } from "./wrangler.ts";
 
@@ -201,7 +200,7 @@ function summarise(profile: Profile, moduleOf: (scriptId: string, line: number) 
 }
 
 async function main(): Promise<void> {
-  const emulator = await startEmulator({ ttftMs: LATENCY.ttftMs, tokenDelayMs: LATENCY.tokenDelayMs, quiet: true });
+  const emulator = await startBenchEmulator();
   const inspectorPort = await freePort();
   log("starting wrangler dev with the inspector…");
   const dev = await startWrangler({
@@ -210,8 +209,6 @@ async function main(): Promise<void> {
     extraArgs: ["--inspector-port", String(inspectorPort)],
   });
   try {
-    const registered = await httpJson("POST", `${emulator.url}/_emulator/scripts`, { body: SCRIPT });
-    if (registered.status !== 201) throw new Error(`emulator script: HTTP ${registered.status}`);
     log("warm-up: 10 tasks (not profiled)");
     await runPool(10, 2, (i) => runOutpostTask(dev.url, `profile warm-up #${i}`));
 
