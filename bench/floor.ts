@@ -1,7 +1,7 @@
 // The floor: the same 3-turn tool loop with nothing but the Anthropic SDK in Node, against the same emulator and
 // script. The same request as the planner agent's (built by the same modelRequest), the same TodoWrite
 // implementation, streamed calls (messages.stream().finalMessage()), and no persistence, events or HTTP API in between.
-import { performance } from "node:perf_hooks";
+// The workerd floor (bench/workerd-floor/) runs this same loop inside a Durable Object.
 import Anthropic from "@anthropic-ai/sdk";
 import type { MessageParam, ToolResultBlockParam } from "@anthropic-ai/sdk/resources/messages";
 import type { RequestRecord } from "../emulator/server.ts";
@@ -57,7 +57,14 @@ function bareRuntime(signal: AbortSignal): AgentRuntime {
   };
 }
 
-export async function runFloorTask(client: Anthropic, runId: string): Promise<FloorRun> {
+export interface FloorOptions {
+  /** What the first message starts with: the emulator answers with the script it matches (default: the 3-turn task). */
+  marker?: string;
+  /** Called with each message as the conversation grows (the workerd floor stores it), before the next call. */
+  onMessage?: (message: MessageParam, index: number) => void;
+}
+
+export async function runFloorTask(client: Anthropic, runId: string, options: FloorOptions = {}): Promise<FloorRun> {
   const agent = registry.create(AGENT);
   const runtime = bareRuntime(new AbortController().signal);
   const toolbox = new Toolbox(agent.toolDeclaration(), {
@@ -75,7 +82,12 @@ export async function runFloorTask(client: Anthropic, runId: string): Promise<Fl
     redactor: { text: (text) => text },
   });
   const tools = toolbox.definitions();
-  const messages: MessageParam[] = [{ role: "user", content: `${MARKER} floor ${runId}: plan a small project.` }];
+  const messages: MessageParam[] = [];
+  const add = (message: MessageParam) => {
+    messages.push(message);
+    options.onMessage?.(message, messages.length - 1);
+  };
+  add({ role: "user", content: `${options.marker ?? MARKER} floor ${runId}: plan a small project.` });
   const t0 = performance.now();
   for (let turn = 1; turn <= agent.maxTurns; turn++) {
     const request = modelRequest({
@@ -86,7 +98,7 @@ export async function runFloorTask(client: Anthropic, runId: string): Promise<Fl
       tools,
     });
     const message = await client.messages.stream(request, { headers: { "x-outpost-task-id": runId } }).finalMessage();
-    messages.push({ role: "assistant", content: toParams(message.content) });
+    add({ role: "assistant", content: toParams(message.content) });
     const uses = message.content.filter((block) => block.type === "tool_use");
     if (uses.length === 0) {
       if (turn !== MODEL_TURNS) throw new Error(`floor run ${runId}: ended after ${turn} turns`);
@@ -98,7 +110,7 @@ export async function runFloorTask(client: Anthropic, runId: string): Promise<Fl
       if (result.is_error) throw new Error(`floor run ${runId}: ${use.name} failed: ${result.content}`);
       results.push({ type: "tool_result", tool_use_id: use.id, content: result.content, is_error: false });
     }
-    messages.push({ role: "user", content: results });
+    add({ role: "user", content: results });
   }
   throw new Error(`floor run ${runId}: hit max turns`);
 }

@@ -37,6 +37,7 @@ import { type Breakdown, outpostSample, runOutpostTask } from "./outpost.ts";
 import { buildSelfHosted, selfHostedMemory } from "./self-hosted.ts";
 import { DevSession } from "./session.ts";
 import { fmt, mean, round, runPool, type Summary, summarize, table } from "./util.ts";
+import { measureWorkerdFloor, type WorkerdFloorResult } from "./workerd-floor.ts";
 import { cpuMs, groupProcesses, type WranglerDev, workerdRole } from "./wrangler.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -304,6 +305,7 @@ function report(result: {
   floor: FloorLevel[];
   memory: MemoryResult & { fresh_before_warmup: RssSnapshot };
   self_hosted_memory: MemoryResult;
+  workerd_floor: WorkerdFloorResult;
   wrangler_restarts: string[];
   targets: Target[];
   ping: { proxy: Summary; direct: Summary | null };
@@ -327,6 +329,7 @@ function report(result: {
       ]),
     ),
   );
+  lines.push("", ...floorsTable(result));
   lines.push("", "Explanation: latency per level (p50/p95) and per phase.");
   const rows: string[][] = [];
   for (const level of result.outpost) {
@@ -497,6 +500,60 @@ function report(result: {
   return lines.join("\n");
 }
 
+/**
+ * The floors beside self-hosted Outpost, at concurrency 1: the bare SDK loop in Node, the same loop in a Durable
+ * Object per run on workerd serve (alone, and writing each message to SQLite), and Outpost on the same workerd.
+ */
+function floorsTable(result: {
+  outpost: OutpostLevel[];
+  floor: FloorLevel[];
+  self_hosted_memory: MemoryResult;
+  workerd_floor: WorkerdFloorResult;
+}): string[] {
+  const node = result.floor.find((f) => f.concurrency === 1);
+  const selfHosted = result.outpost.find((l) => l.target === "self-hosted");
+  const [bare, durable] = [false, true].map((persist) =>
+    result.workerd_floor.levels.find((l) => l.persist === persist),
+  );
+  const memory = result.workerd_floor.memory;
+  const ratio = (a: number | undefined, b: number | undefined) =>
+    a === undefined || b === undefined ? "—" : `${fmt(a / b, 2)}x`;
+  return [
+    "The floors, and Outpost on the same workerd (c=1; the workerd floor is bench/floor.ts's loop in a Durable Object",
+    "of its own per run, on a workerd serve of its own: what the platform costs before Outpost does anything):",
+    table(
+      ["loop", "CPU ms/run", "overhead/turn p50 ms", "memory/in-flight run"],
+      [
+        ["bare SDK loop, Node process", fmt(node?.cpuMsPerRun), fmt(node?.overheadPerTurnMs.p50, 2), "—"],
+        [
+          "the same in a Durable Object per run (workerd)",
+          fmt(bare?.cpuMsPerRun),
+          fmt(bare?.overheadPerTurnMs.p50, 2),
+          "—",
+        ],
+        [
+          "  and each message written to its SQLite",
+          fmt(durable?.cpuMsPerRun),
+          fmt(durable?.overheadPerTurnMs.p50, 2),
+          `${memory.perRunKiB} KiB`,
+        ],
+        [
+          "Outpost, self-hosted (workerd)",
+          fmt(selfHosted?.cpu.workerMsPerTask),
+          fmt(selfHosted?.overheadPerTurnMs.p50, 2),
+          `${result.self_hosted_memory.perTaskKiB} KiB`,
+        ],
+        [
+          "Outpost ÷ the durable workerd floor",
+          ratio(selfHosted?.cpu.workerMsPerTask, durable?.cpuMsPerRun),
+          ratio(selfHosted?.overheadPerTurnMs.p50, durable?.overheadPerTurnMs.p50),
+          ratio(result.self_hosted_memory.perTaskKiB, memory.perRunKiB),
+        ],
+      ],
+    ),
+  ];
+}
+
 async function main(): Promise<void> {
   const benchStarted = performance.now();
   log(`emulator latency: ttft ${LATENCY.ttftMs} ms, ${LATENCY.tokenDelayMs} ms per streamed chunk`);
@@ -614,6 +671,17 @@ async function main(): Promise<void> {
     } finally {
       selfHosted.remove();
     }
+    log(
+      `workerd floor: the floor's loop in a Durable Object per run (workerd serve), ${SELF_HOSTED_LEVEL.tasks} runs ` +
+        `alone and ${SELF_HOSTED_LEVEL.tasks} writing each message to SQLite, then ${STALLED_TASKS} held in flight…`,
+    );
+    const workerdFloor = await measureWorkerdFloor({
+      root,
+      emulatorUrl: emulator.url,
+      records: () => emulatorStats(emulator),
+      runs: SELF_HOSTED_LEVEL.tasks,
+      memoryRuns: STALLED_TASKS,
+    });
 
     const result = {
       benchmark: "outpost-task-latency",
@@ -634,12 +702,18 @@ async function main(): Promise<void> {
           "CPU time (utime + stime from /proc) of the workerd running Outpost during a level, ÷ its tasks; the " +
           "floor's is its own process's (process.cpuUsage) ÷ its runs",
         floor: "same loop with @anthropic-ai/sdk messages.stream().finalMessage() in Node, no Outpost",
+        workerd_floor:
+          "the floor's loop in a Durable Object of its own per run on workerd serve (bench/workerd-floor/), one POST " +
+          "answered when the run ends; overhead per turn = (that answer − the POST − Σ service_ms) / 3; CPU from " +
+          "/proc; persist: each message written to the object's SQLite before the next call; memory: RSS growth " +
+          "with runs held in flight by a model call that does not answer, per run",
       },
       outpost,
       floor,
       ping,
       memory,
       self_hosted_memory: selfHostedMemoryResult,
+      workerd_floor: workerdFloor,
       chat,
       fanout,
       wrangler_restarts: session.reruns,

@@ -20,17 +20,23 @@ export interface SelfHostedBuild {
   remove(): void;
 }
 
-/** Snapshots the tree and builds the deploy bundle once, for servers given `vars` as their environment. */
+/**
+ * Snapshots the tree and builds the deploy bundle once, for servers given `vars` as their environment. With
+ * `wranglerConfig` (a path in the tree), the Worker of that config instead, built from the tree as it is: the bench's
+ * workerd floor, which has no build step writing into the tree.
+ */
 export async function buildSelfHosted(options: {
   root: string;
   vars: Record<string, string>;
+  wranglerConfig?: string;
 }): Promise<SelfHostedBuild> {
   const work = mkdtempSync(join(tmpdir(), "outpost-bench-selfhost-"));
   try {
-    const tree = join(work, "tree");
-    snapshotTree(options.root, tree, {});
-    const bundleFile = buildBundle(tree, join(work, "bundle"));
-    const facts = await readWranglerFacts(tree);
+    const { wranglerConfig } = options;
+    const tree = wranglerConfig ? options.root : join(work, "tree");
+    if (!wranglerConfig) snapshotTree(options.root, tree, {});
+    const bundleFile = buildBundle(tree, join(work, "bundle"), undefined, wranglerConfig);
+    const facts = await readWranglerFacts(tree, wranglerConfig);
     const environment = new Map(Object.entries(options.vars));
     let servers = 0;
     return {

@@ -8,10 +8,10 @@ import { connect } from "node:net";
 import { join, resolve } from "node:path";
 import { capnpText, type SelfHostOptions, type WranglerFacts, workerdConfig } from "./config.ts";
 
-/** wrangler.toml as wrangler itself reads it. */
-export async function readWranglerFacts(root: string): Promise<WranglerFacts> {
+/** wrangler.toml (or another wrangler config of the tree, `configFile`) as wrangler itself reads it. */
+export async function readWranglerFacts(root: string, configFile = "wrangler.toml"): Promise<WranglerFacts> {
   const { unstable_readConfig } = await import("wrangler");
-  const config = unstable_readConfig({ config: join(root, "wrangler.toml") });
+  const config = unstable_readConfig({ config: join(root, configFile) });
   const sqlite = new Set(
     config.migrations.flatMap((m: { new_sqlite_classes?: string[] }) => m.new_sqlite_classes ?? []),
   );
@@ -34,12 +34,14 @@ export async function readWranglerFacts(root: string): Promise<WranglerFacts> {
 
 /**
  * The Worker's bundle, as a deploy uploads it, into `outDir`; returns its one module's path. `main` serves another entry of the tree
- * instead of wrangler.toml's (the crash test wraps the Worker in one that adds an agent).
+ * instead of wrangler.toml's (the crash test wraps the Worker in one that adds an agent); `configFile`, another
+ * wrangler config of the tree (the bench's workerd floor, bench/workerd-floor/).
  */
-export function buildBundle(root: string, outDir: string, main?: string): string {
+export function buildBundle(root: string, outDir: string, main?: string, configFile?: string): string {
   rmSync(outDir, { recursive: true, force: true });
   const bin = resolve(root, "node_modules/.bin");
-  const args = ["deploy", ...(main ? [main] : []), "--dry-run", "--outdir", outDir];
+  const config = configFile ? ["--config", configFile] : [];
+  const args = ["deploy", ...(main ? [main] : []), ...config, "--dry-run", "--outdir", outDir];
   const built = spawnSync(join(bin, "wrangler"), args, {
     cwd: root,
     encoding: "utf8",

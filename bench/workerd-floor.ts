@@ -1,0 +1,111 @@
+// The workerd floor as a bench phase: the floor's loop (bench/floor.ts) in a Durable Object of its own per run on a
+// `workerd serve` of its own (bench/workerd-floor/), against the same emulator and script. Two levels at
+// concurrency 1: the loop alone, and the loop with each message written to the object's SQLite before the next call
+// (one commit per step, the least a durable loop does). Then its memory: runs held in flight by a model call that
+// does not answer, as the memory phase holds Outpost's tasks. What it shows: how much of a task's CPU, latency and
+// memory is the platform's (a new object per run, the isolate's turns, workerd's I/O, SQLite) and how much is
+// Outpost's own work on top of it, read beside self-hosted Outpost on the same workerd.
+import { readFileSync } from "node:fs";
+import type { RequestRecord } from "../emulator/server.ts";
+import { MODEL_TURNS } from "./config.ts";
+import { httpJson } from "./http.ts";
+import { buildSelfHosted } from "./self-hosted.ts";
+import { round, runPool, type Summary, sleep, summarize } from "./util.ts";
+import { cpuMs } from "./wrangler.ts";
+
+export interface WorkerdFloorLevel {
+  /** Each message written to the object's SQLite before the next model call. */
+  persist: boolean;
+  concurrency: number;
+  runs: number;
+  /** (the POST's answer − the POST − the emulator's service time for the run's calls) / turns. */
+  overheadPerTurnMs: Summary;
+  runWallMs: Summary;
+  /** CPU time of the floor's workerd (/proc) during the level ÷ its runs. */
+  cpuMsPerRun: number;
+}
+
+export interface WorkerdFloorResult {
+  levels: WorkerdFloorLevel[];
+  /** RSS growth of the floor's workerd with `runs` persisted runs waiting on their model call, per run. */
+  memory: { runs: number; idleMiB: number; inFlightMiB: number; perRunKiB: number };
+}
+
+const WARMUP_RUNS = 6;
+
+export async function measureWorkerdFloor(options: {
+  root: string;
+  emulatorUrl: string;
+  records: () => Promise<RequestRecord[]>;
+  runs: number;
+  memoryRuns: number;
+}): Promise<WorkerdFloorResult> {
+  const build = await buildSelfHosted({
+    root: options.root,
+    vars: { ANTHROPIC_BASE_URL: options.emulatorUrl },
+    wranglerConfig: "bench/workerd-floor/wrangler.toml",
+  });
+  try {
+    const levels: WorkerdFloorLevel[] = [];
+    for (const persist of [false, true]) {
+      levels.push(
+        await build.withServer(async (server) => {
+          const run = async (label: string) => {
+            const id = `workerd-floor-${label}-${crypto.randomUUID()}`;
+            const t0 = performance.now();
+            const res = await httpJson("POST", `${server.url}/runs/${id}?persist=${persist ? 1 : 0}`);
+            if (res.status !== 200)
+              throw new Error(`workerd floor run: HTTP ${res.status}: ${JSON.stringify(res.body)}`);
+            return { id, wallMs: performance.now() - t0 };
+          };
+          await runPool(WARMUP_RUNS, 1, (i) => run(`warm-up-${i}`));
+          const before = cpuMs(server.pid);
+          const runs = await runPool(options.runs, 1, (i) => run(String(i)));
+          const cpu = cpuMs(server.pid) - before;
+          const records = await options.records();
+          const overheads = runs.map(({ id, wallMs }) => {
+            const mine = records.filter((r) => r.task_id === id);
+            if (mine.length !== MODEL_TURNS) throw new Error(`workerd floor run ${id}: ${mine.length} model calls`);
+            return (wallMs - mine.reduce((sum, r) => sum + r.service_ms, 0)) / MODEL_TURNS;
+          });
+          return {
+            persist,
+            concurrency: 1,
+            runs: options.runs,
+            overheadPerTurnMs: summarize(overheads),
+            runWallMs: summarize(runs.map((r) => r.wallMs)),
+            cpuMsPerRun: round(cpu / options.runs),
+          };
+        }),
+      );
+    }
+    const memory = await build.withServer(async (server) => {
+      const rssMiB = () => {
+        const status = readFileSync(`/proc/${server.pid}/status`, "utf8");
+        return Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? Number.NaN) / 1024;
+      };
+      const start = (label: string, query: string) =>
+        httpJson("POST", `${server.url}/runs/workerd-floor-${label}-${crypto.randomUUID()}?persist=1&${query}`).then(
+          (res) => {
+            if (res.status !== 200) throw new Error(`workerd floor memory: HTTP ${res.status}`);
+          },
+        );
+      await runPool(2, 1, (i) => start(`memory-warm-up-${i}`, "wait=1"));
+      await sleep(1000);
+      const idleMiB = rssMiB();
+      await runPool(options.memoryRuns, 20, (i) => start(`stalled-${i}`, "stall=1&wait=0"));
+      // As the memory phase does: let the model requests go out and settle before reading.
+      await sleep(3000);
+      const inFlightMiB = rssMiB();
+      return {
+        runs: options.memoryRuns,
+        idleMiB: round(idleMiB, 1),
+        inFlightMiB: round(inFlightMiB, 1),
+        perRunKiB: round(((inFlightMiB - idleMiB) * 1024) / options.memoryRuns, 0),
+      };
+    });
+    return { levels, memory };
+  } finally {
+    build.remove();
+  }
+}
