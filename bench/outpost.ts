@@ -3,8 +3,8 @@
 // timestamps split the remaining overhead into phases (dispatch, stream drain, between turns, ...).
 import type { IncomingHttpHeaders } from "node:http";
 import { performance } from "node:perf_hooks";
-import { type RequestRecord, type RunningEmulator, startEmulator } from "../emulator/server.ts";
-import { AGENT, API_KEY, LATENCY, MARKER, MODEL_TURNS, SCRIPT } from "./config.ts";
+import type { RequestRecord } from "../emulator/server.ts";
+import { AGENT, API_KEY, MARKER, MODEL_TURNS } from "./config.ts";
 import { httpJson, readSse } from "./http.ts";
 import { epochNow } from "./util.ts";
 
@@ -36,17 +36,6 @@ export interface OutpostRun {
  * with Accept: text/event-stream that answers with the events (the task's id in X-Task-Id).
  */
 export type ClientFlow = "post, then events" | "streamed post";
-
-/** The emulator at the bench's latency, answering the bench's 3-turn task (SCRIPT): what every profiler drives. */
-export async function startBenchEmulator(): Promise<RunningEmulator> {
-  const emulator = await startEmulator({ ttftMs: LATENCY.ttftMs, tokenDelayMs: LATENCY.tokenDelayMs, quiet: true });
-  const registered = await httpJson("POST", `${emulator.url}/_emulator/scripts`, { body: SCRIPT });
-  if (registered.status !== 201) {
-    await emulator.close();
-    throw new Error(`emulator script: HTTP ${registered.status}`);
-  }
-  return emulator;
-}
 
 export async function runOutpostTask(
   baseUrl: string,

@@ -12,7 +12,8 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { API_KEY } from "./config.ts";
-import { runOutpostTask, startBenchEmulator } from "./outpost.ts";
+import { startBenchEmulator } from "./emulator-process.ts";
+import { runOutpostTask } from "./outpost.ts";
 import { fmt, runPool, sleep, table } from "./util.ts";
 import { cpuMs, startWrangler } from "./wrangler.ts";
 

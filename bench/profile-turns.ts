@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { API_KEY } from "./config.ts";
-import { runOutpostTask, startBenchEmulator } from "./outpost.ts";
+import { startBenchEmulator } from "./emulator-process.ts";
+import { runOutpostTask } from "./outpost.ts";
 import { buildSelfHosted } from "./self-hosted.ts";
 import { epochNow, fmt, runPool, table } from "./util.ts";
 

@@ -13,8 +13,9 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 import { API_KEY } from "./config.ts";
+import { startBenchEmulator } from "./emulator-process.ts";
 import { httpJson } from "./http.ts";
-import { runOutpostTask, startBenchEmulator } from "./outpost.ts";
+import { runOutpostTask } from "./outpost.ts";
 import { fmt, runPool, table } from "./util.ts";
 import { cpuMs, freePort, startWrangler } from "./wrangler.ts";
 

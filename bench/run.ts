@@ -12,7 +12,6 @@ import { dirname, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { type RequestRecord, type RunningEmulator, startEmulator } from "../emulator/server.ts";
 import { type ChatResult, chatScript, runChat } from "./chat.ts";
 import {
   API_KEY,
@@ -28,6 +27,7 @@ import {
   TARGETS,
   WARMUP_TASKS,
 } from "./config.ts";
+import { type EmulatorProcess, startEmulatorProcess } from "./emulator-process.ts";
 import { type FanoutResult, fanoutScripts, runFanout } from "./fanout.ts";
 import { type FloorSample, floorSample } from "./floor.ts";
 import type { FloorChildResult } from "./floor-child.ts";
@@ -49,7 +49,10 @@ interface CpuUse {
   /** ms of CPU per task. */
   workerMsPerTask: number;
   proxyMsPerTask: number;
+  /** This process: the client. */
   benchMsPerTask: number;
+  /** The emulator's own process. */
+  emulatorMsPerTask: number;
   /** Share of one core the Outpost workerd was busy during the phase (its JavaScript, every object's, runs on one thread). */
   workerBusy: number;
   benchBusy: number;
@@ -66,8 +69,8 @@ function devProcesses(dev: WranglerDev): OutpostProcesses {
   return { workerPid: dev.workerPid, proxyPid: proxy?.pid };
 }
 
-/** CPU used from now on by Outpost's processes and by this one (client and emulator). */
-function cpuProbe(processes: OutpostProcesses): (tasks: number) => CpuUse {
+/** CPU used from now on by Outpost's processes, by this one (the client) and by the emulator's. */
+function cpuProbe(processes: OutpostProcesses, emulatorPid: number): (tasks: number) => CpuUse {
   const { workerPid, proxyPid } = processes;
   const read = () => {
     const own = process.cpuUsage();
@@ -76,6 +79,7 @@ function cpuProbe(processes: OutpostProcesses): (tasks: number) => CpuUse {
       worker: cpuMs(workerPid),
       proxy: proxyPid === undefined ? Number.NaN : cpuMs(proxyPid),
       bench: (own.user + own.system) / 1000,
+      emulator: cpuMs(emulatorPid),
     };
   };
   const before = read();
@@ -86,20 +90,11 @@ function cpuProbe(processes: OutpostProcesses): (tasks: number) => CpuUse {
       workerMsPerTask: round((after.worker - before.worker) / tasks),
       proxyMsPerTask: round((after.proxy - before.proxy) / tasks),
       benchMsPerTask: round((after.bench - before.bench) / tasks),
+      emulatorMsPerTask: round((after.emulator - before.emulator) / tasks),
       workerBusy: round((after.worker - before.worker) / elapsed),
       benchBusy: round((after.bench - before.bench) / elapsed),
     };
   };
-}
-
-async function emulatorStats(emulator: RunningEmulator): Promise<RequestRecord[]> {
-  const res = await httpJson("GET", `${emulator.url}/_emulator/stats`);
-  return (res.body as { requests: RequestRecord[] }).requests;
-}
-
-async function registerScript(emulator: RunningEmulator, script: unknown): Promise<void> {
-  const res = await httpJson("POST", `${emulator.url}/_emulator/scripts`, { body: script });
-  if (res.status !== 201) throw new Error(`emulator script registration failed: ${JSON.stringify(res.body)}`);
 }
 
 interface OutpostLevel {
@@ -140,19 +135,19 @@ interface FloorLevel {
 async function measureOutpost(
   processes: OutpostProcesses,
   baseUrl: string,
-  emulator: RunningEmulator,
+  emulator: EmulatorProcess,
   label: string,
   concurrency: number,
   tasks: number,
   target: OutpostLevel["target"],
 ): Promise<OutpostLevel> {
   const started = performance.now();
-  const cpu = cpuProbe(processes);
+  const cpu = cpuProbe(processes, emulator.pid);
   const flow = target === "streamed POST" ? "streamed post" : "post, then events";
   const runs = await runPool(tasks, concurrency, (i) => runOutpostTask(baseUrl, `${label} #${i}`, flow));
   const cpuUse = cpu(tasks);
   const elapsedS = (performance.now() - started) / 1000;
-  const records = await emulatorStats(emulator);
+  const records = await emulator.stats();
   const samples = runs.map((run) => outpostSample(run, records));
   const breakdowns = samples.map((s) => s.breakdown).filter((b): b is Breakdown => b !== null);
   const breakdownMeanMs =
@@ -185,7 +180,7 @@ async function measureOutpost(
 }
 
 async function measureFloor(
-  emulator: RunningEmulator,
+  emulator: EmulatorProcess,
   label: string,
   concurrency: number,
   tasks: number,
@@ -198,7 +193,7 @@ async function measureFloor(
     { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
   );
   const out = JSON.parse(stdout.trim().split("\n").at(-1) ?? "") as FloorChildResult;
-  const records = await emulatorStats(emulator);
+  const records = await emulator.stats();
   const samples: FloorSample[] = out.runs.map((run) => floorSample(run, records));
   return {
     concurrency,
@@ -394,7 +389,8 @@ function report(result: {
         ["POST round trip p50", ...levels.map((l) => fmt(l.postMs.p50))],
         ["CPU/task: Outpost workerd, ms", ...levels.map((l) => fmt(l.cpu.workerMsPerTask))],
         ["CPU/task: dev proxy workerd, ms", ...levels.map((l) => fmt(l.cpu.proxyMsPerTask))],
-        ["CPU/task: bench (client+emulator), ms", ...levels.map((l) => fmt(l.cpu.benchMsPerTask))],
+        ["CPU/task: bench client, ms", ...levels.map((l) => fmt(l.cpu.benchMsPerTask))],
+        ["CPU/task: emulator, ms", ...levels.map((l) => fmt(l.cpu.emulatorMsPerTask))],
         ["Outpost workerd busy, % of a core", ...levels.map((l) => fmt(l.cpu.workerBusy * 100, 0))],
       ],
     ),
@@ -557,7 +553,7 @@ function floorsTable(result: {
 async function main(): Promise<void> {
   const benchStarted = performance.now();
   log(`emulator latency: ttft ${LATENCY.ttftMs} ms, ${LATENCY.tokenDelayMs} ms per streamed chunk`);
-  const emulator = await startEmulator({ ttftMs: LATENCY.ttftMs, tokenDelayMs: LATENCY.tokenDelayMs, quiet: true });
+  const emulator = await startEmulatorProcess();
   const session = new DevSession({
     root,
     vars: { ANTHROPIC_BASE_URL: emulator.url, OUTPOST_API_KEYS: API_KEY, OUTPOST_RATE_LIMIT_PER_MINUTE: "1000000" },
@@ -578,10 +574,10 @@ async function main(): Promise<void> {
     if (existsSync(results)) {
       for (const name of readdirSync(results)) if (/^wrangler.*\.log$/.test(name)) rmSync(resolve(results, name));
     }
-    await registerScript(emulator, SCRIPT);
-    await registerScript(emulator, STALL_SCRIPT);
-    await registerScript(emulator, chatScript());
-    for (const script of fanoutScripts()) await registerScript(emulator, script);
+    await emulator.register(SCRIPT);
+    await emulator.register(STALL_SCRIPT);
+    await emulator.register(chatScript());
+    for (const script of fanoutScripts()) await emulator.register(script);
     log(`emulator at ${emulator.url}; starting wrangler dev…`);
     await session.fresh();
 
@@ -617,7 +613,7 @@ async function main(): Promise<void> {
     }));
 
     log(`conversation: one session of ${CHAT_MESSAGES} messages, each sent with ?wait=…`);
-    const chat = await session.phase("the conversation", (dev) => runChat(dev, dev.url, () => emulatorStats(emulator)));
+    const chat = await session.phase("the conversation", (dev) => runChat(dev, dev.url, () => emulator.stats()));
 
     log(`fan-out: one parent, ${FANOUT_CHILDREN} children, all at once and one at a time…`);
     const fanout = await session.phase("the fan-out case", (dev) => runFanout(dev, dev.url));
@@ -678,7 +674,7 @@ async function main(): Promise<void> {
     const workerdFloor = await measureWorkerdFloor({
       root,
       emulatorUrl: emulator.url,
-      records: () => emulatorStats(emulator),
+      records: () => emulator.stats(),
       runs: SELF_HOSTED_LEVEL.tasks,
       memoryRuns: STALLED_TASKS,
     });
