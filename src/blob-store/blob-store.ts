@@ -14,6 +14,9 @@ export interface StoredBlob {
   readonly httpEtag: string | undefined;
 }
 
+/** What an object is written from. */
+export type BlobValue = string | ArrayBuffer | Uint8Array | ReadableStream<Uint8Array>;
+
 /** One page of a listing, in key order. */
 export interface BlobListing {
   objects: { key: string; size: number }[];
@@ -36,9 +39,11 @@ export interface BlobStore {
   get(key: string, options?: { range?: BlobRange }): Promise<StoredBlob | null>;
   /**
    * Writes (or replaces) the object at `key`. `contentType` is kept where the store keeps metadata (R2) for those
-   * who browse it; readers take the type from their own records, never from the store.
+   * who browse it; readers take the type from their own records, never from the store. A stream is written as it is
+   * read, never held whole, and must announce its length (a FixedLengthStream's readable side): R2 takes no stream
+   * of unknown length.
    */
-  put(key: string, value: string | ArrayBuffer | Uint8Array, options?: { contentType?: string }): Promise<void>;
+  put(key: string, value: BlobValue, options?: { contentType?: string }): Promise<void>;
   /** The keys under `prefix`, a page at a time (`cursor` from the page before). */
   list(options: { prefix: string; cursor?: string }): Promise<BlobListing>;
   /** Removes these objects; keys that do not exist are ignored. */

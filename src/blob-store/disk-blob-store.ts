@@ -3,7 +3,7 @@
 // returns its bytes with Content-Length, GET of a directory lists it as JSON ([{"name","type"}]), PUT writes a file
 // atomically (parent directories created as needed), DELETE removes one, 404 for what is not there. A key is a path
 // under the directory, one folder per `/`. The service keeps no metadata, so a put's content type is not kept.
-import type { BlobListing, BlobRange, BlobStore, StoredBlob } from "./blob-store.ts";
+import type { BlobListing, BlobRange, BlobStore, BlobValue, StoredBlob } from "./blob-store.ts";
 
 /** Keys per page of list(), as R2 pages them. */
 const LIST_PAGE = 1000;
@@ -50,7 +50,7 @@ export class DiskBlobStore implements BlobStore {
     };
   }
 
-  async put(key: string, value: string | ArrayBuffer | Uint8Array): Promise<void> {
+  async put(key: string, value: BlobValue): Promise<void> {
     const res = await this.directory.fetch(fileUrl(key), { method: "PUT", body: value });
     await res.body?.cancel();
     if (!res.ok) throw await storeError("write", key, res);

@@ -1,5 +1,5 @@
 // The blob store on Cloudflare: an R2 bucket (the RUNS binding), with nothing added.
-import type { BlobListing, BlobRange, BlobStore, StoredBlob } from "./blob-store.ts";
+import type { BlobListing, BlobRange, BlobStore, BlobValue, StoredBlob } from "./blob-store.ts";
 
 export class R2BlobStore implements BlobStore {
   private readonly bucket: R2Bucket;
@@ -23,7 +23,7 @@ export class R2BlobStore implements BlobStore {
     };
   }
 
-  async put(key: string, value: string | ArrayBuffer | Uint8Array, options?: { contentType?: string }) {
+  async put(key: string, value: BlobValue, options?: { contentType?: string }) {
     await this.bucket.put(
       key,
       value,

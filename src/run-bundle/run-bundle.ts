@@ -2,12 +2,14 @@
 // self-hosted). Files produced during the run are staged in the object's SQLite (cheap, synchronous, on the hot path);
 // when the run ends, whatever way it ends, they and the end-of-run files are packed into ONE archive,
 // runs/<task_id>/bundle.tar (format 2, src/run-bundle/tar.ts), written with one put: a put per file cost a
-// run more than its own model loop. A file too large to stage goes to the store at once as an object of its own,
-// runs/<task_id>/<path>. The table lists every file with where it is: staged, in the archive (at an offset, read back
-// with a ranged read), or an object of its own.
+// run more than its own model loop. Its files are read or made one after the other as the archive is written
+// (assembled when small, streamed when large), so that a long run's bundle, whose checkpoints and requests grow with
+// the square of its length, is never held whole in the isolate's 128 MB. A file too large to stage goes to the store
+// at once as an object of its own, runs/<task_id>/<path>. The table lists every file with where it is: staged, in
+// the archive (at an offset, read back with a ranged read), or an object of its own.
 import type { BlobStore } from "../blob-store/blob-store.ts";
 import type { EventLog } from "../events/event-log.ts";
-import { filesEnd, packTar, type TarInput } from "./tar.ts";
+import { filesEnd, type TarEntry, tarBytes, tarLayout, tarStream } from "./tar.ts";
 
 export interface ArtifactEntry {
   path: string;
@@ -53,13 +55,34 @@ export interface BundleManifest {
 /** Files above this are uploaded immediately instead of staged (SQLite rows must stay under 2 MB). */
 const STAGE_LIMIT = 512 * 1024;
 
+/**
+ * A file's text made piece by piece when the archive is written (checkpoints.json: a checkpoint a piece), so that it
+ * is never held whole. Called once to measure the file and again to write it, and must make the same text both times.
+ */
+export type TextPieces = () => Iterable<string>;
+
 /** What the bundle is given when the run has ended: seed 002's files, and seed 003's (task.json, trace.json, checkpoints). */
 export interface EndOfRun {
   events: Pick<EventLog, "all">;
   summary: string;
   transcript: string;
-  files: { path: string; content: string }[];
+  files: { path: string; content: string | TextPieces }[];
 }
+
+/** A file of the archive: its size, and its bytes in pieces, read or made when its turn comes. */
+interface ArchiveFile {
+  size: number;
+  content_type: string;
+  created_at: string;
+  pieces: () => Iterable<Uint8Array>;
+}
+
+/** Text pieces up to this many bytes are kept from measuring to writing; a larger file is made twice instead. */
+const KEEP_MEASURED_BYTES = 1024 * 1024;
+/** An archive up to this size is assembled and written with one put (a stream's writes cost a short run more). */
+const WHOLE_ARCHIVE_BYTES = 8 * 1024 * 1024;
+/** A streamed archive is written in chunks of about this size. */
+const STREAM_CHUNK_BYTES = 256 * 1024;
 
 export function runPrefix(taskId: string): string {
   return `runs/${taskId}/`;
@@ -193,45 +216,63 @@ export class RunBundle {
 
   private async doFlush(final: EndOfRun, commit: () => void): Promise<void> {
     const prefix = runPrefix(this.taskId());
+    // Without the staged contents: each is read when its turn in the archive comes.
     const rows = this.sql
-      .exec<Row>("SELECT path, content, size, content_type, created_at, uploaded, archive_offset FROM bundle_files")
+      .exec<Omit<Row, "content"> & { staged: number }>(
+        `SELECT path, size, content_type, created_at, uploaded, archive_offset, content IS NOT NULL AS staged
+         FROM bundle_files`,
+      )
       .toArray();
     const now = new Date().toISOString();
-    const files = new Map<string, { content: Uint8Array; content_type: string; created_at: string }>();
-    // A file an earlier archive holds (a bundle flushed before, then written to again) is carried over from it.
-    if (rows.some((row) => row.archive_offset !== null)) {
-      const previous = await this.bucket.get(prefix + BUNDLE_ARCHIVE);
-      const bytes = previous ? new Uint8Array(await previous.arrayBuffer()) : null;
-      for (const row of rows) {
-        // The manifest is written afresh below, never carried over (it would list itself).
-        if (row.archive_offset === null || !bytes || row.path === BUNDLE_MANIFEST) continue;
-        const content = bytes.slice(row.archive_offset, row.archive_offset + row.size);
-        files.set(row.path, { content, content_type: row.content_type, created_at: row.created_at });
+    // The event log's records were redacted as they were written; the rest is scrubbed here.
+    const ended: { path: string; pieces: TextPieces; scrub: boolean }[] = [
+      { path: "events.jsonl", pieces: () => eventsJsonl(final.events), scrub: false },
+      { path: "llm_transcript.log", pieces: () => [final.transcript], scrub: true },
+      { path: "final_summary.md", pieces: () => [final.summary], scrub: true },
+      ...final.files.map(({ path, content }) => ({
+        path,
+        pieces: typeof content === "string" ? () => [content] : content,
+        scrub: true,
+      })),
+    ];
+    const endedPaths = new Set(ended.map((file) => file.path));
+    // A file's place in the archive is where it was first met: an earlier archive's files, then the staged ones,
+    // then the end-of-run files, each written afresh in the place it had.
+    const files = new Map<string, ArchiveFile | null>();
+    // A file an earlier archive holds (a bundle flushed before, then written to again) is carried over from it, read
+    // before the new archive replaces it. The manifest is written afresh below, never carried over (it would list
+    // itself).
+    for (const row of rows) {
+      if (row.archive_offset === null || row.path === BUNDLE_MANIFEST) continue;
+      if (endedPaths.has(row.path) || row.staged === 1) {
+        files.set(row.path, null);
+        continue;
       }
+      const previous = await this.bucket.get(prefix + BUNDLE_ARCHIVE, {
+        range: { offset: row.archive_offset, length: row.size },
+      });
+      if (!previous || previous.size !== row.size) continue;
+      const content = new Uint8Array(await previous.arrayBuffer());
+      files.set(row.path, { ...described(row), size: content.byteLength, pieces: () => [content] });
     }
     for (const row of rows) {
-      if (row.content === null) continue;
-      files.set(row.path, { content: encode(row.content), content_type: row.content_type, created_at: row.created_at });
+      if (row.staged === 1) files.set(row.path, { ...described(row), pieces: () => this.staged(row.path) });
     }
-    const ended: { path: string; content: string }[] = [
-      { path: "events.jsonl", content: eventsJsonl(final.events) },
-      { path: "llm_transcript.log", content: this.scrub(final.transcript) },
-      { path: "final_summary.md", content: this.scrub(final.summary) },
-      ...final.files.map((file) => ({ path: file.path, content: this.scrub(file.content) })),
-    ];
     for (const file of ended) {
-      files.set(file.path, { content: encode(file.content), content_type: contentTypeFor(file.path), created_at: now });
+      const type = contentTypeFor(file.path);
+      files.set(file.path, { ...this.measured(file.pieces, file.scrub), content_type: type, created_at: now });
     }
-    const separate = rows.filter((row) => row.archive_offset === null && row.content === null && !files.has(row.path));
+    const archived = [...files].flatMap(([path, file]) => (file ? [[path, file] as const] : []));
+    const separate = rows.filter((row) => row.archive_offset === null && row.staged === 0 && !files.has(row.path));
     const manifest: BundleManifest = {
       format: "outpost.run-bundle",
       version: BUNDLE_FORMAT_VERSION,
       task_id: this.taskId(),
       created_at: now,
       files: [
-        ...[...files].map(([path, file]) => ({
+        ...archived.map(([path, file]) => ({
           path,
-          size: file.content.byteLength,
+          size: file.size,
           content_type: file.content_type,
           created_at: file.created_at,
           in_archive: true,
@@ -245,19 +286,21 @@ export class RunBundle {
         })),
       ].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
     };
-    files.set(BUNDLE_MANIFEST, {
-      content: encode(`${JSON.stringify(manifest, null, 2)}\n`),
-      content_type: contentTypeFor(BUNDLE_MANIFEST),
-      created_at: now,
-    });
-    const mtime = Date.parse(now);
+    const manifestBytes = encode(`${JSON.stringify(manifest, null, 2)}\n`);
     // The manifest first, so a reader of the archive knows what it holds before anything else.
-    const manifestFile = files.get(BUNDLE_MANIFEST);
-    files.delete(BUNDLE_MANIFEST);
-    const ordered = manifestFile ? [[BUNDLE_MANIFEST, manifestFile] as const, ...files] : [...files];
-    const inputs: TarInput[] = ordered.map(([path, file]) => ({ path, content: file.content, mtimeMs: mtime }));
-    const { archive, entries } = packTar(inputs);
-    await this.bucket.put(prefix + BUNDLE_ARCHIVE, archive, { contentType: "application/x-tar" });
+    const ordered: (readonly [string, ArchiveFile])[] = [
+      [
+        BUNDLE_MANIFEST,
+        {
+          size: manifestBytes.byteLength,
+          content_type: contentTypeFor(BUNDLE_MANIFEST),
+          created_at: now,
+          pieces: () => [manifestBytes],
+        },
+      ],
+      ...archived,
+    ];
+    const entries = await this.writeArchive(prefix + BUNDLE_ARCHIVE, ordered, Date.parse(now));
     this.atomically(() => {
       for (const [i, entry] of entries.entries()) {
         const file = ordered[i]?.[1];
@@ -274,6 +317,68 @@ export class RunBundle {
       }
       commit();
     });
+  }
+
+  /**
+   * Writes the archive of `files` to the store at `key`, its files read or made a piece at a time, and returns where
+   * each file's bytes are. An archive of up to WHOLE_ARCHIVE_BYTES is assembled and written with one put; a larger one
+   * is streamed, its length announced first (each file's size is known), in chunks of STREAM_CHUNK_BYTES. A file
+   * whose bytes are not the size it was listed with (a staged file written to meanwhile) fails the write, which the
+   * caller tries again, with nothing written.
+   */
+  private async writeArchive(
+    key: string,
+    files: readonly (readonly [string, ArchiveFile])[],
+    mtimeMs: number,
+  ): Promise<TarEntry[]> {
+    const layout = tarLayout(files.map(([path, file]) => ({ path, size: file.size, mtimeMs, pieces: file.pieces })));
+    const options = { contentType: "application/x-tar" };
+    if (layout.length <= WHOLE_ARCHIVE_BYTES) {
+      await this.bucket.put(key, tarBytes(layout), options);
+      return layout.entries;
+    }
+    const stream = tarStream(layout, STREAM_CHUNK_BYTES);
+    // A failed upload stops the writing; a failed file fails the stream, and so the upload, with nothing written.
+    const putting = this.bucket.put(key, stream.readable, options).catch(async (error: unknown) => {
+      await stream.abort(error);
+      throw error;
+    });
+    const writing = stream.written;
+    const [wrote, put] = await Promise.allSettled([writing, putting]);
+    if (wrote.status === "rejected") throw wrote.reason;
+    if (put.status === "rejected") throw put.reason;
+    return layout.entries;
+  }
+
+  /** A staged file's bytes, read from its row when the archive reaches it. */
+  private *staged(path: string): Iterable<Uint8Array> {
+    const row = this.sql
+      .exec<{ content: string | null }>("SELECT content FROM bundle_files WHERE path = ?", path)
+      .toArray()[0];
+    if (row?.content === null || row?.content === undefined) {
+      throw new Error(`The run bundle's ${path} is no longer staged.`);
+    }
+    yield encode(row.content);
+  }
+
+  /**
+   * A made file's size, from making it once (scrubbed, a piece at a time); its pieces are kept for the write when it
+   * is small, and made again when it is not, so that at most one piece of it is held at a time.
+   */
+  private measured(make: TextPieces, scrub: boolean): Pick<ArchiveFile, "size" | "pieces"> {
+    const clean = (text: string) => (scrub ? this.scrub(text) : text);
+    const scrubbed = function* () {
+      for (const piece of make()) yield encode(clean(piece));
+    };
+    let size = 0;
+    let kept: Uint8Array[] | null = [];
+    for (const piece of scrubbed()) {
+      size += piece.byteLength;
+      if (kept && size <= KEEP_MEASURED_BYTES) kept.push(piece);
+      else kept = null;
+    }
+    const pieces = kept;
+    return { size, pieces: pieces ? () => pieces : scrubbed };
   }
 
   private upsert(row: Row) {
@@ -303,8 +408,12 @@ function utf8Length(text: string): number {
   return encoder.encode(text).byteLength;
 }
 
-function eventsJsonl(events: Pick<EventLog, "all">): string {
-  let out = "";
-  for (const record of events.all()) out += `${JSON.stringify(record)}\n`;
-  return out;
+/** events.jsonl, a record a piece. */
+function* eventsJsonl(events: Pick<EventLog, "all">): Iterable<string> {
+  for (const record of events.all()) yield `${JSON.stringify(record)}\n`;
+}
+
+/** What the manifest and the table say of a file, from its row. */
+function described(row: Pick<Row, "size" | "content_type" | "created_at">): Omit<ArchiveFile, "pieces"> {
+  return { size: row.size, content_type: row.content_type, created_at: row.created_at };
 }

@@ -6,6 +6,9 @@
 // Each file is a 512-byte header then its bytes, padded to a 512-byte boundary; the archive ends with two zero
 // blocks. A path that does not fit ustar's name (100 bytes) and prefix (155 bytes) fields is carried by a pax
 // extended header (typeflag "x") with a `path` record before the file's own header.
+//
+// An archive is laid out before a byte of it is read (tarLayout: every file's size is known first, so its length and
+// each file's offset are too), then written a piece at a time, assembled (tarBytes) or as a stream (tarStream).
 
 import { ApiError } from "../errors.ts";
 
@@ -30,22 +33,126 @@ export interface TarEntry {
   size: number;
 }
 
-/** The archive's bytes and where each file's content starts, in the order given. */
-export function packTar(files: readonly TarInput[]): { archive: Uint8Array; entries: TarEntry[] } {
-  const framed = files.map((file) => ({ file, header: headerBlocks({ ...file, size: file.content.byteLength }) }));
-  let total = END_OF_ARCHIVE;
-  for (const { file, header } of framed) total += header.byteLength + padded(file.content.byteLength);
-  const archive = new Uint8Array(total);
+/** A file to write into an archive a piece at a time: its size, known first, and its bytes as they are read or made. */
+export interface TarSource {
+  path: string;
+  size: number;
+  mtimeMs: number;
+  pieces: () => Iterable<Uint8Array>;
+}
+
+/** An archive laid out before it is written: its length, where each file's bytes are, and its bytes in order. */
+export interface TarLayout {
+  length: number;
+  entries: TarEntry[];
+  /**
+   * The archive's bytes: each file's header, its pieces, its padding, then the end-of-archive blocks. A file whose
+   * pieces are not the size it was given with throws, so that no archive with wrong offsets is ever written.
+   */
+  chunks: () => Iterable<Uint8Array>;
+}
+
+/** Lays out an archive of `files`, in the order given, without reading any of them. */
+export function tarLayout(files: readonly TarSource[]): TarLayout {
+  const framed = files.map((file) => ({ file, framing: entryFraming(file.path, file.size, file.mtimeMs) }));
   const entries: TarEntry[] = [];
   let at = 0;
-  for (const { file, header } of framed) {
-    archive.set(header, at);
-    at += header.byteLength;
-    archive.set(file.content, at);
-    entries.push({ path: file.path, offset: at, size: file.content.byteLength });
-    at += padded(file.content.byteLength);
+  for (const { file, framing } of framed) {
+    at += framing.header.byteLength;
+    entries.push({ path: file.path, offset: at, size: file.size });
+    at += file.size + framing.padding;
   }
-  return { archive, entries };
+  return {
+    length: at + END_OF_ARCHIVE,
+    entries,
+    chunks: function* () {
+      for (const { file, framing } of framed) {
+        yield framing.header;
+        let written = 0;
+        for (const piece of file.pieces()) {
+          written += piece.byteLength;
+          if (written > file.size) break;
+          yield piece;
+        }
+        if (written !== file.size) {
+          throw new Error(
+            `The archive's ${file.path} has ${written} bytes instead of the ${file.size} it was listed with.`,
+          );
+        }
+        if (framing.padding > 0) yield new Uint8Array(framing.padding);
+      }
+      yield new Uint8Array(END_OF_ARCHIVE);
+    },
+  };
+}
+
+/** The laid-out archive's bytes, assembled in one array. */
+export function tarBytes(layout: TarLayout): Uint8Array {
+  const archive = new Uint8Array(layout.length);
+  let at = 0;
+  for (const chunk of layout.chunks()) {
+    archive.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return archive;
+}
+
+/**
+ * The laid-out archive as a stream of its announced length (a FixedLengthStream, which R2 takes), written in chunks
+ * of about `chunkBytes` as it is read. A file that fails (or is not its size) errors the stream and `written`;
+ * `abort` stops the writing when the reader has failed.
+ */
+export function tarStream(
+  layout: TarLayout,
+  chunkBytes: number,
+): { readable: ReadableStream<Uint8Array>; written: Promise<void>; abort(reason: unknown): Promise<void> } {
+  const { readable, writable } = new FixedLengthStream(layout.length);
+  const writer = writable.getWriter();
+  const write = async () => {
+    for (const chunk of coalesced(layout.chunks(), chunkBytes)) await writer.write(chunk);
+    await writer.close();
+  };
+  const written = write().catch(async (error: unknown) => {
+    await writer.abort(error).catch(() => {});
+    throw error;
+  });
+  return { readable, written, abort: (reason) => writer.abort(reason).catch(() => {}) };
+}
+
+/** `chunks` regrouped into chunks of about `size` bytes: small ones joined, large ones passed on as they are. */
+function* coalesced(chunks: Iterable<Uint8Array>, size: number): Iterable<Uint8Array> {
+  let held: Uint8Array[] = [];
+  let bytes = 0;
+  const join = () => {
+    const out = new Uint8Array(bytes);
+    let at = 0;
+    for (const chunk of held) {
+      out.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    held = [];
+    bytes = 0;
+    return out;
+  };
+  for (const chunk of chunks) {
+    if (chunk.byteLength >= size) {
+      if (bytes > 0) yield join();
+      yield chunk;
+      continue;
+    }
+    held.push(chunk);
+    bytes += chunk.byteLength;
+    if (bytes >= size) yield join();
+  }
+  if (bytes > 0) yield join();
+}
+
+/** The archive's bytes and where each file's content starts, in the order given. */
+export function packTar(files: readonly TarInput[]): { archive: Uint8Array; entries: TarEntry[] } {
+  const layout = tarLayout(
+    files.map((file) => ({ ...file, size: file.content.byteLength, pieces: () => [file.content] })),
+  );
+  return { archive: tarBytes(layout), entries: layout.entries };
 }
 
 /**

@@ -52,15 +52,17 @@ export class BundleUpload {
     if (store.get()?.bundleFlushed) return;
     // Seed 003's files: the task, its trace, and its checkpoints with their conversations redacted, as the API shows
     // them. The checkpoints are one file, not seed 003's one per checkpoint: an R2 write per checkpoint would more
-    // than double what a run's upload costs.
-    const saved = checkpoints.all().map((checkpoint) => ({
-      ...checkpoint,
-      state: { ...checkpoint.state, messages: redactor.value(checkpoint.state.messages) },
-    }));
+    // than double what a run's upload costs. Each checkpoint holds the conversation up to it, so the file is made a
+    // checkpoint at a time as the archive is written, never whole.
+    const saved = function* () {
+      for (const checkpoint of checkpoints.each()) {
+        yield { ...checkpoint, state: { ...checkpoint.state, messages: redactor.value(checkpoint.state.messages) } };
+      }
+    };
     const files = [
       { path: "task.json", content: json(seedTask(task)) },
       { path: "trace.json", content: json(traceTree(task, events.all(), events.forwarded())) },
-      { path: "checkpoints.json", content: json(saved) },
+      { path: "checkpoints.json", content: () => jsonArray(saved()) },
     ];
     const summary = finalSummary(task, this.deps.usageRollup?.() ?? null);
     await bundle.flush({ events, summary, transcript: transcript.render(), files }, () => store.markBundleFlushed());
@@ -69,4 +71,16 @@ export class BundleUpload {
 
 function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/** json() of an array, an element a piece: the same text, made one element at a time. */
+export function* jsonArray(items: Iterable<unknown>): Iterable<string> {
+  let first = true;
+  for (const item of items) {
+    // An element's own lines, indented one level as JSON.stringify indents an array's elements (a string value's
+    // line breaks are escaped, so every raw line break here is the layout's).
+    yield `${first ? "[\n" : ",\n"}  ${JSON.stringify(item, null, 2).replaceAll("\n", "\n  ")}`;
+    first = false;
+  }
+  yield first ? "[]\n" : "\n]\n";
 }

@@ -82,6 +82,35 @@ describe.each(STORES)("the blob store on %s", (_name, open) => {
     expect(await object?.text()).toBe('{"v":22}');
   });
 
+  it("writes a stream of announced length as it is written, chunk after chunk", async () => {
+    const key = `${fresh()}/streamed.tar`;
+    const chunks = [new Uint8Array(70_000).fill(7), new Uint8Array(1).fill(8), new Uint8Array(300).fill(9)];
+    const { readable, writable } = new FixedLengthStream(70_301);
+    const writer = writable.getWriter();
+    const written = (async () => {
+      for (const chunk of chunks) await writer.write(chunk);
+      await writer.close();
+    })();
+    await Promise.all([store.put(key, readable, { contentType: "application/x-tar" }), written]);
+    const object = await store.get(key);
+    expect(object?.size).toBe(70_301);
+    const bytes = new Uint8Array((await object?.arrayBuffer()) ?? new ArrayBuffer(0));
+    expect([bytes[0], bytes[69_999], bytes[70_000], bytes[70_001], bytes[70_300]]).toEqual([7, 7, 8, 9, 9]);
+  });
+
+  it("writes nothing from a stream that fails before its end", async () => {
+    const key = `${fresh()}/broken.tar`;
+    const { readable, writable } = new FixedLengthStream(1000);
+    const writer = writable.getWriter();
+    const written = (async () => {
+      await writer.write(new Uint8Array(400));
+      await writer.abort(new Error("the source failed"));
+    })();
+    const [put] = await Promise.allSettled([store.put(key, readable), written]);
+    expect(put.status).toBe("rejected");
+    expect(await store.get(key)).toBeNull();
+  });
+
   it("lists the keys under a prefix in order, with their sizes, and nothing beside it", async () => {
     const prefix = fresh();
     await store.put(`${prefix}/b.txt`, "bb");
