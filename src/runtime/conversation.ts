@@ -117,16 +117,14 @@ export class MessageLog {
    * whole history again. Kept in step by record(); dropped after a rolled-back transaction.
    */
   private context: MessageParam[] | undefined;
+  /** How many messages the table holds, once counted. */
+  private known: number | undefined;
 
   constructor(sql: SqlStorage) {
     this.sql = sql;
   }
 
   record(index: number, message: MessageParam): void {
-    if (this.context !== undefined) {
-      if (index === this.context.length) this.context.push(message);
-      else if (index > this.context.length) this.context = undefined;
-    }
     this.sql.exec(
       "INSERT OR IGNORE INTO runtime_messages (idx, role, content, created_at) VALUES (?, ?, ?, ?)",
       index,
@@ -134,11 +132,21 @@ export class MessageLog {
       JSON.stringify(message.content),
       new Date().toISOString(),
     );
+    // After the write: the caches never hold a message the table does not.
+    if (this.context !== undefined) {
+      if (index === this.context.length) this.context.push(message);
+      else if (index > this.context.length) this.context = undefined;
+    }
+    if (this.known !== undefined) {
+      if (index === this.known) this.known++;
+      else if (index > this.known) this.known = undefined;
+    }
   }
 
-  /** Forgets the cached context (after a rolled-back transaction). */
+  /** Forgets the cached context and count (after a rolled-back transaction). */
   invalidate(): void {
     this.context = undefined;
+    this.known = undefined;
   }
 
   /** The conversation as the model's context (a copy the caller may extend), read from storage only the first time. */
@@ -164,9 +172,13 @@ export class MessageLog {
     return this.rows("SELECT * FROM runtime_messages WHERE idx >= ? ORDER BY idx", index);
   }
 
-  /** How many messages the conversation holds (they are recorded by index, without gaps). */
+  /**
+   * How many messages the conversation holds (they are recorded by index, without gaps): counted once, then kept in
+   * step by record(), the table's only writer (a checkpoint asks at every step).
+   */
   count(): number {
-    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM runtime_messages").one().n;
+    this.known ??= this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM runtime_messages").one().n;
+    return this.known;
   }
 
   list(): StoredMessage[] {

@@ -25,6 +25,8 @@ export class PendingCalls {
   private readonly sql: SqlStorage;
   /** Calls started by this instance: never mistaken for abandoned ones. */
   private readonly mine = new Set<string>();
+  /** Whether a look for an earlier instance's calls has found none (a look that found some may be rolled back). */
+  private noneAbandoned = false;
   /** Calls started and not yet written, each with the timer that writes it. */
   private readonly unwritten = new Map<string, { call: PendingCall; timer: ReturnType<typeof setTimeout> }>();
 
@@ -97,8 +99,11 @@ export class PendingCalls {
 
   /** Removes and returns the calls an earlier instance left unfinished. */
   takeAbandoned(): PendingCall[] {
+    // Once a look has found none, none can appear: every row written after it is this instance's own.
+    if (this.noneAbandoned) return [];
     const rows = this.sql.exec<PendingCall>("SELECT * FROM runtime_pending_calls").toArray();
     const abandoned = rows.filter((row) => !this.mine.has(row.key));
+    this.noneAbandoned = abandoned.length === 0;
     for (const row of abandoned) this.sql.exec("DELETE FROM runtime_pending_calls WHERE key = ?", row.key);
     return abandoned;
   }
