@@ -227,7 +227,13 @@ interface Target {
   ratioToFloor: number | null;
 }
 
-function targets(outpost: OutpostLevel[], floor: FloorLevel[], chat: ChatResult, memory: MemoryResult): Target[] {
+function targets(
+  outpost: OutpostLevel[],
+  floor: FloorLevel[],
+  chat: ChatResult,
+  memory: MemoryResult,
+  workerdFloor: WorkerdFloorResult,
+): Target[] {
   const at = (c: number) => outpost.find((l) => l.target === "wrangler proxy" && l.concurrency === c);
   const floorAt = (c: number) => floor.find((f) => f.concurrency === c);
   const c1 = at(1);
@@ -280,7 +286,14 @@ function targets(outpost: OutpostLevel[], floor: FloorLevel[], chat: ChatResult,
       ratioToFloor: f20 ? round(perSecond / (f20.tasks / f20.elapsedS), 2) : null,
     });
   }
-  add("memory per in-flight task, Outpost workerd", memory.perTaskKiB, TARGETS.memoryPerTaskKiB, " KiB");
+  // Memory's floor is the workerd floor's under the same dev server: the Node floor has no objects.
+  add(
+    "memory per in-flight task, Outpost workerd",
+    memory.perTaskKiB,
+    TARGETS.memoryPerTaskKiB,
+    " KiB",
+    workerdFloor.devMemory.perRunKiB,
+  );
   if (c1) {
     add("first event p95 (c=1)", c1.firstEventMs.p95, TARGETS.firstEventP95Ms, " ms");
     add("in-run overhead p95 (c=1)", c1.inRunOverheadPerTurnMs.p95, TARGETS.overheadP95Ms, " ms");
@@ -514,6 +527,7 @@ function floorsTable(result: {
   const memory = result.workerd_floor.memory;
   const ratio = (a: number | undefined, b: number | undefined) =>
     a === undefined || b === undefined ? "—" : `${fmt(a / b, 2)}x`;
+  const dev = result.workerd_floor.devMemory;
   return [
     "The floors, and Outpost on the same workerd (c=1; the workerd floor is bench/floor.ts's loop in a Durable Object",
     "of its own per run, on a workerd serve of its own: what the platform costs before Outpost does anything):",
@@ -547,6 +561,8 @@ function floorsTable(result: {
         ],
       ],
     ),
+    `Under wrangler dev the durable workerd floor held ${dev.perRunKiB} KiB per in-flight run (one request a run; ` +
+      `the headline's memory ratio is to it).`,
   ];
 }
 
@@ -669,7 +685,7 @@ async function main(): Promise<void> {
     }
     log(
       `workerd floor: the floor's loop in a Durable Object per run (workerd serve), ${SELF_HOSTED_LEVEL.tasks} runs ` +
-        `alone and ${SELF_HOSTED_LEVEL.tasks} writing each message to SQLite, then ${STALLED_TASKS} held in flight…`,
+        `alone and ${SELF_HOSTED_LEVEL.tasks} writing each message to SQLite, then ${STALLED_TASKS} held in flight there and under wrangler dev…`,
     );
     const workerdFloor = await measureWorkerdFloor({
       root,
@@ -713,7 +729,7 @@ async function main(): Promise<void> {
       chat,
       fanout,
       wrangler_restarts: session.reruns,
-      targets: targets(outpost, floor, chat, memory),
+      targets: targets(outpost, floor, chat, memory, workerdFloor),
       bench_seconds: round((performance.now() - benchStarted) / 1000, 1),
     };
     const output = report(result);

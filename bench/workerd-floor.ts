@@ -2,16 +2,17 @@
 // `workerd serve` of its own (bench/workerd-floor/), against the same emulator and script. Two levels at
 // concurrency 1: the loop alone, and the loop with each message written to the object's SQLite before the next call
 // (one commit per step, the least a durable loop does). Then its memory: runs held in flight by a model call that
-// does not answer, as the memory phase holds Outpost's tasks. What it shows: how much of a task's CPU, latency and
-// memory is the platform's (a new object per run, the isolate's turns, workerd's I/O, SQLite) and how much is
-// Outpost's own work on top of it, read beside self-hosted Outpost on the same workerd.
+// does not answer, as the memory phase holds Outpost's tasks, on workerd serve and under wrangler dev. What it
+// shows: how much of a task's CPU, latency and memory is the platform's (a new object per run, the isolate's turns,
+// workerd's I/O, SQLite) and how much is Outpost's own work on top of it.
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import type { RequestRecord } from "../emulator/server.ts";
 import { MODEL_TURNS } from "./config.ts";
 import { httpJson } from "./http.ts";
 import { buildSelfHosted } from "./self-hosted.ts";
 import { round, runPool, type Summary, sleep, summarize } from "./util.ts";
-import { cpuMs } from "./wrangler.ts";
+import { cpuMs, startWrangler } from "./wrangler.ts";
 
 export interface WorkerdFloorLevel {
   /** Each message written to the object's SQLite before the next model call. */
@@ -25,10 +26,20 @@ export interface WorkerdFloorLevel {
   cpuMsPerRun: number;
 }
 
+/** RSS growth of the floor's workerd with `runs` persisted runs waiting on their model call, per run. */
+export interface FloorMemory {
+  runs: number;
+  idleMiB: number;
+  inFlightMiB: number;
+  perRunKiB: number;
+}
+
 export interface WorkerdFloorResult {
   levels: WorkerdFloorLevel[];
-  /** RSS growth of the floor's workerd with `runs` persisted runs waiting on their model call, per run. */
-  memory: { runs: number; idleMiB: number; inFlightMiB: number; perRunKiB: number };
+  /** On workerd serve, beside self-hosted Outpost. */
+  memory: FloorMemory;
+  /** Under wrangler dev, beside the headline's memory figure (the same dev server, one request a run). */
+  devMemory: FloorMemory;
 }
 
 const WARMUP_RUNS = 6;
@@ -79,33 +90,49 @@ export async function measureWorkerdFloor(options: {
         }),
       );
     }
-    const memory = await build.withServer(async (server) => {
-      const rssMiB = () => {
-        const status = readFileSync(`/proc/${server.pid}/status`, "utf8");
-        return Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? Number.NaN) / 1024;
-      };
-      const start = (label: string, query: string) =>
-        httpJson("POST", `${server.url}/runs/workerd-floor-${label}-${crypto.randomUUID()}?persist=1&${query}`).then(
-          (res) => {
-            if (res.status !== 200) throw new Error(`workerd floor memory: HTTP ${res.status}`);
-          },
-        );
-      await runPool(2, 1, (i) => start(`memory-warm-up-${i}`, "wait=1"));
-      await sleep(1000);
-      const idleMiB = rssMiB();
-      await runPool(options.memoryRuns, 20, (i) => start(`stalled-${i}`, "stall=1&wait=0"));
-      // As the memory phase does: let the model requests go out and settle before reading.
-      await sleep(3000);
-      const inFlightMiB = rssMiB();
-      return {
-        runs: options.memoryRuns,
-        idleMiB: round(idleMiB, 1),
-        inFlightMiB: round(inFlightMiB, 1),
-        perRunKiB: round(((inFlightMiB - idleMiB) * 1024) / options.memoryRuns, 0),
-      };
+    const memory = await build.withServer((server) => floorMemory(server.url, server.pid, options.memoryRuns));
+    // Under wrangler dev too, on a copy of the tree with the floor's files added, as the bench serves Outpost.
+    const files = ["bench/workerd-floor/worker.ts", "bench/workerd-floor/wrangler.toml", "bench/floor.ts"];
+    files.push("bench/config.ts");
+    const dev = await startWrangler({
+      root: options.root,
+      vars: { ANTHROPIC_BASE_URL: options.emulatorUrl },
+      extraFiles: Object.fromEntries(files.map((file) => [file, readFileSync(resolve(options.root, file), "utf8")])),
+      extraArgs: ["--config", "bench/workerd-floor/wrangler.toml"],
     });
-    return { levels, memory };
+    let devMemory: FloorMemory;
+    try {
+      devMemory = await floorMemory(dev.url, dev.workerPid, options.memoryRuns);
+    } finally {
+      await dev.stop();
+    }
+    return { levels, memory, devMemory };
   } finally {
     build.remove();
   }
+}
+
+/** `runs` persisted floor runs held in flight by a model call that does not answer: the workerd's growth per run. */
+async function floorMemory(url: string, pid: number, runs: number): Promise<FloorMemory> {
+  const rssMiB = () => {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    return Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? Number.NaN) / 1024;
+  };
+  const start = (label: string, query: string) =>
+    httpJson("POST", `${url}/runs/workerd-floor-${label}-${crypto.randomUUID()}?persist=1&${query}`).then((res) => {
+      if (res.status !== 200) throw new Error(`workerd floor memory: HTTP ${res.status}`);
+    });
+  await runPool(2, 1, (i) => start(`memory-warm-up-${i}`, "wait=1"));
+  await sleep(1000);
+  const idleMiB = rssMiB();
+  await runPool(runs, 20, (i) => start(`stalled-${i}`, "stall=1&wait=0"));
+  // As the memory phase does: let the model requests go out and settle before reading.
+  await sleep(3000);
+  const inFlightMiB = rssMiB();
+  return {
+    runs,
+    idleMiB: round(idleMiB, 1),
+    inFlightMiB: round(inFlightMiB, 1),
+    perRunKiB: round(((inFlightMiB - idleMiB) * 1024) / runs, 0),
+  };
 }

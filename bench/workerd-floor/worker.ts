@@ -3,7 +3,7 @@
 // difference between it and Outpost is Outpost's own work; the difference between it and the Node floor is the
 // platform's (a new object, its isolate's turns, workerd's I/O).
 //
-// POST /runs/<id>?persist=1&stall=1&wait=0
+// GET / answers "ok"; POST /runs/<id>?persist=1&stall=1&wait=0
 // - persist=1: each message of the conversation is written to the object's SQLite before the next model call (the
 //   least a durable loop does: one commit per step, and the call waits for it);
 // - stall=1: the first message carries the emulator's stall marker (a model call that does not answer: the memory
@@ -47,6 +47,8 @@ export class FloorObject extends DurableObject<FloorEnv> {
 export default {
   async fetch(request: Request, env: FloorEnv): Promise<Response> {
     const url = new URL(request.url);
+    // A readiness answer, for a launcher that waits for one (the bench's wrangler dev waits for GET / to answer 200).
+    if (request.method === "GET" && url.pathname === "/") return new Response("ok");
     const id = /^\/runs\/([\w.-]+)$/.exec(url.pathname)?.[1];
     if (request.method !== "POST" || id === undefined) return new Response("POST /runs/<id>", { status: 404 });
     const flag = (name: string, absent: boolean) => (url.searchParams.get(name) ?? (absent ? "1" : "0")) === "1";
