@@ -109,14 +109,10 @@ export class CheckpointLog {
     return row ? this.checkpoint(row, this.conversation.list()) : null;
   }
 
-  /** Every checkpoint with its state, oldest first, the conversation read once for all of them. */
-  all(): Checkpoint[] {
-    return [...this.each()];
-  }
-
   /**
-   * The same, one at a time (the run bundle writes them a piece each): a checkpoint's state holds the conversation up
-   * to it, so all of a long run's states together grow with the square of its length.
+   * Every checkpoint with its state, oldest first, one at a time, the conversation read once for all of them (the run
+   * bundle writes them a piece each): a checkpoint's state holds the conversation up to it, so all of a long run's
+   * states together grow with the square of its length.
    */
   *each(): Iterable<Checkpoint> {
     const conversation = this.conversation.list();
