@@ -1,24 +1,13 @@
 // The blob store's one conformance suite, run against both implementations: R2 (the RUNS bucket the tests bind) and
 // the self-hosted directory store against a real workerd disk service over a temporary directory (started by
 // test/support/global-setup.ts). Whatever the code does with one, it can do with the other.
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { BlobStore } from "../../src/blob-store/blob-store.ts";
-import { DiskBlobStore } from "../../src/blob-store/disk-blob-store.ts";
-import { runsStore } from "../support/runs-bucket.ts";
-
-const DISK_URL = inject("diskUrl");
-
-/** What the RUNS_DIRECTORY binding does: every request to the disk service, whatever its host. */
-const diskService = {
-  fetch: (input: RequestInfo | URL, init?: RequestInit) => {
-    const url = new URL(input instanceof Request ? input.url : String(input));
-    return fetch(`${DISK_URL}${url.pathname}`, init);
-  },
-};
+import { diskStore, runsStore } from "../support/runs-bucket.ts";
 
 const STORES: [string, () => BlobStore][] = [
   ["R2", runsStore],
-  ["a directory behind workerd's disk service", () => new DiskBlobStore(diskService)],
+  ["a directory behind workerd's disk service", diskStore],
 ];
 
 /** Every key under `prefix`, following the cursor. */
@@ -170,7 +159,7 @@ describe.each(STORES)("the blob store on %s", (_name, open) => {
 
 describe("the directory store", () => {
   it("refuses a key that is not a plain path (an empty, '.' or '..' part), writing nothing", async () => {
-    const store = new DiskBlobStore(diskService);
+    const store = diskStore();
     const prefix = `blob-test/${crypto.randomUUID()}`;
     for (const key of [`${prefix}/../escape.txt`, `${prefix}//double.txt`, `${prefix}/./here.txt`, `${prefix}/`]) {
       await expect(store.put(key, "x")).rejects.toThrow(

@@ -16,7 +16,7 @@ import {
 import { readTar, tarFiles } from "../../src/run-bundle/tar.ts";
 import { jsonArray } from "../../src/runtime/bundle-upload.ts";
 import { migrate } from "../../src/storage/migrations.ts";
-import { runsStore } from "../support/runs-bucket.ts";
+import { diskStore, runsStore } from "../support/runs-bucket.ts";
 
 const decoder = new TextDecoder();
 
@@ -70,50 +70,57 @@ describe("flushing a run bundle", () => {
     );
   });
 
-  it("writes a file made in pieces whole, made once when small and twice when large, beside the staged files", async () => {
-    const taskId = crypto.randomUUID();
-    const stub = env.TASKS.get(env.TASKS.idFromName(`bundle-flush-${taskId}`));
-    // 9.6 MB of checkpoints, a checkpoint a piece (an archive over 8 MiB is streamed, not assembled), and a small
-    // file made in pieces too.
-    const checkpoints = Array.from({ length: 48 }, (_, i) => ({
-      position: `turn_${i}`,
-      text: `${i % 10}`.repeat(200_000),
-    }));
-    const made = { large: 0, small: 0 };
-    const large: TextPieces = () => {
-      made.large++;
-      return jsonArray(checkpoints);
-    };
-    const small: TextPieces = () => {
-      made.small++;
-      return ["a", "b\n"];
-    };
-    const { archive } = await runInDurableObject(stub, async (_instance, state) => {
-      migrate(state.storage);
-      const bundle = new RunBundle(state.storage.sql, runsStore(), () => taskId);
-      await bundle.write("artifacts/llm/decision_loop_turn_1_attempt_1_request.txt", "é".repeat(200_000));
-      await bundle.write("artifacts/llm/decision_loop_turn_2_attempt_1_request.txt", "request 2");
-      await bundle.flush({
-        events: { all: function* () {} },
-        summary: "done",
-        transcript: "t",
-        files: [
-          { path: "checkpoints.json", content: large },
-          { path: "small.txt", content: small },
-        ],
+  it.each([
+    ["R2", runsStore],
+    ["the self-hosted directory store", diskStore],
+  ])(
+    "writes a file made in pieces whole, made once when small and twice when large, beside the staged files (%s)",
+    async (_name, open) => {
+      const store = open();
+      const taskId = crypto.randomUUID();
+      const stub = env.TASKS.get(env.TASKS.idFromName(`bundle-flush-${taskId}`));
+      // 9.6 MB of checkpoints, a checkpoint a piece (an archive over 8 MiB is streamed, not assembled), and a small
+      // file made in pieces too.
+      const checkpoints = Array.from({ length: 48 }, (_, i) => ({
+        position: `turn_${i}`,
+        text: `${i % 10}`.repeat(200_000),
+      }));
+      const made = { large: 0, small: 0 };
+      const large: TextPieces = () => {
+        made.large++;
+        return jsonArray(checkpoints);
+      };
+      const small: TextPieces = () => {
+        made.small++;
+        return ["a", "b\n"];
+      };
+      const { archive } = await runInDurableObject(stub, async (_instance, state) => {
+        migrate(state.storage);
+        const bundle = new RunBundle(state.storage.sql, store, () => taskId);
+        await bundle.write("artifacts/llm/decision_loop_turn_1_attempt_1_request.txt", "é".repeat(200_000));
+        await bundle.write("artifacts/llm/decision_loop_turn_2_attempt_1_request.txt", "request 2");
+        await bundle.flush({
+          events: { all: function* () {} },
+          summary: "done",
+          transcript: "t",
+          files: [
+            { path: "checkpoints.json", content: large },
+            { path: "small.txt", content: small },
+          ],
+        });
+        const object = await store.get(`runs/${taskId}/bundle.tar`);
+        return { archive: new Uint8Array((await object?.arrayBuffer()) ?? new ArrayBuffer(0)) };
       });
-      const object = await runsStore().get(`runs/${taskId}/bundle.tar`);
-      return { archive: new Uint8Array((await object?.arrayBuffer()) ?? new ArrayBuffer(0)) };
-    });
-    const files = tarFiles(archive);
-    expect(decoder.decode(files.get("checkpoints.json"))).toBe(`${JSON.stringify(checkpoints, null, 2)}\n`);
-    expect(decoder.decode(files.get("small.txt"))).toBe("ab\n");
-    expect(decoder.decode(files.get("artifacts/llm/decision_loop_turn_1_attempt_1_request.txt"))).toBe(
-      "é".repeat(200_000),
-    );
-    expect(decoder.decode(files.get("artifacts/llm/decision_loop_turn_2_attempt_1_request.txt"))).toBe("request 2");
-    expect(made).toStrictEqual({ large: 2, small: 1 });
-  });
+      const files = tarFiles(archive);
+      expect(decoder.decode(files.get("checkpoints.json"))).toBe(`${JSON.stringify(checkpoints, null, 2)}\n`);
+      expect(decoder.decode(files.get("small.txt"))).toBe("ab\n");
+      expect(decoder.decode(files.get("artifacts/llm/decision_loop_turn_1_attempt_1_request.txt"))).toBe(
+        "é".repeat(200_000),
+      );
+      expect(decoder.decode(files.get("artifacts/llm/decision_loop_turn_2_attempt_1_request.txt"))).toBe("request 2");
+      expect(made).toStrictEqual({ large: 2, small: 1 });
+    },
+  );
 
   it("fails the flush with nothing written when a file is not the size it was listed with", async () => {
     const taskId = crypto.randomUUID();
