@@ -10,6 +10,7 @@ import { resolve } from "node:path";
 import type { RequestRecord } from "../emulator/server.ts";
 import { MODEL_TURNS } from "./config.ts";
 import { httpJson } from "./http.ts";
+import { selfHostedSnapshot } from "./memory.ts";
 import { buildSelfHosted } from "./self-hosted.ts";
 import { round, runPool, type Summary, sleep, summarize } from "./util.ts";
 import { cpuMs, startWrangler } from "./wrangler.ts";
@@ -114,10 +115,8 @@ export async function measureWorkerdFloor(options: {
 
 /** `runs` persisted floor runs held in flight by a model call that does not answer: the workerd's growth per run. */
 async function floorMemory(url: string, pid: number, runs: number): Promise<FloorMemory> {
-  const rssMiB = () => {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    return Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? Number.NaN) / 1024;
-  };
+  // The workerd's resident memory, read as the self-hosted memory phase reads it.
+  const rssMiB = () => selfHostedSnapshot(pid).workerMiB;
   const start = (label: string, query: string) =>
     httpJson("POST", `${url}/runs/workerd-floor-${label}-${crypto.randomUUID()}?persist=1&${query}`).then((res) => {
       if (res.status !== 200) throw new Error(`workerd floor memory: HTTP ${res.status}`);
