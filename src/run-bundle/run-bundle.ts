@@ -301,20 +301,23 @@ export class RunBundle {
       ...archived,
     ];
     const entries = await this.writeArchive(prefix + BUNDLE_ARCHIVE, ordered, Date.parse(now));
+    const placed = entries.flatMap((entry, i) => {
+      const file = ordered[i]?.[1];
+      if (!file) return [];
+      const { content_type, created_at } = file;
+      return [{ path: entry.path, size: entry.size, content_type, created_at, offset: entry.offset }];
+    });
     this.atomically(() => {
-      for (const [i, entry] of entries.entries()) {
-        const file = ordered[i]?.[1];
-        if (!file) continue;
-        this.upsert({
-          path: entry.path,
-          content: null,
-          size: entry.size,
-          content_type: file.content_type,
-          created_at: file.created_at,
-          uploaded: 1,
-          archive_offset: entry.offset,
-        });
-      }
+      // Every file's place in one statement, whatever the number of files.
+      this.sql.exec(
+        `INSERT INTO bundle_files (path, content, size, content_type, created_at, uploaded, archive_offset)
+         SELECT value ->> 'path', NULL, value ->> 'size', value ->> 'content_type', value ->> 'created_at', 1,
+           value ->> 'offset'
+         FROM json_each(?) WHERE true
+         ON CONFLICT(path) DO UPDATE SET content = NULL, size = excluded.size, uploaded = 1,
+           archive_offset = excluded.archive_offset`,
+        JSON.stringify(placed),
+      );
       commit();
     });
   }

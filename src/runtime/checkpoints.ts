@@ -74,16 +74,15 @@ export class CheckpointLog {
     state: Omit<CheckpointState, "messages" | "metadata"> & { metadata: Record<string, unknown> },
     awaitingHuman = false,
   ): CheckpointSummary | null {
-    // A position recorded before (a replayed step) records nothing. Looked up first rather than left to the insert's
-    // conflict: an ignored insert would still use up a sequence number. Only the new row is read back, so that a
-    // checkpoint costs the same at the hundredth step as at the first.
-    if (this.sql.exec("SELECT 1 FROM runtime_checkpoints WHERE position = ?", position).toArray().length > 0) {
-      return null;
-    }
+    // A position recorded before (a replayed step) records nothing. Not left to an INSERT OR IGNORE's conflict: an
+    // ignored insert would still use up a sequence number; the NOT EXISTS means no insert is tried. Only the new row
+    // is read back, so that a checkpoint costs the same at the hundredth step as at the first.
     const row = this.sql
       .exec<Row>(
-        `INSERT OR IGNORE INTO runtime_checkpoints (checkpoint_id, position, message_count, next_action, current_agent,
-          routing_key, metadata, created_at, awaiting_human) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        `INSERT INTO runtime_checkpoints (checkpoint_id, position, message_count, next_action, current_agent,
+          routing_key, metadata, created_at, awaiting_human)
+         SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM runtime_checkpoints WHERE position = ?)
+         RETURNING *`,
         crypto.randomUUID(),
         position,
         this.conversation.count(),
@@ -93,6 +92,7 @@ export class CheckpointLog {
         JSON.stringify(state.metadata),
         new Date().toISOString(),
         awaitingHuman ? 1 : 0,
+        position,
       )
       .toArray()[0];
     return row ? this.summary(row) : null;

@@ -45,8 +45,20 @@ export class StepJournal {
    * attempt started and never completed (the object was evicted or restarted during it).
    */
   async begin(name: string): Promise<StepLookup> {
-    const row = this.sql.exec<StepRow>("SELECT * FROM runtime_steps WHERE name = ?", name).toArray()[0];
-    if (row?.status === "completed") {
+    const now = new Date().toISOString();
+    // A step met for the first time (nearly every step) is recorded in one statement; only a step that has a row
+    // already (a replay after an eviction) is read.
+    const spanId = randomHex(8);
+    const recorded = this.sql.exec(
+      `INSERT INTO runtime_steps (name, status, attempts, span_id, started_at) VALUES (?, 'started', 1, ?, ?)
+       ON CONFLICT(name) DO NOTHING`,
+      name,
+      spanId,
+      now,
+    );
+    if (recorded.rowsWritten > 0) return { state: "started", attempt: 1, spanId, interrupted: false };
+    const row = this.sql.exec<StepRow>("SELECT * FROM runtime_steps WHERE name = ?", name).one();
+    if (row.status === "completed") {
       if (row.result_key) {
         const object = await this.bucket.get(row.result_key);
         if (!object) throw new Error(`Step result ${row.result_key} is missing from R2`);
@@ -54,26 +66,15 @@ export class StepJournal {
       }
       return { state: "completed", result: JSON.parse(row.result ?? "null") };
     }
-    const now = new Date().toISOString();
-    if (row && row.attempts >= MAX_STEP_ATTEMPTS) {
+    if (row.attempts >= MAX_STEP_ATTEMPTS) {
       // A step that dies with its object every time (out of memory, CPU limit) must not be paid for forever.
       throw new WorkflowError(
         `Step "${name}" was interrupted ${row.attempts} times and will not be run again.`,
         "step_attempts_exhausted",
       );
     }
-    if (row) {
-      this.sql.exec("UPDATE runtime_steps SET attempts = attempts + 1, started_at = ? WHERE name = ?", now, name);
-      return { state: "started", attempt: row.attempts + 1, spanId: row.span_id, interrupted: true };
-    }
-    const spanId = randomHex(8);
-    this.sql.exec(
-      "INSERT INTO runtime_steps (name, status, attempts, span_id, started_at) VALUES (?, 'started', 1, ?, ?)",
-      name,
-      spanId,
-      now,
-    );
-    return { state: "started", attempt: 1, spanId, interrupted: false };
+    this.sql.exec("UPDATE runtime_steps SET attempts = attempts + 1, started_at = ? WHERE name = ?", now, name);
+    return { state: "started", attempt: row.attempts + 1, spanId: row.span_id, interrupted: true };
   }
 
   async complete(name: string, result: unknown): Promise<void> {

@@ -37,6 +37,7 @@ interface TaskRow extends Record<string, SqlStorageValue> {
   trace_id: string;
   root_span_id: string;
   bundle_flushed: number;
+  crashes: number;
   limits: string;
   tags: string;
   retention_explicit: number;
@@ -105,10 +106,10 @@ export class TaskStore {
   /** Creates the task; returns false if this object already holds one. */
   create(init: TaskInit): boolean {
     if (this.get()) return false;
-    this.sql.exec(
+    const cursor = this.sql.exec<TaskRow>(
       `INSERT INTO task (id, agent, input, metadata, status, model, usage, created_at, retention_days, parent_task_id,
         trace_id, root_span_id, limits, tags, retention_explicit, tenant, webhook, trigger, redaction_mode,
-        dry_run, kind, busy) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        dry_run, kind, busy) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
       init.id,
       init.agent,
       init.input,
@@ -133,7 +134,7 @@ export class TaskStore {
       init.session ? "session" : "task",
       init.session?.busy ?? null,
     );
-    this.cache = undefined;
+    this.keep(cursor);
     return true;
   }
 
@@ -181,8 +182,7 @@ export class TaskStore {
 
   /** Replaces the task's metadata (seed 003 state_updates at a resume). */
   setMetadata(metadata: Record<string, unknown>): void {
-    this.sql.exec("UPDATE task SET metadata = ?", JSON.stringify(metadata));
-    this.cache = undefined;
+    this.keep(this.sql.exec<TaskRow>("UPDATE task SET metadata = ? RETURNING *", JSON.stringify(metadata)));
   }
 
   /** Ends the task unless it has already ended. Returns whether this call ended it. */
@@ -216,40 +216,49 @@ export class TaskStore {
   addUsage(call: CallUsage): AgentUsage {
     const task = this.get();
     const usage = addCallUsage(task?.usage ?? emptyUsage(), call);
-    this.sql.exec("UPDATE task SET usage = ?", JSON.stringify(usage));
-    this.cache = undefined;
+    this.keep(this.sql.exec<TaskRow>("UPDATE task SET usage = ? RETURNING *", JSON.stringify(usage)));
     return usage;
   }
 
   addRecoveredCall(call: { input_tokens: number; output_tokens: number; cost_usd: number | null }): AgentUsage {
     const usage = addRecovery(this.get()?.usage ?? emptyUsage(), call);
-    this.sql.exec("UPDATE task SET usage = ?", JSON.stringify(usage));
-    this.cache = undefined;
+    this.keep(this.sql.exec<TaskRow>("UPDATE task SET usage = ? RETURNING *", JSON.stringify(usage)));
     return usage;
   }
 
   /** Counts a run that crashed outside the agent's error handling; returns the count so far. */
   recordCrash(): number {
-    const row = this.sql.exec<{ crashes: number }>("UPDATE task SET crashes = crashes + 1 RETURNING crashes").one();
+    const row = this.keep(this.sql.exec<TaskRow>("UPDATE task SET crashes = crashes + 1 RETURNING *"));
+    if (!row) throw new Error("There is no task in this object to count a crash for.");
     return row.crashes;
   }
 
   markBundleFlushed(): void {
-    this.sql.exec("UPDATE task SET bundle_flushed = 1");
-    this.cache = undefined;
+    this.keep(this.sql.exec<TaskRow>("UPDATE task SET bundle_flushed = 1 RETURNING *"));
   }
 
   private transition(from: RecordStatus[], to: RecordStatus, fields: Record<string, string | null>): boolean {
     const names = Object.keys(fields);
     const sets = names.map((n) => `${n} = ?`).join(", ");
-    const cursor = this.sql.exec(
-      `UPDATE task SET status = ?${sets ? `, ${sets}` : ""} WHERE status IN (${from.map(() => "?").join(", ")})`,
+    const cursor = this.sql.exec<TaskRow>(
+      `UPDATE task SET status = ?${sets ? `, ${sets}` : ""} WHERE status IN (${from.map(() => "?").join(", ")})
+       RETURNING *`,
       to,
       ...names.map((n) => fields[n] ?? null),
       ...from,
     );
-    this.cache = undefined;
-    return cursor.rowsWritten > 0;
+    // No row came back: the task was not in a `from` status, and nothing changed.
+    return this.keep(cursor) !== undefined;
+  }
+
+  /**
+   * Takes a write's returned row (RETURNING *) as the cached task: the row as the write left it, with no second read.
+   * A write that changed nothing returns no row and leaves the cache as it was.
+   */
+  private keep(cursor: SqlStorageCursor<TaskRow>): TaskRow | undefined {
+    const row = cursor.toArray()[0];
+    if (row) this.cache = fromRow(row);
+    return row;
   }
 }
 
