@@ -38,7 +38,7 @@ import { buildSelfHosted, selfHostedMemory } from "./self-hosted.ts";
 import { DevSession } from "./session.ts";
 import { fmt, mean, round, runPool, type Summary, summarize, table } from "./util.ts";
 import { measureWorkerdFloor, type WorkerdFloorResult } from "./workerd-floor.ts";
-import { cpuMs, groupProcesses, type WranglerDev, workerdRole } from "./wrangler.ts";
+import { cpuMs, devProxyPid, type WranglerDev } from "./wrangler.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const execFileAsync = promisify(execFile);
@@ -65,8 +65,7 @@ interface OutpostProcesses {
 }
 
 function devProcesses(dev: WranglerDev): OutpostProcesses {
-  const proxy = groupProcesses(dev.pid).find((p) => p.comm === "workerd" && workerdRole(p.pid, dev.port) === "proxy");
-  return { workerPid: dev.workerPid, proxyPid: proxy?.pid };
+  return { workerPid: dev.workerPid, proxyPid: devProxyPid(dev) };
 }
 
 /** CPU used from now on by Outpost's processes, by this one (the client) and by the emulator's. */
@@ -225,6 +224,14 @@ interface Target {
   pass: boolean;
   /** The measured value ÷ the floor's, where the floor has the same figure (its SDK loop, same run). */
   ratioToFloor: number | null;
+  /**
+   * The same figure for the platform floor: the durable loop of bench/workerd-floor/ under the same wrangler dev, in
+   * this run (a Durable Object per run, each message written to SQLite, nothing else). Null where it has no such
+   * figure (it sends no events).
+   */
+  platformFloor: number | null;
+  /** Whether the platform floor's figure meets the limit: where it does not, no code on top of it can. */
+  platformPass: boolean | null;
 }
 
 function targets(
@@ -236,24 +243,30 @@ function targets(
 ): Target[] {
   const at = (c: number) => outpost.find((l) => l.target === "wrangler proxy" && l.concurrency === c);
   const floorAt = (c: number) => floor.find((f) => f.concurrency === c);
+  const platformAt = (c: number) => workerdFloor.devLevels.find((l) => l.record && l.concurrency === c);
   const c1 = at(1);
   const c20 = at(20);
   const f1 = floorAt(1);
+  const p1 = platformAt(1);
+  const p20 = platformAt(20);
   const out: Target[] = [];
-  const add = (name: string, value: number, limit: number, unit: string, floorValue?: number) =>
+  const add = (name: string, value: number, limit: number, unit: string, floorValue?: number, platform?: number) =>
     out.push({
       name,
       value,
       limit: `<= ${limit}${unit}`,
       pass: value <= limit,
       ratioToFloor: floorValue ? round(value / floorValue, 2) : null,
+      platformFloor: platform ?? null,
+      platformPass: platform === undefined ? null : platform <= limit,
     });
   if (c1) {
-    add("CPU per task, Outpost workerd (c=1)", c1.cpu.workerMsPerTask, TARGETS.cpuPerTaskMs, " ms", f1?.cpuMsPerRun);
+    const name = "CPU per task, Outpost workerd (c=1)";
+    add(name, c1.cpu.workerMsPerTask, TARGETS.cpuPerTaskMs, " ms", f1?.cpuMsPerRun, p1?.cpuMsPerRun);
   }
   if (c20) {
-    const f20 = floorAt(20);
-    add("CPU per task, Outpost workerd (c=20)", c20.cpu.workerMsPerTask, TARGETS.cpuPerTaskMs, " ms", f20?.cpuMsPerRun);
+    const name = "CPU per task, Outpost workerd (c=20)";
+    add(name, c20.cpu.workerMsPerTask, TARGETS.cpuPerTaskMs, " ms", floorAt(20)?.cpuMsPerRun, p20?.cpuMsPerRun);
   }
   if (c1) {
     add(
@@ -262,6 +275,7 @@ function targets(
       TARGETS.clientOverheadP50Ms,
       " ms",
       f1?.overheadPerTurnMs.p50,
+      p1?.overheadPerTurnMs.p50,
     );
     if (f1) {
       const ratio = round(c1.inRunOverheadPerTurnMs.p50 / f1.overheadPerTurnMs.p50, 2);
@@ -271,6 +285,8 @@ function targets(
         limit: `<= ${TARGETS.inRunOverheadRatioToFloor}x`,
         pass: ratio <= TARGETS.inRunOverheadRatioToFloor,
         ratioToFloor: ratio,
+        platformFloor: null,
+        platformPass: null,
       });
     }
   }
@@ -284,6 +300,8 @@ function targets(
       limit: `>= ${TARGETS.c20TasksPerSecond}/s`,
       pass: perSecond >= TARGETS.c20TasksPerSecond,
       ratioToFloor: f20 ? round(perSecond / (f20.tasks / f20.elapsedS), 2) : null,
+      platformFloor: p20?.runsPerSecond ?? null,
+      platformPass: p20 ? p20.runsPerSecond >= TARGETS.c20TasksPerSecond : null,
     });
   }
   // Memory's floor is the workerd floor's under the same dev server: the Node floor has no objects.
@@ -292,6 +310,7 @@ function targets(
     memory.perTaskKiB,
     TARGETS.memoryPerTaskKiB,
     " KiB",
+    workerdFloor.devMemory.perRunKiB,
     workerdFloor.devMemory.perRunKiB,
   );
   if (c1) {
@@ -304,6 +323,8 @@ function targets(
     limit: `<= ${TARGETS.chatLateToEarlyRatio}x`,
     pass: chat.cpuRatio <= TARGETS.chatLateToEarlyRatio,
     ratioToFloor: null,
+    platformFloor: null,
+    platformPass: null,
   });
   return out;
 }
@@ -323,20 +344,30 @@ function report(result: {
   const lines: string[] = [];
   lines.push(
     "Headline: the targets of the issues, as a client sees them (through wrangler's proxy), beside the floor",
-    "(the same 3-call loop with the bare SDK in its own Node process, measured in the same run):",
+    "(the same 3-call loop with the bare SDK in its own Node process, measured in the same run) and the platform",
+    "floor (that loop in a Durable Object per run, each message written to its SQLite and the conversation to the",
+    "run store at the end, under the same wrangler dev):",
   );
   lines.push(
     table(
-      ["target", "measured", "limit", "result", "× floor"],
+      ["target", "measured", "limit", "result", "× floor", "platform floor"],
       result.targets.map((t) => [
         t.name,
         fmt(t.value, 2),
         t.limit,
         t.pass ? "PASS" : "MISS",
         t.ratioToFloor === null ? "—" : `${fmt(t.ratioToFloor, 2)}x`,
+        t.platformFloor === null ? "—" : fmt(t.platformFloor, 2),
       ]),
     ),
   );
+  const beyond = result.targets.filter((t) => t.platformPass === false);
+  if (beyond.length > 0) {
+    lines.push(
+      `The platform floor itself misses ${beyond.length === 1 ? "this limit" : "these limits"} on this machine: ` +
+        `${beyond.map((t) => `${t.name.replace(/, Outpost workerd/, "")} (${fmt(t.platformFloor ?? 0, 2)} against ${t.limit})`).join("; ")}.`,
+    );
+  }
   lines.push("", ...floorsTable(result));
   lines.push("", "Explanation: latency per level (p50/p95) and per phase.");
   const rows: string[][] = [];
@@ -521,9 +552,11 @@ function floorsTable(result: {
 }): string[] {
   const node = result.floor.find((f) => f.concurrency === 1);
   const selfHosted = result.outpost.find((l) => l.target === "self-hosted");
-  const [bare, durable] = [false, true].map((persist) =>
-    result.workerd_floor.levels.find((l) => l.persist === persist),
-  );
+  const kind = (persist: boolean, record: boolean) =>
+    result.workerd_floor.levels.find((l) => l.persist === persist && l.record === record);
+  const bare = kind(false, false);
+  const durable = kind(true, false);
+  const recorded = kind(true, true);
   const memory = result.workerd_floor.memory;
   const ratio = (a: number | undefined, b: number | undefined) =>
     a === undefined || b === undefined ? "—" : `${fmt(a / b, 2)}x`;
@@ -548,6 +581,12 @@ function floorsTable(result: {
           `${memory.perRunKiB} KiB`,
         ],
         [
+          "  and its conversation put in the run store at the end",
+          fmt(recorded?.cpuMsPerRun),
+          fmt(recorded?.overheadPerTurnMs.p50, 2),
+          "—",
+        ],
+        [
           "Outpost, self-hosted (workerd)",
           fmt(selfHosted?.cpu.workerMsPerTask),
           fmt(selfHosted?.overheadPerTurnMs.p50, 2),
@@ -559,10 +598,46 @@ function floorsTable(result: {
           ratio(selfHosted?.overheadPerTurnMs.p50, durable?.overheadPerTurnMs.p50),
           ratio(result.self_hosted_memory.perTaskKiB, memory.perRunKiB),
         ],
+        [
+          "Outpost ÷ the floor with its record",
+          ratio(selfHosted?.cpu.workerMsPerTask, recorded?.cpuMsPerRun),
+          ratio(selfHosted?.overheadPerTurnMs.p50, recorded?.overheadPerTurnMs.p50),
+          "—",
+        ],
       ],
     ),
     `Under wrangler dev the durable workerd floor held ${dev.perRunKiB} KiB per in-flight run (one request a run; ` +
       `the headline's memory ratio is to it).`,
+    "",
+    "The durable workerd floor under wrangler dev, through its proxy, as the headline's levels run (with its record: the",
+    "platform floor of the headline):",
+    table(
+      [
+        "floor",
+        "CPU ms/run",
+        "dev proxy CPU ms/run",
+        "overhead/turn p50 ms",
+        "runs/s",
+        "Outpost: CPU ms/task",
+        "overhead/turn",
+        "tasks/s",
+      ],
+      result.workerd_floor.devLevels.map((level) => {
+        const outpost = result.outpost.find(
+          (l) => l.target === "wrangler proxy" && l.concurrency === level.concurrency,
+        );
+        return [
+          `${level.record ? "with its record" : "durable"}, c=${level.concurrency} (${level.runs} runs)`,
+          fmt(level.cpuMsPerRun),
+          fmt(level.proxyCpuMsPerRun),
+          fmt(level.overheadPerTurnMs.p50, 2),
+          fmt(level.runsPerSecond),
+          fmt(outpost?.cpu.workerMsPerTask),
+          fmt(outpost?.overheadPerTurnMs.p50, 2),
+          outpost ? fmt(outpost.tasks / outpost.elapsedS) : "—",
+        ];
+      }),
+    ),
   ];
 }
 
@@ -683,15 +758,18 @@ async function main(): Promise<void> {
     } finally {
       selfHosted.remove();
     }
+    const concurrentRuns = LEVELS.find((l) => l.concurrency === 20)?.tasks ?? 100;
     log(
       `workerd floor: the floor's loop in a Durable Object per run (workerd serve), ${SELF_HOSTED_LEVEL.tasks} runs ` +
-        `alone and ${SELF_HOSTED_LEVEL.tasks} writing each message to SQLite, then ${STALLED_TASKS} held in flight there and under wrangler dev…`,
+        `alone and ${SELF_HOSTED_LEVEL.tasks} writing each message to SQLite, then ${STALLED_TASKS} held in flight there and under wrangler dev, ` +
+        `then the durable loop under wrangler dev: ${SELF_HOSTED_LEVEL.tasks} runs at concurrency 1, ${concurrentRuns} at 20…`,
     );
     const workerdFloor = await measureWorkerdFloor({
       root,
       emulatorUrl: emulator.url,
       records: () => emulator.stats(),
       runs: SELF_HOSTED_LEVEL.tasks,
+      concurrentRuns,
       memoryRuns: STALLED_TASKS,
     });
 
@@ -711,14 +789,17 @@ async function main(): Promise<void> {
           "the headline, as a client sees it: (run_finished frame arrival − t0 − Σ emulator service_ms) / 3: " +
           "includes POST and SSE connect",
         cpu_per_task_ms:
-          "CPU time (utime + stime from /proc) of the workerd running Outpost during a level, ÷ its tasks; the " +
-          "floor's is its own process's (process.cpuUsage) ÷ its runs",
+          "CPU time of the workerd running Outpost during a level (its threads' schedstat run time from /proc, or " +
+          "utime + stime where the kernel keeps no schedstat), ÷ its tasks; the floor's is its own process's " +
+          "(process.cpuUsage) ÷ its runs",
         floor: "same loop with @anthropic-ai/sdk messages.stream().finalMessage() in Node, no Outpost",
         workerd_floor:
           "the floor's loop in a Durable Object of its own per run on workerd serve (bench/workerd-floor/), one POST " +
           "answered when the run ends; overhead per turn = (that answer − the POST − Σ service_ms) / 3; CPU from " +
-          "/proc; persist: each message written to the object's SQLite before the next call; memory: RSS growth " +
-          "with runs held in flight by a model call that does not answer, per run",
+          "/proc; persist: each message written to the object's SQLite before the next call; record: the " +
+          "conversation put in the run store when the run ends; memory: RSS growth with runs held in flight by a " +
+          "model call that does not answer, per run; devLevels: persist (and record) under wrangler dev through " +
+          "its proxy at the headline's concurrency levels, the record level being the headline's platform floor",
       },
       outpost,
       floor,

@@ -3,17 +3,22 @@
 // difference between it and Outpost is Outpost's own work; the difference between it and the Node floor is the
 // platform's (a new object, its isolate's turns, workerd's I/O).
 //
-// GET / answers "ok"; POST /runs/<id>?persist=1&stall=1&wait=0
+// GET / answers "ok"; POST /runs/<id>?persist=1&stall=1&wait=0&record=1
 // - persist=1: each message of the conversation is written to the object's SQLite before the next model call (the
 //   least a durable loop does: one commit per step, and the call waits for it);
 // - stall=1: the first message carries the emulator's stall marker (a model call that does not answer: the memory
 //   phase);
-// - wait=0: answers once the run has started rather than when it ends.
+// - wait=0: answers once the run has started rather than when it ends;
+// - record=1: once the run ends, its conversation is written as one object to the run store (Outpost's blob store:
+//   R2 under wrangler dev, the disk service on workerd serve), the least of the record Outpost keeps of every run.
+
 import { DurableObject } from "cloudflare:workers";
+import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
+import { type BlobStoreBindings, openBlobStore } from "../../src/blob-store/open-blob-store.ts";
 import { STALL_MARKER } from "../config.ts";
 import { createFloorClient, type FloorOptions, runFloorTask } from "../floor.ts";
 
-interface FloorEnv {
+interface FloorEnv extends BlobStoreBindings {
   FLOOR: DurableObjectNamespace<FloorObject>;
   ANTHROPIC_BASE_URL: string;
 }
@@ -22,19 +27,24 @@ interface RunOptions {
   persist: boolean;
   stall: boolean;
   wait: boolean;
+  record: boolean;
 }
 
 export class FloorObject extends DurableObject<FloorEnv> {
   async run(runId: string, options: RunOptions): Promise<void> {
     const floor: FloorOptions = options.stall ? { marker: STALL_MARKER } : {};
-    if (options.persist) {
-      const sql = this.ctx.storage.sql;
-      sql.exec("CREATE TABLE IF NOT EXISTS messages (idx INTEGER PRIMARY KEY, message TEXT NOT NULL)");
-      floor.onMessage = (message, index) => {
-        sql.exec("INSERT INTO messages (idx, message) VALUES (?, ?)", index, JSON.stringify(message));
-      };
-    }
-    const run = runFloorTask(createFloorClient(this.env.ANTHROPIC_BASE_URL), runId, floor);
+    const messages: MessageParam[] = [];
+    const sql = options.persist ? this.ctx.storage.sql : undefined;
+    sql?.exec("CREATE TABLE IF NOT EXISTS messages (idx INTEGER PRIMARY KEY, message TEXT NOT NULL)");
+    floor.onMessage = (message, index) => {
+      messages.push(message);
+      sql?.exec("INSERT INTO messages (idx, message) VALUES (?, ?)", index, JSON.stringify(message));
+    };
+    const run = runFloorTask(createFloorClient(this.env.ANTHROPIC_BASE_URL), runId, floor).then(async () => {
+      if (options.record) {
+        await openBlobStore(this.env).put(`runs/${runId}/messages.json`, JSON.stringify(messages, null, 2));
+      }
+    });
     if (options.wait) {
       await run;
       return;
@@ -54,7 +64,12 @@ export default {
     const flag = (name: string, absent: boolean) => (url.searchParams.get(name) ?? (absent ? "1" : "0")) === "1";
     const stub = env.FLOOR.get(env.FLOOR.idFromName(id));
     try {
-      await stub.run(id, { persist: flag("persist", false), stall: flag("stall", false), wait: flag("wait", true) });
+      await stub.run(id, {
+        persist: flag("persist", false),
+        stall: flag("stall", false),
+        wait: flag("wait", true),
+        record: flag("record", false),
+      });
       return Response.json({ id });
     } catch (error) {
       return Response.json({ error: error instanceof Error ? error.message : String(error) }, { status: 500 });
