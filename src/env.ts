@@ -31,8 +31,6 @@ export interface Env {
   RUNS?: R2Bucket;
   /** Self-hosted only (`npm start`): workerd's disk service over the directory that holds what RUNS holds on Cloudflare. */
   RUNS_DIRECTORY?: Fetcher;
-  /** The static assets of .assets/ (wrangler.toml [assets]): GET /docs's script and stylesheet. */
-  ASSETS: Fetcher;
   /** Secret. Without it (and without ANTHROPIC_BASE_URL) model calls fail with provider_not_configured. */
   ANTHROPIC_API_KEY?: string;
   /** Any Anthropic-compatible endpoint: the local emulator, a gateway. Empty means api.anthropic.com. */

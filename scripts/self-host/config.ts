@@ -3,7 +3,6 @@
 // wrangler.toml, so that `workerd serve` runs the very bundle a deploy uploads with the same bindings:
 // - the Durable Object classes of wrangler.toml, SQLite-backed, stored on local disk (`localDisk`), alarms included;
 // - RUNS_DIRECTORY, workerd's disk service over <state>/runs, in place of the R2 bucket (src/blob-store/);
-// - ASSETS, workerd's assets service over .assets/ (GET /docs's script and stylesheet, with their content types);
 // - wrangler.toml's [vars] as text, except those the env file overrides; every name of the env file is bound with
 //   `fromEnvironment`, so no secret is ever written into the generated config: workerd reads them from its own
 //   environment, which the launcher fills from the env file.
@@ -28,8 +27,6 @@ export interface WranglerFacts {
   compatibilityFlags: readonly string[];
   durableObjects: readonly { binding: string; className: string; sql: boolean }[];
   vars: Readonly<Record<string, unknown>>;
-  /** The assets binding's name and directory (absolute), if any. */
-  assets?: { binding: string; directory: string };
 }
 
 const USAGE = `npm start -- [--address host:port] [--tls-cert file --tls-key file] [--state dir] [--env-file file]`;
@@ -160,11 +157,6 @@ export function workerdConfig(input: {
     bindings.push(`(name = ${capnpText(object.binding)}, durableObjectNamespace = ${capnpText(object.className)})`);
   }
   bindings.push(`(name = "RUNS_DIRECTORY", service = "runs")`);
-  if (facts.assets) {
-    bindings.push(
-      `(name = ${capnpText(facts.assets.binding)}, service = (name = "assets", entrypoint = "AssetWorker"))`,
-    );
-  }
   for (const [name, value] of Object.entries(facts.vars)) {
     if (environment.has(name)) continue;
     bindings.push(
@@ -192,11 +184,6 @@ export function workerdConfig(input: {
     `(name = "runs", disk = (path = ${capnpText(runsDir)}, writable = true, allowDotfiles = true))`,
     `(name = "internet", network = (allow = ${allow}, tlsOptions = (trustBrowserCas = true)))`,
   ];
-  if (facts.assets) {
-    services.push(
-      `(name = "assets", assets = (path = ${capnpText(facts.assets.directory)}, compatibilityDate = ${capnpText(facts.compatibilityDate)}))`,
-    );
-  }
   return `# Written by \`npm start\` (scripts/self-host/) at every start, from wrangler.toml and its options. It names the
 # secrets the Worker reads (fromEnvironment) but holds none of their values. Edit the options, not this file.
 using Workerd = import "/workerd/workerd.capnp";

@@ -16,6 +16,8 @@ export async function readWranglerFacts(root: string, configFile = "wrangler.tom
     config.migrations.flatMap((m: { new_sqlite_classes?: string[] }) => m.new_sqlite_classes ?? []),
   );
   if (!config.compatibility_date) throw new Error("wrangler.toml has no compatibility_date");
+  // Not bound self-hosted: a Worker that needs static assets would find its binding missing only at a request.
+  if (config.assets) throw new Error("wrangler.toml has [assets], which self-hosting does not serve");
   return {
     name: config.name ?? "outpost",
     compatibilityDate: config.compatibility_date,
@@ -26,9 +28,6 @@ export async function readWranglerFacts(root: string, configFile = "wrangler.tom
       sql: sqlite.has(b.class_name),
     })),
     vars: config.vars,
-    ...(config.assets?.directory && config.assets.binding
-      ? { assets: { binding: config.assets.binding, directory: resolve(root, config.assets.directory) } }
-      : {}),
   };
 }
 
@@ -102,8 +101,7 @@ export async function serve(input: {
 }
 
 /**
- * `workerd serve --experimental -I / <config>`, in its own process group: the assets service and localDisk need
- * --experimental; `-I /` lets the config embed files by absolute path (the bundle, TLS keys).
+ * `workerd serve --experimental -I / <config>`, in its own process group: localDisk needs --experimental; `-I /` lets the config embed files by absolute path (the bundle, TLS keys).
  */
 async function runWorkerd(
   root: string,

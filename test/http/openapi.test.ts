@@ -1,7 +1,7 @@
 // GET /openapi.json (src/http/openapi/): the document covers every route the app registers and nothing else, validates
 // as OpenAPI 3.1, and says what the routes do: a body its request schema forbids gets the 400 it documents, an error
 // a route answers is among the codes it lists for that status. GET /docs: the reference page and its assets, from the
-// Worker (its static assets), with no other origin allowed. test/e2e/docs.test.ts renders it in Chromium.
+// Worker (Swagger UI compiled in), with no other origin allowed. test/e2e/docs.test.ts renders it in Chromium.
 import { validate } from "@readme/openapi-parser";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/http/app.ts";
@@ -252,16 +252,44 @@ describe("GET /docs", () => {
     ]);
   });
 
-  it("serves Swagger UI's script and stylesheet from the Worker's assets, the script as swagger-ui-dist has it", async () => {
-    const script = await api("/docs/swagger-ui-bundle.js", { key: null });
+  it("serves Swagger UI's script and stylesheet gzipped to a client that takes gzip, as swagger-ui-dist has them", async () => {
+    const gzip = { "accept-encoding": "gzip, deflate, br" };
+    const script = await api("/docs/swagger-ui-bundle.js", { key: null, headers: gzip });
     expect(script.status).toBe(200);
     expect(script.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(script.headers.get("content-encoding")).toBe("gzip");
     expect(SWAGGER_UI_BUNDLE?.length).toBeGreaterThan(1_000_000);
+    // The runtime inflates a gzipped body as it is read, as any fetch does: bytes that are not gzip fail the read.
     expect((await script.text()) === SWAGGER_UI_BUNDLE).toBe(true);
-    const style = await api("/docs/swagger-ui.css", { key: null });
+    const style = await api("/docs/swagger-ui.css", { key: null, headers: gzip });
     expect(style.status).toBe(200);
     expect(style.headers.get("content-type")).toBe("text/css; charset=utf-8");
+    expect(style.headers.get("content-encoding")).toBe("gzip");
     expect((await style.text()).startsWith(".swagger-ui{")).toBe(true);
+  });
+
+  it("sends them inflated to a client that does not take gzip", async () => {
+    const script = await api("/docs/swagger-ui-bundle.js", { key: null });
+    expect(script.status).toBe(200);
+    expect(script.headers.get("content-encoding")).toBeNull();
+    expect((await script.text()) === SWAGGER_UI_BUNDLE).toBe(true);
+    const style = await api("/docs/swagger-ui.css", { key: null, headers: { "accept-encoding": "identity" } });
+    expect(style.headers.get("content-encoding")).toBeNull();
+    expect((await style.text()).startsWith(".swagger-ui{")).toBe(true);
+  });
+
+  it("answers a request for a file it already has (its ETag) with 304 and no body", async () => {
+    const first = await api("/docs/swagger-ui.css", { key: null });
+    const etag = first.headers.get("etag");
+    await first.body?.cancel();
+    expect(etag).toMatch(/^"swagger-ui-\d+\.\d+\.\d+"$/);
+    const again = await api("/docs/swagger-ui.css", { key: null, headers: { "if-none-match": etag ?? "" } });
+    expect(again.status).toBe(304);
+    expect(again.headers.get("etag")).toBe(etag);
+    expect(await again.text()).toBe("");
+    const stale = await api("/docs/swagger-ui.css", { key: null, headers: { "if-none-match": '"swagger-ui-0.0.0"' } });
+    expect(stale.status).toBe(200);
+    await stale.body?.cancel();
   });
 
   it("configures Swagger UI to read this origin's /openapi.json, with no validator badge and no ?url=", async () => {

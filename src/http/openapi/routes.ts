@@ -3,14 +3,15 @@
 // loaded on the first request and kept for the isolate's life, so the Worker's cold start pays for neither
 // (test/project/layering.test.ts keeps every other import of them out of the Worker).
 //
-// GET /docs: the reference page, Swagger UI reading /openapi.json. Its script and stylesheet are the Worker's static
-// assets (.assets/docs/, copied from swagger-ui-dist by scripts/build-docs-assets.ts): no CDN, and nothing added to
-// the Worker's upload. The page's Content-Security-Policy lets it reach its own origin only.
+// GET /docs: the reference page, Swagger UI reading /openapi.json. Its script and stylesheet are compiled into the
+// Worker from swagger-ui-dist (swagger-ui.ts): no CDN. The page's Content-Security-Policy lets it reach its own
+// origin only.
 import { Hono } from "hono";
 import { ApiError } from "../../errors.ts";
 import { lazyModule } from "../../lib/lazy-module.ts";
 import type { AppEnv } from "../app-env.ts";
-import { INITIALIZER_FILE, SWAGGER_UI_FILES } from "./docs-assets.ts";
+import { INITIALIZER_FILE, isSwaggerUiFile } from "./docs-assets.ts";
+import { swaggerUiResponse } from "./swagger-ui.ts";
 
 const loadDocument = lazyModule(() => import("./document.ts"));
 
@@ -62,16 +63,12 @@ export const openApiRoutes = new Hono<AppEnv>()
   .get("/docs", (c) =>
     c.body(PAGE, 200, { "content-type": "text/html; charset=utf-8", "content-security-policy": DOCS_CSP }),
   )
-  // The page's configuration is this module's; its script and stylesheet are the assets. On Cloudflare those are served
-  // before the Worker runs; a request that reaches it (the tests) is answered from the same assets.
-  .get("/docs/:file", async (c) => {
+  // The page's configuration is this module's; its script and stylesheet are swagger-ui-dist's.
+  .get("/docs/:file", (c) => {
     const file = c.req.param("file");
     if (file === INITIALIZER_FILE) {
       return c.body(INITIALIZER, 200, { "content-type": "text/javascript; charset=utf-8" });
     }
-    if (!(SWAGGER_UI_FILES as readonly string[]).includes(file))
-      throw new ApiError("route_not_found", `No route for GET ${c.req.path}.`);
-    // A copy: the asset's own headers are immutable, and every answer gets its x-request-id.
-    const asset = await c.env.ASSETS.fetch(c.req.raw);
-    return new Response(asset.body, asset);
+    if (!isSwaggerUiFile(file)) throw new ApiError("route_not_found", `No route for GET ${c.req.path}.`);
+    return swaggerUiResponse(file, c.req.raw);
   });
