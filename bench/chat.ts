@@ -2,16 +2,14 @@
 // sent with POST /v1/sessions/:id/messages?wait= and timed as the client sees it. Per message: the Outpost workerd's
 // CPU, and the overhead beyond model time (wall time − the emulator's service time for that message's model call).
 // What Outpost does per message must not grow with the conversation: the late messages are compared with the early
-// ones measured in the same run.
+// ones measured in the same run, by the median of each window (a mean moved with any one slow message: a collection,
+// the machine, a directory report landing in that message's window).
 import { performance } from "node:perf_hooks";
 import type { RequestRecord } from "../emulator/server.ts";
 import { AGENT, API_KEY, CHAT_MARKER, CHAT_MESSAGES } from "./config.ts";
 import { httpJson } from "./http.ts";
-import { mean, round, sleep } from "./util.ts";
+import { mean, percentile, round } from "./util.ts";
 import { cpuMs, type WranglerDev } from "./wrangler.ts";
-
-/** After the last message, long enough for its object's deferred work (its bundle, its directory report) to run. */
-const SETTLE_MS = 1500;
 
 export interface ChatMessage {
   index: number;
@@ -21,24 +19,35 @@ export interface ChatMessage {
   cpuMs: number;
 }
 
+export interface ChatWindow {
+  cpuMs: number;
+  overheadMs: number;
+  meanCpuMs: number;
+  meanOverheadMs: number;
+}
+
 export interface ChatResult {
   sessionId: string;
   messages: ChatMessage[];
   /**
-   * Means over messages 2–11 and the last ten, and late ÷ early. Ten messages a window, so that one message's
-   * disturbance (a collection, the machine) moves the mean by a tenth.
+   * Medians (and means) over messages 2–11 and the last ten, and late ÷ early of the medians. A mean moves with one
+   * message's disturbance (a collection, the machine, the tenant's directory report, due at most once a second, landing
+   * in one message's window); the median says what a message costs.
    */
-  early: { cpuMs: number; overheadMs: number };
-  late: { cpuMs: number; overheadMs: number };
+  early: ChatWindow;
+  late: ChatWindow;
   cpuRatio: number;
   overheadRatio: number;
 }
 
-/** The script: one short reply per message (the emulator picks replies by the assistant messages it is sent). */
+/**
+ * The script: one short reply per message, and one for the message that closes the last one's window (the emulator
+ * picks replies by the assistant messages it is sent).
+ */
 export function chatScript(): unknown {
   return {
     match: CHAT_MARKER,
-    turns: Array.from({ length: CHAT_MESSAGES }, (_, i) => ({
+    turns: Array.from({ length: CHAT_MESSAGES + 1 }, (_, i) => ({
       content: [{ type: "text", text: `Reply ${i + 1}: noted, and here is a short answer to go on with.` }],
     })),
   };
@@ -56,9 +65,10 @@ export async function runChat(
   }
   const timed: { index: number; wallMs: number; cpuMs: number }[] = [];
   // A message's CPU runs from its POST to the next message's: what the object does after answering (its bundle, its
-  // report) counts with the message that caused it. The last one's is read once its object has settled.
+  // report) counts with the message that caused it. One more message, not measured, closes the last one's window as
+  // the others' are closed.
   const cpuAt: number[] = [];
-  for (let index = 1; index <= CHAT_MESSAGES; index++) {
+  for (let index = 1; index <= CHAT_MESSAGES + 1; index++) {
     const message = index === 1 ? `${CHAT_MARKER} Let us talk about a small project.` : `Message ${index}: go on.`;
     cpuAt.push(cpuMs(dev.workerPid));
     const t0 = performance.now();
@@ -71,10 +81,8 @@ export async function runChat(
     if (res.status !== 200 || turn?.status !== "completed") {
       throw new Error(`message ${index}: HTTP ${res.status}: ${JSON.stringify(res.body)}`);
     }
-    timed.push({ index, wallMs, cpuMs: Number.NaN });
+    if (index <= CHAT_MESSAGES) timed.push({ index, wallMs, cpuMs: Number.NaN });
   }
-  await sleep(SETTLE_MS);
-  cpuAt.push(cpuMs(dev.workerPid));
   for (const [i, t] of timed.entries()) t.cpuMs = (cpuAt[i + 1] ?? Number.NaN) - (cpuAt[i] ?? Number.NaN);
   // The model calls of this session, in order: one per message.
   const records = (await stats()).filter((r) => r.task_id === sessionId).sort((a, b) => a.turn - b.turn);
@@ -88,9 +96,16 @@ export async function runChat(
       cpuMs: round(t.cpuMs),
     };
   });
-  const window = (from: number, to: number) => {
+  const window = (from: number, to: number): ChatWindow => {
     const part = messages.filter((m) => m.index >= from && m.index <= to);
-    return { cpuMs: round(mean(part.map((m) => m.cpuMs))), overheadMs: round(mean(part.map((m) => m.overheadMs))) };
+    const cpu = part.map((m) => m.cpuMs);
+    const overhead = part.map((m) => m.overheadMs);
+    return {
+      cpuMs: round(percentile(cpu, 50)),
+      overheadMs: round(percentile(overhead, 50)),
+      meanCpuMs: round(mean(cpu)),
+      meanOverheadMs: round(mean(overhead)),
+    };
   };
   const early = window(2, 11);
   const late = window(CHAT_MESSAGES - 9, CHAT_MESSAGES);
