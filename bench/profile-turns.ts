@@ -165,7 +165,7 @@ async function main(): Promise<void> {
         await runPool(TASKS, 1, (i) => runOutpostTask(server.url, `turns #${i}`));
         return started;
       },
-      ["--async-trace", traceFile],
+      { workerdArgs: ["--async-trace", traceFile] },
     );
     const { turns, statements } = readTrace(traceFile, from);
     if (turns.length === 0) throw new Error(`${traceFile}: no turns after the warm-up`);

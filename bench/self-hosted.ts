@@ -13,9 +13,12 @@ import { runOutpostTask } from "./outpost.ts";
 import { runPool } from "./util.ts";
 import { freePort, snapshotTree } from "./wrangler.ts";
 
+/** How a server is started beyond its build: more of workerd's options, V8 flags, a launcher (serve()'s own). */
+export type ServerOptions = Pick<Parameters<typeof serve>[0], "workerdArgs" | "v8Flags" | "launcher">;
+
 export interface SelfHostedBuild {
-  /** Runs `phase` against a fresh server on fresh state (given more of workerd's options), then stops the server. */
-  withServer<T>(phase: (server: SelfHosted) => Promise<T>, workerdArgs?: readonly string[]): Promise<T>;
+  /** Runs `phase` against a fresh server on fresh state (started with `options`), then stops the server. */
+  withServer<T>(phase: (server: SelfHosted) => Promise<T>, options?: ServerOptions): Promise<T>;
   /** Deletes the build and every server's state. */
   remove(): void;
 }
@@ -40,7 +43,7 @@ export async function buildSelfHosted(options: {
     const environment = new Map(Object.entries(options.vars));
     let servers = 0;
     return {
-      async withServer(phase, workerdArgs = []) {
+      async withServer(phase, serverOptions = {}) {
         const n = servers++;
         const server = await serve({
           root: options.root,
@@ -50,7 +53,7 @@ export async function buildSelfHosted(options: {
           environment,
           privateNetwork: needsPrivateNetwork(environment),
           logFile: join(work, `workerd-${n}.log`),
-          workerdArgs,
+          ...serverOptions,
         });
         try {
           return await phase(server);

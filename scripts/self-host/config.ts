@@ -144,6 +144,8 @@ export function workerdConfig(input: {
   bundleFile: string;
   environment: ReadonlySet<string>;
   privateNetwork: boolean;
+  /** V8's own flags (workerd's config field v8Flags). */
+  v8Flags?: readonly string[];
 }): string {
   const { facts, options, environment } = input;
   // Absolute: workerd runs with `-I /`, so an embed's absolute path is read from there (a relative one cannot leave the
@@ -184,11 +186,12 @@ export function workerdConfig(input: {
     `(name = "runs", disk = (path = ${capnpText(runsDir)}, writable = true, allowDotfiles = true))`,
     `(name = "internet", network = (allow = ${allow}, tlsOptions = (trustBrowserCas = true)))`,
   ];
+  const v8Flags = input.v8Flags?.length ? `\n  v8Flags = [${input.v8Flags.map(capnpText).join(", ")}],` : "";
   return `# Written by \`npm start\` (scripts/self-host/) at every start, from wrangler.toml and its options. It names the
 # secrets the Worker reads (fromEnvironment) but holds none of their values. Edit the options, not this file.
 using Workerd = import "/workerd/workerd.capnp";
 
-const config :Workerd.Config = (
+const config :Workerd.Config = (${v8Flags}
   services = [
     ${services.join(",\n    ")},
   ],

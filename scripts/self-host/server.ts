@@ -4,6 +4,7 @@
 // (scripts/start.ts), the self-hosted crash test and the tests that need a real workerd disk service.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { connect } from "node:net";
 import { join, resolve } from "node:path";
 import { capnpText, type SelfHostOptions, type WranglerFacts, workerdConfig } from "./config.ts";
@@ -81,6 +82,10 @@ export async function serve(input: {
   logFile?: string;
   /** More of workerd's own options (the bench's turn profile passes --async-trace). */
   workerdArgs?: readonly string[];
+  /** V8's own flags, in the config (the instruction profile passes --predictable). */
+  v8Flags?: readonly string[];
+  /** A command workerd runs under (the instruction profile's valgrind), and how long to wait for it to listen. */
+  launcher?: { command: readonly string[]; listenTimeoutMs: number };
 }): Promise<SelfHosted> {
   const { options } = input;
   mkdirSync(resolve(options.stateDir, "durable-objects"), { recursive: true });
@@ -94,10 +99,11 @@ export async function serve(input: {
       bundleFile: input.bundleFile,
       environment: new Set(input.environment.keys()),
       privateNetwork: input.privateNetwork,
+      ...(input.v8Flags ? { v8Flags: input.v8Flags } : {}),
     }),
   );
-  const { root, environment, logFile, workerdArgs } = input;
-  return runWorkerd(root, configFile, Object.fromEntries(environment), logFile, undefined, workerdArgs);
+  const { root, environment, logFile, workerdArgs, launcher } = input;
+  return runWorkerd(root, configFile, Object.fromEntries(environment), logFile, undefined, workerdArgs, launcher);
 }
 
 /**
@@ -110,18 +116,20 @@ async function runWorkerd(
   logFile: string | undefined,
   url?: string,
   workerdArgs: readonly string[] = [],
+  launcher?: { command: readonly string[]; listenTimeoutMs: number },
 ): Promise<SelfHosted> {
   const log = logFile ? openSync(logFile, "a") : undefined;
-  const child: ChildProcess = spawn(
-    resolve(root, "node_modules/.bin/workerd"),
-    ["serve", "--experimental", ...workerdArgs, "-I", "/", configFile, "config"],
-    {
-      detached: true,
-      stdio: log === undefined ? "inherit" : ["ignore", log, log],
-      // Only what the Worker is given: no other variable of the launcher's environment reaches workerd.
-      env: environment,
-    },
-  );
+  const args = ["serve", "--experimental", ...workerdArgs, "-I", "/", configFile, "config"];
+  // Under a launcher, workerd's own binary: node_modules/.bin/workerd is a script that starts it.
+  const [command = "", ...prefix] = launcher
+    ? [...launcher.command, workerdBinary(root)]
+    : [resolve(root, "node_modules/.bin/workerd")];
+  const child: ChildProcess = spawn(command, [...prefix, ...args], {
+    detached: true,
+    stdio: log === undefined ? "inherit" : ["ignore", log, log],
+    // Only what the Worker is given: no other variable of the launcher's environment reaches workerd.
+    env: environment,
+  });
   if (log !== undefined) closeSync(log);
   const pid = child.pid;
   if (pid === undefined) throw new Error("workerd did not start");
@@ -148,7 +156,8 @@ async function runWorkerd(
     await exited;
   };
   const socket = url === undefined ? socketOf(configFile) : { ...hostAndPort(new URL(url).host), url };
-  const deadline = Date.now() + 60_000;
+  const listenTimeoutMs = launcher?.listenTimeoutMs ?? 60_000;
+  const deadline = Date.now() + listenTimeoutMs;
   // Ready once its socket accepts a connection: workerd listens only after it has loaded the config and the
   // Worker. A TCP connect rather than a request, so a certificate made for another name does not stand in the way.
   while (!(await accepts(socket.host, socket.port))) {
@@ -158,7 +167,7 @@ async function runWorkerd(
     }
     if (Date.now() > deadline) {
       await kill();
-      throw new Error(`workerd did not listen on ${socket.url} within 60 s`);
+      throw new Error(`workerd did not listen on ${socket.url} within ${listenTimeoutMs / 1000} s`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -213,4 +222,12 @@ const config :Workerd.Config = (
 `,
   );
   return runWorkerd(root, configFile, {}, undefined, `http://127.0.0.1:${port}`);
+}
+
+/** The workerd executable the npm package installs (its bin script is a Node launcher of it). */
+function workerdBinary(root: string): string {
+  const require = createRequire(resolve(root, "package.json"));
+  return require.resolve(
+    `@cloudflare/workerd-${process.platform}-${process.arch === "x64" ? "64" : process.arch}/bin/workerd`,
+  );
 }
