@@ -241,6 +241,46 @@ describe("Redactor", () => {
     });
   });
 
+  it("finds every built-in shape with no operator pattern set, whatever the case of a header's name", () => {
+    // Without operator patterns a text is first searched for the shapes' literals (BUILT_IN_LITERALS): each shape
+    // here must still be found, in text and in an event's JSON.
+    const redactor = new Redactor([]);
+    const shapes = [
+      "sk-ant-api03-abcdefghijklmnop",
+      `ghp_${"a1".repeat(18)}`,
+      `gho_${"b2".repeat(18)}`,
+      `ghu_${"c3".repeat(18)}`,
+      `ghs_${"d4".repeat(18)}`,
+      `ghr_${"e5".repeat(18)}`,
+      `github_pat_${"f6".repeat(18)}`,
+      "AKIAABCDEFGHIJKLMNOP",
+      "ASIAABCDEFGHIJKLMNOP",
+      "whsec_abcdefghijklmnopqrst",
+      "xoxb-1234567890-abcdef",
+      "sk_live_abcdefghijklmnop12",
+      "rk_live_abcdefghijklmnop12",
+      `op_${"ab12".repeat(12)}`,
+      "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----",
+      "-----BEGIN EC PRIVATE KEY-----\nMIIE cut short",
+    ];
+    for (const shape of shapes) {
+      expect(redactor.text(`before ${shape} after`), shape).not.toContain(shape.slice(0, 20));
+      expect(redactor.mightNeedRedaction(JSON.stringify({ text: `x ${shape}` })), shape).toBe(true);
+    }
+    for (const header of [
+      "AUTHORIZATION: Bearer abc123def",
+      "Proxy-Authorization: token xyz789",
+      "AuThOrIzAtIoN=basic q1w2e3",
+    ]) {
+      expect(redactor.text(header), header).toMatch(/\[REDACTED\]$/);
+      expect(redactor.mightNeedRedaction(JSON.stringify({ header })), header).toBe(true);
+    }
+    expect(redactor.text("HTTPS://User:Pass-123@host.example/")).toBe(`HTTPS://${REDACTED}@host.example/`);
+    const plain = "A plan: gather the requirements, sketch the design (see docs), then ship it.";
+    expect(redactor.text(plain)).toBe(plain);
+    expect(redactor.mightNeedRedaction(JSON.stringify({ text: plain }))).toBe(false);
+  });
+
   it("replaces a URL's user information, keeping its scheme and host, and leaves URLs and addresses without any", () => {
     const redactor = new Redactor([]);
     expect(redactor.text("git clone https://deploy:s3cr3t-Pa55@git.example.com/org/repo.git now")).toBe(

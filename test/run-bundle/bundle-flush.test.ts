@@ -6,6 +6,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { Redactor } from "../../src/events/redaction.ts";
 import {
   BUNDLE_MANIFEST,
   type BundleManifest,
@@ -14,7 +15,8 @@ import {
   type TextPieces,
 } from "../../src/run-bundle/run-bundle.ts";
 import { readTar, tarFiles } from "../../src/run-bundle/tar.ts";
-import { jsonArray } from "../../src/runtime/bundle-upload.ts";
+import { checkpointsJson, jsonArray } from "../../src/runtime/bundle-upload.ts";
+import type { Checkpoint } from "../../src/runtime/checkpoints.ts";
 import { migrate } from "../../src/storage/migrations.ts";
 import { diskStore, runsStore } from "../support/runs-bucket.ts";
 
@@ -169,5 +171,79 @@ describe("jsonArray", () => {
     expect(pieces.join("")).toBe(`${JSON.stringify(items, null, 2)}\n`);
     expect(pieces).toHaveLength(items.length + 1);
     expect([...jsonArray([])].join("")).toBe("[]\n");
+  });
+});
+
+describe("checkpointsJson", () => {
+  /** Checkpoints over one conversation, as CheckpointLog.each gives them: each holds the messages up to it. */
+  function checkpointsOver(conversation: Checkpoint["state"]["messages"], counts: number[]): Checkpoint[] {
+    return counts.map((count, i) => ({
+      checkpoint_id: crypto.randomUUID(),
+      task_id: "5d1e3b2a-0f4c-4d6e-8a9b-1c2d3e4f5a6b",
+      position: `turn_${i}_model`,
+      sequence: i + 1,
+      created_at: "2026-11-29T05:00:00.000Z",
+      awaiting_human: i === 2,
+      state: {
+        messages: conversation.slice(0, count),
+        next_action: i === counts.length - 1 ? "finish" : "model_turn",
+        current_agent: "planner",
+        routing_key: i === 1 ? "r" : null,
+        // The fourth one's metadata holds a field with the placeholder's own name and text; every string in a
+        // value is escaped, so only a field can look like it.
+        metadata: i === 3 ? { turn: i, messages: "\u0000outpost:messages\u0000" } : { turn: i, note: 'quote " and \\' },
+      },
+    }));
+  }
+  const secret = "s3cret-value-0123456789";
+  const conversation: Checkpoint["state"]["messages"] = [
+    { role: "user", content: "Plan a project.\nTwo lines, a tab\t, unicode é 🚀" },
+    {
+      role: "assistant",
+      content: [
+        { type: "text", text: "Writing it down." },
+        { type: "tool_use", id: "toolu_1", name: "TodoWrite", input: { todos: [{ content: "a", status: "pending" }] } },
+      ],
+    },
+    {
+      role: "user",
+      content: [
+        {
+          type: "tool_result",
+          tool_use_id: "toolu_1",
+          content: `token ${secret} and sk-ant-api03-abcdefghijklmnop`,
+          is_error: false,
+        },
+      ],
+    },
+    { role: "assistant", content: [{ type: "text", text: "authorization: Bearer abcdef123456" }] },
+    { role: "user", content: "\u0000outpost:messages\u0000 is only text here" },
+  ];
+
+  it("makes exactly jsonArray of the checkpoints with their conversations redacted, each message redacted once", () => {
+    const redactor = new Redactor([secret]);
+    // The fourth checkpoint's metadata holds a field like the placeholder: that one is written whole, the same.
+    const checkpoints = checkpointsOver(conversation, [0, 1, 3, 4, 5, 5]);
+    const expected = [
+      ...jsonArray(
+        checkpoints.map((c) => ({ ...c, state: { ...c.state, messages: redactor.value(c.state.messages) } })),
+      ),
+    ].join("");
+    let redacted = 0;
+    const text = [
+      ...checkpointsJson(checkpoints, (messages) => {
+        redacted += messages.length;
+        return redactor.value(messages);
+      }),
+    ].join("");
+    expect(text).toBe(expected);
+    expect(text).not.toContain(secret);
+    expect(JSON.parse(text)).toHaveLength(6);
+    // Five messages, each redacted once, and the fourth checkpoint's four again (it was written whole).
+    expect(redacted).toBe(5 + 4);
+  });
+
+  it("makes [] for a run with no checkpoint", () => {
+    expect([...checkpointsJson([], (m) => m)].join("")).toBe("[]\n");
   });
 });
