@@ -40,10 +40,21 @@ export class EventLog {
   /** Called after every append, own or forwarded (a sub-agent forwards its log to its parent from here). */
   private appended: () => void = () => undefined;
 
+  /** When the task's own newest event was appended (null before its first), once known. */
+  private lastTimestamp: string | null | undefined;
+
   /** Forgets what this instance remembers of storage (after a rolled-back transaction). */
   invalidate(): void {
     this.last = undefined;
     this.tree = undefined;
+    this.lastTimestamp = undefined;
+  }
+
+  /** The log was just created, empty, by this instance (a new task's object): nothing need be read back. */
+  knownEmpty(): void {
+    this.last = 0;
+    this.tree = false;
+    this.lastTimestamp = null;
   }
 
   /** Registers the one hook called after every append (the task host's event forwarder). */
@@ -96,6 +107,7 @@ export class EventLog {
       mode,
     );
     this.last = seq;
+    this.lastTimestamp = timestamp;
     const record: EventRecord = {
       seq,
       run_id: id.runId,
@@ -306,10 +318,12 @@ export class EventLog {
 
   /** When the task's own newest event was appended, or null before its first. */
   lastOwnTimestamp(): string | null {
-    return (
-      this.sql.exec<{ timestamp: string }>("SELECT timestamp FROM events_log ORDER BY seq DESC LIMIT 1").toArray()[0]
-        ?.timestamp ?? null
-    );
+    if (this.lastTimestamp === undefined) {
+      this.lastTimestamp =
+        this.sql.exec<{ timestamp: string }>("SELECT timestamp FROM events_log ORDER BY seq DESC LIMIT 1").toArray()[0]
+          ?.timestamp ?? null;
+    }
+    return this.lastTimestamp;
   }
 
   /** How many live readers (SSE subscribers, waiters) are attached. */

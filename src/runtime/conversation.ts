@@ -149,6 +149,12 @@ export class MessageLog {
     this.known = undefined;
   }
 
+  /** The table was just created, empty, by this instance (a new task's object): nothing need be read back. */
+  knownEmpty(): void {
+    this.context = [];
+    this.known = 0;
+  }
+
   /** The conversation as the model's context (a copy the caller may extend), read from storage only the first time. */
   contextMessages(): MessageParam[] {
     this.context ??= this.list().map(

@@ -34,6 +34,11 @@ export class PendingCalls {
     this.sql = sql;
   }
 
+  /** The table was just created, empty, by this instance (a new task's object): no earlier instance left a call. */
+  knownEmpty(): void {
+    this.noneAbandoned = true;
+  }
+
   start(call: Omit<PendingCall, "output_chars">): void {
     this.mine.add(call.key);
     this.forget(call.key);

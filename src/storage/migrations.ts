@@ -295,11 +295,13 @@ export function schemaVersion(sql: SqlStorage): number {
 
 /**
  * Applies the steps the object has not applied yet, in order, each in one transaction with its schema_migrations row,
- * so a step is either done and recorded or not started. Returns the version the storage is at.
+ * so a step is either done and recorded or not started. Returns the version the storage is at. `onFresh` is called
+ * when the storage was empty and now holds the tables and nothing else (its collaborators need not read it back).
  */
 export function migrate(
   storage: Pick<DurableObjectStorage, "sql" | "transactionSync">,
   steps: readonly Migration[] = MIGRATIONS,
+  onFresh?: () => void,
 ): number {
   const { sql } = storage;
   // A new object: the tables as the steps would leave them, in one transaction (scripts/build-schema.ts).
@@ -307,6 +309,7 @@ export function migrate(
     // One exec of every statement: a new object is created for each task, and a call per table cost more than the
     // tables themselves.
     storage.transactionSync(() => sql.exec(FRESH_SCRIPT));
+    onFresh?.();
     return SCHEMA_VERSION;
   }
   sql.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)");

@@ -44,7 +44,7 @@ import { sessionView } from "../sessions/session-view.ts";
 import { TurnLog } from "../sessions/turns.ts";
 import { BUNDLED_SKILL_FILES } from "../skills/bundled.generated.ts";
 import { SkillCatalog } from "../skills/catalog.ts";
-import { hasSchema, migrate } from "../storage/migrations.ts";
+import { hasSchema, MIGRATIONS, migrate } from "../storage/migrations.ts";
 import { createTask } from "../tasks/creation.ts";
 import { expireTask, hasTombstone, readTombstone, type Tombstone } from "../tasks/expiry.ts";
 import { toolCallLedger } from "../tasks/fork.ts";
@@ -112,6 +112,8 @@ export class TaskHost {
   private readonly blobs: BlobStore;
   /** False until a task is created: an object asked about an unknown id writes nothing, not even its schema. */
   private ready: boolean;
+  /** The run's model calls in flight, on record (src/runtime/pending-calls.ts). */
+  private readonly pendingCalls: PendingCalls;
 
   /**
    * `clients` closes the object's client streams (its SSE subscriptions, which the Durable Object class holds): a
@@ -137,6 +139,7 @@ export class TaskHost {
       () => ({ redactor, mode: this.record()?.redaction_mode ?? "full" }),
     );
     this.conversation = new MessageLog(this.sql);
+    this.pendingCalls = new PendingCalls(this.sql);
     this.state = new TaskState(this.sql);
     const blobs = openBlobStore(env);
     this.blobs = blobs;
@@ -278,7 +281,7 @@ export class TaskHost {
       transcript: new Transcript(this.sql),
       workspace: this.workspace,
       checkpoints: this.checkpoints,
-      pendingCalls: new PendingCalls(this.sql),
+      pendingCalls: this.pendingCalls,
       registry,
       storage: ctx.storage,
       provider: (llm, transport) => {
@@ -536,7 +539,14 @@ export class TaskHost {
   private open(): boolean {
     if (this.ready) return true;
     if (hasTombstone(this.sql)) return false;
-    migrate(this.ctx.storage);
+    // New tables hold nothing: what reads them back for the run (the log's last number, the state's keys, the
+    // conversation's count, calls an earlier instance left) knows so without a statement each.
+    migrate(this.ctx.storage, MIGRATIONS, () => {
+      this.events.knownEmpty();
+      this.state.knownEmpty();
+      this.conversation.knownEmpty();
+      this.pendingCalls.knownEmpty();
+    });
     this.ready = true;
     return true;
   }

@@ -69,23 +69,37 @@ export class TaskState {
    * transaction (invalidate). Each get parses anew, so a caller may change what it got.
    */
   private readonly known = new Map<string, string | null>();
+  /**
+   * Set when this instance created the table, empty, and has remembered every value written since: a key it does not
+   * know is then absent, with no read. Cleared when a value is too long to remember, and by invalidate().
+   */
+  private allKnown = false;
 
   constructor(sql: SqlStorage) {
     this.sql = sql;
   }
 
+  /** The table was just created, empty, by this instance (a new task's object). */
+  knownEmpty(): void {
+    this.known.clear();
+    this.allKnown = true;
+  }
+
   get<T>(key: string): T | undefined {
     let value = this.known.get(key);
     if (value === undefined) {
-      value =
-        this.sql.exec<{ value: string }>("SELECT value FROM task_state WHERE key = ?", key).toArray()[0]?.value ?? null;
+      value = this.allKnown
+        ? null
+        : (this.sql.exec<{ value: string }>("SELECT value FROM task_state WHERE key = ?", key).toArray()[0]?.value ??
+          null);
       this.remember(key, value);
     }
     return value === null ? undefined : (JSON.parse(value) as T);
   }
 
   delete(key: string): void {
-    this.sql.exec("DELETE FROM task_state WHERE key = ?", key);
+    const absent = this.known.get(key) === null || (this.allKnown && !this.known.has(key));
+    if (!absent) this.sql.exec("DELETE FROM task_state WHERE key = ?", key);
     this.known.set(key, null);
   }
 
@@ -102,10 +116,16 @@ export class TaskState {
   /** Forgets what this instance remembers of storage (after a rolled-back transaction). */
   invalidate(): void {
     this.known.clear();
+    this.allKnown = false;
   }
 
   private remember(key: string, value: string | null): void {
-    if (value === null || value.length <= REMEMBERED_CHARS) this.known.set(key, value);
-    else this.known.delete(key);
+    if (value === null || value.length <= REMEMBERED_CHARS) {
+      this.known.set(key, value);
+      return;
+    }
+    this.known.delete(key);
+    // A key present but not remembered: unknown keys are no longer known to be absent.
+    this.allKnown = false;
   }
 }

@@ -1,15 +1,20 @@
 // What a task object reads back of its own writes, over its real storage: the task row is the row a write returned
 // (src/tasks/task-store.ts), a step met for the first time is recorded in one statement (src/runtime/step-journal.ts),
 // and a checkpoint's position recorded twice is recorded once, without using up a sequence number
-// (src/runtime/checkpoints.ts). Each read saved is checked for what it returns, and a new instance over the same
-// storage, as after an eviction, reads the same.
+// (src/runtime/checkpoints.ts), and an object that has just created its tables reads none of them back for the run
+// (the log's last number and time, the state's keys, the conversation's count, calls left by an earlier instance).
+// Each read saved is checked for what it returns, and a new instance over the same storage, as after an eviction,
+// reads the same.
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { EventLog } from "../../src/events/event-log.ts";
 import { CheckpointLog } from "../../src/runtime/checkpoints.ts";
 import { MessageLog } from "../../src/runtime/conversation.ts";
+import { PendingCalls } from "../../src/runtime/pending-calls.ts";
 import { StepJournal } from "../../src/runtime/step-journal.ts";
-import { migrate } from "../../src/storage/migrations.ts";
+import { MIGRATIONS, migrate } from "../../src/storage/migrations.ts";
+import { TaskState } from "../../src/tasks/task-state.ts";
 import { TaskStore } from "../../src/tasks/task-store.ts";
 import { runsStore } from "../support/runs-bucket.ts";
 
@@ -156,5 +161,88 @@ describe("CheckpointLog.record", () => {
     expect(result.repeat).toBeNull();
     expect(result.next?.sequence).toBe((result.first?.sequence ?? 0) + 1);
     expect(result.all).toEqual(["after_turn_1", "after_turn_2"]);
+  });
+});
+
+describe("a new task's object", () => {
+  const identity = () => ({ runId: "task-reads-1", traceId: "0".repeat(32), rootSpanId: "0".repeat(16) });
+
+  it("reads none of its new tables back: the log, the state, the conversation and the calls in flight", async () => {
+    const stub = env.TASKS.get(env.TASKS.idFromName(`task-object-reads-${crypto.randomUUID()}`));
+    const result = await runInDurableObject(stub, async (_instance, state) => {
+      const { sql, statements } = counted(state.storage.sql);
+      const events = new EventLog(sql, identity);
+      const taskState = new TaskState(sql);
+      const conversation = new MessageLog(sql);
+      const calls = new PendingCalls(sql);
+      let fresh = 0;
+      migrate(state.storage, MIGRATIONS, () => {
+        fresh++;
+        for (const table of [events, taskState, conversation, calls]) table.knownEmpty();
+      });
+      const before = statements.length;
+      const reads = {
+        lastSeq: events.lastSeq(),
+        lastAt: events.lastOwnTimestamp(),
+        value: taskState.get("awaiting_subagents"),
+        count: conversation.count(),
+        context: conversation.contextMessages(),
+        abandoned: calls.takeAbandoned(),
+      };
+      taskState.delete("awaiting_subagents");
+      const readStatements = statements.slice(before);
+      // Written, and then read without a statement: what this instance wrote is what it knows.
+      const appended = events.append("run_started", {
+        task: "plan",
+        agent: "planner",
+        provider: "anthropic",
+        model: "claude-sonnet-4-5",
+        dry_run: false,
+        max_turns: 10,
+        max_budget_usd: null,
+        max_tokens: null,
+      });
+      taskState.put("k", { a: 1 });
+      const afterWrites = statements.length;
+      const known = { lastAt: events.lastOwnTimestamp(), k: taskState.get("k"), other: taskState.get("other") };
+      const knownStatements = statements.length - afterWrites;
+      // A new instance over the same storage (as after an eviction) reads what is there.
+      const again = {
+        lastSeq: new EventLog(state.storage.sql, identity).lastSeq(),
+        lastAt: new EventLog(state.storage.sql, identity).lastOwnTimestamp(),
+        k: new TaskState(state.storage.sql).get("k"),
+      };
+      // Migrating storage that holds tables is not fresh.
+      migrate(state.storage, MIGRATIONS, () => fresh++);
+      return { fresh, reads, readStatements, appended, known, knownStatements, again };
+    });
+    expect(result.fresh).toBe(1);
+    expect(result.reads).toEqual({ lastSeq: 0, lastAt: null, value: undefined, count: 0, context: [], abandoned: [] });
+    expect(result.readStatements).toEqual([]);
+    expect(result.known).toEqual({ lastAt: result.appended.timestamp, k: { a: 1 }, other: undefined });
+    expect(result.knownStatements).toBe(0);
+    expect(result.again).toEqual({ lastSeq: 1, lastAt: result.appended.timestamp, k: { a: 1 } });
+  });
+
+  it("reads the state again once a value too long to remember was written, and after invalidate()", async () => {
+    const result = await inObject((storage) => {
+      const { sql, statements } = counted(storage.sql);
+      const taskState = new TaskState(sql);
+      taskState.knownEmpty();
+      // Written behind its back (as only a test does): a key it knows nothing of counts as absent while it knows all.
+      storage.sql.exec("INSERT INTO task_state (key, value) VALUES ('hidden', '1')");
+      const whileAllKnown = taskState.get("hidden");
+      taskState.put("long", "x".repeat(5000));
+      storage.sql.exec("INSERT INTO task_state (key, value) VALUES ('hidden2', '2')");
+      const before = statements.length;
+      const afterLong = { long: taskState.get<string>("long")?.length, hidden2: taskState.get("hidden2") };
+      const readAfterLong = statements.length - before;
+      taskState.invalidate();
+      return { whileAllKnown, afterLong, readAfterLong, afterInvalidate: taskState.get("hidden") };
+    });
+    expect(result.whileAllKnown).toBeUndefined();
+    expect(result.afterLong).toEqual({ long: 5000, hidden2: 2 });
+    expect(result.readAfterLong).toBe(2);
+    expect(result.afterInvalidate).toBe(1);
   });
 });
