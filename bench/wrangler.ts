@@ -98,6 +98,8 @@ export async function startWrangler(options: {
   main?: string;
   /** Further `wrangler dev` arguments, e.g. `--inspector-port <port>` for the profiler. */
   extraArgs?: readonly string[];
+  /** The environment wrangler starts from (default this process's), before wranglerDevEnv's settings. */
+  env?: NodeJS.ProcessEnv;
 }): Promise<WranglerDev> {
   const port = await freePort();
   const workDir = mkdtempSync(join(tmpdir(), "outpost-bench-"));
@@ -125,7 +127,11 @@ export async function startWrangler(options: {
     stdio: ["ignore", log, log],
     // node_modules/.bin first: wrangler's `#!/usr/bin/env node` then gets the project's Node 22, not the system 20.
     // As npm run dev runs it: wrangler's local trace collector off (scripts/wrangler-dev-env.ts).
-    env: wranglerDevEnv({ ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}`, WRANGLER_SEND_METRICS: "false" }),
+    env: wranglerDevEnv({
+      ...(options.env ?? process.env),
+      PATH: `${bin}:${process.env.PATH ?? ""}`,
+      WRANGLER_SEND_METRICS: "false",
+    }),
   });
   closeSync(log);
   const pid = child.pid;
