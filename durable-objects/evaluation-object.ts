@@ -148,7 +148,12 @@ export class EvaluationObject extends DurableObject<Env> {
     const times: number[] = [];
     if (retryStart !== null) times.push(retryStart);
     if (watchAt !== null) times.push(watchAt);
-    if (this.store.runs().some((r) => r.status === "ended")) times.push(Date.now());
+    const runs = this.store.runs();
+    // Runs recorded as ended during this alarm (by the watch, or by their reports meanwhile) and graded in it left room:
+    // the pending ones start now, not at the next look, WATCH_INTERVAL_MS away.
+    if (runs.some((r) => r.status === "ended") || (runs.some((r) => r.status === "pending") && roomFor(runs) > 0)) {
+      times.push(Date.now());
+    }
     if (reportFailed) times.push(Date.now() + REPORT_RETRY_MS);
     if (times.length === 0) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(Math.min(...times));
@@ -161,10 +166,7 @@ export class EvaluationObject extends DurableObject<Env> {
   private async startRuns(record: EvaluationRecord): Promise<number | null> {
     let retryAt: number | null = null;
     const runs = this.store.runs();
-    const busy = runs.filter(
-      (r) => r.status === "starting" || r.status === "running" || r.status === "stopping",
-    ).length;
-    const pending = runs.filter((r) => r.status === "pending").slice(0, Math.max(0, MAX_PARALLEL_RUNS - busy));
+    const pending = runs.filter((r) => r.status === "pending").slice(0, roomFor(runs));
     // Recorded as starting before any start: a run is started under its own id, however often this repeats.
     for (const run of pending) this.store.markStarting(run.seq);
     const starting = this.store.runs().filter((r) => r.status === "starting");
@@ -342,4 +344,10 @@ export class EvaluationObject extends DurableObject<Env> {
       completed_at: record.completedAt,
     };
   }
+}
+
+/** How many more runs may start: MAX_PARALLEL_RUNS less those under way (starting, running or stopping). */
+function roomFor(runs: readonly RunRecord[]): number {
+  const underWay = runs.filter((r) => r.status === "starting" || r.status === "running" || r.status === "stopping");
+  return Math.max(0, MAX_PARALLEL_RUNS - underWay.length);
 }

@@ -220,3 +220,34 @@ describe("an evaluation whose run runs past its case's deadline", () => {
     expect((await apiJson(`/v1/tasks/${taskId}`, TaskResourceSchema)).status).toBe("canceled");
   });
 });
+
+describe("an evaluation whose runs under way all end within one alarm", () => {
+  it("starts its pending runs at once, not at the next look", async () => {
+    const marker = uniqueMarker("watch-room");
+    const names = ["a", "b", "c", "d", "e"];
+    const agent = defineAgent({
+      testCases: names.map((name) => ({ name, input: `Say ok. ${marker}-${name}`, expected_output: "ok" })),
+      evaluations: { metrics: [{ type: "contains" }] },
+    });
+    for (const name of names)
+      await script(`${marker}-${name}`, [{ content: [{ type: "text", text: "ok" }] }], { ttft_ms: 500 });
+    const started = await startEvaluation(agent);
+    // Four at a time (MAX_PARALLEL_RUNS): the fifth waits for room.
+    const first = started.runs.slice(0, 4);
+    expect(first.map((r) => r.status)).toEqual(["running", "running", "running", "running"]);
+    expect(started.runs[4]?.status).toBe("pending");
+    // Their reports are lost, so that the one alarm below records all four (from their tasks) and grades them.
+    for (const run of first) {
+      await editTaskState(run.task_id, (sql) => {
+        sql.exec("INSERT INTO task_state (key, value) VALUES ('evaluation_reported', 'true')");
+      });
+    }
+    for (const run of first) expect((await waitForTask(run.task_id)).status).toBe("completed");
+    expect(await runDurableObjectAlarm(evaluationStubFor(env, DEFAULT_TENANT, started.id))).toBe(true);
+    const after = await view(started.id);
+    expect(after.runs.slice(0, 4).map((r) => r.status)).toEqual(["graded", "graded", "graded", "graded"]);
+    // The next look is WATCH_INTERVAL_MS (30 s) away: the fifth run starts, and the evaluation completes, well before.
+    const done = await completed(started.id);
+    expect(done.runs.map((r) => [r.case, r.status, r.passed])).toEqual(names.map((name) => [name, "graded", true]));
+  });
+});
