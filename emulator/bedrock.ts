@@ -6,6 +6,7 @@ import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { type AuthOutcome, type AuthRecord, header } from "./auth.ts";
 import { TEST_AWS_ACCESS_KEY_ID, TEST_AWS_SECRET_ACCESS_KEY } from "./credentials.ts";
 import { chunkMessage, eventStreamMessage, exceptionMessage } from "./event-stream.ts";
+import { messagesCacheView } from "./prompt-units.ts";
 import type { Dialect, ErrorSpec, RequestContext } from "./reply.ts";
 import { fail, isRecord, parseMessagesRequest } from "./request.ts";
 import { errorTypeForStatus, renderReply } from "./wire.ts";
@@ -93,6 +94,8 @@ export const bedrock: Dialect = {
     if (!parsed.ok) return parsed;
     return { ok: true, value: { ...parsed.value, stream: action === "invoke-with-response-stream" } };
   },
+  // Block-level breakpoints only: the request-level cache_control is Anthropic's own API's.
+  cacheView: (body, request) => messagesCacheView(body, request.prompt, { automatic: false }),
   ids: { message: "msg_bdrk_", tool: "toolu_bdrk_" },
   headers: (requestId) => ({ "x-amzn-requestid": requestId }),
   streamContentType: "application/vnd.amazon.eventstream",

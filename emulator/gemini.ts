@@ -1,7 +1,9 @@
 // The Google Gemini API wire format (generateContent and streamGenerateContent with alt=sse): reading `contents`,
 // `systemInstruction` and `functionDeclarations` into the common view, GenerateContentResponse bodies and chunks, and
-// Google's error shape. Pure like wire.ts, so a re-issued request gets byte-identical output.
+// Google's error shape, and what its implicit caching sees of a request. Pure like wire.ts, so a re-issued request
+// gets byte-identical output.
 
+import { type CacheView, cutUnits, type RawUnit } from "./prompt-units.ts";
 import {
   chunkJson,
   chunkText,
@@ -76,6 +78,33 @@ export function parseGenerateRequest(body: unknown, { url }: RequestContext): Pa
       prompt: { system: systemInstruction, messages: contents, tools },
     },
   };
+}
+
+/**
+ * The request as Gemini's implicit caching sees it: each tool, each part of the system instruction, then each part of
+ * each content, as sent.
+ */
+export function generateCacheView(body: Record<string, unknown>): CacheView {
+  const units: RawUnit[] = [];
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  for (const [index, value] of tools.entries()) {
+    units.push({ section: "tools", path: `tools[${index}]`, message: null, value });
+  }
+  const system = body.systemInstruction;
+  const systemParts = typeof system === "string" ? [{ text: system }] : isRecord(system) ? system.parts : [];
+  (Array.isArray(systemParts) ? systemParts : []).forEach((value, index) => {
+    units.push({ section: "system", path: `systemInstruction.parts[${index}]`, message: null, value });
+  });
+  const contents = Array.isArray(body.contents) ? body.contents : [];
+  contents.forEach((content, message) => {
+    if (!isRecord(content) || !Array.isArray(content.parts)) return;
+    const role = typeof content.role === "string" ? content.role : "user";
+    content.parts.forEach((value, index) => {
+      const path = `contents[${message}].parts[${index}]`;
+      units.push({ section: "messages", path, message, role, opens: index === 0, value });
+    });
+  });
+  return { units: cutUnits(units), breakpoints: [], key: null, retentionMs: null, diagnostics: null, settingsHash: "" };
 }
 
 /** Gemini parts as Anthropic-shaped blocks; parts the emulator does not read (inline data, files) are dropped. */
@@ -198,7 +227,7 @@ function renderGenerate(reply: Reply): RenderedReply {
     isDelta: false,
     isFinish: true,
   });
-  return { body, frames, chunkCount: answerChunks + thoughtChunks };
+  return { body, frames, chunkCount: answerChunks + thoughtChunks, usage };
 }
 
 /** google.rpc.Code names by HTTP status, and the messages the Gemini API sends with them. */
@@ -255,6 +284,7 @@ export const gemini: Dialect = {
       : "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or " +
         "other form of API consumer identity to call this API.",
   parse: parseGenerateRequest,
+  cacheView: (body) => ({ ok: true, value: generateCacheView(body) }),
   ids: { message: "emu_", tool: "fc_emu_" },
   headers: () => ({}),
   render: (reply) => renderGenerate(reply),

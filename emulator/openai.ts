@@ -1,7 +1,10 @@
 // The OpenAI-compatible Chat Completions wire format: reading a request into the common view (system/developer text
 // as the system prompt, tool messages as tool results), the chat.completion body, its chunk stream ending in
-// `data: [DONE]`, and OpenAI's error shape. Pure like wire.ts, so a re-issued request gets byte-identical output.
+// `data: [DONE]`, OpenAI's error shape, and what its automatic prompt caching sees of a request. Pure like wire.ts,
+// so a re-issued request gets byte-identical output.
 
+import { OPENAI_CACHE } from "./prompt-cache.ts";
+import { type CacheView, cutUnits } from "./prompt-units.ts";
 import {
   chunkJson,
   chunkText,
@@ -97,6 +100,42 @@ export function parseChatRequest(body: unknown): Parsed<MessagesRequest> {
       stream: stream === true,
       streamUsage: isRecord(streamOptions) && streamOptions.include_usage === true,
       prompt: { system: undefined, messages, tools },
+    },
+  };
+}
+
+/**
+ * The request as OpenAI's automatic prompt caching sees it: each tool, then each message, as sent; partitioned by
+ * `prompt_cache_key`, kept as long as `prompt_cache_retention` says (its prompt caching guide).
+ */
+export function chatCacheView(body: Record<string, unknown>): Parsed<CacheView> {
+  const { prompt_cache_key: key, prompt_cache_retention: retention } = body;
+  if (key !== undefined && key !== null && typeof key !== "string") {
+    return fail("Invalid type for 'prompt_cache_key': expected a string.");
+  }
+  if (retention !== undefined && retention !== null && retention !== "in_memory" && retention !== "24h") {
+    return fail(`Invalid value: '${String(retention)}'. Supported values are: 'in_memory' and '24h'.`);
+  }
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const units = cutUnits([
+    ...tools.map((value, index) => ({ section: "tools" as const, path: `tools[${index}]`, message: null, value })),
+    ...messages.map((value, index) => ({
+      section: "messages" as const,
+      path: `messages[${index}]`,
+      message: index,
+      value,
+    })),
+  ]);
+  return {
+    ok: true,
+    value: {
+      units,
+      breakpoints: [],
+      key: key ?? null,
+      retentionMs: retention === "24h" ? OPENAI_CACHE.extendedMs : null,
+      diagnostics: null,
+      settingsHash: "",
     },
   };
 }
@@ -235,7 +274,7 @@ function renderChat(reply: Reply, request: MessagesRequest): RenderedReply {
     );
   }
   push(dataFrame("[DONE]"));
-  return { body, frames, chunkCount };
+  return { body, frames, chunkCount, usage };
 }
 
 const ERRORS: Record<number, { type: string; code: string | null; message: string }> = {
@@ -280,6 +319,7 @@ export const openai: Dialect = {
       : "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer " +
         "auth (i.e. Authorization: Bearer YOUR_KEY).",
   parse: (body) => parseChatRequest(body),
+  cacheView: (body) => chatCacheView(body),
   ids: { message: "chatcmpl-emu_", tool: "call_emu_" },
   headers: (requestId) => ({ "x-request-id": requestId }),
   render: renderChat,

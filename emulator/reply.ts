@@ -3,6 +3,8 @@
 // parse a request into the common view, render a reply as a JSON body and as SSE frames, render errors.
 import type { IncomingHttpHeaders } from "node:http";
 import type { AuthOutcome } from "./auth.ts";
+import type { Diagnostics } from "./cache-diagnostics.ts";
+import type { CacheView } from "./prompt-units.ts";
 import type { MessagesRequest, Parsed } from "./request.ts";
 
 export type Provider = "anthropic" | "openai" | "gemini" | "vertex" | "bedrock";
@@ -28,6 +30,12 @@ export interface ReplyUsage {
   cache_read_input_tokens: number;
 }
 
+/** Anthropic's usage.cache_creation: the cache writes split by TTL. */
+export interface CacheCreation {
+  ephemeral_5m_input_tokens: number;
+  ephemeral_1h_input_tokens: number;
+}
+
 /** What the model "says": everything needed to render either a JSON body or its SSE stream. */
 export interface Reply {
   id: string;
@@ -41,6 +49,13 @@ export interface Reply {
   inputTokensEstimate: number;
   /** usage.server_tool_use, when the request offered a server tool (web search); absent otherwise. */
   serverToolUse?: { web_search_requests: number; web_fetch_requests: number };
+  /**
+   * Set when prompt caching is billed (emulator/billing.ts): the Messages API's usage then carries `cache_creation`,
+   * and its message_delta the running totals of every count.
+   */
+  cacheCreation?: CacheCreation;
+  /** The Message's `diagnostics` (emulator/cache-diagnostics.ts); absent is null. */
+  diagnostics?: Diagnostics;
 }
 
 export interface StreamFrame {
@@ -59,6 +74,8 @@ export interface RenderedReply {
   frames: StreamFrame[];
   /** Text, thinking and JSON chunks rendered: the emulator's notion of generated tokens, and of generation time. */
   chunkCount: number;
+  /** The usage reported, in the Anthropic vocabulary whatever the wire. */
+  usage: ReplyUsage;
 }
 
 /**
@@ -89,6 +106,8 @@ export interface Dialect {
   /** The endpoint's check of the credentials, where it has one (src: emulator/auth.ts); absent: none. */
   authenticate?(context: RequestContext): AuthOutcome;
   parse(body: unknown, context: RequestContext): Parsed<MessagesRequest>;
+  /** The request as prompt caching sees it (emulator/prompt-units.ts), or the API's refusal of its cache fields. */
+  cacheView(body: Record<string, unknown>, request: MessagesRequest, context: RequestContext): Parsed<CacheView>;
   /** Prefixes of the ids the emulator makes up, so they look like the provider's. */
   ids: { message: string; tool: string };
   /** Headers on every response of this dialect besides `request-id`. */

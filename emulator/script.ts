@@ -54,6 +54,12 @@ export interface Script {
   turns: Turn[];
   ttft_ms?: number;
   token_delay_ms?: number;
+  /** Bill prompt caching as the provider does (emulator/billing.ts), in a cache partition of this script's own. */
+  prompt_cache?: boolean;
+  /** Overrides the model's minimum cacheable length. */
+  min_cacheable_tokens?: number;
+  /** Time to first token per 1,000 uncached input tokens, when billing is on. */
+  prefill_ms_per_1k_tokens?: number;
 }
 
 /** The outcome of routing one request: what to say, which fault (if any) to inject, and at what pace. */
@@ -364,10 +370,19 @@ export function parseScript(body: unknown): Parsed<Omit<Script, "id">> {
     const problem = checkTurn(turn, `turns.${index}`);
     if (problem) return { ok: false, message: problem };
   }
-  const problem = optionalNumber(body, "ttft_ms", "script") ?? optionalNumber(body, "token_delay_ms", "script");
-  if (problem) return { ok: false, message: problem };
+  const numbers = ["ttft_ms", "token_delay_ms", "min_cacheable_tokens", "prefill_ms_per_1k_tokens"] as const;
+  for (const key of numbers) {
+    const problem = optionalNumber(body, key, "script");
+    if (problem) return { ok: false, message: problem };
+  }
+  if (body.prompt_cache !== undefined && typeof body.prompt_cache !== "boolean") {
+    return { ok: false, message: "script.prompt_cache: must be a boolean (true or false)" };
+  }
   const script: Omit<Script, "id"> = { match: body.match, turns: body.turns as Turn[] };
-  if (typeof body.ttft_ms === "number") script.ttft_ms = body.ttft_ms;
-  if (typeof body.token_delay_ms === "number") script.token_delay_ms = body.token_delay_ms;
+  for (const key of numbers) {
+    const value = body[key];
+    if (typeof value === "number") script[key] = value;
+  }
+  if (typeof body.prompt_cache === "boolean") script.prompt_cache = body.prompt_cache;
   return { ok: true, value: script };
 }

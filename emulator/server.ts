@@ -1,12 +1,20 @@
 // The model emulator's HTTP server: the model endpoints of its wire formats (Anthropic Messages, also as Bedrock and
-// Vertex AI serve it, OpenAI Chat Completions, Gemini generateContent) over one script, fault, latency and stats machinery,
-// Google's token endpoint for Vertex's callers, an OpenTelemetry collector's traces endpoint (emulator/traces.ts), plus
-// the /_emulator control plane (scripts, reset, stats, received traces). Deterministic on purpose: tests, benchmarks and offline dev all rely on it.
+// Vertex AI serve it, OpenAI Chat Completions, Gemini generateContent) over one script, fault, latency, prompt cache
+// billing (emulator/billing.ts) and stats machinery, Google's token endpoint for Vertex's callers, an OpenTelemetry
+// collector's traces endpoint (emulator/traces.ts), plus the /_emulator control plane (scripts, reset, stats, the cache
+// clock, received traces). Deterministic on purpose: tests, benchmarks and offline dev all rely on it.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import type { AuthRecord } from "./auth.ts";
 import { bedrock } from "./bedrock.ts";
+import {
+  type BilledUsage,
+  billedUsage,
+  credentialOf,
+  DEFAULT_PREFILL_MS_PER_1K_TOKENS,
+  PromptBilling,
+} from "./billing.ts";
 import { answerEmbeddings, embeddingsPath } from "./embeddings.ts";
 import { gemini } from "./gemini.ts";
 import { GoogleTokenEndpoint, TOKEN_PATH } from "./google-token.ts";
@@ -25,6 +33,17 @@ export interface EmulatorOptions {
   ttftMs?: number;
   tokenDelayMs?: number;
   quiet?: boolean;
+  /** Bill prompt caching as the providers do for every request (emulator/billing.ts); else only scripts that ask. */
+  promptCache?: boolean;
+  /** Time to first token per 1,000 uncached input tokens while billing (default DEFAULT_PREFILL_MS_PER_1K_TOKENS). */
+  prefillMsPer1kTokens?: number;
+}
+
+/** A prompt cache unit of a request, as the stats give it (emulator/prompt-units.ts). */
+export interface PromptUnitRecord {
+  tokens: number;
+  /** The hash of the prompt up to and including this unit: two requests share a prefix exactly where these agree. */
+  prefix_hash: string;
 }
 
 export interface RequestRecord {
@@ -47,6 +66,16 @@ export interface RequestRecord {
   ended_at_ms: number;
   /** Emulator time from the complete request body to the end of the response, configured latency included. */
   service_ms: number;
+  /** The usage as billed, in the Anthropic vocabulary whatever the wire; null when the request was not answered. */
+  usage: BilledUsage | null;
+  /** The prompt's cacheable units in order (empty when its body could not be read). */
+  prompt_units: PromptUnitRecord[];
+  /** The indexes of the units that carried a breakpoint (cache_control, the request-level one included). */
+  breakpoints: number[];
+  /** The model's minimum cacheable length in force (a script's min_cacheable_tokens included); null without a model. */
+  min_cacheable_tokens: number | null;
+  /** The emulator's time to first token for the response (prefill included); null when it sent no reply. */
+  ttft_ms: number | null;
 }
 
 export interface RunningEmulator {
@@ -65,6 +94,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const host = options.host ?? "127.0.0.1";
   const defaults = { ttftMs: options.ttftMs ?? 0, tokenDelayMs: options.tokenDelayMs ?? 0 };
   const scripts = new ScriptStore();
+  const billing = new PromptBilling({
+    promptCache: options.promptCache ?? false,
+    prefillMsPer1kTokens: options.prefillMsPer1kTokens ?? DEFAULT_PREFILL_MS_PER_1K_TOKENS,
+  });
   const traces = new TraceCollector();
   const inFlight = new Set<AbortController>();
   let records: RequestRecord[] = [];
@@ -92,6 +125,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       finish(status) {
         if (!record || record.ended_at_ms !== -1) return;
         record.status = status;
+        if (status !== 200) record.usage = null;
         record.ended_at_ms = Date.now();
         record.service_ms = exchange.serviceMs();
         records.push(record);
@@ -159,6 +193,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         started_at_ms: startedAt,
         ended_at_ms: -1,
         service_ms: 0,
+        usage: null,
+        prompt_units: [],
+        breakpoints: [],
+        min_cacheable_tokens: null,
+        ttft_ms: null,
       };
       const auth = dialect.authenticate?.(context);
       record.auth = auth?.record ?? null;
@@ -167,6 +206,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       if (missingKey !== null) return sendError(exchange, dialect, { status: 401, message: missingKey });
       if (!parsed.ok) return sendError(exchange, dialect, { status: 400, message: parsed.message });
       const request = parsed.value;
+      const view = dialect.cacheView(sent, request, context);
+      if (!view.ok) return sendError(exchange, dialect, { status: 400, message: view.message });
+      record.prompt_units = view.value.units.map(({ tokens, prefix_hash }) => ({ tokens, prefix_hash }));
+      record.breakpoints = view.value.breakpoints.map((breakpoint) => breakpoint.index);
       const selected = scripts.select(request, dialect.ids);
       if (!selected.ok) {
         record.script_match = selected.script.match;
@@ -176,21 +219,35 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       record.script_match = selection.script?.match ?? null;
       record.fault = selection.fault?.kind ?? null;
       if (selection.fault?.kind === "http") return sendHttpFault(exchange, dialect, selection.fault);
+      const billed = billing.bill({
+        provider: dialect.provider,
+        model: request.model,
+        view: view.value,
+        script: selection.script,
+        credential: credentialOf(context, record.auth),
+        scripted: selection.usage,
+      });
+      record.min_cacheable_tokens = billed.minCacheableTokens;
       const reply = {
         id: selection.messageId,
         model: request.model,
         blocks: selection.blocks,
         stopReason: selection.stopReason,
         stopSequence: selection.stopSequence,
-        usage: selection.usage,
+        usage: billed.usage,
         inputTokensEstimate: estimateInputTokens(request),
         ...(selection.serverToolUse ? { serverToolUse: selection.serverToolUse } : {}),
+        ...(billed.cacheCreation ? { cacheCreation: billed.cacheCreation } : {}),
+        diagnostics: billed.diagnostics,
       };
       const rendered = dialect.render(reply, request);
+      billing.remember(reply.id, billed);
+      record.usage = billedUsage(rendered.usage, billed.cacheCreation);
       const pacing = {
-        ttftMs: selection.ttftMs ?? defaults.ttftMs,
+        ttftMs: billing.ttftMs(selection.ttftMs ?? defaults.ttftMs, billed, rendered.usage),
         tokenDelayMs: selection.tokenDelayMs ?? defaults.tokenDelayMs,
       };
+      record.ttft_ms = pacing.ttftMs;
       if (request.stream) return streamMessage(exchange, dialect, rendered, selection.fault, pacing);
       return sendMessage(exchange, dialect, rendered, selection.fault, pacing);
     }
@@ -227,13 +284,33 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         const spans = traceId ? traces.trace(traceId) : taskId ? traces.withAttribute("outpost.task.id", taskId) : [];
         return sendJson(exchange, 200, { spans });
       }
+      case "POST /_emulator/cache/advance": {
+        // Ages the prompt caches (emulator/prompt-cache.ts) by `ms`, or one script's partitions alone, without sleeping.
+        const { ms, match } = isRecord(body) ? body : {};
+        if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) {
+          return sendError(exchange, anthropic, { status: 400, message: "ms: must be a non-negative number" });
+        }
+        if (match !== undefined && (typeof match !== "string" || match === "")) {
+          return sendError(exchange, anthropic, { status: 400, message: "match: must be a non-empty string" });
+        }
+        return sendJson(exchange, 200, { match: match ?? null, ...billing.cache.advance(ms, match ?? null) });
+      }
       case "POST /_emulator/reset":
         scripts.clear();
         traces.reset();
+        billing.reset();
         records = [];
         return sendJson(exchange, 200, { ok: true });
-      case "GET /_emulator/stats":
-        return sendJson(exchange, 200, { requests: records });
+      case "GET /_emulator/stats": {
+        // Optional filters, so a caller that wants one task's or one script's requests need not read them all.
+        const taskId = url.searchParams.get("task_id");
+        const match = url.searchParams.get("match");
+        const requests = records.filter(
+          (record) =>
+            (taskId === null || record.task_id === taskId) && (match === null || record.script_match === match),
+        );
+        return sendJson(exchange, 200, { requests });
+      }
       case "GET /_emulator/health":
         return sendJson(exchange, 200, { ok: true });
       default:
@@ -274,6 +351,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     reset() {
       scripts.clear();
       traces.reset();
+      billing.reset();
       records = [];
     },
     async close() {

@@ -5,6 +5,7 @@
 import type { AuthOutcome } from "./auth.ts";
 import { header } from "./auth.ts";
 import type { GoogleTokenEndpoint } from "./google-token.ts";
+import { messagesCacheView } from "./prompt-units.ts";
 import type { Dialect, ErrorSpec } from "./reply.ts";
 import { fail, isRecord, parseMessagesRequest } from "./request.ts";
 import { anthropic } from "./wire.ts";
@@ -44,6 +45,8 @@ export function vertex(tokens: GoogleTokenEndpoint): Dialect {
       // The specifier, not the body, says whether to stream.
       return { ok: true, value: { ...parsed.value, stream: specifier === "streamRawPredict" } };
     },
+    // Block-level breakpoints only: the request-level cache_control is Anthropic's own API's.
+    cacheView: (body, request) => messagesCacheView(body, request.prompt, { automatic: false }),
     error: (spec) => (spec.status === 401 || spec.status === 403 ? googleError(spec) : anthropic.error(spec)),
   };
 }

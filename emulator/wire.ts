@@ -1,7 +1,9 @@
-// The Anthropic Messages API wire format: Message bodies, the SSE event sequence of a streamed reply,
-// and error bodies. Everything here is pure so that a re-issued request produces byte-identical output.
+// The Anthropic Messages API wire format: Message bodies (with prompt caching's usage and diagnostics when billed),
+// the SSE event sequence of a streamed reply, and error bodies. Everything here is pure so that a re-issued request
+// produces byte-identical output.
 
 import { FOUNDRY_PREFIX, messagesAuth } from "./auth.ts";
+import { messagesCacheView } from "./prompt-units.ts";
 import {
   chunkJson,
   chunkText,
@@ -75,14 +77,18 @@ export function renderReply(reply: Reply): RenderedReply {
   const renderings = reply.blocks.map(renderBlock);
   const chunkCount = renderings.reduce((sum, rendering) => sum + rendering.chunks, 0);
   const tokens = fullUsage(reply, chunkCount);
+  // Billed prompt caching splits the writes by TTL, as the API does.
+  const inputSide = { ...tokens, ...(reply.cacheCreation ? { cache_creation: reply.cacheCreation } : {}) };
   // The searches are counted once the reply is done: in the body, and in message_delta's usage when streamed.
-  const usage = { ...tokens, ...(reply.serverToolUse ? { server_tool_use: reply.serverToolUse } : {}) };
+  const usage = { ...inputSide, ...(reply.serverToolUse ? { server_tool_use: reply.serverToolUse } : {}) };
   const envelope = { id: reply.id, type: "message", role: "assistant", model: reply.model };
+  const diagnostics = reply.diagnostics ?? null;
   const body = {
     ...envelope,
     content: reply.blocks.map((block) => ({ ...block })),
     stop_reason: reply.stopReason,
     stop_sequence: reply.stopSequence,
+    diagnostics,
     usage,
   };
 
@@ -97,7 +103,8 @@ export function renderReply(reply: Reply): RenderedReply {
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { ...tokens, output_tokens: 1 },
+      diagnostics,
+      usage: { ...inputSide, output_tokens: 1 },
     },
   });
   push("ping", { type: "ping" });
@@ -111,13 +118,21 @@ export function renderReply(reply: Reply): RenderedReply {
   push("message_delta", {
     type: "message_delta",
     delta: { stop_reason: reply.stopReason, stop_sequence: reply.stopSequence },
+    // With billed caching, the running totals of every count, as the API sends them; else the output alone.
     usage: {
+      ...(reply.cacheCreation
+        ? {
+            input_tokens: tokens.input_tokens,
+            cache_creation_input_tokens: tokens.cache_creation_input_tokens,
+            cache_read_input_tokens: tokens.cache_read_input_tokens,
+          }
+        : {}),
       output_tokens: usage.output_tokens,
       ...(reply.serverToolUse ? { server_tool_use: reply.serverToolUse } : {}),
     },
   });
   push("message_stop", { type: "message_stop" });
-  return { body, frames, chunkCount };
+  return { body, frames, chunkCount, usage: tokens };
 }
 
 export function sseFrame(event: string, data: unknown): string {
@@ -186,6 +201,10 @@ export const anthropic: Dialect = {
   missingKey: () => null,
   authenticate: (context) => messagesAuth(context.url.pathname, context.headers),
   parse: (body) => parseMessagesRequest(body),
+  // Anthropic's own API also takes the request-level cache_control (automatic caching); Foundry, like every other
+  // host, takes block-level breakpoints only.
+  cacheView: (body, request, { url }) =>
+    messagesCacheView(body, request.prompt, { automatic: !url.pathname.startsWith(`${FOUNDRY_PREFIX}/`) }),
   ids: { message: "msg_emu_", tool: "toolu_emu_" },
   headers: () => ({}),
   render: (reply) => renderReply(reply),

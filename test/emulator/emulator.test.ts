@@ -248,6 +248,7 @@ describe("emulator: scripted replies", () => {
       content: [{ type: "text", text: "one two three" }],
       stop_reason: "end_turn",
       stop_sequence: null,
+      diagnostics: null,
       usage: {
         input_tokens: Math.ceil(JSON.stringify({ system, messages }).length / 4),
         output_tokens: 3,
