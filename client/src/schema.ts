@@ -1401,6 +1401,7 @@ export interface components {
                     input_tokens: number;
                     output_tokens: number;
                     cache_creation_input_tokens: number;
+                    cache_creation_1h_input_tokens?: number;
                     cache_read_input_tokens: number;
                     total_tokens: number;
                     total_cost_usd: number | null;
@@ -1475,6 +1476,7 @@ export interface components {
                     input_tokens: number;
                     output_tokens: number;
                     cache_creation_input_tokens: number;
+                    cache_creation_1h_input_tokens?: number;
                     cache_read_input_tokens: number;
                     total_tokens: number;
                     total_cost_usd: number | null;
@@ -1515,6 +1517,7 @@ export interface components {
                     input_tokens: number;
                     output_tokens: number;
                     cache_creation_input_tokens: number;
+                    cache_creation_1h_input_tokens?: number;
                     cache_read_input_tokens: number;
                     total_tokens: number;
                     total_cost_usd: number | null;
@@ -1849,6 +1852,7 @@ export interface components {
                 input_tokens: number;
                 output_tokens: number;
                 cache_creation_input_tokens: number;
+                cache_creation_1h_input_tokens?: number;
                 cache_read_input_tokens: number;
                 total_tokens: number;
                 total_cost_usd: number | null;
@@ -2012,6 +2016,7 @@ export interface components {
                 input_tokens: number;
                 output_tokens: number;
                 cache_creation_input_tokens: number;
+                cache_creation_1h_input_tokens?: number;
                 cache_read_input_tokens: number;
                 total_tokens: number;
                 total_cost_usd: number | null;
@@ -2257,6 +2262,7 @@ export interface components {
                 input_tokens: number;
                 output_tokens: number;
                 cache_creation_input_tokens: number;
+                cache_creation_1h_input_tokens?: number;
                 cache_read_input_tokens: number;
                 total_tokens: number;
                 total_cost_usd: number | null;
@@ -2436,6 +2442,7 @@ export interface components {
                 input_tokens: number;
                 output_tokens: number;
                 cache_creation_input_tokens: number;
+                cache_creation_1h_input_tokens?: number;
                 cache_read_input_tokens: number;
                 total_tokens: number;
                 total_cost_usd: number | null;
@@ -4276,6 +4283,14 @@ export interface operations {
                         case_timeout_seconds?: number;
                     };
                     max_budget_usd?: number;
+                    prompt_cache?: false | {
+                        /**
+                         * @default 5m
+                         * @enum {string}
+                         */
+                        ttl?: "5m" | "1h";
+                        cache_key?: boolean;
+                    };
                     /**
                      * @default full
                      * @enum {string}

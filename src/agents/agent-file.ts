@@ -92,6 +92,7 @@ export const AgentFileSchema = z.strictObject({
   evaluations: definition.evaluations,
   // Outpost's own settings.
   max_budget_usd: definition.maxBudgetUsd,
+  prompt_cache: definition.promptCache,
   redaction_mode: definition.redactionMode.optional(),
   tenants: definition.tenants,
   hooks: z.record(z.string(), z.unknown()).optional(),
@@ -255,6 +256,7 @@ function toDefinition(file: AgentFileValue, raw: AgentFileInput): AgentDefinitio
     ["knowledgeTools", knowledgeTools.length > 0 ? knowledgeTools : undefined],
     ["embeddingProvider", raw.embedding_provider],
     ["maxBudgetUsd", raw.max_budget_usd],
+    ["promptCache", raw.prompt_cache],
     ["responseFormat", raw.response_format],
     ["redactionMode", raw.redaction_mode],
     ["tenants", raw.tenants],
@@ -290,6 +292,8 @@ const FILE_KEYS: Readonly<Record<string, string>> = {
   "bash.": "claude.bash.",
   "webFetch.": "web_fetch.",
   "mcpServers.": "tools.",
+  "promptCache.": "prompt_cache.",
+  promptCache: "prompt_cache",
 };
 
 function inFileTerms(message: string): string {

@@ -19,6 +19,7 @@ import type { RedactionMode } from "../events/redaction.ts";
 import type { HookSpec } from "../inbound-hooks/hook.ts";
 import type { EmbeddingProvider } from "../knowledge/embedding.ts";
 import type { JsonObject } from "../lib/json.ts";
+import { type PromptCachePolicy, sendsCacheKey } from "../llm/prompt-cache.ts";
 import type { LlmConfig } from "../llm/provider.ts";
 import type { McpServerSpec } from "../mcp/config.ts";
 import type { ToolDeclaration } from "../tools/allowed-tools.ts";
@@ -83,6 +84,8 @@ export abstract class Agent {
   readonly hooks: readonly HookSpec[];
   readonly redactionMode: RedactionMode;
   readonly llmConfig: LlmConfig | null;
+  /** Prompt caching (src/llm/prompt-cache.ts): the TTL of the breakpoints, or null when off. */
+  readonly promptCache: PromptCachePolicy;
   /** Seed 004 embedding_provider: embeds the knowledge tools' queries; null without knowledge tools. */
   readonly embeddingProvider: EmbeddingProvider | null;
   /** Seed 004 VectorstoreTool and HierarchicalDocumentToolConfig, each under its own name. */
@@ -124,6 +127,7 @@ export abstract class Agent {
     this.hooks = spec.hooks;
     this.redactionMode = spec.redactionMode;
     this.llmConfig = spec.llmConfig;
+    this.promptCache = spec.promptCache;
     this.embeddingProvider = spec.embeddingProvider;
     this.knowledgeTools = spec.knowledgeTools;
     this.tenants = spec.tenants;
@@ -187,6 +191,11 @@ export abstract class Agent {
       messages,
       tools,
       serverTools: this.webSearch ? [this.webSearch] : [],
+      promptCache: this.promptCache,
+      cacheKey:
+        this.llmConfig?.provider === "openai_compatible" && sendsCacheKey(this.promptCache, this.llmConfig.endpoint)
+          ? context.config.cacheKey
+          : null,
     });
   }
 

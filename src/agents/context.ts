@@ -14,6 +14,11 @@ export interface AgentConfiguration {
   prices: PriceTable;
   /** The run's limits: the task's, else the agent's. The runtime enforces the budgets after every model call. */
   limits: RunLimits;
+  /**
+   * The prompt cache key of the run's agent version within its tenant (src/llm/prompt-cache.ts promptCacheKey): an
+   * OpenAI-compatible agent that sends prompt_cache_key sends this.
+   */
+  cacheKey: string;
 }
 
 export interface AgentContext {

@@ -21,6 +21,7 @@ import type { RedactionMode } from "../events/redaction.ts";
 import { type HookSpec, HooksSchema } from "../inbound-hooks/hook.ts";
 import { type EmbeddingProvider, EmbeddingProviderSchema } from "../knowledge/embedding.ts";
 import type { JsonObject } from "../lib/json.ts";
+import { type PromptCachePolicy, PromptCacheSchema, promptCachePolicy } from "../llm/prompt-cache.ts";
 import { type LlmConfig, LlmConfigSchema } from "../llm/provider.ts";
 import { WEB_SEARCH_ALLOWED_NAME, WebSearchSettingSchema, webSearchTool } from "../llm/web-search.ts";
 import { type McpServerSpec, McpServersSchema } from "../mcp/config.ts";
@@ -114,6 +115,8 @@ export const AgentDefinitionSchema = z.strictObject({
    * endpoint), its endpoint, and the NAME of the Worker secret holding its API key. Absent: Anthropic.
    */
   llmConfig: LlmConfigSchema.optional(),
+  /** Prompt caching (docs/costs.md): false turns it off; {ttl: "5m" | "1h", cache_key}. Absent: on, 5 minutes. */
+  promptCache: PromptCacheSchema.optional(),
   /**
    * Seed 004 embedding_provider: OpenAI or Azure OpenAI, which embeds the queries of the knowledge tools (the key by
    * the NAME of its Worker secret). Required with any knowledge tool (seed 004 startup rule 1 for Anthropic agents;
@@ -178,6 +181,8 @@ export interface AgentSpec {
   hooks: readonly HookSpec[];
   redactionMode: RedactionMode;
   llmConfig: LlmConfig | null;
+  /** Null when caching is off. */
+  promptCache: PromptCachePolicy;
   embeddingProvider: EmbeddingProvider | null;
   knowledgeTools: readonly KnowledgeToolSpec[];
   tenants: readonly string[] | null;
@@ -292,6 +297,7 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
     hooks: Object.freeze(parsed.hooks),
     redactionMode: parsed.redactionMode,
     llmConfig: parsed.llmConfig ?? null,
+    promptCache: promptCachePolicy(parsed.promptCache),
     embeddingProvider: parsed.embeddingProvider ?? null,
     knowledgeTools: Object.freeze(parsed.knowledgeTools),
     tenants,
@@ -428,6 +434,7 @@ const SEED_SPELLINGS: Readonly<Record<string, string>> = {
   permission_mode: "permissionMode",
   test_cases: "testCases",
   embedding_provider: "embeddingProvider",
+  prompt_cache: "promptCache",
 };
 
 /** Keys whose value is an object of its own settings: an issue inside one reads "<path>: <what is wrong>". */
@@ -442,6 +449,7 @@ const SECTIONS: ReadonlySet<string> = new Set([
   "evaluations",
   "embeddingProvider",
   "knowledgeTools",
+  "promptCache",
 ]);
 /** The built-in tools' settings name an unknown key by its whole path ("unknown key bash.enable"). */
 const TOOL_SETTINGS: ReadonlySet<string> = new Set(Object.keys(TOOL_SETTINGS_SHAPE));
@@ -451,7 +459,8 @@ const TOOL_SETTINGS: ReadonlySet<string> = new Set(Object.keys(TOOL_SETTINGS_SHA
  * whose messages say what the key must be ("maxTurns must be a positive integer"), and `<path>: <message>` inside
  * a section and for zod's own messages.
  */
-function issueText(agent: string, issue: z.core.$ZodIssue): string {
+function issueText(agent: string, union: z.core.$ZodIssue): string {
+  const issue = innermost(union);
   const path = issue.path.map(String);
   const at = path.join(".");
   const field = path[0];
@@ -475,4 +484,14 @@ function issueText(agent: string, issue: z.core.$ZodIssue): string {
     text = `${at}${inSection || /^[A-Z]/.test(issue.message) ? ":" : ""} ${issue.message}`;
   }
   return `Agent "${agent}": ${text}${text.endsWith(".") ? "" : "."}`;
+}
+
+/**
+ * The issue to report of a union (`promptCache: false | {ttl}`): the issue inside the branch that got as far as a
+ * key of its own, with its whole path ("promptCache.ttl must be …"), rather than "matches no branch".
+ */
+function innermost(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== "invalid_union") return issue;
+  const inner = issue.errors.flat().find((i) => i.path.length > 0 || i.code === "unrecognized_keys");
+  return inner ? innermost({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue) : issue;
 }

@@ -10,6 +10,7 @@ import type {
   Tool,
   WebSearchTool20250305,
 } from "@anthropic-ai/sdk/resources/messages";
+import { type PromptCachePolicy, withCacheBreakpoints, withPromptCacheKey } from "../llm/prompt-cache.ts";
 import type { AgentContext } from "./context.ts";
 import { type AgentResult, successResult } from "./result.ts";
 
@@ -30,12 +31,16 @@ export interface ModelRequestParts {
   tools?: Tool[];
   /** Tools the provider runs itself (Anthropic's web search), offered after the tools Outpost runs. */
   serverTools?: WebSearchTool20250305[];
+  /** The agent's prompt caching (src/llm/prompt-cache.ts): breakpoints unless null or absent. */
+  promptCache?: PromptCachePolicy;
+  /** An OpenAI-compatible call's prompt_cache_key, when the agent sends one. */
+  cacheKey?: string | null;
 }
 
 /** The Messages API request of one model call. */
 export function modelRequest(parts: ModelRequestParts): MessageCreateParamsBase {
   const tools = [...(parts.tools ?? []), ...(parts.serverTools ?? [])];
-  return {
+  const request: MessageCreateParamsBase = {
     model: parts.model,
     max_tokens: parts.maxTokens,
     ...(parts.temperature !== undefined && parts.temperature !== null ? { temperature: parts.temperature } : {}),
@@ -44,6 +49,8 @@ export function modelRequest(parts: ModelRequestParts): MessageCreateParamsBase 
     messages: alternating(parts.messages),
     ...(tools.length > 0 ? { tools } : {}),
   };
+  const cached = parts.promptCache ? withCacheBreakpoints(request, parts.promptCache.ttl) : request;
+  return parts.cacheKey ? withPromptCacheKey(cached, parts.cacheKey) : cached;
 }
 
 /**

@@ -4,30 +4,52 @@
 import { z } from "zod";
 import { ConfigError } from "../errors.ts";
 
+/** Anthropic's rule for a 1-hour cache write: twice the input price (a 5-minute write is 1.25×, a read 0.1×). */
+const ONE_HOUR_WRITE_FACTOR = 2;
+
 export const ModelPriceSchema = z.strictObject({
   input: z.number().nonnegative(),
   output: z.number().nonnegative(),
   /** 5-minute cache write. */
   cache_write: z.number().nonnegative(),
+  /** 1-hour cache write; absent: 2× input, Anthropic's rule (oneHourWritePrice). */
+  cache_write_1h: z.number().nonnegative().optional(),
   cache_read: z.number().nonnegative(),
   /** Where the figure comes from, so an operator can re-check it. */
   source: z.string().min(1),
 });
 export type ModelPrice = z.infer<typeof ModelPriceSchema>;
 
+/** The price of a 1-hour cache write: the table's, else Anthropic's rule. */
+export function oneHourWritePrice(price: ModelPrice): number {
+  return price.cache_write_1h ?? price.input * ONE_HOUR_WRITE_FACTOR;
+}
+
 const ANTHROPIC_MODELS_DOC = "Anthropic model overview pages (platform.claude.com/docs/…/models), read 2026-11-21";
 const DERIVED_CACHE =
-  "input/output from the Anthropic model overview pages (2026-11-21); cache write 1.25× and read 0.1× of input per Anthropic's pricing rule";
+  "input/output from the Anthropic model overview pages (2026-11-21); cache writes 1.25× (5 minutes) and 2× (1 hour), reads 0.1× of input per Anthropic's pricing rule";
 
-/** Default prices; cache writes are the 5-minute rate. */
+/** A price with the cache rates Anthropic derives from the input price. */
+function priced(input: number, output: number, source: string): ModelPrice {
+  return {
+    input,
+    output,
+    cache_write: input * 1.25,
+    cache_write_1h: input * ONE_HOUR_WRITE_FACTOR,
+    cache_read: input / 10,
+    source,
+  };
+}
+
+/** Default prices. */
 export const DEFAULT_PRICES: Readonly<Record<string, ModelPrice>> = {
-  "claude-sonnet-5-5": { input: 2, output: 10, cache_write: 2.5, cache_read: 0.2, source: ANTHROPIC_MODELS_DOC },
-  "claude-sonnet-5": { input: 2, output: 10, cache_write: 2.5, cache_read: 0.2, source: ANTHROPIC_MODELS_DOC },
-  "claude-opus-5-5": { input: 4, output: 20, cache_write: 5, cache_read: 0.4, source: DERIVED_CACHE },
-  "claude-opus-5": { input: 5, output: 25, cache_write: 6.25, cache_read: 0.5, source: DERIVED_CACHE },
-  "claude-haiku-4-5": { input: 1, output: 5, cache_write: 1.25, cache_read: 0.1, source: DERIVED_CACHE },
-  "claude-sonnet-4-5": { input: 3, output: 15, cache_write: 3.75, cache_read: 0.3, source: DERIVED_CACHE },
-  "claude-opus-4-5": { input: 5, output: 25, cache_write: 6.25, cache_read: 0.5, source: DERIVED_CACHE },
+  "claude-sonnet-5-5": priced(2, 10, ANTHROPIC_MODELS_DOC),
+  "claude-sonnet-5": priced(2, 10, ANTHROPIC_MODELS_DOC),
+  "claude-opus-5-5": priced(4, 20, DERIVED_CACHE),
+  "claude-opus-5": priced(5, 25, DERIVED_CACHE),
+  "claude-haiku-4-5": priced(1, 5, DERIVED_CACHE),
+  "claude-sonnet-4-5": priced(3, 15, DERIVED_CACHE),
+  "claude-opus-4-5": priced(5, 25, DERIVED_CACHE),
 };
 
 export type PriceTable = Readonly<Record<string, ModelPrice>>;
@@ -86,9 +108,13 @@ export function findPrice(table: PriceTable, model: string): ModelPrice | undefi
 }
 
 export interface TokenCounts {
+  /** Plain input: neither written to nor read from the cache. */
   input_tokens: number;
   output_tokens: number;
+  /** Every cache write, both TTLs. */
   cache_creation_input_tokens: number;
+  /** Of the writes, those at the 1-hour TTL (priced cache_write_1h; the rest cache_write). */
+  cache_creation_1h_input_tokens?: number;
   cache_read_input_tokens: number;
   /** Web searches run inside the call, billed per search on top of the tokens. */
   web_search_requests?: number;
@@ -104,10 +130,12 @@ export const WEB_SEARCH_USD_PER_REQUEST = 0.01;
 export function costOf(table: PriceTable, model: string, tokens: TokenCounts): number | null {
   const price = findPrice(table, model);
   if (!price) return null;
+  const hour = Math.min(tokens.cache_creation_1h_input_tokens ?? 0, tokens.cache_creation_input_tokens);
   const micro =
     tokens.input_tokens * price.input +
     tokens.output_tokens * price.output +
-    tokens.cache_creation_input_tokens * price.cache_write +
+    (tokens.cache_creation_input_tokens - hour) * price.cache_write +
+    hour * oneHourWritePrice(price) +
     tokens.cache_read_input_tokens * price.cache_read;
   const searches = (tokens.web_search_requests ?? 0) * WEB_SEARCH_USD_PER_REQUEST * 1e6;
   // Prices are per million tokens; round to 1e-9 USD so sums stay exact in JSON.

@@ -276,8 +276,14 @@ export const EVENT_CATALOG = {
             request_id: z.string().nullable(),
             latency_ms: count,
             usage: CallUsageSchema,
+            cache_miss_reason: z
+              .strictObject({ type: z.string(), cache_missed_input_tokens: count.exactOptional() })
+              .exactOptional()
+              .describe(
+                "Why the prompt cache missed the previous call's prefix, as the provider diagnosed it (Anthropic's API)",
+              ),
           })
-          .describe("stop_reason, request_id, latency_ms, usage with cost_usd"),
+          .describe("stop_reason, request_id, latency_ms, usage with cost_usd, and cache_miss_reason after a miss"),
         response_preview: z.string(),
       }),
     content: ["response_preview"],

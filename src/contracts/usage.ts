@@ -8,6 +8,8 @@ export const AgentUsageSchema = z.strictObject({
   input_tokens: z.number().int().nonnegative(),
   output_tokens: z.number().int().nonnegative(),
   cache_creation_input_tokens: z.number().int().nonnegative(),
+  /** Of the cache writes, those at the 1-hour TTL (priced higher); absent when none. */
+  cache_creation_1h_input_tokens: z.number().int().nonnegative().exactOptional(),
   cache_read_input_tokens: z.number().int().nonnegative(),
   /** input + output + cache tokens. */
   total_tokens: z.number().int().nonnegative(),
@@ -52,7 +54,10 @@ export const CallUsageSchema = z.strictObject({
   model: z.string(),
   input_tokens: z.number().int().nonnegative(),
   output_tokens: z.number().int().nonnegative(),
+  /** Every cache write, both TTLs. */
   cache_creation_input_tokens: z.number().int().nonnegative(),
+  /** Of the cache writes, those at the 1-hour TTL; absent when none. */
+  cache_creation_1h_input_tokens: z.number().int().nonnegative().exactOptional(),
   cache_read_input_tokens: z.number().int().nonnegative(),
   /** Web searches run inside the call (usage.server_tool_use), billed per search; absent when none. */
   web_search_requests: z.number().int().nonnegative().exactOptional(),
@@ -75,10 +80,12 @@ export function addCallUsage(total: AgentUsage, call: CallUsage): AgentUsage {
       ? null
       : Math.round((total.total_cost_usd + call.cost_usd) * 1e9) / 1e9;
   const searches = (total.web_search_requests ?? 0) + (call.web_search_requests ?? 0);
+  const hour = (total.cache_creation_1h_input_tokens ?? 0) + (call.cache_creation_1h_input_tokens ?? 0);
   return {
     input_tokens: input,
     output_tokens: output,
     cache_creation_input_tokens: cacheWrite,
+    ...(hour > 0 ? { cache_creation_1h_input_tokens: hour } : {}),
     cache_read_input_tokens: cacheRead,
     total_tokens: input + output + cacheWrite + cacheRead,
     total_cost_usd: cost,
@@ -111,10 +118,12 @@ export function addRecovery(
 /** Two usages as one (a tree's tasks): tokens, calls and time add up; an unknown cost makes the sum's unknown. */
 export function sumUsage(a: AgentUsage, b: AgentUsage): AgentUsage {
   const searches = (a.web_search_requests ?? 0) + (b.web_search_requests ?? 0);
+  const hour = (a.cache_creation_1h_input_tokens ?? 0) + (b.cache_creation_1h_input_tokens ?? 0);
   return {
     input_tokens: a.input_tokens + b.input_tokens,
     output_tokens: a.output_tokens + b.output_tokens,
     cache_creation_input_tokens: a.cache_creation_input_tokens + b.cache_creation_input_tokens,
+    ...(hour > 0 ? { cache_creation_1h_input_tokens: hour } : {}),
     cache_read_input_tokens: a.cache_read_input_tokens + b.cache_read_input_tokens,
     total_tokens: a.total_tokens + b.total_tokens,
     total_cost_usd: addCost(a.total_cost_usd, b.total_cost_usd),

@@ -36,7 +36,7 @@ export interface AnthropicAuthEnvironment {
 }
 
 /** The part of the AnthropicProvider's configuration that says where calls go and how they are authenticated. */
-export type AnthropicAuth = Pick<ProviderConfig, "apiKey" | "baseURL" | "client" | "authHint">;
+export type AnthropicAuth = Pick<ProviderConfig, "apiKey" | "baseURL" | "client" | "authHint" | "diagnostics">;
 
 export async function anthropicAuth(llm: LlmConfig | null, env: AnthropicAuthEnvironment): Promise<AnthropicAuth> {
   const auth: AuthProvider = llm?.auth_provider ?? "api_key";
@@ -58,6 +58,7 @@ export async function anthropicAuth(llm: LlmConfig | null, env: AnthropicAuthEnv
         apiKey: apiKey || undefined,
         baseURL: endpoint ?? (env.anthropic.baseURL || undefined),
         authHint: `check the ${name ?? DEFAULT_AUTH_SECRETS.api_key} secret`,
+        diagnostics: true,
       };
     }
     case "oauth_token": {
@@ -68,6 +69,7 @@ export async function anthropicAuth(llm: LlmConfig | null, env: AnthropicAuthEnv
         apiKey: undefined,
         baseURL: undefined,
         authHint: `check the ${name} secret`,
+        diagnostics: true,
         client: (options) =>
           new Anthropic({
             ...options,

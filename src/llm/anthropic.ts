@@ -81,6 +81,11 @@ export interface ProviderConfig {
   idleTimeoutMs?: number;
   /** What sends the HTTP requests: the global fetch unless given (fault injection stands in front of it). */
   transport?: Fetch | undefined;
+  /**
+   * Whether calls carry `diagnostics.previous_message_id`, so that the response says why the prompt cache missed.
+   * Anthropic's own API only (an API key or an OAuth token): the cloud platforms do not take the field.
+   */
+  diagnostics?: boolean;
 }
 
 /** Default for ProviderConfig.idleTimeoutMs. */
@@ -98,6 +103,9 @@ export class AnthropicProvider {
   private readonly idleTimeoutMs: number;
   private readonly authHint: string;
   private readonly transport: Fetch;
+  private readonly diagnostics: boolean;
+  /** The id of the last message this run's calls got, which the next call names for its cache diagnosis. */
+  private previousMessageId: string | null = null;
 
   constructor(config: ProviderConfig) {
     if (!config.client && !config.apiKey && !config.baseURL) {
@@ -110,6 +118,7 @@ export class AnthropicProvider {
     this.idleTimeoutMs = config.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.authHint = config.authHint ?? "check the ANTHROPIC_API_KEY secret";
     this.transport = config.transport ?? ((input, init) => fetch(input, init));
+    this.diagnostics = config.diagnostics ?? false;
     const options: ClientOptions = {
       maxRetries: config.maxRetries ?? 2,
       timeout: config.timeoutMs ?? 10 * 60_000,
@@ -137,9 +146,12 @@ export class AnthropicProvider {
     try {
       // The raw event stream, not messages.stream(): the run reads every event itself and needs the message once
       // (src/llm/message-accumulator.ts).
+      // The previous call's id, or null on a run's first call (or its first after an eviction): the API then
+      // compares the two prompts and says in the response's diagnostics why the cache missed, if it did.
+      const diagnostics = this.diagnostics ? { diagnostics: { previous_message_id: this.previousMessageId } } : {};
       const { data: events, request_id } = await this.client.messages
         .create(
-          { ...params, stream: true },
+          { ...params, ...diagnostics, stream: true },
           { signal: options.signal, ...(options.headers ? { headers: options.headers } : {}) },
         )
         .withResponse();
@@ -151,6 +163,7 @@ export class AnthropicProvider {
         yield item;
       }
       const message = accumulator.final();
+      this.previousMessageId = message.id;
       const final: AgentMessage = { type: "assistant", message, request_id: request_id ?? null };
       yield final;
       return message;

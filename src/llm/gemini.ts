@@ -22,7 +22,7 @@ import {
 } from "../errors.ts";
 import { BodyWatch } from "./body-watch.ts";
 import { toGeminiRequest } from "./gemini-request.ts";
-import { MessageBuilder, ToolUseIds } from "./message-builder.ts";
+import { MessageBuilder, ToolUseIds, tokensOf } from "./message-builder.ts";
 import { type Fetch, type ModelProvider, providerFailure, type StreamOptions } from "./provider.ts";
 
 export interface GeminiConfig {
@@ -101,7 +101,11 @@ export class GeminiProvider implements ModelProvider {
       for await (const chunk of stream) {
         // The response id arrives with the first chunk; it names the message, as Anthropic's id does.
         builder ??= new MessageBuilder(params.model, chunk.responseId || newId("msg_gemini_"));
-        const events = builder.start(chunk.usageMetadata?.promptTokenCount ?? 0);
+        const prompt = chunk.usageMetadata;
+        const events = builder.start(
+          (prompt?.promptTokenCount ?? 0) - (prompt?.cachedContentTokenCount ?? 0),
+          prompt?.cachedContentTokenCount ?? 0,
+        );
         if (chunk.usageMetadata) usage = chunk.usageMetadata;
         if (chunk.promptFeedback?.blockReason) blocked = true;
         const candidate = chunk.candidates?.[0];
@@ -119,10 +123,11 @@ export class GeminiProvider implements ModelProvider {
         for (const event of events) yield record(yielded, event);
       }
       builder ??= new MessageBuilder(params.model, newId("msg_gemini_"));
-      const tokens = {
-        input: usage?.promptTokenCount ?? 0,
-        output: (usage?.candidatesTokenCount ?? 0) + (usage?.thoughtsTokenCount ?? 0),
-      };
+      const tokens = tokensOf(
+        usage?.promptTokenCount ?? 0,
+        usage?.cachedContentTokenCount ?? 0,
+        (usage?.candidatesTokenCount ?? 0) + (usage?.thoughtsTokenCount ?? 0),
+      );
       const stop = blocked ? "refusal" : stopReason(finishReason, builder.hasToolUse);
       for (const event of builder.finish(stop, tokens)) yield record(yielded, event);
       const message = builder.message();

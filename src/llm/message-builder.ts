@@ -55,8 +55,11 @@ export class MessageBuilder {
     this.id = id;
   }
 
-  /** message_start (the input tokens are often known only at the end; the final message has them all). */
-  start(inputTokens = 0): RawMessageStreamEvent[] {
+  /**
+   * message_start (the input tokens are often known only at the end; the final message has them all). Input is
+   * Anthropic's: the plain input, apart from what was read from the provider's cache.
+   */
+  start(inputTokens = 0, cacheReadTokens = 0): RawMessageStreamEvent[] {
     if (this.started) return [];
     this.started = true;
     return [
@@ -70,7 +73,7 @@ export class MessageBuilder {
           content: [],
           stop_reason: null,
           stop_sequence: null,
-          usage: usage(inputTokens, 0),
+          usage: usage({ input: inputTokens, output: 0, cacheRead: cacheReadTokens }),
         } as unknown as Message,
       },
     ];
@@ -125,21 +128,25 @@ export class MessageBuilder {
   }
 
   /** Closes the last block and the message. */
-  finish(stopReason: StopReason, tokens: { input: number; output: number }): RawMessageStreamEvent[] {
+  finish(stopReason: StopReason, tokens: Tokens): RawMessageStreamEvent[] {
     const events = [...this.start(), ...this.close()];
     this.stop = stopReason;
     this.tokens = tokens;
     events.push({
       type: "message_delta",
       delta: { stop_reason: stopReason, stop_sequence: null },
-      usage: { output_tokens: tokens.output, input_tokens: tokens.input },
+      usage: {
+        output_tokens: tokens.output,
+        input_tokens: tokens.input,
+        cache_read_input_tokens: tokens.cacheRead ?? 0,
+      },
     } as unknown as RawMessageStreamEvent);
     events.push({ type: "message_stop" });
     return events;
   }
 
   private stop: StopReason = "end_turn";
-  private tokens = { input: 0, output: 0 };
+  private tokens: Tokens = { input: 0, output: 0 };
 
   message(): Message {
     return {
@@ -150,7 +157,7 @@ export class MessageBuilder {
       content: this.blocks,
       stop_reason: this.stop,
       stop_sequence: null,
-      usage: usage(this.tokens.input, this.tokens.output),
+      usage: usage(this.tokens),
     } as unknown as Message;
   }
 
@@ -199,12 +206,29 @@ export class MessageBuilder {
   }
 }
 
-function usage(input: number, output: number) {
+/**
+ * A call's tokens in Anthropic's terms: `input` is the plain input only. OpenAI's prompt_tokens and Gemini's
+ * promptTokenCount include what they read from their caches, so their providers pass the total less the cached
+ * part as `input` and that part as `cacheRead` (billed at the cache price, not the full one).
+ */
+export interface Tokens {
+  input: number;
+  output: number;
+  cacheRead?: number;
+}
+
+/** Tokens from a provider's prompt total (cached included) and its cached part. */
+export function tokensOf(promptTotal: number, cached: number, output: number): Tokens {
+  const cacheRead = Math.min(Math.max(cached, 0), promptTotal);
+  return { input: promptTotal - cacheRead, output, cacheRead };
+}
+
+function usage(tokens: Tokens) {
   return {
-    input_tokens: input,
-    output_tokens: output,
+    input_tokens: tokens.input,
+    output_tokens: tokens.output,
     cache_creation_input_tokens: 0,
-    cache_read_input_tokens: 0,
+    cache_read_input_tokens: tokens.cacheRead ?? 0,
     cache_creation: null,
     server_tool_use: null,
     service_tier: null,

@@ -31,7 +31,8 @@ import {
   StreamingError,
   TimeoutError,
 } from "../errors.ts";
-import { contentText, MessageBuilder, ToolUseIds } from "./message-builder.ts";
+import { contentText, MessageBuilder, type Tokens, ToolUseIds, tokensOf } from "./message-builder.ts";
+import { promptCacheKeyOf } from "./prompt-cache.ts";
 import { type Fetch, type ModelProvider, providerFailure, type StreamOptions, temperatureOf } from "./provider.ts";
 
 export interface OpenAiCompatibleConfig {
@@ -72,7 +73,7 @@ export class OpenAiCompatibleProvider implements ModelProvider {
     const uniqueIds = new ToolUseIds(params.messages);
     let requestId: string | null = null;
     let finishReason: string | null = null;
-    let tokens = { input: 0, output: 0 };
+    let tokens: Tokens = { input: 0, output: 0 };
     try {
       const { data: stream, response } = await this.client.chat.completions
         .create(toChatRequest(params), {
@@ -84,7 +85,11 @@ export class OpenAiCompatibleProvider implements ModelProvider {
       for (const event of builder.start()) yield* emit(yielded, event);
       for await (const chunk of stream) {
         if (chunk.usage) {
-          tokens = { input: chunk.usage.prompt_tokens ?? 0, output: chunk.usage.completion_tokens ?? 0 };
+          tokens = tokensOf(
+            chunk.usage.prompt_tokens ?? 0,
+            chunk.usage.prompt_tokens_details?.cached_tokens ?? 0,
+            chunk.usage.completion_tokens ?? 0,
+          );
         }
         const choice = chunk.choices?.[0];
         if (!choice) continue;
@@ -167,6 +172,9 @@ function temperatureField(params: MessageCreateParamsBase): { temperature?: numb
 }
 
 export function toChatRequest(params: MessageCreateParamsBase): OpenAI.ChatCompletionCreateParamsStreaming {
+  // The agent's cache key (src/llm/prompt-cache.ts), sent to OpenAI itself or where the agent asks; Anthropic's
+  // cache_control markers have no counterpart: OpenAI caches prefixes of 1,024 tokens and more by itself.
+  const cacheKey = promptCacheKeyOf(params);
   const messages: ChatCompletionMessageParam[] = [];
   const system = contentText(params.system);
   if (system) messages.push({ role: "system", content: system });
@@ -194,6 +202,7 @@ export function toChatRequest(params: MessageCreateParamsBase): OpenAI.ChatCompl
     stream_options: { include_usage: true },
     ...(tools && tools.length > 0 ? { tools } : {}),
     ...(params.stop_sequences ? { stop: params.stop_sequences } : {}),
+    ...(cacheKey ? { prompt_cache_key: cacheKey } : {}),
   };
 }
 

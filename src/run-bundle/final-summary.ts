@@ -7,6 +7,8 @@ export function finalSummary(task: TaskRecord, rollup: UsageRollup | null = null
   const lines = [`# ${task.kind === "session" ? "Session" : "Task"} ${task.id}`, "", `- Agent: ${task.assigned_agent}`];
   lines.push(`- Status: ${task.status}`);
   lines.push(`- Model: ${task.model}`, `- Tokens: ${task.usage.total_tokens}`);
+  const cache = cacheLine(task.usage);
+  if (cache) lines.push(cache);
   lines.push(`- Cost: ${task.usage.total_cost_usd === null ? "unknown" : `$${task.usage.total_cost_usd}`}`, "");
   if (task.result) lines.push("## Result", "", task.result, "");
   if (task.error) lines.push("## Error", "", `${task.error.code}: ${task.error.message}`, "");
@@ -31,6 +33,20 @@ function cells(usage: AgentUsage): string {
     r.input_tokens + r.output_tokens,
     usd(r.cost_usd),
   ].join(" | ");
+}
+
+/**
+ * How the run's input was billed, when it used the prompt cache: plain input, cache writes (the 1-hour ones apart,
+ * priced higher) and reads, and the share read (docs/costs.md). Null when the cache was neither written nor read.
+ */
+export function cacheLine(usage: AgentUsage): string | null {
+  const write = usage.cache_creation_input_tokens;
+  const read = usage.cache_read_input_tokens;
+  if (write === 0 && read === 0) return null;
+  const hour = usage.cache_creation_1h_input_tokens ?? 0;
+  const share = Math.round((100 * read) / (usage.input_tokens + write + read));
+  const writes = hour > 0 ? `${write} cache write (${hour} of them for 1 hour)` : `${write} cache write`;
+  return `- Input tokens: ${usage.input_tokens} plain, ${writes}, ${read} cache read (cache ${share}%)`;
 }
 
 function usd(cost: number | null): string {

@@ -2,7 +2,7 @@
 // every streamed delta as an event (held back while it could be the start of a secret), the call in flight (so an
 // eviction's abandoned call is still counted), its tokens and cost in the task's usage, its transcript record, and
 // the task's budgets, checked before and after it. RunRuntime.streamModel (run-runtime.ts) is this.
-import type { MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/messages";
+import type { Message, MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/messages";
 import { costOf, type PriceTable } from "../config/prices.ts";
 import type { AgentMessage, AgentRuntime, ModelCallOptions, RunLimits } from "../contracts/runtime.ts";
 import type { AgentUsage, CallUsage } from "../contracts/usage.ts";
@@ -59,6 +59,19 @@ function transcriptSearches(content: Parameters<typeof webSearchCalls>[0]): Part
   return {
     ...(searches.length > 0 ? { web_searches: searches } : {}),
     ...(citations.length > 0 ? { citations } : {}),
+  };
+}
+
+/** The provider's diagnosis of a prompt-cache miss (the response's diagnostics), as the event carries it. */
+function cacheMiss(message: Message): { cache_miss_reason?: { type: string; cache_missed_input_tokens?: number } } {
+  const reason = message.diagnostics?.cache_miss_reason;
+  if (!reason) return {};
+  const missed = "cache_missed_input_tokens" in reason ? reason.cache_missed_input_tokens : undefined;
+  return {
+    cache_miss_reason: {
+      type: reason.type,
+      ...(typeof missed === "number" ? { cache_missed_input_tokens: missed } : {}),
+    },
   };
 }
 
@@ -185,11 +198,13 @@ export class ModelCalls {
           const latency = Date.now() - started;
           const u = item.message.usage;
           const searched = u.server_tool_use?.web_search_requests ?? 0;
+          const hour = u.cache_creation?.ephemeral_1h_input_tokens ?? 0;
           const call: CallUsage = {
             model: params.model,
             input_tokens: u.input_tokens,
             output_tokens: u.output_tokens,
             cache_creation_input_tokens: u.cache_creation_input_tokens ?? 0,
+            ...(hour > 0 ? { cache_creation_1h_input_tokens: hour } : {}),
             cache_read_input_tokens: u.cache_read_input_tokens ?? 0,
             ...(searched > 0 ? { web_search_requests: searched } : {}),
             cost_usd: null,
@@ -222,6 +237,7 @@ export class ModelCalls {
                 request_id: item.request_id,
                 latency_ms: latency,
                 usage: { ...call },
+                ...cacheMiss(item.message),
               },
               response_preview: text.slice(0, 200),
             },

@@ -19,6 +19,7 @@ import type { EventLog } from "../events/event-log.ts";
 import type { Redactor } from "../events/redaction.ts";
 import type { KnowledgeSearch } from "../knowledge/collection.ts";
 import type { Json } from "../lib/json.ts";
+import { promptCacheKey } from "../llm/prompt-cache.ts";
 import type { LlmConfig, ModelProvider } from "../llm/provider.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
 import { isTerminal } from "../tasks/task.ts";
@@ -138,7 +139,12 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
       input: shape.input,
       workspace: toAgentPath(agent.settings.workingDirectory),
       branch: typeof task.metadata.branch === "string" ? task.metadata.branch : undefined,
-      config: { model: task.model, prices, limits },
+      config: {
+        model: task.model,
+        prices,
+        limits,
+        cacheKey: await promptCacheKey(task.tenant, agent.name, agent.runtime?.version ?? null),
+      },
       extra: task.metadata,
       runtime,
       tools,

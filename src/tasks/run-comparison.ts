@@ -71,7 +71,7 @@ export function compareRuns(original: ComparedRun, replay: ComparedRun): RunDiff
     const requestA = original.requests[i] ?? null;
     const requestB = replay.requests[i] ?? null;
     if (requestA && requestB) {
-      differ("system_prompt", i + 1, asJson(requestA.system), asJson(requestB.system));
+      differ("system_prompt", i + 1, systemText(requestA.system), systemText(requestB.system));
       differ("tools", i + 1, toolNames(requestA), toolNames(requestB));
     }
     if (a && b) {
@@ -97,6 +97,18 @@ function turnsOf(messages: readonly MessageParam[]): { calls: Json[]; results: J
     turns.push({ calls, results });
   }
   return turns;
+}
+
+/**
+ * A request's system prompt as its text: a string as it is, text blocks joined. Requests send it as blocks with a
+ * cache breakpoint (src/llm/prompt-cache.ts), bundles recorded before that as a string; the marker is not the prompt.
+ */
+function systemText(system: unknown): Json {
+  if (system === undefined || system === null || typeof system === "string") return system ?? null;
+  if (!Array.isArray(system)) return asJson(system);
+  return system
+    .flatMap((block) => (block?.type === "text" && typeof block.text === "string" ? [block.text] : []))
+    .join("\n");
 }
 
 function toolNames(request: RecordedRequest): Json {

@@ -66,7 +66,10 @@ export function resolveAllowedTools(declaration: ToolDeclaration, catalog: McpCa
     }
     const wildcard = MCP_WILDCARD_PATTERN.exec(pattern)?.[1];
     if (wildcard !== undefined) {
-      for (const tool of serverTools(wildcard)) addMcp(wildcard, tool);
+      // By name, not in the order the server listed them: the tools open the prompt the model's cache keys on, so
+      // a server that lists its tools in another order next time must not change those bytes (docs/costs.md).
+      const byName = [...serverTools(wildcard)].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      for (const tool of byName) addMcp(wildcard, tool);
       continue;
     }
     const mcp = parseMcpToolName(pattern);

@@ -612,6 +612,34 @@ describe("prices", () => {
     expect(costOf(DEFAULT_PRICES, "claude-sonnet-5-5", tokens)).toBe(0.0092247);
   });
 
+  it("prices 1-hour cache writes at the table's 1-hour rate, and the other writes at the 5-minute rate", () => {
+    const tokens = {
+      input_tokens: 0,
+      output_tokens: 0,
+      cache_creation_input_tokens: 1_000_000,
+      cache_creation_1h_input_tokens: 400_000,
+      cache_read_input_tokens: 0,
+    };
+    // 600,000 × 2.5 + 400,000 × 4 = 3.1 USD.
+    expect(DEFAULT_PRICES["claude-sonnet-5-5"]?.cache_write_1h).toBe(4);
+    expect(costOf(DEFAULT_PRICES, "claude-sonnet-5-5", tokens)).toBe(3.1);
+  });
+
+  it("prices an hour's write at twice the input where OUTPOST_PRICES gives no cache_write_1h", () => {
+    const mine = { input: 3, output: 15, cache_write: 3.75, cache_read: 0.3, source: PRICE_SOURCE };
+    const table = loadPriceTable(JSON.stringify({ "my-model": mine }));
+    const tokens = {
+      input_tokens: 0,
+      output_tokens: 0,
+      cache_creation_input_tokens: 1_000_000,
+      cache_creation_1h_input_tokens: 1_000_000,
+      cache_read_input_tokens: 0,
+    };
+    expect(costOf(table, "my-model", tokens)).toBe(6);
+    const priced = loadPriceTable(JSON.stringify({ "my-model": { ...mine, cache_write_1h: 5 } }));
+    expect(costOf(priced, "my-model", tokens)).toBe(5);
+  });
+
   it("prices a dated model id as its alias", () => {
     const tokens = {
       input_tokens: 1_000_000,

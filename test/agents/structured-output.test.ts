@@ -18,6 +18,7 @@ import {
   parseBody,
   script,
   startTask,
+  textOf,
   uniqueMarker,
   waitForTask,
 } from "../support/helpers.ts";
@@ -46,9 +47,9 @@ describe("structured output", () => {
       result: '{"title": "Printer on fire", "priority": "high"}',
       structured_output: { title: "Printer on fire", priority: "high" },
     });
-    const request = (await modelRequest(task.id, 1)) as unknown as { system: string };
-    expect(request.system).toContain("Answer with a single JSON value that conforms to this JSON Schema");
-    expect(request.system).toContain('"priority":{"type":"string","enum":["low","high"]}');
+    const request = (await modelRequest(task.id, 1)) as unknown as { system: unknown };
+    expect(textOf(request.system)).toContain("Answer with a single JSON value that conforms to this JSON Schema");
+    expect(textOf(request.system)).toContain('"priority":{"type":"string","enum":["low","high"]}');
   });
 
   it("gets a schema-valid answer from the emulator's default reply, so structured output runs offline", async () => {
@@ -73,10 +74,10 @@ describe("structured output", () => {
     const second = await modelRequest(task.id, 2);
     const reask = second.messages.at(-1);
     expect(reask?.role).toBe("user");
-    expect(String(reask?.content)).toMatch(
+    expect(textOf(reask?.content)).toMatch(
       /^Your answer does not conform to the required JSON Schema:\n- #\/priority: /,
     );
-    expect(String(reask?.content)).toContain("Answer again with only the JSON value.");
+    expect(textOf(reask?.content)).toContain("Answer again with only the JSON value.");
   });
 
   it("fails with invalid_structured_output after a second mismatch, keeping the answer and naming the errors", async () => {

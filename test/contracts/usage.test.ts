@@ -1,7 +1,14 @@
 // The usage arithmetic of a tree of tasks (src/contracts/usage.ts): sums of usages, and a parent's rollup from its
 // children's reports. The end-to-end figures are in test/tools/subagents-usage.test.ts.
 import { describe, expect, it } from "vitest";
-import { type AgentUsage, emptyUsage, type SubtreeUsage, sumUsage, usageRollup } from "../../src/contracts/usage.ts";
+import {
+  type AgentUsage,
+  addCallUsage,
+  emptyUsage,
+  type SubtreeUsage,
+  sumUsage,
+  usageRollup,
+} from "../../src/contracts/usage.ts";
 
 function usage(input: number, output: number, cost: number | null, extra: Partial<AgentUsage> = {}): AgentUsage {
   return {
@@ -52,6 +59,33 @@ describe("sumUsage", () => {
     expect([sum.total_cost_usd, sum.unpriced_models, sum.recovery.cost_usd]).toEqual([null, ["m1", "m2"], null]);
     expect(sumUsage(usage(1, 1, 0.5), b).total_cost_usd).toBeNull();
     expect("web_search_requests" in sumUsage(usage(1, 1, 0), usage(1, 1, 0))).toBe(false);
+  });
+});
+
+describe("cache writes for an hour", () => {
+  const call = (hour: number) => ({
+    model: "m",
+    input_tokens: 10,
+    output_tokens: 5,
+    cache_creation_input_tokens: 300,
+    ...(hour > 0 ? { cache_creation_1h_input_tokens: hour } : {}),
+    cache_read_input_tokens: 1000,
+    cost_usd: 0.001,
+  });
+
+  it("are counted apart in a task's usage and in a tree's sum, and left out while there are none", () => {
+    const once = addCallUsage(emptyUsage(), call(0));
+    expect("cache_creation_1h_input_tokens" in once).toBe(false);
+    const twice = addCallUsage(once, call(300));
+    expect(twice).toMatchObject({
+      input_tokens: 20,
+      cache_creation_input_tokens: 600,
+      cache_creation_1h_input_tokens: 300,
+      cache_read_input_tokens: 2000,
+      total_tokens: 2630,
+    });
+    expect(sumUsage(twice, addCallUsage(emptyUsage(), call(100))).cache_creation_1h_input_tokens).toBe(400);
+    expect("cache_creation_1h_input_tokens" in sumUsage(once, once)).toBe(false);
   });
 });
 

@@ -545,7 +545,12 @@ describe("Agent.query (FR-005)", () => {
       input: "",
       workspace: "/workspace",
       branch: undefined,
-      config: { model, prices: DEFAULT_PRICES, limits: { maxTurns: 10, maxBudgetUsd: null, maxTokens: null } },
+      config: {
+        model,
+        prices: DEFAULT_PRICES,
+        limits: { maxTurns: 10, maxBudgetUsd: null, maxTokens: null },
+        cacheKey: "outpost-test",
+      },
       extra: {},
       skills: unused("skills"),
       dryRun: false,

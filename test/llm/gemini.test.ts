@@ -187,7 +187,7 @@ describe("GeminiProvider.stream: successful calls", () => {
         event: {
           type: "message_delta",
           delta: { stop_reason: "end_turn", stop_sequence: null },
-          usage: { output_tokens: 7, input_tokens: 120 },
+          usage: { output_tokens: 7, input_tokens: 120, cache_read_input_tokens: 0 },
         },
       },
       { type: "stream_event", event: { type: "message_stop" } },

@@ -127,14 +127,14 @@ describe("GET /v1/tasks/:id/artifacts/:path", () => {
     expect(summary).toContain("## Result\n\nThe bundled answer.\n");
   });
 
-  it("serves the request artifact as the exact Messages API request: model, system prompt and input", async () => {
+  it("serves the request artifact as the exact Messages API request: model, system prompt and input, each with its cache breakpoint", async () => {
     const { task, input } = await run("assistant", ONE_TURN);
     const request = JSON.parse(await artifact(task.id, turnFiles(1)[0] as string));
     expect(request).toStrictEqual({
       model: "claude-sonnet-5-5",
       max_tokens: 4096,
-      system: ASSISTANT_PROMPT,
-      messages: [{ role: "user", content: input }],
+      system: [{ type: "text", text: ASSISTANT_PROMPT, cache_control: { type: "ephemeral" } }],
+      messages: [{ role: "user", content: [{ type: "text", text: input, cache_control: { type: "ephemeral" } }] }],
     });
   });
 

@@ -61,20 +61,28 @@ export interface ScriptTurn {
       }
   )[];
   stop_reason?: string;
-  usage?: { input_tokens?: number; output_tokens?: number };
+  usage?: {
+    input_tokens?: number;
+    output_tokens?: number;
+    cache_creation_input_tokens?: number;
+    cache_read_input_tokens?: number;
+  };
   faults?: Record<string, unknown>[];
 }
 
-/** Registers an emulator script answering any conversation whose first user message contains `match`. */
+/**
+ * Registers an emulator script answering any conversation whose first user message contains `match`; `prompt_cache`
+ * makes the emulator bill its requests as the provider would, prompt cache included (docs/development/emulator.md).
+ */
 export async function script(
   match: string,
   turns: ScriptTurn[],
-  latency: { ttft_ms?: number; token_delay_ms?: number } = {},
+  options: { ttft_ms?: number; token_delay_ms?: number; prompt_cache?: boolean; min_cacheable_tokens?: number } = {},
 ): Promise<void> {
   const res = await fetch(`${env.ANTHROPIC_BASE_URL}/_emulator/scripts`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ match, turns, ...latency }),
+    body: JSON.stringify({ match, turns, ...options }),
   });
   if (res.status !== 201) throw new Error(`emulator script registration failed: ${res.status} ${await res.text()}`);
 }
@@ -423,6 +431,27 @@ export async function modelRequest(
   return JSON.parse(await res.text());
 }
 
+/**
+ * The text of a request's system prompt or of a message's content: a string as it is, text blocks joined. The
+ * runtime sends both as blocks, the last one carrying its cache breakpoint (src/llm/prompt-cache.ts).
+ */
+export function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) throw new Error(`not a prompt's content: ${JSON.stringify(content)}`);
+  return content
+    .filter((block): block is { type: "text"; text: string } => block?.type === "text")
+    .map((block) => block.text)
+    .join("\n");
+}
+
+type ToolResultBlock = {
+  type: string;
+  tool_use_id: string;
+  content: unknown;
+  is_error: boolean;
+  cache_control?: unknown;
+};
+
 /** The tool_result blocks the model got on `turn`. */
 export async function toolResults(
   id: string,
@@ -430,8 +459,9 @@ export async function toolResults(
 ): Promise<{ tool_use_id: string; content: unknown; is_error: boolean }[]> {
   const request = await modelRequest(id, turn);
   const last = request.messages.at(-1);
-  const blocks = (last?.content ?? []) as { type: string; tool_use_id: string; content: unknown; is_error: boolean }[];
-  return blocks.filter((b) => b.type === "tool_result");
+  const blocks = (last?.content ?? []) as ToolResultBlock[];
+  // What the model got, without the last block's cache breakpoint: an instruction to the API's cache, not content.
+  return blocks.filter((b) => b.type === "tool_result").map(({ cache_control: _marker, ...block }) => block);
 }
 
 export function toolUse(name: string, input: Record<string, unknown>): ScriptTurn["content"][number] {

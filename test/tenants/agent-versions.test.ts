@@ -49,13 +49,15 @@ async function finished(id: string): Promise<TaskResource> {
   return parseBody(res, TaskResourceSchema);
 }
 
-/** The system prompt of the task's first model request, as its run bundle recorded it. */
+/** The system prompt of the task's first model request, as its run bundle recorded it (one text block). */
 async function systemPrompt(id: string): Promise<unknown> {
   const res = await api(`/v1/tasks/${id}/artifacts/artifacts/llm/decision_loop_turn_1_attempt_1_request.txt`, {
     key: RUNNER,
   });
   expect(res.status).toBe(200);
-  return (JSON.parse(await res.text()) as { system: unknown }).system;
+  const { system } = JSON.parse(await res.text()) as { system: { type: string; text: string }[] };
+  expect(system).toHaveLength(1);
+  return system[0]?.text;
 }
 
 describe("PUT /v1/agents/:name", () => {

@@ -16,6 +16,7 @@ import {
   type ScriptTurn,
   script,
   startTask,
+  textOf,
   toolResults,
   toolUse,
   uniqueMarker,
@@ -120,14 +121,14 @@ describe("an agent's working directory", () => {
   it("is told to the model in the system prompt", async () => {
     const agent = defineAgent(tools);
     const id = await runTurn(agent, [toolUse("Read", { file_path: "README.md" })]);
-    const request = (await modelRequest(id, 1)) as { system?: string };
-    expect(request.system).toBe(
+    const request = (await modelRequest(id, 1)) as { system?: unknown };
+    expect(textOf(request.system)).toBe(
       "You use tools.\n\nYour working directory is /workspace/project: relative paths resolve against it, the shell " +
         "starts in it, and files outside it cannot be read or changed.",
     );
     const plain = defineAgent({ fileSystem: { read: true } });
     const other = await runTurn(plain, [toolUse("Read", { file_path: "secret.txt" })]);
-    expect(((await modelRequest(other, 1)) as { system?: string }).system).toBe("You use tools.");
+    expect(textOf(((await modelRequest(other, 1)) as { system?: unknown }).system)).toBe("You use tools.");
     expect((await toolResults(other, 2))[0]).toMatchObject({
       is_error: false,
       content: "     1\toutside the working directory",
