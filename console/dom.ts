@@ -52,6 +52,50 @@ export function formatCost(usd: unknown): string {
   return usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
 }
 
+/**
+ * A usage's input tokens as Outpost counts them (a model call's `meta.usage`, a task's `usage`): `input_tokens` is
+ * only the part neither written to nor read from the prompt cache; `cache_creation_1h_input_tokens`, the part of the
+ * writes at the 1-hour TTL, is absent when there is none.
+ */
+export interface InputTokens {
+  plain: number;
+  written: number;
+  written1h: number;
+  read: number;
+}
+
+export function inputTokens(usage: unknown): InputTokens {
+  const u = (usage ?? {}) as Record<string, unknown>;
+  const n = (value: unknown) => (typeof value === "number" ? value : 0);
+  return {
+    plain: n(u.input_tokens),
+    written: n(u.cache_creation_input_tokens),
+    written1h: n(u.cache_creation_1h_input_tokens),
+    read: n(u.cache_read_input_tokens),
+  };
+}
+
+/** All the input: uncached, written to the cache and read from it. */
+export function totalInput(tokens: InputTokens): number {
+  return tokens.plain + tokens.written + tokens.read;
+}
+
+/** The input's split, for a tooltip or a detail line. */
+export function inputSplit(tokens: InputTokens): string {
+  const oneHour = tokens.written1h > 0 ? ` (${tokens.written1h} at the 1 h TTL)` : "";
+  return `Input tokens: ${tokens.plain} plain · ${tokens.written} cache write${oneHour} · ${tokens.read} cache read`;
+}
+
+/**
+ * "cache 86%": the share of the input read from the prompt cache (reads over all the input, rounded), with the split
+ * in its tooltip. Null when nothing was written to or read from the cache: no share to speak of.
+ */
+export function cacheShare(tokens: InputTokens): HTMLElement | null {
+  if (tokens.written + tokens.read === 0) return null;
+  const share = Math.round((100 * tokens.read) / totalInput(tokens));
+  return h("span", { class: "cache-share", title: inputSplit(tokens) }, `cache ${share}%`);
+}
+
 export function formatBytes(n: unknown): string {
   if (typeof n !== "number") return "";
   if (n < 1024) return `${n} B`;

@@ -1,10 +1,12 @@
-// A task's page: its header (agent, status, input, result or error, tokens and cost, cancel), the pending-input panel
-// while it waits for a person, the live timeline of its events (and its sub-agents'), and its files. The timeline
-// follows GET /v1/tasks/:id/events through the client's reader, which resumes with Last-Event-ID after a dropped
-// connection; the header and the panel are re-read from GET /v1/tasks/:id whenever an event changes what they show.
+// A task's page: its header (agent, status, input, result or error, tokens, prompt-cache share and cost, cancel), the
+// pending-input panel while it waits for a person, the live timeline of its events (and its sub-agents'), and its
+// files. The timeline follows GET /v1/tasks/:id/events through the client's reader, which resumes with Last-Event-ID
+// after a dropped connection; the header and the panel are re-read from GET /v1/tasks/:id whenever an event changes
+// what they show.
 import type { OutpostClient, OutpostError, OutpostEvent, Task } from "@outpost/client";
 import {
   badge,
+  cacheShare,
   collapsible,
   consolePath,
   describeError,
@@ -12,7 +14,10 @@ import {
   formatCost,
   formatTime,
   h,
+  inputSplit,
+  inputTokens,
   replace,
+  totalInput,
 } from "./dom.ts";
 import { filesView } from "./files.ts";
 import { pendingPanel, staleNotice } from "./pending.ts";
@@ -159,10 +164,19 @@ export async function taskPage(
     const usage = (task.usage ?? {}) as Record<string, unknown>;
     const ended = ENDED.has(task.status);
     // While it runs, the sum of the model calls on the timeline; once it has ended, the task's own totals.
-    const input = ended ? Number(usage.input_tokens ?? 0) : timeline.totals.inputTokens;
+    const input = ended ? inputTokens(usage) : timeline.totals.input;
     const output = ended ? Number(usage.output_tokens ?? 0) : timeline.totals.outputTokens;
     const cost = ended ? usage.total_cost_usd : timeline.totals.costUsd;
-    usageCell.textContent = `${input} tokens in · ${output} out · ${formatCost(cost)}`;
+    // "tokens in" is all the input; with the prompt cache, its share and, on a line below, the split.
+    const cache = cacheShare(input);
+    replace(
+      usageCell,
+      `${totalInput(input)} tokens in · ${output} out · `,
+      cache,
+      cache ? " · " : null,
+      formatCost(cost),
+      cache ? h("span", { class: "usage-split muted small" }, inputSplit(input)) : null,
+    );
   };
 
   const renderPending = (stale: OutpostError | null = null) => {

@@ -6,7 +6,17 @@
 // inputs and outputs are cut behind a "Show all" button and a generic event's payload is only turned into text when
 // it is opened. Every string from an event reaches the page as a text node (dom.ts).
 import type { OutpostEvent } from "@outpost/client";
-import { badge, collapsible, formatCost, h, pretty } from "./dom.ts";
+import {
+  badge,
+  cacheShare,
+  collapsible,
+  formatCost,
+  h,
+  type InputTokens,
+  inputTokens,
+  pretty,
+  totalInput,
+} from "./dom.ts";
 
 export interface TimelineOptions {
   /** Shows a fork button on each checkpoint: the sub-agent that recorded it (null: the stream's own task), its id. */
@@ -19,7 +29,8 @@ export interface TimelineOptions {
 
 /** Token and cost totals of the model calls seen so far (the stream's own task and its sub-agents). */
 export interface Totals {
-  inputTokens: number;
+  /** The input as Outpost counts it (InputTokens): uncached, cache writes (and their 1-hour part), cache reads. */
+  input: InputTokens;
   outputTokens: number;
   costUsd: number;
   modelCalls: number;
@@ -48,7 +59,12 @@ export class Timeline {
   readonly root: HTMLOListElement;
   /** The highest seq rendered. */
   lastSeq = 0;
-  readonly totals: Totals = { inputTokens: 0, outputTokens: 0, costUsd: 0, modelCalls: 0 };
+  readonly totals: Totals = {
+    input: { plain: 0, written: 0, written1h: 0, read: 0 },
+    outputTokens: 0,
+    costUsd: 0,
+    modelCalls: 0,
+  };
   private readonly options: TimelineOptions;
   private readonly queue: OutpostEvent[] = [];
   private scheduled = false;
@@ -395,17 +411,25 @@ export class Timeline {
   private usage(list: HTMLElement, event: OutpostEvent, p: Payload): void {
     const meta = (p.meta ?? {}) as Payload;
     const usage = (meta.usage ?? {}) as Payload;
-    const input = num(usage.input_tokens);
+    const input = inputTokens(usage);
     const output = num(usage.output_tokens);
-    this.totals.inputTokens += input;
+    const sum = this.totals.input;
+    sum.plain += input.plain;
+    sum.written += input.written;
+    sum.written1h += input.written1h;
+    sum.read += input.read;
     this.totals.outputTokens += output;
     if (typeof usage.cost_usd === "number") this.totals.costUsd += usage.cost_usd;
     this.totals.modelCalls += 1;
+    const cache = cacheShare(input);
     this.row(
       list,
       event,
       "meta usage",
-      `Model call · ${input} in / ${output} out · ${formatCost(usage.cost_usd)}${typeof meta.latency_ms === "number" ? ` · ${meta.latency_ms} ms` : ""}`,
+      `Model call · ${totalInput(input)} in / ${output} out · `,
+      cache,
+      cache ? " · " : null,
+      `${formatCost(usage.cost_usd)}${typeof meta.latency_ms === "number" ? ` · ${meta.latency_ms} ms` : ""}`,
     );
   }
 
@@ -450,9 +474,14 @@ function todoMark(status: string): string {
 function usageLine(usage: unknown): HTMLElement | null {
   if (!usage || typeof usage !== "object") return null;
   const u = usage as Payload;
+  const input = inputTokens(u);
+  const cache = cacheShare(input);
   return h(
     "p",
     { class: "muted small" },
-    `${num(u.input_tokens)} tokens in · ${num(u.output_tokens)} out · ${num(u.model_calls)} model calls · ${formatCost(u.total_cost_usd)}`,
+    `${totalInput(input)} tokens in · ${num(u.output_tokens)} out · ${num(u.model_calls)} model calls · `,
+    cache,
+    cache ? " · " : null,
+    formatCost(u.total_cost_usd),
   );
 }

@@ -1,11 +1,12 @@
-// A run's OpenTelemetry spans, by the GenAI semantic conventions of semconv 1.37.0 (SEMCONV_VERSION), derived from
+// A run's OpenTelemetry spans, by the GenAI semantic conventions of semconv 1.40.0 (SEMCONV_VERSION), derived from
 // what the task's object already keeps: its event log, with the events its sub-agents forwarded to it. Nothing is
 // held in memory while the run goes on (a run crosses many alarms and evictions), so the spans are rebuilt from the
 // log when they are exported, with ids derived from it: the same log gives the same spans, and a second export
 // after a restart sends the same span ids again (receivers dedupe by span id).
 //
 //   invoke_agent <agent>   the task's run (a session: each turn), INTERNAL
-//   ├── chat <model>       each model call: tokens, finish reason, provider, Outpost's cost (outpost.usage.cost_usd)
+//   ├── chat <model>       each model call: tokens (cache reads and writes apart), finish reason, provider, Outpost's
+//   │                      cost (outpost.usage.cost_usd)
 //   └── execute_tool <tool> each tool call (built-in, MCP, Task); error.type when it failed
 //       └── invoke_agent <sub-agent>  a Task call's child task, in the same trace
 //
@@ -14,8 +15,13 @@
 import type { EventRecord } from "../events/event-record.ts";
 import { sha256Bytes, toHex } from "../lib/sha256.ts";
 
-/** The semantic conventions these spans follow (their schema URL names it too). */
-export const SEMCONV_VERSION = "1.37.0";
+/**
+ * The semantic conventions these spans follow (their schema URL names it too): 1.40.0, the release that added
+ * gen_ai.usage.cache_read.input_tokens and gen_ai.usage.cache_creation.input_tokens and made gen_ai.usage.input_tokens
+ * the whole input, cached or not. (From 1.42 the GenAI conventions are deprecated in this schema: they moved to
+ * open-telemetry/semantic-conventions-genai, with a schema URL of its own.)
+ */
+export const SEMCONV_VERSION = "1.40.0";
 
 /** OTLP span kinds (opentelemetry-proto trace.proto SpanKind). */
 export const SPAN_KIND = { internal: 1, client: 3 } as const;
@@ -50,7 +56,7 @@ export interface SpanSubject {
 
 type Payload = Record<string, unknown>;
 
-/** gen_ai.provider.name (semconv 1.37 well-known values) for Outpost's providers. */
+/** gen_ai.provider.name (semconv 1.40 well-known values) for Outpost's providers. */
 const PROVIDER_NAMES: Readonly<Record<string, string>> = {
   anthropic: "anthropic",
   gemini: "gcp.gemini",
@@ -292,10 +298,7 @@ function taskDrafts(
         const usage = (meta.usage ?? {}) as Payload;
         const a = draft.attributes;
         if (typeof usage.model === "string") a["gen_ai.response.model"] = usage.model;
-        a["gen_ai.usage.input_tokens"] = num(usage.input_tokens);
-        a["gen_ai.usage.output_tokens"] = num(usage.output_tokens);
-        a["outpost.usage.cache_creation_input_tokens"] = num(usage.cache_creation_input_tokens);
-        a["outpost.usage.cache_read_input_tokens"] = num(usage.cache_read_input_tokens);
+        Object.assign(a, usageAttributes(usage));
         if (typeof usage.cost_usd === "number") a["outpost.usage.cost_usd"] = usage.cost_usd;
         if (typeof meta.stop_reason === "string") a["gen_ai.response.finish_reasons"] = [meta.stop_reason];
         if (typeof meta.request_id === "string") a["outpost.llm.request_id"] = meta.request_id;
@@ -358,8 +361,7 @@ function taskDrafts(
         const current = currentRun(event);
         const usage = (p.usage ?? null) as Payload | null;
         if (usage && kind === "task") {
-          current.attributes["gen_ai.usage.input_tokens"] = num(usage.input_tokens);
-          current.attributes["gen_ai.usage.output_tokens"] = num(usage.output_tokens);
+          Object.assign(current.attributes, usageAttributes(usage));
           if (typeof usage.total_cost_usd === "number")
             current.attributes["outpost.usage.cost_usd"] = usage.total_cost_usd;
         }
@@ -393,6 +395,26 @@ const STATUS: Readonly<Record<string, string>> = {
   run_failed: "failed",
   run_canceled: "canceled",
 };
+
+/**
+ * The token attributes of a usage (a call's, or a run's own calls'). Outpost's usage counts input as Anthropic does:
+ * input_tokens is the uncached part only, beside the cache writes and reads; the conventions' input_tokens is all of
+ * it, so the three are added (semconv 1.40 anthropic.md gives this sum). The part of the writes at the 1-hour TTL,
+ * billed at twice the input price where 5-minute writes are 1.25 times, has no attribute of the conventions: it is
+ * outpost.usage.cache_creation_1h_input_tokens, set when there is any.
+ */
+function usageAttributes(usage: Payload): Record<string, AttributeValue> {
+  const written = num(usage.cache_creation_input_tokens);
+  const read = num(usage.cache_read_input_tokens);
+  const written1h = num(usage.cache_creation_1h_input_tokens);
+  return {
+    "gen_ai.usage.input_tokens": num(usage.input_tokens) + written + read,
+    "gen_ai.usage.output_tokens": num(usage.output_tokens),
+    "gen_ai.usage.cache_creation.input_tokens": written,
+    "gen_ai.usage.cache_read.input_tokens": read,
+    ...(written1h > 0 ? { "outpost.usage.cache_creation_1h_input_tokens": written1h } : {}),
+  };
+}
 
 /** A model call as its llm_* events name it: the model turn, the part of the run that made it, and the attempt. */
 function callKey(p: Payload): string {

@@ -85,6 +85,40 @@ describe("the outpost CLI", () => {
     expect(run.stderr).toBe(`planner · task ${task.id}\n`);
   });
 
+  it("ends with the share of the input read from the prompt cache when the run wrote or read it", async () => {
+    // 200 tokens uncached, 1,200 written to the cache, 8,600 read from it: 8,600 of 10,000 input tokens, 86%.
+    const m = marker("cli-cache");
+    const usage = {
+      input_tokens: 200,
+      output_tokens: 10,
+      cache_creation_input_tokens: 1200,
+      cache_read_input_tokens: 8600,
+    };
+    await scriptModel(m, [{ content: [{ type: "text", text: "From the cache." }], usage }]);
+    const run = await runCli(["run", "assistant", `Answer ${m}`]);
+    expect(run.code).toBe(0);
+    const task = await e2eClient().tasks.get(taskIdIn(run.stderr));
+    expect(task.usage).toMatchObject({
+      input_tokens: 200,
+      cache_creation_input_tokens: 1200,
+      cache_read_input_tokens: 8600,
+    });
+    expect(run.stdout).toBe(
+      `From the cache.\n✓ completed · 1 model call · 10,010 tokens · cache 86% · ${formatCost(task.usage.total_cost_usd)} · task ${task.id}\n`,
+    );
+
+    // A run that wrote the cache and read none of it: 0%, which says the writes have not paid off yet.
+    const w = marker("cli-cache-write");
+    const writes = { input_tokens: 30, output_tokens: 5, cache_creation_input_tokens: 4000 };
+    await scriptModel(w, [{ content: [{ type: "text", text: "Written." }], usage: writes }]);
+    const first = await runCli(["run", "assistant", `Answer ${w}`]);
+    const written = await e2eClient().tasks.get(taskIdIn(first.stderr));
+    const watched = await runCli(["watch", written.id]);
+    expect(watched.stdout.trimEnd().split("\n").at(-1)).toBe(
+      `✓ completed · 1 model call · 4,035 tokens · cache 0% · ${formatCost(written.usage.total_cost_usd)} · task ${written.id}`,
+    );
+  });
+
   it("creates and follows a task in one request, and a dropped stream loses nothing of what it prints", async () => {
     const m = marker("cli-run-cut");
     const text = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");

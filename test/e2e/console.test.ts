@@ -158,6 +158,43 @@ describe("the console", () => {
     expect(task.status).toBe("completed");
   });
 
+  it("shows a task's share of input read from the prompt cache, with the split of its input tokens", async (context) => {
+    const page = await newPage(context);
+    const tag = marker("console-cache");
+    // 200 tokens uncached, 1,200 written to the cache, 8,600 read from it: 8,600 of 10,000 input tokens, 86%.
+    const scripted = {
+      input_tokens: 200,
+      output_tokens: 10,
+      cache_creation_input_tokens: 1200,
+      cache_read_input_tokens: 8600,
+    };
+    await scriptModel(tag, [{ content: [{ type: "text", text: "Mostly from the cache." }], usage: scripted }]);
+    const client = e2eClient();
+    const created = await client.tasks.create("assistant", { input: `Answer ${tag}` });
+    await client.wait(created.id, { timeoutMs: 30_000 });
+
+    await signIn(page, `/console/tasks/${created.id}`);
+    await page.locator('main[data-stream="ended"]').waitFor();
+    await page.locator('main[data-status="completed"]').waitFor();
+    const split = "Input tokens: 200 plain · 1200 cache write · 8600 cache read";
+    // The header: all the input, the share (its tooltip the split), the cost, and the split on a line below.
+    const usage = page.locator("#task-usage");
+    expect(await usage.locator(".cache-share").textContent()).toBe("cache 86%");
+    expect(await usage.locator(".cache-share").getAttribute("title")).toBe(split);
+    expect(await usage.locator(".usage-split").textContent()).toBe(split);
+    expect(await usage.textContent()).toMatch(/^10000 tokens in · 10 out · cache 86% · \$[\d.]+Input tokens: /);
+    // The model call's row and the run's end say the same.
+    expect(await page.locator(".ev.usage").textContent()).toMatch(
+      /^Model call · 10000 in \/ 10 out · cache 86% · \$[\d.]+ · \d+ ms$/,
+    );
+    expect(await page.locator(".ev.end p.muted").textContent()).toMatch(
+      /^10000 tokens in · 10 out · 1 model calls · cache 86% · \$[\d.]+$/,
+    );
+    const timelineShares = page.locator(".ev .cache-share");
+    expect(await timelineShares.count()).toBe(2);
+    for (const i of [0, 1]) expect(await timelineShares.nth(i).getAttribute("title")).toBe(split);
+  });
+
   it("forks a new task from a checkpoint with one click and opens it", async (context) => {
     const page = await newPage(context);
     const tag = marker("console-fork");
@@ -171,6 +208,9 @@ describe("the console", () => {
 
     await signIn(page, `/console/tasks/${created.id}`);
     await page.locator('main[data-stream="ended"]').waitFor();
+    // A run that neither wrote nor read the prompt cache: its usage says nothing of a cache.
+    expect(await page.locator("#task-usage").textContent()).toMatch(/^\d+ tokens in · \d+ out · \$[\d.]+$/);
+    expect(await page.locator(".cache-share").count()).toBe(0);
     await page.locator(".ev.checkpoint").first().getByRole("button", { name: "Fork from here" }).click();
 
     await page.waitForURL((url) => url.pathname.startsWith("/console/tasks/") && !url.pathname.endsWith(created.id));

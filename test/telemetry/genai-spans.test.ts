@@ -1,4 +1,4 @@
-// OpenTelemetry GenAI spans (semconv 1.37.0), exported over OTLP/HTTP JSON after each run: this file runs in the
+// OpenTelemetry GenAI spans (semconv 1.40.0), exported over OTLP/HTTP JSON after each run: this file runs in the
 // vitest project "telemetry", whose deployment sets OUTPOST_OTEL_ENDPOINT to the emulator's collector (POST
 // /v1/traces, emulator/traces.ts) and OUTPOST_OTEL_HEADERS. Runs go through the API against the emulator; the spans
 // are read back from what the collector received.
@@ -6,6 +6,7 @@ import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "c
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import type { EventRecord } from "../../src/events/event-record.ts";
+import { genAiSpans } from "../../src/telemetry/genai-spans.ts";
 import { TELEMETRY_EXPORTED_KEY } from "../../src/telemetry/run-telemetry.ts";
 import {
   api,
@@ -92,13 +93,17 @@ describe("OpenTelemetry GenAI spans", () => {
   it("exports the run, each model call and each tool call, with tokens, cost and a failing tool's error", async () => {
     const agent = defineAgent({ ...files });
     const marker = uniqueMarker("otel-run");
+    // The first call writes the prompt cache, the second reads it back: the conventions' input_tokens is all of the
+    // input, cached or not, and the cache's part is apart. (The emulator takes the cache's counts too.)
+    const writes = { input_tokens: 120, output_tokens: 30, cache_creation_input_tokens: 1000 };
+    const reads = { input_tokens: 200, output_tokens: 8, cache_read_input_tokens: 1000 };
     await script(marker, [
       {
         content: [toolUse("Read", { file_path: "a.txt" }), toolUse("Read", { file_path: "missing.txt" })],
         stop_reason: "tool_use",
-        usage: { input_tokens: 120, output_tokens: 30 },
+        usage: writes,
       },
-      { content: [{ type: "text", text: "Read it." }], usage: { input_tokens: 200, output_tokens: 8 } },
+      { content: [{ type: "text", text: "Read it." }], usage: reads },
     ]);
     const task = await startTask(agent, `Read the file ${marker}`, { files: { "a.txt": "secret plans\n" } });
     expect((await waitForTask(task.id)).status).toBe("completed");
@@ -126,8 +131,10 @@ describe("OpenTelemetry GenAI spans", () => {
       "outpost.task.id": task.id,
       "gen_ai.provider.name": "anthropic",
       "gen_ai.request.model": model,
-      "gen_ai.usage.input_tokens": 320,
+      "gen_ai.usage.input_tokens": 2320,
       "gen_ai.usage.output_tokens": 38,
+      "gen_ai.usage.cache_creation.input_tokens": 1000,
+      "gen_ai.usage.cache_read.input_tokens": 1000,
       "outpost.usage.cost_usd": finished.usage.total_cost_usd,
       "outpost.task.status": "completed",
     });
@@ -146,9 +153,9 @@ describe("OpenTelemetry GenAI spans", () => {
     ]);
     expect(chats.map(attrs)).toEqual(
       [
-        [120, 30, "tool_use"],
-        [200, 8, "end_turn"],
-      ].map(([input, output, stop], i) => ({
+        [1120, 30, 1000, 0, "tool_use"],
+        [1200, 8, 0, 1000, "end_turn"],
+      ].map(([input, output, written, read, stop], i) => ({
         "gen_ai.operation.name": "chat",
         "gen_ai.request.model": model,
         "gen_ai.response.model": responses[i]?.usage.model,
@@ -158,8 +165,8 @@ describe("OpenTelemetry GenAI spans", () => {
         "outpost.llm.turn_index": i + 1,
         "gen_ai.usage.input_tokens": input,
         "gen_ai.usage.output_tokens": output,
-        "outpost.usage.cache_creation_input_tokens": 0,
-        "outpost.usage.cache_read_input_tokens": 0,
+        "gen_ai.usage.cache_creation.input_tokens": written,
+        "gen_ai.usage.cache_read.input_tokens": read,
         "outpost.usage.cost_usd": responses[i]?.usage.cost_usd,
         "gen_ai.response.finish_reasons": { values: [{ stringValue: stop }] },
         "outpost.llm.request_id": responses[i]?.request_id,
@@ -195,8 +202,8 @@ describe("OpenTelemetry GenAI spans", () => {
     expect(list[0]?.headers["x-team"]).toBe("outpost tests");
     expect(list[0]?.headers["content-type"]).toBe("application/json");
     expect(list[0]?.resource).toEqual({ attributes: [{ key: "service.name", value: { stringValue: "outpost" } }] });
-    expect(list[0]?.scope).toEqual({ name: "outpost", version: "1.37.0" });
-    expect(list[0]?.schemaUrl).toBe("https://opentelemetry.io/schemas/1.37.0");
+    expect(list[0]?.scope).toEqual({ name: "outpost", version: "1.40.0" });
+    expect(list[0]?.schemaUrl).toBe("https://opentelemetry.io/schemas/1.40.0");
     const text = JSON.stringify(spans);
     expect(text).not.toContain(marker);
     expect(text).not.toContain("secret plans");
@@ -393,5 +400,55 @@ describe("OpenTelemetry GenAI spans", () => {
     const write = only(byName(spans, "execute_tool Write"));
     expect(write).toMatchObject({ parentSpanId: run.spanId, status: { code: 2, message: denied.reason } });
     expect(attrs(write)).toMatchObject({ "gen_ai.tool.call.id": denied.tool_use_id, "error.type": denied.reason });
+  });
+});
+
+describe("the spans' token counts", () => {
+  /** A log's record: what genAiSpans reads of it. */
+  const record = (seq: number, event_type: string, payload: Record<string, unknown>): EventRecord => ({
+    seq,
+    run_id: "run-1",
+    trace_id: "0af7651916cd43dd8448eb211c80319c",
+    span_id: "b7ad6b7169203331",
+    timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, seq)).toISOString(),
+    event_type,
+    payload,
+    redaction_mode: "full",
+  });
+  const call = { turn_index: 1, call_site: "decision_loop", attempt: 1 };
+  const usage = {
+    input_tokens: 50,
+    output_tokens: 20,
+    cache_creation_input_tokens: 900,
+    cache_read_input_tokens: 4000,
+    cache_creation_1h_input_tokens: 600,
+  };
+
+  it("adds the cache writes at the 1-hour TTL as an attribute of their own, beside the conventions' counts", async () => {
+    const spans = await genAiSpans(
+      { id: "task-1", kind: "task", assigned_agent: "planner", traceId: "0af7651916cd43dd8448eb211c80319c" },
+      [
+        record(1, "task_created", { model: "claude-sonnet-5-5" }),
+        record(2, "run_started", { agent: "planner", provider: "anthropic", model: "claude-sonnet-5-5" }),
+        record(3, "llm_request_sent", { ...call, provider: "anthropic", model: "claude-sonnet-5-5" }),
+        record(4, "llm_response_received", {
+          ...call,
+          meta: { stop_reason: "end_turn", request_id: null, usage: { model: "claude-sonnet-5-5", ...usage } },
+        }),
+        record(5, "run_finished", { usage: { ...usage, total_cost_usd: 0.0123 } }),
+      ],
+      [],
+    );
+    const expected = {
+      "gen_ai.usage.input_tokens": 4950,
+      "gen_ai.usage.output_tokens": 20,
+      "gen_ai.usage.cache_creation.input_tokens": 900,
+      "gen_ai.usage.cache_read.input_tokens": 4000,
+      "outpost.usage.cache_creation_1h_input_tokens": 600,
+    };
+    expect(spans.map((span) => [span.name, span.attributes])).toEqual([
+      ["invoke_agent planner", expect.objectContaining({ ...expected, "outpost.usage.cost_usd": 0.0123 })],
+      ["chat claude-sonnet-5-5", expect.objectContaining(expected)],
+    ]);
   });
 });

@@ -82,3 +82,22 @@ export function formatCost(cost: number | null | undefined): string {
 export function formatCount(n: number): string {
   return n.toLocaleString("en-US");
 }
+
+/** The input figures of a usage (a task's, a rollup's total, a session's): input_tokens is the uncached part only. */
+export interface CacheFigures {
+  input_tokens?: number;
+  cache_creation_input_tokens?: number;
+  cache_read_input_tokens?: number;
+}
+
+/**
+ * How much of a usage's input was read from the prompt cache, as people read it: `cache 86%`, the cache reads over
+ * all the input (uncached, written to the cache, read from it), rounded. Null when nothing was written to or read
+ * from the cache (a model or an agent without caching): there is no share to speak of, and the line stays as it was.
+ */
+export function formatCacheShare(usage: CacheFigures | null | undefined): string | null {
+  const written = usage?.cache_creation_input_tokens ?? 0;
+  const read = usage?.cache_read_input_tokens ?? 0;
+  if (written + read === 0) return null;
+  return `cache ${Math.round((100 * read) / ((usage?.input_tokens ?? 0) + written + read))}%`;
+}

@@ -1,15 +1,16 @@
 // A run's events as people read them in a terminal (docs/reference/events.md has the types): the answer's text as it
 // streams, each tool call with a short input and its result, sub-agents indented under the call that started them
 // (their events carry `depth` on the parent's stream), a spinner while the model thinks, and the outcome with its
-// cost at the end. It only writes; following the stream and answering requests is follow.ts's.
+// tokens, prompt-cache share and cost at the end. It only writes; following the stream and answering requests is
+// follow.ts's.
 import type { OutpostEvent } from "../index.ts";
-import { formatCost, formatCount, type Output, short } from "./output.ts";
+import { type CacheFigures, formatCacheShare, formatCost, formatCount, type Output, short } from "./output.ts";
 import type { Spinner } from "./spinner.ts";
 
 type Payload = Record<string, unknown>;
 
 /** The usage figures the summary line reads (the task's `usage`, or a rollup's `total`). */
-export interface UsageFigures {
+export interface UsageFigures extends CacheFigures {
   total_tokens?: number;
   total_cost_usd?: number | null;
   model_calls?: number;
@@ -172,7 +173,7 @@ export class RunRenderer {
     }
   }
 
-  /** The last line: how the task ended, its model calls, tokens and cost. */
+  /** The last line: how the task ended, its model calls, tokens, the share of its input read from the cache, cost. */
   summary(status: string, usage: UsageFigures | undefined, extra: string[] = []): void {
     this.spinner.stop();
     this.endLine();
@@ -188,6 +189,8 @@ export class RunRenderer {
         parts.push(`${usage.model_calls} model call${usage.model_calls === 1 ? "" : "s"}`);
       }
       if (usage.total_tokens !== undefined) parts.push(`${formatCount(usage.total_tokens)} tokens`);
+      const cache = formatCacheShare(usage);
+      if (cache) parts.push(cache);
       parts.push(formatCost(usage.total_cost_usd));
     }
     parts.push(...extra);

@@ -9,7 +9,7 @@ import type { OutpostEvent, PendingInput } from "../../index.ts";
 import type { Context } from "../context.ts";
 import { EXIT, type ExitCode } from "../exit-codes.ts";
 import { startsWait } from "../follow.ts";
-import { formatCost } from "../output.ts";
+import { type CacheFigures, formatCacheShare, formatCost } from "../output.ts";
 import { answerOrLeave } from "../pending-input.ts";
 import { RunRenderer } from "../run-renderer.ts";
 import { createSpinner } from "../spinner.ts";
@@ -18,7 +18,7 @@ interface SessionView {
   id: string;
   status: string;
   pending_input?: PendingInput | null;
-  usage?: { total_cost_usd?: number | null; total_tokens?: number };
+  usage?: CacheFigures & { total_cost_usd?: number | null; total_tokens?: number };
   turns?: unknown[];
   [member: string]: unknown;
 }
@@ -48,12 +48,9 @@ export async function chatCommand(ctx: Context, agent: string): Promise<ExitCode
   if (out.json) out.jsonLine(closed);
   else {
     const turns = closed.turns?.length ?? 0;
-    out.note(
-      out.styleErr(
-        "dim",
-        `session closed · ${turns} turn${turns === 1 ? "" : "s"} · ${formatCost(closed.usage?.total_cost_usd)}`,
-      ),
-    );
+    const cache = formatCacheShare(closed.usage);
+    const parts = ["session closed", `${turns} turn${turns === 1 ? "" : "s"}`, ...(cache ? [cache] : [])];
+    out.note(out.styleErr("dim", [...parts, formatCost(closed.usage?.total_cost_usd)].join(" · ")));
   }
   return failed ? EXIT.taskFailed : EXIT.ok;
 }
