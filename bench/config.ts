@@ -95,4 +95,8 @@ export const TARGETS = {
   overheadP95Ms: 10,
   /** A session's last messages cost at most this much more than its early ones (CPU per message). */
   chatLateToEarlyRatio: 1.2,
+  /** Issue 33, the cost case (bench/cost.ts): billed input cost at most this multiple of the cache-optimal bound, */
+  costToBoundRatio: 1.15,
+  /** and at least this share below the same run with caching off. */
+  costSavingVsUncached: 0.7,
 } as const;

@@ -22,10 +22,23 @@ export interface EmulatorProcess {
   close(): Promise<void>;
 }
 
+/**
+ * How the emulator bills and paces a prompt (the cost case's): Anthropic's prompt cache (off by default, as in the
+ * tests), and time to first token that grows with the prompt's uncached tokens.
+ */
+export interface EmulatorBilling {
+  promptCache?: boolean;
+  prefillMsPer1kTokens?: number;
+}
+
 /** Starts the emulator at the bench's latency on a free port of 127.0.0.1. */
-export async function startEmulatorProcess(): Promise<EmulatorProcess> {
+export async function startEmulatorProcess(billing: EmulatorBilling = {}): Promise<EmulatorProcess> {
   const args = [resolve(root, "emulator/main.ts"), "--host", "127.0.0.1", "--port", "0", "--quiet"];
   args.push("--ttft-ms", String(LATENCY.ttftMs), "--token-delay-ms", String(LATENCY.tokenDelayMs));
+  if (billing.promptCache) args.push("--prompt-cache");
+  if (billing.prefillMsPer1kTokens !== undefined) {
+    args.push("--prefill-ms-per-1k-tokens", String(billing.prefillMsPer1kTokens));
+  }
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
   const exited = new Promise<void>((done) => child.once("exit", () => done()));
   const url = await new Promise<string>((ok, fail) => {

@@ -2,7 +2,8 @@
 // Starts the model emulator in-process with a fixed latency and `wrangler dev` on a free port, runs the 3-turn
 // planner task at concurrency 1 and 20 (and at 1 created with its events in one streamed POST), the same loop
 // through the bare SDK, a conversation, a fan-out tree of sub-agents (bench/fanout.ts) and a memory phase with 200
-// stalled tasks; then the concurrency-1 level and the memory phase against self-hosted Outpost (bench/self-hosted.ts).
+// stalled tasks; then the concurrency-1 level and the memory phase against self-hosted Outpost (bench/self-hosted.ts),
+// the workerd floor, and what a realistic run costs (bench/cost.ts).
 // Prints tables and one JSON object (also bench/results/latest.json). Exit code 0 even if a target is missed;
 // non-zero only if the benchmark itself failed.
 import { execFile } from "node:child_process";
@@ -27,6 +28,8 @@ import {
   TARGETS,
   WARMUP_TASKS,
 } from "./config.ts";
+import { type CostResult, runCostCase } from "./cost.ts";
+import { costReport, costTargets } from "./cost-report.ts";
 import { type EmulatorProcess, startEmulatorProcess } from "./emulator-process.ts";
 import { type FanoutResult, fanoutScripts, runFanout } from "./fanout.ts";
 import { type FloorSample, floorSample } from "./floor.ts";
@@ -340,6 +343,7 @@ function report(result: {
   ping: { proxy: Summary; direct: Summary | null };
   chat: ChatResult;
   fanout: FanoutResult;
+  cost: CostResult;
 }): string {
   const lines: string[] = [];
   lines.push(
@@ -531,6 +535,7 @@ function report(result: {
       `${fmt(h.control.perRequestKiB)} KiB a request)`,
   );
 
+  lines.push("", ...costReport(result.cost));
   if (result.wrangler_restarts.length > 0) {
     lines.push(
       "",
@@ -772,6 +777,8 @@ async function main(): Promise<void> {
       concurrentRuns,
       memoryRuns: STALLED_TASKS,
     });
+    log("cost: 12 tool calls a run, caching on (cold, warm) and off, on an emulator billing like Anthropic…");
+    const cost = await runCostCase({ root, log });
 
     const result = {
       benchmark: "outpost-task-latency",
@@ -809,8 +816,9 @@ async function main(): Promise<void> {
       workerd_floor: workerdFloor,
       chat,
       fanout,
+      cost,
       wrangler_restarts: session.reruns,
-      targets: targets(outpost, floor, chat, memory, workerdFloor),
+      targets: [...targets(outpost, floor, chat, memory, workerdFloor), ...costTargets(cost)],
       bench_seconds: round((performance.now() - benchStarted) / 1000, 1),
     };
     const output = report(result);
