@@ -16,12 +16,12 @@ export function e2eClient(apiKey: string = E2E_ADMIN_KEY): OutpostClient {
 export async function scriptModel(
   match: string,
   turns: ScriptTurn[],
-  latency: { ttft_ms?: number; token_delay_ms?: number } = {},
+  options: { ttft_ms?: number; token_delay_ms?: number; prompt_cache?: boolean } = {},
 ): Promise<void> {
   const res = await fetch(`${emulatorUrl()}/_emulator/scripts`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ match, turns, ...latency }),
+    body: JSON.stringify({ match, turns, ...options }),
   });
   if (res.status !== 201) throw new Error(`emulator script registration failed: ${res.status} ${await res.text()}`);
 }

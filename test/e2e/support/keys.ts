@@ -8,6 +8,8 @@ export const E2E_ADMIN_KEY = "e2e-admin-key";
 export const E2E_READ_KEY = "e2e-read-key";
 export const E2E_OTHER_TENANT_KEY = "e2e-other-tenant-key";
 export const E2E_AGENTS_KEY = "e2e-agents-key";
+/** An admin of a tenant of its own for `npm run smoke:live` (test/e2e/smoke-live.test.ts), which adds an agent. */
+export const E2E_SMOKE_KEY = "e2e-smoke-key";
 
 const sha256 = (key: string) => createHash("sha256").update(key).digest("hex");
 
@@ -18,5 +20,6 @@ export function e2eKeyRing(): string {
     { id: "e2e-reader", tenant: "e2e", scopes: ["read"], sha256: sha256(E2E_READ_KEY) },
     { id: "e2e-other", tenant: "e2e-other", scopes: ["admin"], sha256: sha256(E2E_OTHER_TENANT_KEY) },
     { id: "e2e-agents", tenant: "e2e-agents", scopes: ["admin"], sha256: sha256(E2E_AGENTS_KEY) },
+    { id: "e2e-smoke", tenant: "e2e-smoke", scopes: ["admin"], sha256: sha256(E2E_SMOKE_KEY) },
   ]);
 }
