@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { parseAgentFile } from "../../src/agents/agent-file.ts";
 import { parseDefinition } from "../../src/agents/definition.ts";
 import { ConfigError } from "../../src/errors.ts";
+import { CheckpointListSchema, TaskResourceSchema } from "../../src/http/responses.ts";
 import { toChatRequest } from "../../src/llm/openai-compatible.ts";
 import {
   promptCacheKey,
@@ -17,10 +18,13 @@ import {
   withPromptCacheKey,
 } from "../../src/llm/prompt-cache.ts";
 import {
+  api,
+  apiJson,
   defineAgent,
   done,
   errorOf,
   modelRequest,
+  parseBody,
   script,
   startTask,
   toolUse,
@@ -205,6 +209,24 @@ describe("the cached prefix", () => {
       expect(unmarked(later?.messages.slice(0, earlier?.messages.length))).toBe(sent);
       expect(unmarked([later?.tools, later?.system])).toBe(unmarked([earlier?.tools, earlier?.system]));
     }
+  });
+
+  it("is the same bytes in a fork: its first call sends what its origin's call from that checkpoint sent", async () => {
+    const agent = defineAgent({ allowedTools: ["TodoWrite"] });
+    const marker = uniqueMarker("prefix-fork");
+    await script(marker, [{ content: [toolUse("TodoWrite", { todos: [] })] }, done]);
+    const task = await startTask(agent, `plan ${marker}`);
+    expect((await waitForTask(task.id)).status).toBe("completed");
+    const list = await apiJson(`/v1/tasks/${task.id}/checkpoints`, CheckpointListSchema);
+    const at = list.checkpoints.find((c) => c.position === "turn_1_tools");
+    const body = JSON.stringify({ checkpoint_id: at?.checkpoint_id });
+    const forked = await parseBody(
+      await api(`/v1/tasks/${task.id}/fork`, { method: "POST", body }),
+      TaskResourceSchema,
+    );
+    expect((await waitForTask(forked.id)).status).toBe("completed");
+    const [origin, copy] = await Promise.all([modelRequest(task.id, 2), modelRequest(forked.id, 2)]);
+    expect(JSON.stringify(copy)).toBe(JSON.stringify(origin));
   });
 });
 
