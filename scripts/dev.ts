@@ -32,7 +32,7 @@ if (baseUrl) {
   args.push("--var", `ANTHROPIC_BASE_URL:${baseUrl}`);
   console.log(`[outpost] model endpoint: ${baseUrl}`);
 } else if (!hasKey) {
-  emulator = await startEmulator({ port: emulatorPort, quiet: true });
+  emulator = await startEmulator({ port: emulatorPort, quiet: true, promptCache: true });
   args.push("--var", `ANTHROPIC_BASE_URL:${emulator.url}`);
   console.log(
     `[outpost] No ANTHROPIC_API_KEY set: using the local model emulator at ${emulator.url} ` +
@@ -45,7 +45,7 @@ if (baseUrl) {
 // Embeddings for the knowledge tools (docs/knowledge.md): the emulator's /v1/embeddings unless an OpenAI key or
 // endpoint is configured in .dev.vars.
 if (!devVars.has("OPENAI_API_KEY") && !devVars.has("OPENAI_BASE_URL")) {
-  emulator ??= await startEmulator({ port: emulatorPort, quiet: true });
+  emulator ??= await startEmulator({ port: emulatorPort, quiet: true, promptCache: true });
   args.push("--var", `OPENAI_BASE_URL:${emulator.url}/v1`, "--var", "OPENAI_API_KEY:dev-embeddings-key");
   console.log(
     `[outpost] embeddings (knowledge tools): the emulator's ${emulator.url}/v1/embeddings. Put OPENAI_API_KEY in .dev.vars for OpenAI's.`,
