@@ -17,6 +17,7 @@ import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
 import type { ForwardedBatch } from "../src/events/event-tree.ts";
 import { type EventStreamOptions, openEventStream } from "../src/events/sse.ts";
 import { untilEvent } from "../src/events/wait.ts";
+import { copiedResult } from "../src/lib/rpc-result.ts";
 import type { ArtifactEntry, ArtifactLocation, BundleDownload } from "../src/run-bundle/run-bundle.ts";
 import { traceTree } from "../src/run-bundle/trace.ts";
 import type { Checkpoint, CheckpointSummary } from "../src/runtime/checkpoints.ts";
@@ -238,9 +239,7 @@ export class TaskObject extends DurableObject<Env> {
     const child = this.host.subagents.childFor(decision.request_id);
     if (child) {
       const result = await taskStubFor(this.env, task.tenant, child).resume(decision);
-      const copy = structuredClone(result) as RpcResult<ResumeOutcome, "task_not_found" | DecisionFailure>;
-      (result as unknown as Partial<Disposable>)[Symbol.dispose]?.();
-      return copy;
+      return copiedResult(result) as RpcResult<ResumeOutcome, "task_not_found" | DecisionFailure>;
     }
     const outcome = await this.host.supervisor.resume(decision);
     if (!outcome.ok) return { ok: false, error: outcome.error };

@@ -25,6 +25,7 @@ import { Redactor } from "../events/redaction.ts";
 import { FaultInjector } from "../faults/fault-injector.ts";
 import { FAULT_STATE_KEY, type FaultInjected } from "../faults/faults.ts";
 import { knowledgeSearchFor } from "../knowledge/knowledge-stub.ts";
+import { copiedResult } from "../lib/rpc-result.ts";
 import { secretLookup } from "../lib/secrets.ts";
 import { createProvider, workerProviderEnvironment } from "../llm/providers.ts";
 import { ReplayProvider } from "../llm/replay-provider.ts";
@@ -194,11 +195,8 @@ export class TaskHost {
         const tenant = tenantStubFor(env, this.requireRecord().tenant);
         const result = version === null ? await tenant.agent(name) : await tenant.agentAt(name, version);
         if (!result) return null;
-        // Copied out of the RPC result, which is disposed: a result kept holds its call's session open.
-        const { definition, warnings } = structuredClone(result);
-        const stored = { version: result.version, definition, warnings };
-        (result as unknown as Partial<Disposable>)[Symbol.dispose]?.();
-        return stored;
+        const { version: stored, definition, warnings } = copiedResult(result);
+        return { version: stored, definition, warnings };
       },
       transaction: (fn) => this.supervisor.transaction(fn),
     });

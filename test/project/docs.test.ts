@@ -11,6 +11,7 @@ import envSource from "../../src/env.ts?raw";
 import { ERROR_CODES, type ErrorCodeSpec } from "../../src/errors/codes.ts";
 import redactionSource from "../../src/events/redaction.ts?raw";
 import wranglerToml from "../../wrangler.toml?raw";
+import { LAYERS_END, LAYERS_START, renderLayers } from "./layers.ts";
 
 /** Every docs page, keyed by its path from the repository root. */
 const docsPages: Record<string, string> = Object.fromEntries(
@@ -150,6 +151,22 @@ function tableAfter(text: string, heading: string): string[][] {
   }
   return rows.slice(2); // the header row and its separator
 }
+
+describe("architecture", () => {
+  it("shows the layering test's table of allowed imports as it is (npm run docs:architecture writes it)", () => {
+    const page = docsPages["docs/architecture.md"] ?? "";
+    const start = page.indexOf(LAYERS_START);
+    expect(start).toBeGreaterThan(-1);
+    expect(page.slice(start + LAYERS_START.length, page.indexOf(LAYERS_END)).trim()).toBe(renderLayers());
+  });
+
+  it("maps every folder of src/ in its code map", () => {
+    const page = docsPages["docs/architecture.md"] ?? "";
+    const folders = new Set(Object.keys(sources).flatMap((path) => /^src\/([^/]+)\//.exec(path)?.[1] ?? []));
+    const mapped = [...page.matchAll(/^\| \[`src\/([^/`]+)\/`\]/gm)].map((m) => m[1]);
+    expect([...folders].filter((folder) => !mapped.includes(folder))).toEqual([]);
+  });
+});
 
 describe("events reference", () => {
   it("documents every event type in the vocabulary, and no other", () => {
