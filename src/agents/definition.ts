@@ -10,29 +10,27 @@ import { z } from "zod";
 import { PERMISSION_SETTINGS_SHAPE, type ToolPermissions, toolPermissions } from "../approvals/permissions.ts";
 import { DEFAULT_MAX_TOKENS } from "../config/models.ts";
 import { ConfigError } from "../errors.ts";
-import {
-  type EvaluationConfig,
-  EvaluationsSchema,
-  graderLlmConfig,
-  type TestCase,
-  TestCasesSchema,
-} from "../evaluations/config.ts";
+import { type EvaluationConfig, EvaluationsSchema, type TestCase, TestCasesSchema } from "../evaluations/config.ts";
 import type { RedactionMode } from "../events/redaction.ts";
 import { type HookSpec, HooksSchema } from "../inbound-hooks/hook.ts";
 import { type EmbeddingProvider, EmbeddingProviderSchema } from "../knowledge/embedding.ts";
 import type { JsonObject } from "../lib/json.ts";
 import { type PromptCachePolicy, PromptCacheSchema, promptCachePolicy } from "../llm/prompt-cache.ts";
 import { type LlmConfig, LlmConfigSchema } from "../llm/provider.ts";
-import { WEB_SEARCH_ALLOWED_NAME, WebSearchSettingSchema, webSearchTool } from "../llm/web-search.ts";
+import { WEB_SEARCH_ALLOWED_NAME, WebSearchSettingSchema } from "../llm/web-search.ts";
 import { type McpServerSpec, McpServersSchema } from "../mcp/config.ts";
 import { DEFAULT_TENANT, TENANT_PATTERN } from "../tenants/api-keys.ts";
 import { RUNNABLE_BUILTIN_TOOLS } from "../tools/builtin.ts";
 import { KnowledgeToolSchema, type KnowledgeToolSpec } from "../tools/knowledge-tools.ts";
 import { enabledBuiltins, requireCapabilities, TOOL_SETTINGS_SHAPE, type ToolSettings } from "../tools/settings.ts";
+import { AGENT_NAME_PATTERN } from "./agent-name.ts";
+import { checkEvaluations, checkKnowledgeTools, checkWebSearch, WITH_WEB_SEARCH } from "./definition-checks.ts";
+import { parseDefinitionPart } from "./definition-errors.ts";
 import { type ResponseFormatInput, responseSchema } from "./structured-output.ts";
 import { validateToolNames } from "./tool-names.ts";
 
-export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
+export { AGENT_NAME_PATTERN };
+
 const DEFAULT_MAX_TURNS = 10;
 const POSITIVE_INTEGER = "must be a positive integer";
 
@@ -304,194 +302,4 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
     testCases: Object.freeze(parsed.testCases ?? []),
     evaluations: parsed.evaluations ?? null,
   };
-}
-
-/**
- * What the evaluation config says about the rest of the definition: a json_schema metric needs a schema (its own or
- * the agent's response_format), and its own must be a usable JSON Schema; the grader model must be a usable provider.
- */
-function checkEvaluations(
-  agent: string,
-  config: EvaluationConfig | undefined,
-  responseFormat: JsonObject | null,
-): void {
-  if (!config) return;
-  for (const [index, metric] of config.metrics.entries()) {
-    if (metric.type !== "json_schema") continue;
-    const at = `evaluations.metrics.${index}.schema`;
-    if (metric.schema === undefined && responseFormat === null) {
-      throw new ConfigError(`Agent "${agent}": ${at} is needed: the agent has no responseFormat to check against.`);
-    }
-    if (metric.schema !== undefined) {
-      try {
-        responseSchema(agent, metric.schema);
-      } catch (error) {
-        if (error instanceof ConfigError) throw new ConfigError(error.message.replaceAll("responseFormat", at));
-        throw error;
-      }
-    }
-  }
-  const grader = config.model ? graderLlmConfig(config.model) : null;
-  if (grader && !grader.ok) throw new ConfigError(`Agent "${agent}": ${grader.key}: ${grader.message}.`);
-}
-
-/**
- * The names of the knowledge tools, checked: distinct, and with an embedding provider to embed their queries. Seed
- * 004's startup rule 1 refuses an Anthropic agent with a knowledge tool and no embedding_provider (Anthropic has no
- * embeddings API); Outpost embeds with the embedding provider whatever the model's provider, so every agent needs one.
- */
-function checkKnowledgeTools(
-  agent: string,
-  parsed: Pick<z.output<typeof AgentDefinitionSchema>, "knowledgeTools" | "embeddingProvider" | "llmConfig">,
-): string[] {
-  const names = parsed.knowledgeTools.map((tool) => tool.name);
-  const twice = names.find((name, i) => names.indexOf(name) !== i);
-  if (twice !== undefined) throw new ConfigError(`Agent "${agent}": knowledgeTools names "${twice}" twice.`);
-  if (names.length > 0 && !parsed.embeddingProvider) {
-    const provider = parsed.llmConfig?.provider ?? "anthropic";
-    throw new ConfigError(
-      provider === "anthropic"
-        ? `Agent "${agent}": knowledge tools on an Anthropic agent need embeddingProvider (seed 004 startup rule 1: Anthropic has no embeddings; openai or azure_openai).`
-        : `Agent "${agent}": knowledge tools need embeddingProvider (openai or azure_openai), which embeds their queries.`,
-    );
-  }
-  return names;
-}
-
-/** The built-in names an agent with web search may list: WebSearch is the server tool's (seed 000's name). */
-const WITH_WEB_SEARCH: ReadonlySet<string> = new Set([...RUNNABLE_BUILTIN_TOOLS, WEB_SEARCH_ALLOWED_NAME]);
-
-/**
- * The web search server tool a definition turns on, or null; what it says about the provider and allowedTools is
- * checked here. A declared allowedTools lists WebSearch exactly when search is on, so the list always says whether
- * the model can search.
- */
-function checkWebSearch(
-  agent: string,
-  parsed: Pick<z.output<typeof AgentDefinitionSchema>, "webSearch" | "allowedTools" | "llmConfig" | "toolPermissions">,
-): WebSearchTool20250305 | null {
-  const tool = webSearchTool(parsed.webSearch);
-  const declared = parsed.allowedTools;
-  if (!tool) {
-    if (declared?.includes(WEB_SEARCH_ALLOWED_NAME)) {
-      throw new ConfigError(
-        `Agent "${agent}": allowedTools lists ${WEB_SEARCH_ALLOWED_NAME}, which needs webSearch: true in the agent's definition.`,
-      );
-    }
-    return null;
-  }
-  const provider = parsed.llmConfig?.provider ?? "anthropic";
-  if (provider !== "anthropic") {
-    throw new ConfigError(
-      `Agent "${agent}": webSearch is Anthropic's server-side tool; this agent's provider is ${provider}.`,
-    );
-  }
-  if (tool.allowed_domains && tool.blocked_domains) {
-    throw new ConfigError(
-      `Agent "${agent}": webSearch.allowed_domains and webSearch.blocked_domains cannot both be set (the API refuses it).`,
-    );
-  }
-  if (declared && !declared.includes(WEB_SEARCH_ALLOWED_NAME)) {
-    throw new ConfigError(
-      `Agent "${agent}": webSearch is on but allowedTools does not list ${WEB_SEARCH_ALLOWED_NAME}: add it, or turn webSearch off.`,
-    );
-  }
-  if (parsed.toolPermissions?.[WEB_SEARCH_ALLOWED_NAME] !== undefined) {
-    throw new ConfigError(
-      `Agent "${agent}": toolPermissions.${WEB_SEARCH_ALLOWED_NAME}: web search runs inside the model call, where no person can review it.`,
-    );
-  }
-  return tool;
-}
-
-/**
- * Parses `value` with `schema`, a definition or a part of one (a subclass's own keys), or throws a ConfigError for
- * its first issue, worded as below.
- */
-export function parseDefinitionPart<S extends z.ZodType>(agent: string, schema: S, value: unknown): z.output<S> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issues = result.error.issues;
-  // A key the definition does not know is reported first: it is likely the reason for the rest.
-  const issue = issues.find((i) => i.code === "unrecognized_keys" && i.path.length === 0) ?? issues[0];
-  throw new ConfigError(issue ? issueText(agent, issue) : `Agent "${agent}": invalid definition.`);
-}
-
-/** The seeds' snake_case names, which a definition spells in camelCase. */
-const SEED_SPELLINGS: Readonly<Record<string, string>> = {
-  system_prompt: "systemPrompt",
-  allowed_tools: "allowedTools",
-  mcp_servers: "mcpServers",
-  file_system: "fileSystem",
-  web_fetch: "webFetch",
-  max_turns: "maxTurns",
-  max_tokens: "maxTokens",
-  max_iterations: "maxTurns",
-  max_budget_usd: "maxBudgetUsd",
-  extended_thinking: "extendedThinking",
-  web_search: "webSearch",
-  response_format: "responseFormat",
-  permission_mode: "permissionMode",
-  test_cases: "testCases",
-  embedding_provider: "embeddingProvider",
-  prompt_cache: "promptCache",
-};
-
-/** Keys whose value is an object of its own settings: an issue inside one reads "<path>: <what is wrong>". */
-const SECTIONS: ReadonlySet<string> = new Set([
-  "bash",
-  "fileSystem",
-  "webFetch",
-  "mcpServers",
-  "hooks",
-  "llmConfig",
-  "testCases",
-  "evaluations",
-  "embeddingProvider",
-  "knowledgeTools",
-  "promptCache",
-]);
-/** The built-in tools' settings name an unknown key by its whole path ("unknown key bash.enable"). */
-const TOOL_SETTINGS: ReadonlySet<string> = new Set(Object.keys(TOOL_SETTINGS_SHAPE));
-
-/**
- * One issue as the ConfigError's message: `Agent "<name>": <path> <what is wrong>.` for the definition's own keys,
- * whose messages say what the key must be ("maxTurns must be a positive integer"), and `<path>: <message>` inside
- * a section and for zod's own messages.
- */
-function issueText(agent: string, union: z.core.$ZodIssue): string {
-  const issue = innermost(union);
-  const path = issue.path.map(String);
-  const at = path.join(".");
-  const field = path[0];
-  if (field === "name") return `Agent name "${agent}" must match ${AGENT_NAME_PATTERN} (lowercase, digits, _).`;
-  if (field === "systemPrompt") return `Agent "${agent}" needs a system prompt.`;
-  let text: string;
-  if (issue.code === "unrecognized_keys") {
-    const key = issue.keys[0] ?? "";
-    if (field === undefined) {
-      const spelling = SEED_SPELLINGS[key];
-      text = `unknown key "${key}"${spelling ? ` (the definition spells it ${spelling})` : ""}`;
-    } else if (TOOL_SETTINGS.has(field)) {
-      text = `unknown key ${issue.keys.map((k) => `${at}.${k}`).join(", ")}`;
-    } else {
-      text = `${at}: unknown key "${issue.keys.join('", "')}"`;
-    }
-  } else if (field === undefined) {
-    text = issue.message;
-  } else {
-    const inSection = SECTIONS.has(field);
-    text = `${at}${inSection || /^[A-Z]/.test(issue.message) ? ":" : ""} ${issue.message}`;
-  }
-  return `Agent "${agent}": ${text}${text.endsWith(".") ? "" : "."}`;
-}
-
-/**
- * The issue to report of a union (`promptCache: false | {ttl}`): the issue inside the branch that got as far as a
- * key of its own, with its whole path ("promptCache.ttl must be …"), rather than "matches no branch".
- */
-function innermost(issue: z.core.$ZodIssue): z.core.$ZodIssue {
-  if (issue.code !== "invalid_union") return issue;
-  const inner = issue.errors.flat().find((i) => i.path.length > 0 || i.code === "unrecognized_keys");
-  return inner ? innermost({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue) : issue;
 }

@@ -14,7 +14,8 @@ import { DEFAULT_CANDIDATE_LIMIT, prefilterSkills } from "../skills/prefilter.ts
 import type { SkillMetadata } from "../skills/skill.ts";
 import { Agent } from "./agent.ts";
 import type { AgentContext } from "./context.ts";
-import { type AgentDefinition, parseDefinitionPart } from "./definition.ts";
+import type { AgentDefinition } from "./definition.ts";
+import { parseDefinitionPart } from "./definition-errors.ts";
 import { dryRunResult } from "./model-request.ts";
 import { type AgentResult, failureResult, successResult } from "./result.ts";
 import { runAction } from "./skill-actions.ts";
