@@ -57,6 +57,8 @@ export function promptCachePolicy(setting: z.output<typeof PromptCacheSchema> | 
  * it carries a breakpoint.
  */
 export function withCacheBreakpoints(params: MessageCreateParamsBase, ttl: PromptCacheTtl): MessageCreateParamsBase {
+  // An agent that places breakpoints of its own keeps them, and gets none of these: the API takes four at most.
+  if (placesItsOwn(params)) return params;
   const control: CacheControlEphemeral = ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" };
   // Every message's content as blocks, as the breakpoints need it: a message keeps the same bytes whether or not
   // it carries one (a string would become a block only while marked, and the prefix would change under it).
@@ -75,6 +77,14 @@ export function withCacheBreakpoints(params: MessageCreateParamsBase, ttl: Promp
   return { ...params, ...(system ? { system } : {}), messages };
 }
 
+/** Whether a request already carries cache_control: on itself, a tool, a system block or a message's block. */
+function placesItsOwn(params: MessageCreateParamsBase): boolean {
+  const marked = (item: unknown) => (item as { cache_control?: unknown }).cache_control != null;
+  if (marked(params) || (params.tools ?? []).some(marked)) return true;
+  if (Array.isArray(params.system) && params.system.some(marked)) return true;
+  return params.messages.some((message) => typeof message.content !== "string" && message.content.some(marked));
+}
+
 /** The index of the last message of `role` before `end`, or -1. */
 function lastIndex(messages: readonly MessageParam[], role: MessageParam["role"], end: number): number {
   for (let i = Math.min(end, messages.length) - 1; i >= 0; i--) if (messages[i]?.role === role) return i;
@@ -90,7 +100,9 @@ function markSystem(
     typeof system === "string" ? (system ? [{ type: "text", text: system }] : []) : [...system];
   const last = blocks.findLastIndex((block) => block.text !== "");
   const block = blocks[last];
-  if (block) blocks[last] = { ...block, cache_control: control };
+  // An empty system prompt has nothing to mark, and is sent as it came.
+  if (!block) return undefined;
+  blocks[last] = { ...block, cache_control: control };
   return blocks;
 }
 

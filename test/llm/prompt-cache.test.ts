@@ -134,6 +134,22 @@ describe("cache breakpoints", () => {
       { type: "text", text: "Searching." },
     ]);
   });
+
+  it("adds none to a request that places its own, so the API's limit of four holds", () => {
+    const own = request([
+      { role: "user", content: [{ type: "text", text: "Hi", cache_control: { type: "ephemeral", ttl: "1h" } }] },
+    ]);
+    expect(withCacheBreakpoints(own, "5m")).toBe(own);
+    const tools = { ...request([{ role: "user", content: "Hi" }]) };
+    tools.tools = [{ name: "Read", input_schema: { type: "object" }, cache_control: { type: "ephemeral" } }];
+    expect(withCacheBreakpoints(tools, "5m")).toBe(tools);
+  });
+
+  it("leaves an empty system prompt as it came", () => {
+    const marked = withCacheBreakpoints({ ...request([{ role: "user", content: "Hi" }]), system: "" }, "5m");
+    expect(marked.system).toBe("");
+    expect(breakpoints(marked)).toStrictEqual({ "0.0": FIVE_MINUTES });
+  });
 });
 
 describe("an agent's prompt_cache", () => {
