@@ -16,9 +16,9 @@ export interface AgentConfiguration {
   limits: RunLimits;
   /**
    * The prompt cache key of the run's agent version within its tenant (src/llm/prompt-cache.ts promptCacheKey): an
-   * OpenAI-compatible agent that sends prompt_cache_key sends this.
+   * OpenAI-compatible agent that sends prompt_cache_key sends this; null for the other providers' runs.
    */
-  cacheKey: string;
+  cacheKey: string | null;
 }
 
 export interface AgentContext {

@@ -143,7 +143,11 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
         model: task.model,
         prices,
         limits,
-        cacheKey: await promptCacheKey(task.tenant, agent.name, agent.runtime?.version ?? null),
+        // Only an OpenAI-compatible agent sends one: no other run pays for the hash.
+        cacheKey:
+          agent.llmConfig?.provider === "openai_compatible"
+            ? await promptCacheKey(task.tenant, agent.name, agent.runtime?.version ?? null)
+            : null,
       },
       extra: task.metadata,
       runtime,
