@@ -3,6 +3,7 @@
 // an eviction. What the provider bills for it is test/llm/prompt-cache-billing.test.ts.
 
 import { abortAllDurableObjects } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import type { MessageCreateParamsBase, MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { describe, expect, it } from "vitest";
 import { parseAgentFile } from "../../src/agents/agent-file.ts";
@@ -267,6 +268,27 @@ describe("OpenAI's prompt_cache_key", () => {
     expect(sendsCacheKey({ ...on, cacheKey: true }, "https://llm.example/v1")).toBe(true);
     expect(sendsCacheKey({ ...on, cacheKey: false }, "https://api.openai.com/v1")).toBe(false);
     expect(sendsCacheKey(null, "https://api.openai.com/v1")).toBe(false);
+  });
+
+  it("is in an OpenAI-compatible agent's requests when it asks, and in no other's", async () => {
+    const marker = uniqueMarker("cache-key");
+    await script(marker, [done]);
+    const llmConfig = {
+      provider: "openai_compatible" as const,
+      endpoint: `${env.ANTHROPIC_BASE_URL}/v1`,
+      api_key: "TEST_OPENAI_KEY",
+    };
+    const asks = defineAgent({ llmConfig, promptCache: { ttl: "5m", cache_key: true } });
+    const quiet = defineAgent({ llmConfig });
+    const claude = defineAgent({ promptCache: { ttl: "5m", cache_key: true } });
+    const tasks = await Promise.all([asks, quiet, claude].map((agent) => startTask(agent, `hi ${marker}`)));
+    await Promise.all(tasks.map((task) => waitForTask(task.id)));
+    const [sent, none, anthropic] = (await Promise.all(tasks.map((task) => modelRequest(task.id, 1)))) as unknown as {
+      prompt_cache_key?: string;
+    }[];
+    expect(sent?.prompt_cache_key).toBe(await promptCacheKey("default", asks, null));
+    expect(none).not.toHaveProperty("prompt_cache_key");
+    expect(anthropic).not.toHaveProperty("prompt_cache_key");
   });
 
   it("is sent as prompt_cache_key, and the breakpoints are not sent at all", () => {
