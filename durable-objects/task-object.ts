@@ -150,7 +150,7 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   /**
-   * A sub-agent's child task forwards its log here (src/task-host/event-forwarding.ts): each event is stored once, in
+   * A sub-agent's child task forwards its log here (src/subagents/event-forwarding.ts): each event is stored once, in
    * this task's sequence, before the call returns. Returns how many were new.
    */
   async forwardEvents(batch: ForwardedBatch): Promise<number> {

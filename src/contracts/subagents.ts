@@ -33,7 +33,7 @@ export interface SubagentRecord extends SubagentRequest {
   outcome: SubagentOutcome | null;
   /** What the child reported of its usage and its subtree's with its end (the parent's usage rollup). */
   usage?: SubtreeUsage;
-  /** The budget the child was started with, carved out of the parent's (src/task-host/tree-budget.ts). */
+  /** The budget the child was started with, carved out of the parent's (src/subagents/tree-budget.ts). */
   budget?: { max_budget_usd?: number; max_tokens?: number };
   /** What the child waits for from a person, as it last reported; absent or null when nothing. */
   waiting?: SubagentWaitReport["pending"];

@@ -1,6 +1,6 @@
 // One stream for a tree of tasks (issue 14 §2): what a sub-agent forwards up to its parent's log, and how a forwarded
 // event is stored and shown there. A child task sends the rows of its log (its own events, and those its own children
-// forwarded to it) to its parent in order (src/task-host/event-forwarding.ts); the parent stores each once, under the
+// forwarded to it) to its parent in order (src/subagents/event-forwarding.ts); the parent stores each once, under the
 // next number of its own sequence, marked with the task that emitted it, that task's parent and its depth below the
 // parent, so one Last-Event-ID resumes the whole tree.
 import type { EventRecord } from "./event-record.ts";

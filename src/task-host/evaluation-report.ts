@@ -3,10 +3,10 @@
 // task reports its end to its parent (subagents.ts ParentReporter): the evaluation never polls its runs.
 import type { Env } from "../env.ts";
 import { evaluationStubFor, type RunReport } from "../evaluation-runs/evaluation.ts";
+import { ReportBackoff } from "../lib/report-backoff.ts";
 import { isTerminal } from "../tasks/task.ts";
 import type { TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
-import { ReportBackoff } from "./report-backoff.ts";
 
 const REPORTED_KEY = "evaluation_reported";
 

@@ -46,6 +46,9 @@ import { TurnLog } from "../sessions/turns.ts";
 import { BUNDLED_SKILL_FILES } from "../skills/bundled.generated.ts";
 import { SkillCatalog } from "../skills/catalog.ts";
 import { hasSchema, MIGRATIONS, migrate } from "../storage/migrations.ts";
+import { TaskSubagents } from "../subagents/delegations.ts";
+import { EventForwarder, ForwardedEventSink } from "../subagents/event-forwarding.ts";
+import { ParentReporter } from "../subagents/parent-report.ts";
 import { createTask } from "../tasks/creation.ts";
 import { expireTask, hasTombstone, readTombstone, type Tombstone } from "../tasks/expiry.ts";
 import { toolCallLedger } from "../tasks/fork.ts";
@@ -69,8 +72,6 @@ import { workflowAgent } from "../workflows/task-agent.ts";
 import { Workspace, workspacePrefix } from "../workspace/workspace.ts";
 import { DirectoryReporter } from "./directory-report.ts";
 import { EvaluationReporter } from "./evaluation-report.ts";
-import { EventForwarder, ForwardedEventSink } from "./event-forwarding.ts";
-import { ParentReporter, TaskSubagents } from "./subagents.ts";
 
 export class TaskHost {
   /** The deployment's secrets and credential shapes: nothing leaves the object without passing it. */

@@ -15,7 +15,7 @@ export function taskView(
     lastEventSeq: number;
     /**
      * A sub-agent of this running task that waits for a person (the oldest delegation's): the task shows it as
-     * input_required with the child's request, which its own resume answers (src/task-host/subagents.ts).
+     * input_required with the child's request, which its own resume answers (src/subagents/delegations.ts).
      */
     waitingChild?: { child_task_id: string; pending: Record<string, unknown> } | null;
   },

@@ -66,7 +66,7 @@ export async function startSubagents(
   });
   for (const [index, call] of waiting.entries()) {
     if (host.running() >= maxParallel) return;
-    // The calls starting now share what the task's budgets have left (src/task-host/tree-budget.ts).
+    // The calls starting now share what the task's budgets have left (src/subagents/tree-budget.ts).
     const places = Math.min(waiting.length - index, maxParallel - host.running());
     await host.start({ tool_use_id: call.id, ...call.input }, places);
   }

@@ -59,6 +59,9 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "tenants",
     "tools",
   ],
+  // Sub-agents on the object's side (issue 14): a parent's delegations, the child's report, the tree's budgets and
+  // the forwarding of a child's events (wired in by task-host).
+  subagents: ["agents", "events", "tasks", "env.ts"],
   runtime: [
     "agents",
     "approvals",
@@ -97,6 +100,7 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "sessions",
     "skills",
     "storage",
+    "subagents",
     "tasks",
     "telemetry",
     "tenants",

@@ -1,8 +1,8 @@
-// The limits on a tree of sub-agents (src/task-host/subagents.ts): delegations nest at most MAX_SUBAGENT_DEPTH deep
+// The limits on a tree of sub-agents (src/subagents/delegations.ts): delegations nest at most MAX_SUBAGENT_DEPTH deep
 // and one task delegates at most MAX_SUBAGENTS_PER_TASK times, so a model cannot fork-bomb. A refused delegation
 // starts no child and answers the Task call with an is_error result the model can act on.
 import { describe, expect, it } from "vitest";
-import { MAX_SUBAGENT_DEPTH, MAX_SUBAGENTS_PER_TASK } from "../../src/task-host/subagents.ts";
+import { MAX_SUBAGENT_DEPTH, MAX_SUBAGENTS_PER_TASK } from "../../src/subagents/delegations.ts";
 import {
   defineAgent,
   done,

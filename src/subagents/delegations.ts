@@ -1,8 +1,7 @@
-// Sub-agents on the object's side (seed 003 SubAgentSession): a parent's delegations, each recorded under its Task
-// call's tool_use id before its child task is started in its own Durable Object (the child's id is derived from the
-// parent's and the call's, so starting it again finds the same child); and, in a child, the report of its end to its
-// parent, sent from the alarm until the parent acknowledges it. The parent records each child's outcome once, and
-// the report wakes its run (src/runtime/run-supervisor.ts, subagentEnded).
+// A parent's delegations (seed 003 SubAgentSession), on the object's side: each recorded under its Task call's
+// tool_use id before its child task is started in its own Durable Object (the child's id is derived from the parent's
+// and the call's, so starting it again finds the same child). The parent records each child's outcome once, as the
+// child reports it (src/subagents/parent-report.ts), and the report wakes its run (src/runtime/run-supervisor.ts).
 import type { Agent } from "../agents/agent.ts";
 import { runtimeAgent } from "../agents/file-agents.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
@@ -10,13 +9,12 @@ import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import type {
   SubagentHost,
   SubagentOrigin,
-  SubagentOutcome,
   SubagentRecord,
   SubagentReport,
   SubagentRequest,
   SubagentWaitReport,
 } from "../contracts/subagents.ts";
-import { type SubtreeUsage, type UsageRollup, usageRollup } from "../contracts/usage.ts";
+import { type UsageRollup, usageRollup } from "../contracts/usage.ts";
 import type { Env } from "../env.ts";
 import type { EventLog } from "../events/event-log.ts";
 import { isTerminal, type TaskInit } from "../tasks/task.ts";
@@ -24,15 +22,11 @@ import { derivedTaskId, taskStubFor } from "../tasks/task-ids.ts";
 import { taskInit } from "../tasks/task-init.ts";
 import { SUBAGENT_ORIGIN_KEY, type TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
-import { ReportBackoff } from "./report-backoff.ts";
 import { addSpend, type Budgets, type ChildBudget, childBudget, held, NO_SPEND, type Spend } from "./tree-budget.ts";
 
 const RECORDS_KEY = "subagents";
-const REPORTED_KEY = "subagent_reported";
 /** In a parent: each child request it has shown, by request id → the child task that holds it. */
 const REQUESTS_KEY = "subagent_requests";
-/** In a child: the request id whose wait the parent last acknowledged ("" for none). */
-const WAIT_REPORTED_KEY = "subagent_wait_reported";
 
 /** How deep a tree of delegations may grow: a root task's children are at depth 1. */
 export const MAX_SUBAGENT_DEPTH = 3;
@@ -254,7 +248,7 @@ export class TaskSubagents implements SubagentHost {
     return spend;
   }
 
-  /** A new child's share of what the task's budgets have left (src/task-host/tree-budget.ts). */
+  /** A new child's share of what the task's budgets have left (src/subagents/tree-budget.ts). */
   private childBudget(places: number): ReturnType<typeof childBudget> {
     const budgets = this.deps.budgets();
     if (budgets.maxBudgetUsd === null && budgets.maxTokens === null) return { budget: {} };
@@ -326,92 +320,4 @@ export class TaskSubagents implements SubagentHost {
   private records(): Record<string, Stored> {
     return this.deps.state.get<Record<string, Stored>>(RECORDS_KEY) ?? {};
   }
-}
-
-export interface ParentReportDeps {
-  env: Pick<Env, "TASKS">;
-  state: Pick<TaskState, "get" | "put">;
-  /** The object's task, or null when it holds none. */
-  task: () => TaskRecord | null;
-  /** Whether the parent has every event of this task's log: the task's end is reported after them. */
-  forwarded: () => boolean;
-  /** The task's usage rollup, if it delegated: its subtree's usage goes to the parent with its end. */
-  usageRollup: () => UsageRollup | null;
-  /** What the task waits for from a person, as its view shows it (redacted), or null. */
-  pending: () => SubagentWaitReport["pending"];
-}
-
-/**
- * A child task's wait for a person and its end, each reported to its parent from the alarm until the parent
- * acknowledges it: a wait when the request the child waits for is not the one the parent last acknowledged.
- */
-export class ParentReporter {
-  private readonly deps: ParentReportDeps;
-  private readonly backoff = new ReportBackoff();
-
-  constructor(deps: ParentReportDeps) {
-    this.deps = deps;
-  }
-
-  nextDueAt(): number | null {
-    const task = this.deps.task();
-    if (!task || !this.deps.state.get<SubagentOrigin>(SUBAGENT_ORIGIN_KEY)) return null;
-    if (!isTerminal(task.status) && !this.waitChanged()) return null;
-    if (isTerminal(task.status) && this.deps.state.get<boolean>(REPORTED_KEY)) return null;
-    // An end goes after the child's events (the forwarder's own schedule sends them), so the parent's stream has them
-    // all before its subagent_finished. A wait is not held back: the parent shows it as soon as it can.
-    if (isTerminal(task.status) && !this.deps.forwarded()) return null;
-    return this.backoff.dueAt();
-  }
-
-  /** The request the task waits for is not the one its parent last acknowledged (none counts as ""). */
-  private waitChanged(): boolean {
-    const now = this.deps.pending()?.request_id ?? "";
-    return now !== (this.deps.state.get<string>(WAIT_REPORTED_KEY) ?? "");
-  }
-
-  async deliverDue(): Promise<void> {
-    const due = this.nextDueAt();
-    const task = this.deps.task();
-    const origin = this.deps.state.get<SubagentOrigin>(SUBAGENT_ORIGIN_KEY);
-    if (due === null || due > Date.now() || !task || !origin) return;
-    const parent = taskStubFor(this.deps.env, task.tenant, origin.parent_task_id);
-    const ended = isTerminal(task.status);
-    const pending = ended ? null : this.deps.pending();
-    try {
-      // An ended child's report also ends its wait on the parent's side.
-      if (ended) {
-        await parent.subagentEnded({
-          child_task_id: task.id,
-          tool_use_id: origin.tool_use_id,
-          outcome: outcomeOf(task),
-          usage: subtreeUsage(task, this.deps.usageRollup()),
-        });
-      } else {
-        await parent.subagentWaiting({ child_task_id: task.id, tool_use_id: origin.tool_use_id, pending });
-      }
-    } catch (error) {
-      this.backoff.failed();
-      console.error("sub-agent report failed; retrying", task.id, error instanceof Error ? error.message : error);
-      return;
-    }
-    this.backoff.succeeded();
-    if (ended) this.deps.state.put(REPORTED_KEY, true);
-    else this.deps.state.put(WAIT_REPORTED_KEY, pending?.request_id ?? "");
-  }
-}
-
-/** A task's usage as its parent rolls it up: its own, and its subtree's from its own rollup. */
-function subtreeUsage(task: TaskRecord, rollup: UsageRollup | null): SubtreeUsage {
-  const { subagents: _children, ...subtree } =
-    rollup ?? usageRollup({ agent: task.assigned_agent, model: task.model, usage: task.usage }, []);
-  return subtree;
-}
-
-/** What a child's end tells its parent's model. */
-function outcomeOf(task: TaskRecord): SubagentOutcome {
-  if (task.status === "completed") return { status: "completed", summary: task.result ?? "", is_error: false };
-  if (task.status === "canceled") return { status: "canceled", summary: "The sub-agent was canceled.", is_error: true };
-  const error = task.error ? `${task.error.code}: ${task.error.message}` : "unknown error";
-  return { status: "failed", summary: `The sub-agent failed: ${error}`, is_error: true };
 }

@@ -1,10 +1,10 @@
-// A task's budgets over its tree of sub-agents (src/task-host/tree-budget.ts): each child starts with its share of
+// A task's budgets over its tree of sub-agents (src/subagents/tree-budget.ts): each child starts with its share of
 // what the parent has left (what neither the parent nor its ended children spent, nor its running children hold),
 // the children's spending counts against the parent's next model call, and a delegation with nothing left is
 // refused. Through the API against the emulator, with token budgets (each call's tokens are scripted).
 import { describe, expect, it } from "vitest";
 import { TaskResourceSchema } from "../../src/http/responses.ts";
-import { childBudget } from "../../src/task-host/tree-budget.ts";
+import { childBudget } from "../../src/subagents/tree-budget.ts";
 import {
   apiJson,
   defineAgent,
