@@ -14,6 +14,18 @@
 // attributes are names, ids, counts and error codes, none of them content.
 import type { EventRecord } from "../events/event-record.ts";
 import { sha256Bytes, toHex } from "../lib/sha256.ts";
+import {
+  type AttributeValue,
+  callKey,
+  mcpKey,
+  ms,
+  PROVIDER_NAMES,
+  STATUS,
+  str,
+  usageAttributes,
+} from "./span-values.ts";
+
+export type { AttributeValue };
 
 /**
  * The semantic conventions these spans follow (their schema URL names it too): 1.40.0, the release that added
@@ -25,8 +37,6 @@ export const SEMCONV_VERSION = "1.40.0";
 
 /** OTLP span kinds (opentelemetry-proto trace.proto SpanKind). */
 export const SPAN_KIND = { internal: 1, client: 3 } as const;
-
-export type AttributeValue = string | number | boolean | string[];
 
 export interface GenAiSpan {
   traceId: string;
@@ -55,13 +65,6 @@ export interface SpanSubject {
 }
 
 type Payload = Record<string, unknown>;
-
-/** gen_ai.provider.name (semconv 1.40 well-known values) for Outpost's providers. */
-const PROVIDER_NAMES: Readonly<Record<string, string>> = {
-  anthropic: "anthropic",
-  gemini: "gcp.gemini",
-  openai_compatible: "openai",
-};
 
 /**
  * A span id: the first 8 bytes of SHA-256 over the task's id and what the span is of within it (a tool_use id, the
@@ -388,52 +391,4 @@ function taskDrafts(
   const last = events.at(-1);
   if (last) closeRun(ms(last));
   return children;
-}
-
-const STATUS: Readonly<Record<string, string>> = {
-  run_finished: "completed",
-  run_failed: "failed",
-  run_canceled: "canceled",
-};
-
-/**
- * The token attributes of a usage (a call's, or a run's own calls'). Outpost's usage counts input as Anthropic does:
- * input_tokens is the uncached part only, beside the cache writes and reads; the conventions' input_tokens is all of
- * it, so the three are added (semconv 1.40 anthropic.md gives this sum). The part of the writes at the 1-hour TTL,
- * billed at twice the input price where 5-minute writes are 1.25 times, has no attribute of the conventions: it is
- * outpost.usage.cache_creation_1h_input_tokens, set when there is any.
- */
-function usageAttributes(usage: Payload): Record<string, AttributeValue> {
-  const written = num(usage.cache_creation_input_tokens);
-  const read = num(usage.cache_read_input_tokens);
-  const written1h = num(usage.cache_creation_1h_input_tokens);
-  return {
-    "gen_ai.usage.input_tokens": num(usage.input_tokens) + written + read,
-    "gen_ai.usage.output_tokens": num(usage.output_tokens),
-    "gen_ai.usage.cache_creation.input_tokens": written,
-    "gen_ai.usage.cache_read.input_tokens": read,
-    ...(written1h > 0 ? { "outpost.usage.cache_creation_1h_input_tokens": written1h } : {}),
-  };
-}
-
-/** A model call as its llm_* events name it: the model turn, the part of the run that made it, and the attempt. */
-function callKey(p: Payload): string {
-  return `${String(p.turn_index)}/${String(p.call_site)}/${String(p.attempt)}`;
-}
-
-/** An MCP call: its tool_use id, and the tool it stands in for when it is a fallback. */
-function mcpKey(p: Payload): string {
-  return p.fallback_for === undefined ? String(p.step_id) : `${String(p.step_id)}:${String(p.tool_name)}`;
-}
-
-function ms(event: EventRecord): number {
-  return Date.parse(event.timestamp);
-}
-
-function str(value: unknown): string | null {
-  return typeof value === "string" ? value : null;
-}
-
-function num(value: unknown): number {
-  return typeof value === "number" ? value : 0;
 }
