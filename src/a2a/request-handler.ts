@@ -2,8 +2,9 @@
 // the SDK's in-memory task store: an A2A task is an Outpost task (the same id, its state in the task's Durable
 // Object), a message starts one through the same creation path as POST /v1/agents/:name/invoke, a reply to an
 // input-required task goes to the same resume as POST /v1/tasks/:id/resume, and streams are the task's event log.
-// Both bindings (JSON-RPC through the SDK's JsonRpcTransportHandler, HTTP+JSON through src/http/routes/a2a.ts) call
-// this one handler. What it needs from the HTTP layer comes in as an OutpostPort, built per request.
+// Both bindings (JSON-RPC through the SDK's JsonRpcTransportHandler in src/http/routes/a2a.ts, HTTP+JSON through
+// src/http/routes/a2a-rest.ts) call this one handler. What it needs from the HTTP layer comes in as an OutpostPort
+// (outpost-port.ts), built per request.
 
 import type {
   AgentCard,
@@ -26,54 +27,15 @@ import type {
 import { TaskNotFoundError } from "@a2a-js/sdk/errors";
 import type { A2ARequestHandler } from "@a2a-js/sdk/server";
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
-import type { TaskObject } from "../../durable-objects/task-object.ts";
-import type { Agent } from "../agents/agent.ts";
-import type { DecisionInput } from "../approvals/requests.ts";
-import { MAX_PUSH_CONFIGS, PUSH_CONFIG_ID, type PushConfig } from "../callbacks/push-configs.ts";
-import type { StoredMessage } from "../runtime/conversation.ts";
-import { history } from "../sessions/session-view.ts";
-import { isTerminal, type TaskStatus, type TaskView } from "../tasks/task.ts";
+import { isTerminal, type TaskView } from "../tasks/task.ts";
 import { waitOnTask } from "../tasks/task-ids.ts";
 import { agentCard } from "./agent-card.ts";
 import { decisionRefused, invalidParams, taskNotCancelable, taskNotFound, toA2AError, unsupported } from "./errors.ts";
+import { continuation, partsOf, replyBody } from "./message-input.ts";
+import type { OutpostPort, TaskStub } from "./outpost-port.ts";
+import { configView, setPushConfig } from "./push-notification-configs.ts";
 import { a2aTask, contextIdOf, contextTag, statusesFor } from "./task-mapping.ts";
 import { eventRecords, taskStream } from "./task-stream.ts";
-
-type TaskStub = DurableObjectStub<TaskObject>;
-
-/** A page of the tenant's tasks from its directory (src/http/listing.ts), newest first. */
-export interface TaskPage {
-  ids: string[];
-  nextCursor: string | null;
-}
-
-/** What the handler takes from the request's HTTP context (src/http/routes/a2a.ts builds it). */
-export interface OutpostPort {
-  /** The agent of the route (/a2a/<agent>), as the tenant sees it. */
-  agent: Agent;
-  /** Whether it runs the default tool loop, so that a message can continue a context's conversation. */
-  conversational: boolean;
-  /** Whether the request's key may read tasks (scope `read`): else a task is answered with its id and state only. */
-  readable: boolean;
-  /** This agent's A2A interface URL, https://<host>/a2a/<agent>. */
-  url: string;
-  /** The task's URL in the HTTP API (/v1/tasks/:id), for links to its files. */
-  taskUrl: (id: string) => string;
-  /** Starts a task on the agent: `input` after `context` (the conversation so far), in the A2A context `contextId`. */
-  start: (run: { input: string; context: MessageParam[]; contextId: string }) => Promise<TaskView>;
-  /** The object of a task of the tenant, or null for an id that cannot be one. */
-  stub: (id: string) => TaskStub | null;
-  /** A page of the tenant's tasks of this agent, by the directory's filters. */
-  list: (query: { tag?: string; statuses: TaskStatus[]; limit: number; cursor?: string }) => Promise<TaskPage>;
-  /** A person's answer (a ResumeBody, checked as POST /v1/tasks/:id/resume checks it) as the decision. */
-  decision: (body: unknown, field: string) => DecisionInput;
-  /** A push config's URL, checked as a task's webhook URL is (the callback policy, a deployment that signs). */
-  pushUrl: (raw: string) => string;
-  /** Ends a subscription in the task's object once the stream is over (its client gone or the stream ended). */
-  unsubscribe: (stub: TaskStub, subscriptionId: string) => void;
-  /** Aborted when the client goes: a stream waiting on the task's events ends then, not at the task's next event. */
-  signal: AbortSignal;
-}
 
 /** How long one wait on the object lasts; a blocking SendMessage waits again until the task settles. */
 const WAIT_SLICE_MS = 55_000;
@@ -88,54 +50,6 @@ function isUuid(value: string): boolean {
 function settled(task: TaskView): boolean {
   return isTerminal(task.status) || task.status === "input_required";
 }
-
-/** Texts and data of a message's parts. */
-function partsOf(message: Message): { text: string; data: unknown[] } {
-  const texts: string[] = [];
-  const data: unknown[] = [];
-  for (const part of message.parts) {
-    if (part.content?.$case === "text") texts.push(part.content.value);
-    else if (part.content?.$case === "data") data.push(part.content.value);
-    else if (part.content) {
-      throw invalidParams(
-        "This agent takes text and data parts; send a file's content as text, or its link in the text.",
-        "message.parts",
-        "content_type_not_supported",
-      );
-    }
-  }
-  return { text: texts.join("\n").trim(), data };
-}
-
-/**
- * The conversation of a context's task as the context a follow-up continues from: its text, the messages of one
- * role run together (a tool loop's turns leave several assistant texts in a row).
- */
-function continuation(messages: readonly StoredMessage[]): MessageParam[] {
-  const out: MessageParam[] = [];
-  for (const entry of history(messages)) {
-    const last = out[out.length - 1];
-    if (last && last.role === entry.role) last.content = `${String(last.content)}\n\n${entry.content}`;
-    else out.push({ role: entry.role, content: entry.content });
-  }
-  return out;
-}
-
-/** A push config as A2A shows it: its credentials are never shown again. */
-function configView(taskId: string, config: PushConfig): TaskPushNotificationConfig {
-  return {
-    tenant: "",
-    id: config.id,
-    taskId,
-    url: config.url,
-    token: config.token,
-    authentication: config.authentication ? { scheme: config.authentication.scheme, credentials: "" } : undefined,
-  };
-}
-
-/** The text answers of an approval request take, besides a data part. */
-const APPROVE = new Set(["approve", "approved", "yes", "y", "ok"]);
-const REJECT = new Set(["reject", "rejected", "no", "n", "deny"]);
 
 export class OutpostRequestHandler implements A2ARequestHandler {
   private readonly port: OutpostPort;
@@ -270,7 +184,7 @@ export class OutpostRequestHandler implements A2ARequestHandler {
   async createTaskPushNotificationConfig(params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
     try {
       const { stub, task } = await this.find(params.taskId);
-      return await this.setPushConfig(stub, task.id, params, false);
+      return await setPushConfig(this.port, stub, task.id, params, false);
     } catch (error) {
       throw toA2AError(error);
     }
@@ -337,7 +251,7 @@ export class OutpostRequestHandler implements A2ARequestHandler {
     const { text, data } = partsOf(message);
     if (message.taskId) {
       const replied = await this.reply(message, text, data);
-      if (push) await this.setPushConfig(replied.stub, replied.task.id, push, false);
+      if (push) await setPushConfig(this.port, replied.stub, replied.task.id, push, false);
       return replied;
     }
     if (!text) throw invalidParams("A new task needs a text part: what the agent should do.", "message.parts");
@@ -349,7 +263,7 @@ export class OutpostRequestHandler implements A2ARequestHandler {
     const stub = this.port.stub(task.id);
     if (!stub) throw taskNotFound(task.id);
     // A config sent with the message that starts the task hears of every moment of it.
-    if (push) await this.setPushConfig(stub, task.id, push, true);
+    if (push) await setPushConfig(this.port, stub, task.id, push, true);
     return { stub, task, cursor: 0 };
   }
 
@@ -388,71 +302,13 @@ export class OutpostRequestHandler implements A2ARequestHandler {
           : `Task ${task.id} is working; it takes a message only while it waits for input.`,
       );
     }
-    const body = this.answer(pending, text, data);
+    const body = replyBody(pending, text, data);
     const decided = await stub.resume(this.port.decision(body, data.length > 0 ? "message.parts" : "message"));
     if (!decided.ok) {
       if (decided.error.code === "task_not_found") throw taskNotFound(task.id);
       throw decisionRefused(decided.error.code, decided.error.message);
     }
     return { stub, task: decided.value.task, cursor: task.last_event_seq };
-  }
-
-  /**
-   * A reply as a resume body: a data part is one ({action, message?, tool_input?, request_id?}); text alone answers a
-   * question, or approves or rejects a call. Bound to the request the task waits for unless the data names one.
-   */
-  private answer(pending: NonNullable<TaskView["pending_input"]>, text: string, data: unknown[]): unknown {
-    const [first] = data;
-    if (first !== undefined) {
-      if (typeof first !== "object" || first === null || Array.isArray(first)) {
-        throw invalidParams("A reply's data part is an object: {action, message?, tool_input?}.", "message.parts");
-      }
-      return { request_id: pending.request_id, ...(text ? { message: text } : {}), ...first };
-    }
-    if (!text) throw invalidParams("A reply needs a text or a data part.", "message.parts");
-    if (pending.kind === "question") return { request_id: pending.request_id, action: "approve", message: text };
-    const word = text.toLowerCase();
-    if (APPROVE.has(word)) return { request_id: pending.request_id, action: "approve" };
-    if (REJECT.has(word)) return { request_id: pending.request_id, action: "reject" };
-    throw invalidParams(
-      `Task waits for approval of ${pending.tool_name}: reply "approve" or "reject", or a data part {"action": "reject", "message": "why"}.`,
-      "message.parts",
-    );
-  }
-
-  /** Sets a push config on the task (its URL checked as a webhook's), as A2A shows it back. */
-  private async setPushConfig(
-    stub: TaskStub,
-    taskId: string,
-    params: TaskPushNotificationConfig,
-    fromStart: boolean,
-  ): Promise<TaskPushNotificationConfig> {
-    const id = params.id || crypto.randomUUID();
-    if (!PUSH_CONFIG_ID.test(id)) throw invalidParams("A push config's id is 1–64 letters, digits, '-' or '_'.", "id");
-    if (!params.url) throw invalidParams("A push config needs a url.", "url");
-    // Header values: printable, on one line.
-    const headerSafe = (value: string) => /^[\x20-\x7e]{0,1024}$/.test(value);
-    if (!headerSafe(params.token)) throw invalidParams("token is at most 1024 printable ASCII characters.", "token");
-    const auth = params.authentication?.scheme ? params.authentication : undefined;
-    if (auth && (!/^[A-Za-z][\w.-]{0,31}$/.test(auth.scheme) || !headerSafe(auth.credentials))) {
-      throw invalidParams(
-        "authentication is {scheme, credentials}: a scheme name (e.g. Bearer) and printable ASCII credentials.",
-        "authentication",
-      );
-    }
-    const put = await stub.putPushConfig(
-      {
-        id,
-        url: this.port.pushUrl(params.url),
-        token: params.token,
-        authentication: auth ? { scheme: auth.scheme, credentials: auth.credentials } : null,
-      },
-      fromStart,
-    );
-    if (put === null) throw taskNotFound(taskId);
-    if (put === "full")
-      throw invalidParams(`A task keeps at most ${MAX_PUSH_CONFIGS} push notification configs.`, "id");
-    return configView(taskId, put);
   }
 
   /** The task as an A2A Task, with what the key may read. */

@@ -102,7 +102,7 @@ export async function listTasks(c: Context<AppEnv>): Promise<TaskList> {
 
 /**
  * The ids of a page of the tenant's tasks of one agent, newest first, by the directory's filters: A2A's ListTasks
- * (src/http/routes/a2a.ts), whose cursor is this listing's.
+ * (src/http/routes/a2a-request.ts), whose cursor is this listing's.
  */
 export async function taskIdPage(
   c: Context<AppEnv>,

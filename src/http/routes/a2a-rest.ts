@@ -1,0 +1,230 @@
+// The HTTP+JSON binding of A2A (A2A v1.0 §11) under /a2a/<agent>/…: a small Hono adapter of our own (the SDK ships
+// its REST handler only inside its Express bundle) over the same request handler as the JSON-RPC binding
+// (src/a2a/request-handler.ts). Each route checks the version, the Content-Type and its scopes, reads its body or
+// query into the SDK's request type, and answers A2A's JSON, its SSE stream, or its REST error body.
+import {
+  A2A_CONTENT_TYPE,
+  AgentCard,
+  ListTaskPushNotificationConfigsResponse,
+  ListTasksResponse,
+  SendMessageRequest,
+  SendMessageResponse,
+  StreamResponse,
+  Task,
+  TaskPushNotificationConfig,
+  taskStateFromJSON,
+} from "@a2a-js/sdk";
+import {
+  ContentTypeNotSupportedError,
+  RequestMalformedError,
+  restStatusFor,
+  toRestErrorBody,
+} from "@a2a-js/sdk/errors";
+import type { ServerCallContext } from "@a2a-js/sdk/server";
+import type { Context } from "hono";
+import { Hono } from "hono";
+import { toA2AError } from "../../a2a/errors.ts";
+import { OutpostRequestHandler } from "../../a2a/request-handler.ts";
+import { ApiError } from "../../errors.ts";
+import type { Scope } from "../../tenants/api-keys.ts";
+import type { AppEnv } from "../app-env.ts";
+import { callContext, jsonContentType, portFor, requireScopes, sseResponse } from "./a2a-request.ts";
+
+function restJson(status: number, body: unknown): Response {
+  return new Response(status === 204 ? null : JSON.stringify(body), {
+    status,
+    headers: status === 204 ? {} : { "content-type": A2A_CONTENT_TYPE },
+  });
+}
+
+function restError(error: unknown): Response {
+  const a2a = toA2AError(error);
+  const status = restStatusFor(a2a);
+  return restJson(status, toRestErrorBody(a2a, status));
+}
+
+/** An HTTP+JSON route: the version and content-type checks, the scopes, the handler, errors as A2A's REST errors. */
+async function rest(
+  c: Context<AppEnv>,
+  scopes: readonly Scope[],
+  run: (handler: OutpostRequestHandler, context: ServerCallContext) => Promise<Response>,
+): Promise<Response> {
+  requireScopes(c, scopes);
+  const port = await portFor(c);
+  const handler = new OutpostRequestHandler(port);
+  try {
+    if (!jsonContentType(c)) {
+      throw new ContentTypeNotSupportedError(
+        `Unsupported Content-Type "${c.req.header("content-type")}"; expected application/json or ${A2A_CONTENT_TYPE}.`,
+      );
+    }
+    const context = callContext(c, await handler.getAgentCard(), "HTTP+JSON");
+    return await run(handler, context);
+  } catch (error) {
+    return restError(error);
+  }
+}
+
+/** The body of an HTTP+JSON request as JSON (an empty body is {}), or A2A's malformed-request error. */
+async function restBody(c: Context<AppEnv>): Promise<Record<string, unknown>> {
+  const text = await c.req.text();
+  if (!text.trim()) return {};
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === "object" && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // answered below
+  }
+  throw new RequestMalformedError("The body is not a JSON object.");
+}
+
+/** An A2A stream as an HTTP+JSON SSE response: each StreamResponse as JSON; an error before the first as a REST error. */
+async function restStream(c: Context<AppEnv>, stream: AsyncGenerator<StreamResponse>): Promise<Response> {
+  let first: IteratorResult<StreamResponse>;
+  try {
+    first = await stream.next();
+  } catch (error) {
+    return restError(error);
+  }
+  return sseResponse(
+    c,
+    first,
+    stream,
+    (item) => StreamResponse.toJSON(item),
+    (error) => {
+      const a2a = toA2AError(error);
+      return toRestErrorBody(a2a, restStatusFor(a2a));
+    },
+  );
+}
+
+/** ListTasks' answer as the SDK's serializer writes it: artifacts only when asked for. */
+function listTasksJson(response: ListTasksResponse, includeArtifacts: boolean): unknown {
+  const json = ListTasksResponse.toJSON(response) as { tasks?: Record<string, unknown>[] } & Record<string, unknown>;
+  const tasks = (json.tasks ?? []).map((task) => (includeArtifacts ? { artifacts: [], ...task } : task));
+  return {
+    ...json,
+    tasks,
+    nextPageToken: response.nextPageToken,
+    pageSize: response.pageSize,
+    totalSize: response.totalSize,
+  };
+}
+
+/** ?historyLength= and ?pageSize= as numbers; anything else is the client's mistake. */
+function intQuery(c: Context<AppEnv>, name: string): number | undefined {
+  const raw = c.req.query(name);
+  if (raw === undefined || raw === "") return undefined;
+  if (!/^\d+$/.test(raw)) throw new RequestMalformedError(`${name} must be a non-negative integer.`);
+  return Number(raw);
+}
+
+export const a2aRestRoutes = new Hono<AppEnv>()
+  .get("/:agent/extendedAgentCard", (c) =>
+    rest(c, ["read"], async (handler) =>
+      restJson(200, AgentCard.toJSON(await handler.getAuthenticatedExtendedAgentCard({ tenant: "" }))),
+    ),
+  )
+  // POST /message:send and /message:stream. Hono reads ":…" inside a segment as a parameter, so the route is
+  // "message" and a parameter, and the path itself says which (a route of its own parameter in that place would be
+  // one the RegExpRouter refuses, beside /tasks).
+  .post("/:agent/message:operation", async (c) => {
+    const operation = c.req.path.slice(c.req.path.lastIndexOf("/") + 1);
+    if (operation === "message:send") {
+      return rest(c, ["run"], async (handler) => {
+        const result = await handler.sendMessage(SendMessageRequest.fromJSON(await restBody(c)));
+        const payload =
+          "messageId" in result
+            ? ({ $case: "message", value: result } as const)
+            : ({ $case: "task", value: result } as const);
+        return restJson(200, SendMessageResponse.toJSON({ payload }));
+      });
+    }
+    if (operation === "message:stream") {
+      return rest(c, ["run", "read"], async (handler) =>
+        restStream(c, handler.sendMessageStream(SendMessageRequest.fromJSON(await restBody(c)))),
+      );
+    }
+    throw new ApiError("route_not_found", `No route for POST ${c.req.path}.`);
+  })
+  .get("/:agent/tasks", (c) =>
+    rest(c, ["read"], async (handler) => {
+      const status = c.req.query("status");
+      const includeArtifacts = c.req.query("includeArtifacts") === "true";
+      const pageSize = intQuery(c, "pageSize");
+      const historyLength = intQuery(c, "historyLength");
+      const response = await handler.listTasks({
+        tenant: "",
+        contextId: c.req.query("contextId") ?? "",
+        status: status ? taskStateFromJSON(Number.isNaN(Number(status)) ? status : Number(status)) : 0,
+        ...(pageSize !== undefined ? { pageSize } : {}),
+        pageToken: c.req.query("pageToken") ?? "",
+        ...(historyLength !== undefined ? { historyLength } : {}),
+        statusTimestampAfter: c.req.query("statusTimestampAfter") || undefined,
+        includeArtifacts,
+      });
+      return restJson(200, listTasksJson(response, includeArtifacts));
+    }),
+  )
+  .get("/:agent/tasks/:id", (c) =>
+    rest(c, ["read"], async (handler) => {
+      const historyLength = intQuery(c, "historyLength");
+      const task = await handler.getTask({
+        tenant: "",
+        id: c.req.param("id"),
+        ...(historyLength !== undefined ? { historyLength } : {}),
+      });
+      return restJson(200, Task.toJSON(task));
+    }),
+  )
+  // POST /tasks/{id}:cancel and /tasks/{id}:subscribe: one segment, so one parameter (named as GET /tasks/:id names
+  // it: Hono's RegExpRouter refuses two names for one place, and the fallback router it leaves to routes "/*" badly).
+  .post("/:agent/tasks/:id", async (c) => {
+    const operation = c.req.param("id");
+    const match = /^(.+):(cancel|subscribe)$/.exec(operation);
+    if (!match?.[1]) throw new ApiError("route_not_found", `No route for POST ${c.req.path}.`);
+    const id = match[1];
+    if (match[2] === "cancel") {
+      return rest(c, ["run"], async (handler) =>
+        restJson(200, Task.toJSON(await handler.cancelTask({ tenant: "", id, metadata: undefined }))),
+      );
+    }
+    return rest(c, ["read"], async (handler) => restStream(c, handler.resubscribe({ tenant: "", id })));
+  })
+  .post("/:agent/tasks/:id/pushNotificationConfigs", (c) =>
+    rest(c, ["run", "read"], async (handler) => {
+      const config = TaskPushNotificationConfig.fromJSON({ ...(await restBody(c)), taskId: c.req.param("id") });
+      return restJson(201, TaskPushNotificationConfig.toJSON(await handler.createTaskPushNotificationConfig(config)));
+    }),
+  )
+  .get("/:agent/tasks/:id/pushNotificationConfigs", (c) =>
+    rest(c, ["read"], async (handler) => {
+      const list = await handler.listTaskPushNotificationConfigs({
+        tenant: "",
+        taskId: c.req.param("id"),
+        pageSize: 0,
+        pageToken: "",
+      });
+      return restJson(200, ListTaskPushNotificationConfigsResponse.toJSON(list));
+    }),
+  )
+  .get("/:agent/tasks/:id/pushNotificationConfigs/:configId", (c) =>
+    rest(c, ["read"], async (handler) => {
+      const config = await handler.getTaskPushNotificationConfig({
+        tenant: "",
+        taskId: c.req.param("id"),
+        id: c.req.param("configId"),
+      });
+      return restJson(200, TaskPushNotificationConfig.toJSON(config));
+    }),
+  )
+  .delete("/:agent/tasks/:id/pushNotificationConfigs/:configId", (c) =>
+    rest(c, ["run"], async (handler) => {
+      await handler.deleteTaskPushNotificationConfig({
+        tenant: "",
+        taskId: c.req.param("id"),
+        id: c.req.param("configId"),
+      });
+      return restJson(204, null);
+    }),
+  );
