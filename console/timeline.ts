@@ -2,9 +2,10 @@
 // inputs and results, requests for a person and their answers, checkpoints (each with a fork button), usage and
 // cost, and the sub-agent tree (a parent's stream carries its children's events marked task_id and depth; each child
 // gets a nested branch under the call that started it). Events are queued and rendered in batches, at most one batch
-// per animation frame and about 12 ms of work each, so a replay of thousands of events never blocks the page; long
+// per animation frame and about 30 ms of work each, so a replay of thousands of events never blocks the page; long
 // inputs and outputs are cut behind a "Show all" button and a generic event's payload is only turned into text when
-// it is opened. Every string from an event reaches the page as a text node (dom.ts).
+// it is opened. Every string from an event reaches the page as a text node (dom.ts). The rows that need only their
+// event are in timeline-rows.ts, the tool calls' cards in tool-cards.ts.
 import type { OutpostEvent } from "@outpost/client";
 import {
   badge,
@@ -17,6 +18,19 @@ import {
   pretty,
   totalInput,
 } from "./dom.ts";
+import {
+  checkpointRow,
+  decisionVerb,
+  genericRow,
+  metaRow,
+  num,
+  type Payload,
+  row,
+  str,
+  todosRow,
+  usageLine,
+} from "./timeline-rows.ts";
+import { ToolCards } from "./tool-cards.ts";
 
 export interface TimelineOptions {
   /** Shows a fork button on each checkpoint: the sub-agent that recorded it (null: the stream's own task), its id. */
@@ -36,12 +50,6 @@ export interface Totals {
   modelCalls: number;
 }
 
-interface ToolCard {
-  row: HTMLElement;
-  state: HTMLElement;
-  output: HTMLElement;
-}
-
 interface Branch {
   list: HTMLElement;
   status: HTMLElement | null;
@@ -52,8 +60,6 @@ interface Branch {
  * may wait unnoticed, and long enough that a replay of thousands of events needs few frames.
  */
 const FRAME_BUDGET_MS = 30;
-
-type Payload = Record<string, unknown>;
 
 export class Timeline {
   readonly root: HTMLOListElement;
@@ -69,7 +75,7 @@ export class Timeline {
   private readonly queue: OutpostEvent[] = [];
   private scheduled = false;
   private readonly texts = new Map<string, Text>();
-  private readonly tools = new Map<string, ToolCard>();
+  private readonly tools = new ToolCards();
   private readonly branches = new Map<string, Branch>();
   /** Whether new rows scroll the page to the bottom: the reader is there (kept by a scroll listener, so a batch never reads layout). */
   private following: boolean;
@@ -157,34 +163,19 @@ export class Timeline {
     return branch;
   }
 
-  private row(
-    list: HTMLElement,
-    event: OutpostEvent,
-    kind: string,
-    ...children: (Node | string | null)[]
-  ): HTMLElement {
-    const li = h("li", { class: `ev ${kind}`, "data-seq": event.seq, "data-type": event.event_type }, ...children);
-    list.appendChild(li);
-    return li;
-  }
-
-  private meta(list: HTMLElement, event: OutpostEvent, ...text: (Node | string | null)[]): HTMLElement {
-    return this.row(list, event, "meta", ...text);
-  }
-
   private render(event: OutpostEvent): void {
     const list = this.listFor(event);
     const p = event.payload as Payload;
     const taskKey = event.task_id ?? "";
     switch (event.event_type) {
       case "task_created":
-        this.row(list, event, "message user", h("div", { class: "who" }, "Input"), collapsible(str(p.input), "text"));
+        row(list, event, "message user", h("div", { class: "who" }, "Input"), collapsible(str(p.input), "text"));
         return;
       case "run_started":
-        this.meta(list, event, `Run started · ${str(p.agent)} · ${str(p.model)}`);
+        metaRow(list, event, `Run started · ${str(p.agent)} · ${str(p.model)}`);
         return;
       case "run_resumed":
-        this.meta(list, event, "Run resumed in a new instance");
+        metaRow(list, event, "Run resumed in a new instance");
         return;
       case "llm_request_sent":
         // A new call: its text goes to new blocks (a call re-sent after an eviction streams its text again).
@@ -200,20 +191,20 @@ export class Timeline {
         this.usage(list, event, p);
         return;
       case "llm_retry_scheduled":
-        this.meta(list, event, `Model call failed (${str(p.status ?? "connection")}); retrying`);
+        metaRow(list, event, `Model call failed (${str(p.status ?? "connection")}); retrying`);
         return;
       case "llm_request_failed":
-        this.row(list, event, "meta warn", `Model call failed: ${pretty(p.error)}`);
+        row(list, event, "meta warn", `Model call failed: ${pretty(p.error)}`);
         return;
       case "tool_call_started":
-        this.toolStarted(list, event, str(p.tool_use_id), str(p.tool_name), p.input);
+        this.tools.started(list, event, str(p.tool_use_id), str(p.tool_name), p.input);
         return;
       case "mcp_tool_call_started":
-        this.toolStarted(list, event, str(p.step_id), `${str(p.server)} · ${str(p.tool_name)}`, p.arguments);
+        this.tools.started(list, event, str(p.step_id), `${str(p.server)} · ${str(p.tool_name)}`, p.arguments);
         return;
       case "tool_call_completed":
       case "mcp_tool_call_completed":
-        this.toolEnded(
+        this.tools.ended(
           list,
           event,
           str(p.tool_use_id ?? p.step_id),
@@ -223,19 +214,16 @@ export class Timeline {
         );
         return;
       case "mcp_tool_call_failed":
-        this.toolEnded(list, event, str(p.step_id), "error", pretty(p.error), p.duration_ms);
+        this.tools.ended(list, event, str(p.step_id), "error", pretty(p.error), p.duration_ms);
         return;
-      case "tool_denied": {
-        const card = this.tools.get(`${taskKey}|${str(p.tool_use_id)}`);
-        if (card) this.setToolState(card, "denied", `denied: ${str(p.reason)}`);
-        else this.row(list, event, "meta warn", `${str(p.tool_name)} was not run: ${str(p.reason)}`);
+      case "tool_denied":
+        this.tools.denied(list, event, str(p.tool_use_id), str(p.tool_name), str(p.reason));
         return;
-      }
       case "todo_list_updated":
-        this.todos(list, event, p);
+        todosRow(list, event, p);
         return;
       case "input_requested":
-        this.row(
+        row(
           list,
           event,
           "attention",
@@ -245,7 +233,7 @@ export class Timeline {
         );
         return;
       case "human_decision":
-        this.row(
+        row(
           list,
           event,
           "meta decision",
@@ -254,7 +242,7 @@ export class Timeline {
         );
         return;
       case "checkpoint_saved":
-        this.checkpoint(list, event, p);
+        checkpointRow(list, event, p, this.options.onFork);
         return;
       case "subagent_started":
         this.branch(list, str(p.child_task_id), str(p.agent), str(p.description));
@@ -269,13 +257,13 @@ export class Timeline {
         return;
       }
       case "subagent_input_requested":
-        this.row(list, event, "attention", `Sub-agent ${str(p.agent)} waits for a person (${str(p.tool_name)})`);
+        row(list, event, "attention", `Sub-agent ${str(p.agent)} waits for a person (${str(p.tool_name)})`);
         return;
       case "subagent_input_answered":
-        this.meta(list, event, `Sub-agent ${str(p.agent)}'s request was answered`);
+        metaRow(list, event, `Sub-agent ${str(p.agent)}'s request was answered`);
         return;
       case "run_finished":
-        this.row(
+        row(
           list,
           event,
           "end ok",
@@ -285,7 +273,7 @@ export class Timeline {
         );
         return;
       case "run_failed":
-        this.row(
+        row(
           list,
           event,
           "end error",
@@ -295,34 +283,34 @@ export class Timeline {
         );
         return;
       case "run_canceled":
-        this.row(list, event, "end canceled", h("div", { class: "who" }, "Canceled"), str(p.reason));
+        row(list, event, "end canceled", h("div", { class: "who" }, "Canceled"), str(p.reason));
         return;
       case "session_created":
-        this.meta(list, event, `Session started with ${str(p.agent)}`);
+        metaRow(list, event, `Session started with ${str(p.agent)}`);
         return;
       case "turn_queued":
-        this.row(list, event, "message user", h("div", { class: "who" }, "You"), collapsible(str(p.message), "text"));
+        row(list, event, "message user", h("div", { class: "who" }, "You"), collapsible(str(p.message), "text"));
         return;
       case "turn_started":
         return;
       case "turn_finished": {
         const result = (p.result ?? {}) as Payload;
         if (result.is_error === true)
-          this.row(list, event, "meta warn", `Turn ${str(p.status)}: ${str(result.error_reason)}`);
-        else this.meta(list, event, `Turn ${str(p.status)}`);
+          row(list, event, "meta warn", `Turn ${str(p.status)}: ${str(result.error_reason)}`);
+        else metaRow(list, event, `Turn ${str(p.status)}`);
         return;
       }
       case "session_closed":
-        this.row(list, event, "end canceled", h("div", { class: "who" }, "Session closed"), str(p.reason));
+        row(list, event, "end canceled", h("div", { class: "who" }, "Session closed"), str(p.reason));
         return;
       case "workflow_node_started":
-        this.meta(list, event, `Node ${str(p.node)} (${str(p.type)}) started`);
+        metaRow(list, event, `Node ${str(p.node)} (${str(p.type)}) started`);
         return;
       case "workflow_edge_taken":
-        this.meta(list, event, `${str(p.from)} → ${str(p.to)}`);
+        metaRow(list, event, `${str(p.from)} → ${str(p.to)}`);
         return;
       default:
-        this.generic(list, event);
+        genericRow(list, event);
     }
   }
 
@@ -336,76 +324,10 @@ export class Timeline {
     this.texts.set(key, textNode);
     const pre = h("pre", { class: "text" }, textNode);
     if (thinking) {
-      this.row(list, event, "thinking", h("details", null, h("summary", null, "Thinking"), pre));
+      row(list, event, "thinking", h("details", null, h("summary", null, "Thinking"), pre));
     } else {
-      this.row(list, event, "message assistant", h("div", { class: "who" }, "Agent"), pre);
+      row(list, event, "message assistant", h("div", { class: "who" }, "Agent"), pre);
     }
-  }
-
-  private toolStarted(list: HTMLElement, event: OutpostEvent, id: string, name: string, input: unknown): void {
-    const state = h("span", { class: "tool-state" }, "running…");
-    const output = h("div", { class: "tool-output" });
-    const row = this.row(
-      list,
-      event,
-      "tool",
-      h("div", { class: "tool-head" }, h("span", { class: "tool-name" }, name), state),
-      collapsible(pretty(input), "block input"),
-      output,
-    );
-    row.dataset.state = "running";
-    this.tools.set(`${event.task_id ?? ""}|${id}`, { row, state, output });
-  }
-
-  private toolEnded(
-    list: HTMLElement,
-    event: OutpostEvent,
-    id: string,
-    outcome: "ok" | "error",
-    output: unknown,
-    durationMs: unknown,
-  ): void {
-    let card = this.tools.get(`${event.task_id ?? ""}|${id}`);
-    if (!card) {
-      // Its start is before the replayed range: a card for the result alone.
-      this.toolStarted(list, event, id, str((event.payload as Payload).tool_name), "(input not shown)");
-      card = this.tools.get(`${event.task_id ?? ""}|${id}`) as ToolCard;
-    }
-    const took = typeof durationMs === "number" ? ` · ${durationMs} ms` : "";
-    this.setToolState(card, outcome, `${outcome === "ok" ? "done" : "error"}${took}`);
-    card.output.replaceChildren(collapsible(pretty(output ?? ""), "block output"));
-  }
-
-  private setToolState(card: ToolCard, state: string, label: string): void {
-    card.row.dataset.state = state;
-    card.state.textContent = label;
-  }
-
-  private todos(list: HTMLElement, event: OutpostEvent, p: Payload): void {
-    const todos = Array.isArray(p.todos) ? (p.todos as Payload[]) : [];
-    this.row(
-      list,
-      event,
-      "todos",
-      h("div", { class: "who" }, `Task list · ${num(p.completed)}/${num(p.total)} done`),
-      h(
-        "ul",
-        null,
-        todos.map((todo) =>
-          h("li", { "data-status": str(todo.status) }, `${todoMark(str(todo.status))} ${str(todo.content)}`),
-        ),
-      ),
-    );
-  }
-
-  private checkpoint(list: HTMLElement, event: OutpostEvent, p: Payload): void {
-    const checkpointId = str(p.checkpoint_id);
-    const onFork = this.options.onFork;
-    const fork = onFork
-      ? h("button", { type: "button", class: "small", title: `Fork a new task from ${checkpointId}` }, "Fork from here")
-      : null;
-    fork?.addEventListener("click", () => onFork?.(event.task_id ?? null, checkpointId));
-    this.row(list, event, "meta checkpoint", `Checkpoint ${str(p.position)}`, " ", fork);
   }
 
   private usage(list: HTMLElement, event: OutpostEvent, p: Payload): void {
@@ -422,7 +344,7 @@ export class Timeline {
     if (typeof usage.cost_usd === "number") this.totals.costUsd += usage.cost_usd;
     this.totals.modelCalls += 1;
     const cache = cacheShare(input);
-    this.row(
+    row(
       list,
       event,
       "meta usage",
@@ -432,56 +354,10 @@ export class Timeline {
       `${formatCost(usage.cost_usd)}${typeof meta.latency_ms === "number" ? ` · ${meta.latency_ms} ms` : ""}`,
     );
   }
-
-  private generic(list: HTMLElement, event: OutpostEvent): void {
-    const details = h("details", null, h("summary", null, event.event_type.replace(/_/g, " ")));
-    // The payload is turned into text only when someone opens it.
-    details.addEventListener(
-      "toggle",
-      () => {
-        if (details.open && details.childElementCount === 1)
-          details.appendChild(collapsible(pretty(event.payload), "block"));
-      },
-      { passive: true },
-    );
-    this.row(list, event, "meta generic", details);
-  }
 }
 
 /** The next animation frame, or a timer in a hidden tab (where frames do not come). */
 function schedule(fn: () => void): void {
   if (document.hidden) setTimeout(fn, 16);
   else requestAnimationFrame(fn);
-}
-
-function str(value: unknown): string {
-  if (value === null || value === undefined) return "";
-  return typeof value === "string" ? value : pretty(value);
-}
-
-function num(value: unknown): number {
-  return typeof value === "number" ? value : 0;
-}
-
-function decisionVerb(action: string): string {
-  return { approve: "Approved", reject: "Rejected", modify: "Modified", fail: "Failed" }[action] ?? action;
-}
-
-function todoMark(status: string): string {
-  return status === "completed" ? "☑" : status === "in_progress" ? "◐" : "☐";
-}
-
-function usageLine(usage: unknown): HTMLElement | null {
-  if (!usage || typeof usage !== "object") return null;
-  const u = usage as Payload;
-  const input = inputTokens(u);
-  const cache = cacheShare(input);
-  return h(
-    "p",
-    { class: "muted small" },
-    `${totalInput(input)} tokens in · ${num(u.output_tokens)} out · ${num(u.model_calls)} model calls · `,
-    cache,
-    cache ? " · " : null,
-    formatCost(u.total_cost_usd),
-  );
 }

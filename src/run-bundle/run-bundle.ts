@@ -1,15 +1,16 @@
 // The run bundle (seed 002 "Run Directory Structure") under runs/<task_id>/ in the blob store (R2, or a directory
 // self-hosted). Files produced during the run are staged in the object's SQLite (cheap, synchronous, on the hot path);
 // when the run ends, whatever way it ends, they and the end-of-run files are packed into ONE archive,
-// runs/<task_id>/bundle.tar (format 2, src/run-bundle/tar.ts), written with one put: a put per file cost a
-// run more than its own model loop. Its files are read or made one after the other as the archive is written
-// (assembled when small, streamed when large), so that a long run's bundle, whose checkpoints and requests grow with
-// the square of its length, is never held whole in the isolate's 128 MB. A file too large to stage goes to the store
-// at once as an object of its own, runs/<task_id>/<path>. The table lists every file with where it is: staged, in
+// runs/<task_id>/bundle.tar (format 2, src/run-bundle/tar.ts; bundle-archive.ts writes it), written with one put: a put
+// per file cost a run more than its own model loop. Its files are read or made one after the other as the archive is
+// written (assembled when small, streamed when large), so that a long run's bundle, whose checkpoints and requests grow
+// with the square of its length, is never held whole in the isolate's 128 MB. A file too large to stage goes to the
+// store at once as an object of its own, runs/<task_id>/<path>. The table lists every file with where it is: staged, in
 // the archive (at an offset, read back with a ranged read), or an object of its own.
 import type { BlobStore } from "../blob-store/blob-store.ts";
 import type { EventLog } from "../events/event-log.ts";
-import { filesEnd, type TarEntry, tarBytes, tarLayout, tarStream } from "./tar.ts";
+import { type ArchiveFile, encode, measured, type TextPieces, writeArchive } from "./bundle-archive.ts";
+import { filesEnd } from "./tar.ts";
 
 export interface ArtifactEntry {
   path: string;
@@ -55,12 +56,6 @@ export interface BundleManifest {
 /** Files above this are uploaded immediately instead of staged (SQLite rows must stay under 2 MB). */
 const STAGE_LIMIT = 512 * 1024;
 
-/**
- * A file's text made piece by piece when the archive is written (checkpoints.json: a checkpoint a piece), so that it
- * is never held whole. Called once to measure the file and again to write it, and must make the same text both times.
- */
-export type TextPieces = () => Iterable<string>;
-
 /** What the bundle is given when the run has ended: seed 002's files, and seed 003's (task.json, trace.json, checkpoints). */
 export interface EndOfRun {
   events: Pick<EventLog, "all">;
@@ -68,21 +63,6 @@ export interface EndOfRun {
   transcript: string;
   files: { path: string; content: string | TextPieces }[];
 }
-
-/** A file of the archive: its size, and its bytes in pieces, read or made when its turn comes. */
-interface ArchiveFile {
-  size: number;
-  content_type: string;
-  created_at: string;
-  pieces: () => Iterable<Uint8Array>;
-}
-
-/** Text pieces up to this many bytes are kept from measuring to writing; a larger file is made twice instead. */
-const KEEP_MEASURED_BYTES = 1024 * 1024;
-/** An archive up to this size is assembled and written with one put (a stream's writes cost a short run more). */
-const WHOLE_ARCHIVE_BYTES = 8 * 1024 * 1024;
-/** A streamed archive is written in chunks of about this size. */
-const STREAM_CHUNK_BYTES = 256 * 1024;
 
 export function runPrefix(taskId: string): string {
   return `runs/${taskId}/`;
@@ -260,7 +240,8 @@ export class RunBundle {
     }
     for (const file of ended) {
       const type = contentTypeFor(file.path);
-      files.set(file.path, { ...this.measured(file.pieces, file.scrub), content_type: type, created_at: now });
+      const clean = file.scrub ? (text: string) => this.scrub(text) : (text: string) => text;
+      files.set(file.path, { ...measured(file.pieces, clean), content_type: type, created_at: now });
     }
     const archived = [...files].flatMap(([path, file]) => (file ? [[path, file] as const] : []));
     const separate = rows.filter((row) => row.archive_offset === null && row.staged === 0 && !files.has(row.path));
@@ -300,7 +281,7 @@ export class RunBundle {
       ],
       ...archived,
     ];
-    const entries = await this.writeArchive(prefix + BUNDLE_ARCHIVE, ordered, Date.parse(now));
+    const entries = await writeArchive(this.bucket, prefix + BUNDLE_ARCHIVE, ordered, Date.parse(now));
     const placed = entries.flatMap((entry, i) => {
       const file = ordered[i]?.[1];
       if (!file) return [];
@@ -322,37 +303,6 @@ export class RunBundle {
     });
   }
 
-  /**
-   * Writes the archive of `files` to the store at `key`, its files read or made a piece at a time, and returns where
-   * each file's bytes are. An archive of up to WHOLE_ARCHIVE_BYTES is assembled and written with one put; a larger one
-   * is streamed, its length announced first (each file's size is known), in chunks of STREAM_CHUNK_BYTES. A file
-   * whose bytes are not the size it was listed with (a staged file written to meanwhile) fails the write, which the
-   * caller tries again, with nothing written.
-   */
-  private async writeArchive(
-    key: string,
-    files: readonly (readonly [string, ArchiveFile])[],
-    mtimeMs: number,
-  ): Promise<TarEntry[]> {
-    const layout = tarLayout(files.map(([path, file]) => ({ path, size: file.size, mtimeMs, pieces: file.pieces })));
-    const options = { contentType: "application/x-tar" };
-    if (layout.length <= WHOLE_ARCHIVE_BYTES) {
-      await this.bucket.put(key, tarBytes(layout), options);
-      return layout.entries;
-    }
-    const stream = tarStream(layout, STREAM_CHUNK_BYTES);
-    // A failed upload stops the writing; a failed file fails the stream, and so the upload, with nothing written.
-    const putting = this.bucket.put(key, stream.readable, options).catch(async (error: unknown) => {
-      await stream.abort(error);
-      throw error;
-    });
-    const writing = stream.written;
-    const [wrote, put] = await Promise.allSettled([writing, putting]);
-    if (wrote.status === "rejected") throw wrote.reason;
-    if (put.status === "rejected") throw put.reason;
-    return layout.entries;
-  }
-
   /** A staged file's bytes, read from its row when the archive reaches it. */
   private *staged(path: string): Iterable<Uint8Array> {
     const row = this.sql
@@ -362,26 +312,6 @@ export class RunBundle {
       throw new Error(`The run bundle's ${path} is no longer staged.`);
     }
     yield encode(row.content);
-  }
-
-  /**
-   * A made file's size, from making it once (scrubbed, a piece at a time); its pieces are kept for the write when it
-   * is small, and made again when it is not, so that at most one piece of it is held at a time.
-   */
-  private measured(make: TextPieces, scrub: boolean): Pick<ArchiveFile, "size" | "pieces"> {
-    const clean = (text: string) => (scrub ? this.scrub(text) : text);
-    const scrubbed = function* () {
-      for (const piece of make()) yield encode(clean(piece));
-    };
-    let size = 0;
-    let kept: Uint8Array[] | null = [];
-    for (const piece of scrubbed()) {
-      size += piece.byteLength;
-      if (kept && size <= KEEP_MEASURED_BYTES) kept.push(piece);
-      else kept = null;
-    }
-    const pieces = kept;
-    return { size, pieces: pieces ? () => pieces : scrubbed };
   }
 
   private upsert(row: Row) {
@@ -401,14 +331,8 @@ export class RunBundle {
   }
 }
 
-const encoder = new TextEncoder();
-
-function encode(text: string): Uint8Array {
-  return encoder.encode(text);
-}
-
 function utf8Length(text: string): number {
-  return encoder.encode(text).byteLength;
+  return encode(text).byteLength;
 }
 
 /** events.jsonl, a record a piece. */

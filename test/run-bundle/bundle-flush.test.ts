@@ -7,13 +7,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { Redactor } from "../../src/events/redaction.ts";
-import {
-  BUNDLE_MANIFEST,
-  type BundleManifest,
-  type EndOfRun,
-  RunBundle,
-  type TextPieces,
-} from "../../src/run-bundle/run-bundle.ts";
+import type { TextPieces } from "../../src/run-bundle/bundle-archive.ts";
+import { BUNDLE_MANIFEST, type BundleManifest, type EndOfRun, RunBundle } from "../../src/run-bundle/run-bundle.ts";
 import { readTar, tarFiles } from "../../src/run-bundle/tar.ts";
 import { checkpointsJson, jsonArray } from "../../src/runtime/bundle-upload.ts";
 import type { Checkpoint } from "../../src/runtime/checkpoints.ts";
