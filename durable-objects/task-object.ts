@@ -3,7 +3,7 @@
 // the run's lifecycle (start, heartbeat, cancel, crashes, bundle upload) src/runtime/run-supervisor.ts, and creating
 // and expiring the task src/tasks/. Each method answers for an unknown task without writing anything.
 import { DurableObject } from "cloudflare:workers";
-import type { DecisionInput, HumanDecision } from "../src/approvals/requests.ts";
+import type { DecisionInput } from "../src/approvals/requests.ts";
 import type { DecisionFailure } from "../src/approvals/resume.ts";
 import type { Delivery } from "../src/callbacks/delivery.ts";
 import type { PushConfig } from "../src/callbacks/push-configs.ts";
@@ -15,17 +15,17 @@ import type { Env } from "../src/env.ts";
 import type { RunReport } from "../src/evaluation-runs/evaluation.ts";
 import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
 import type { ForwardedBatch } from "../src/events/event-tree.ts";
-import { type EventStreamOptions, openEventStream } from "../src/events/sse.ts";
 import { untilEvent } from "../src/events/wait.ts";
 import { copiedResult } from "../src/lib/rpc-result.ts";
-import type { ArtifactEntry, ArtifactLocation, BundleDownload } from "../src/run-bundle/run-bundle.ts";
+import type { ArtifactEntry, ArtifactLocation } from "../src/run-bundle/run-bundle.ts";
 import { traceTree } from "../src/run-bundle/trace.ts";
 import type { Checkpoint, CheckpointSummary } from "../src/runtime/checkpoints.ts";
 import type { StoredMessage } from "../src/runtime/conversation.ts";
 import type { SessionView, TurnView } from "../src/sessions/session.ts";
-import { INTERRUPTED } from "../src/sessions/session-flow.ts";
-import { turnStreamOptions } from "../src/sessions/turn-stream.ts";
-import { isEnded, turnView } from "../src/sessions/turns.ts";
+import { CallbackSurface } from "../src/task-host/callback-surface.ts";
+import { ClientStreams, eventStreamOf, type Subscription } from "../src/task-host/client-streams.ts";
+import { FileSurface } from "../src/task-host/file-surface.ts";
+import { SessionSurface } from "../src/task-host/session-surface.ts";
 import { TaskHost } from "../src/task-host/task-host.ts";
 import type { Tombstone } from "../src/tasks/expiry.ts";
 import { toolCallLedger } from "../src/tasks/fork.ts";
@@ -41,40 +41,25 @@ import {
 import { taskStubFor } from "../src/tasks/task-ids.ts";
 import type { WorkspaceEntry } from "../src/workspace/workspace.ts";
 
-export type Subscription = { id: string; stream: ReadableStream<Uint8Array> } | { finished: true };
-
-/**
- * An event stream over the object's log, opened when the subscription is registered: the task's own events, and with
- * `tree` its sub-agents' down to `tree.maxDepth` levels (all when undefined).
- */
-function openEventStreamFor(
-  host: TaskHost,
-  after: number,
-  options: Omit<EventStreamOptions, "signal" | "onClose">,
-  tree?: { maxDepth: number | undefined },
-): (registration: { signal: AbortSignal; onClose: () => void }) => ReadableStream<Uint8Array> {
-  const source = tree ? host.events.treeSource(tree.maxDepth) : host.events;
-  return (registration) => openEventStream(source, after, { ...options, ...registration });
-}
-
-function isClosed(host: TaskHost): boolean {
-  return host.record()?.status === "closed";
-}
+export type { Subscription };
 
 export class TaskObject extends DurableObject<Env> {
   private readonly host: TaskHost;
   /** Open SSE subscriptions by id, so the Worker can end one when its client disconnects. */
-  private readonly subscriptions = new Map<string, AbortController>();
+  private readonly streams = new ClientStreams();
+  /** A chat session's RPCs (src/task-host/session-surface.ts). */
+  private readonly sessions: SessionSurface;
+  /** The run bundle's and the workspace's files (src/task-host/file-surface.ts). */
+  private readonly files: FileSurface;
+  /** The deliveries and push configs (src/task-host/callback-surface.ts). */
+  private readonly callbacks: CallbackSurface;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.host = new TaskHost(ctx, env, {
-      drop: () => {
-        const open = [...this.subscriptions.values()];
-        for (const subscription of open) subscription.abort();
-        return open.length;
-      },
-    });
+    this.host = new TaskHost(ctx, env, this.streams);
+    this.sessions = new SessionSurface(this.host, this.streams);
+    this.files = new FileSurface(this.host);
+    this.callbacks = new CallbackSurface(this.host);
   }
 
   /**
@@ -191,13 +176,13 @@ export class TaskObject extends DurableObject<Env> {
     if (!task) return null;
     if (isTerminal(task.status) && after >= host.events.lastSeq()) return { finished: true };
     host.supervisor.resumeIfIdle(task);
-    return this.subscription(
-      openEventStreamFor(host, after, { isFinished: () => isTerminal(host.requireTask().status) }, { maxDepth }),
+    return this.streams.subscribe(
+      eventStreamOf(host, after, { isFinished: () => isTerminal(host.requireTask().status) }, { maxDepth }),
     );
   }
 
   async unsubscribe(id: string): Promise<void> {
-    this.subscriptions.get(id)?.abort();
+    this.streams.end(id);
   }
 
   /**
@@ -251,34 +236,17 @@ export class TaskObject extends DurableObject<Env> {
 
   /** The run bundle's files (a session's: `kind` "session"), or null for an unknown task or session. */
   async artifacts(kind: RecordKind = "task"): Promise<ArtifactEntry[] | null> {
-    const task = this.host.recordOf(kind);
-    if (!task) return null;
-    await this.host.supervisor.completeBundle(task);
-    return this.host.bundle.list();
+    return this.files.artifacts(kind);
   }
 
-  /**
-   * How to send the whole bundle as one tar file; `ended: false` while the run goes on (the archive is written when
-   * it ends, a session's when it is closed); null for an unknown task or session.
-   */
-  async bundleDownload(
-    kind: RecordKind = "task",
-  ): Promise<({ ended: true } & BundleDownload) | { ended: false } | null> {
-    const { host } = this;
-    const task = host.recordOf(kind);
-    if (!task) return null;
-    await host.supervisor.completeBundle(task);
-    if (!host.recordOf(kind)?.bundleFlushed) return { ended: false };
-    return { ended: true, ...host.bundle.download() };
+  /** The whole bundle as one tar file; `ended: false` while the run goes on; null for an unknown task or session. */
+  async bundleDownload(kind: RecordKind = "task") {
+    return this.files.bundleDownload(kind);
   }
 
   /** A staged artifact's content, or where it is in the blob store (R2, or a directory self-hosted). */
   async artifact(path: string, kind: RecordKind = "task"): Promise<ArtifactLocation | null> {
-    const { host } = this;
-    const task = host.recordOf(kind);
-    if (!task) return null;
-    await host.supervisor.completeBundle(task);
-    return host.bundle.location(path);
+    return this.files.artifact(path, kind);
   }
 
   /**
@@ -318,84 +286,37 @@ export class TaskObject extends DurableObject<Env> {
 
   /** The workspace's files and folders, or null for an unknown task (or session: `kind` "session"). */
   async workspaceList(kind: RecordKind = "task"): Promise<WorkspaceEntry[] | null> {
-    return this.host.recordOf(kind) ? this.host.workspace.list() : null;
+    return this.files.workspaceList(kind);
   }
 
-  /**
-   * One workspace file: its bytes as a stream when they are in a row, or its R2 key (the Worker streams it from R2,
-   * so a large file never passes through this object's memory); "directory" for a folder; null when there is none.
-   */
-  async workspaceFile(
-    path: string,
-    kind: RecordKind = "task",
-  ): Promise<
-    | { size: number; modified_at: string; body: ReadableStream<Uint8Array>; r2Key?: undefined }
-    | { size: number; modified_at: string; r2Key: string; body?: undefined }
-    | "directory"
-    | null
-  > {
-    const { workspace } = this.host;
-    if (!this.host.recordOf(kind)) return null;
-    const meta = workspace.stat(path);
-    if (!meta) return null;
-    if (meta.type === "directory") return "directory";
-    const where = workspace.locate(path);
-    if (!where) return null;
-    const modified_at = new Date(meta.mtime).toISOString();
-    if ("r2Key" in where) return { size: meta.size, modified_at, r2Key: where.r2Key };
-    return { size: meta.size, modified_at, body: new Blob([where.inline]).stream() };
+  /** One workspace file: its bytes as a stream, or its R2 key; "directory" for a folder; null when there is none. */
+  async workspaceFile(path: string, kind: RecordKind = "task") {
+    return this.files.workspaceFile(path, kind);
   }
 
   /** The task's callback deliveries with every attempt; null for an unknown task. */
   async deliveries(): Promise<Delivery[] | null> {
-    return this.host.task() ? this.host.callbacks.list() : null;
+    return this.callbacks.deliveries();
   }
 
   /** Sends a delivery again now. */
   async redeliver(deliveryId: string): Promise<RpcResult<Delivery, "task_not_found" | "delivery_not_found">> {
-    const { host } = this;
-    if (!host.task()) return { ok: false, error: { code: "task_not_found", message: "No such task." } };
-    if (!host.callbacks.redeliver(deliveryId)) {
-      return { ok: false, error: { code: "delivery_not_found", message: `No delivery "${deliveryId}".` } };
-    }
-    await host.supervisor.armOutbox();
-    const delivery = host.callbacks.list().find((d) => d.id === deliveryId);
-    if (!delivery) return { ok: false, error: { code: "delivery_not_found", message: `No delivery "${deliveryId}".` } };
-    return { ok: true, value: delivery };
+    return this.callbacks.redeliver(deliveryId);
   }
 
-  // ---- A2A push notification configs (src/callbacks/push-configs.ts): more targets of the task's callbacks -------
-
-  /** The task's push configs; null for an unknown task. */
+  /** The task's A2A push configs; null for an unknown task. */
   async pushConfigList(): Promise<PushConfig[] | null> {
-    return this.host.task() ? this.host.pushConfigs.list() : null;
+    return this.callbacks.pushConfigList();
   }
 
-  /**
-   * Sets a push config (replacing one with its id): told of the moments after now, or with `fromStart` of every moment
-   * of the task (a config sent with the message that started it). "full" when the task has too many; null for an
-   * unknown task.
-   */
-  async putPushConfig(
-    config: Omit<PushConfig, "after_seq" | "created_at">,
-    fromStart: boolean,
-  ): Promise<PushConfig | "full" | null> {
-    const { host } = this;
-    if (!host.task()) return null;
-    const after_seq = fromStart ? 0 : host.events.lastSeq();
-    const put = host.pushConfigs.put({ ...config, after_seq, created_at: new Date().toISOString() });
-    // A moment the config is to hear of may be past already (fromStart): its delivery is made now.
-    if (put !== "full") await host.supervisor.armOutbox();
-    return put;
+  /** Sets a push config (src/task-host/callback-surface.ts); "full" when the task has too many; null: no task. */
+  async putPushConfig(config: Omit<PushConfig, "after_seq" | "created_at">, fromStart: boolean) {
+    return this.callbacks.putPushConfig(config, fromStart);
   }
 
   /** Removes a push config; what it was not sent yet is not sent. Returns whether there was one (null: no task). */
   async deletePushConfig(id: string): Promise<boolean | null> {
-    const { host } = this;
-    if (!host.task()) return null;
-    const deleted = host.pushConfigs.delete(id);
-    if (deleted) host.callbacks.dropPending(id);
-    return deleted;
+    return this.callbacks.deletePushConfig(id);
   }
 
   /** When the task expired (seed 003 retention), or null if it did not (unknown or still kept). */
@@ -404,169 +325,51 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
-    const record = this.host.record();
-    if (record) await this.host.supervisor.alarm(record);
+    if (this.host.record()) await this.host.supervisor.alarm();
   }
 
   // ---- A chat session (src/sessions/): the same object, run and storage, one turn per message ----------------------
 
   /** Creates the session, once (a repeat of the creating request gets the original answer, as for a task). */
   async startSession(init: TaskInit): Promise<StartOutcome<SessionView>> {
-    const outcome = await this.host.createSession({ ...init, session: init.session ?? { busy: "reject" } });
-    // Into the tenant's directory (GET /v1/sessions): one alarm, after which an idle session keeps none.
-    if (outcome.outcome === "created") await this.host.supervisor.armOutbox();
-    return outcome;
+    return this.sessions.startSession(init);
   }
 
   async session(): Promise<SessionView | null> {
-    const session = this.host.session();
-    if (!session) return null;
-    this.host.supervisor.resumeIfIdle(session);
-    return this.host.sessionView(session);
+    return this.sessions.session();
   }
 
   /** One turn, or null when the session or the turn is unknown. */
   async turn(turnId: string): Promise<TurnView | null> {
-    const session = this.host.session();
-    const turn = session ? this.host.turns.get(turnId) : null;
-    return session && turn ? this.host.redactor.value(turnView(session.id, turn)) : null;
+    return this.sessions.turn(turnId);
   }
 
-  /**
-   * A message (seed 004 send): a new turn by the session's busy policy. With `stream`, the answer carries the turn's
-   * event stream from its turn_queued event to its turn_finished (send_streaming).
-   */
-  async send(
-    message: string,
-    options: { streaming: boolean },
-  ): Promise<
-    RpcResult<{ turn: TurnView; subscription?: Subscription }, "session_not_found" | "session_closed" | "session_busy">
-  > {
-    const { host } = this;
-    const session = host.session();
-    if (!session) return { ok: false, error: { code: "session_not_found", message: "No such session." } };
-    const before = host.events.lastSeq();
-    const sent = await host.sessions.send(message, options.streaming);
-    if (!sent.ok) return { ok: false, error: { code: sent.code, message: sent.message } };
-    // The stream is opened before the run can write anything, so no event of the turn is missed.
-    const subscription = options.streaming ? this.openTurnStream(sent.turn.id, before) : undefined;
-    if (sent.effect === "started") await host.supervisor.begin();
-    else if (sent.effect === "interrupting") await this.interrupt();
-    const turn = host.turns.get(sent.turn.id) ?? sent.turn;
-    return {
-      ok: true,
-      value: { turn: host.redactor.value(turnView(session.id, turn)), ...(subscription ? { subscription } : {}) },
-    };
-  }
-
-  /**
-   * Stops the current turn for a newer message (busy: interrupt): the run here unwinds and its end starts the next
-   * turn; a turn with no run here (waiting for a person, or resumed by the heartbeat later) ends now.
-   */
-  private async interrupt(): Promise<void> {
-    const { host } = this;
-    if (await host.supervisor.stopActive()) return;
-    const current = host.turns.current();
-    if (current?.interrupted) await host.sessions.finishTurn(current.id, { canceled: INTERRUPTED });
-    if (host.record()?.status === "pending") await host.supervisor.begin();
+  /** A message (seed 004 send): a new turn by the session's busy policy; with `streaming`, its event stream too. */
+  async send(message: string, options: { streaming: boolean }) {
+    return this.sessions.send(message, options);
   }
 
   /** Resolves when the turn has ended or waits for a person, or after `timeoutMs`: the turn as it is then. */
   async waitTurn(turnId: string, timeoutMs: number): Promise<TurnView | null> {
-    const { host } = this;
-    const session = host.session();
-    if (!session || !host.turns.get(turnId)) return null;
-    const settled = () => {
-      const turn = host.turns.get(turnId);
-      return !turn || isEnded(turn) || (turn.status === "running" && host.record()?.status === "input_required");
-    };
-    if (!settled() && timeoutMs > 0) {
-      host.supervisor.resumeIfIdle(session);
-      await untilEvent(
-        host.events,
-        (record) =>
-          ((record.event_type === "turn_finished" && record.payload.turn_id === turnId) ||
-            record.event_type === "input_requested" ||
-            TERMINAL_EVENT_TYPES.has(record.event_type)) &&
-          settled(),
-        timeoutMs,
-      );
-    }
-    return this.turn(turnId);
+    return this.sessions.waitTurn(turnId, timeoutMs);
   }
 
-  /**
-   * The session's events after `after`, one stream across turns, ending with session_closed, with its sub-agents'
-   * down to `maxDepth` levels (as for subscribe()); with `turnId`, one turn's own events, ending with its
-   * turn_finished. `finished` as for subscribe().
-   */
+  /** The session's events after `after` (one turn's with `turnId`), as for subscribe(). */
   async subscribeSession(
     after: number,
     turnId?: string,
     maxDepth?: number,
   ): Promise<Subscription | null | "turn_not_found"> {
-    const { host } = this;
-    const session = host.session();
-    if (!session) return null;
-    host.supervisor.resumeIfIdle(session);
-    if (turnId === undefined) {
-      if (session.status === "closed" && after >= host.events.lastSeq()) return { finished: true };
-      return this.subscription(openEventStreamFor(host, after, { isFinished: () => isClosed(host) }, { maxDepth }));
-    }
-    const turn = host.turns.get(turnId);
-    if (!turn) return "turn_not_found";
-    if (isEnded(turn) && turn.result !== null && after >= host.events.lastSeq()) return { finished: true };
-    return this.openTurnStream(turnId, after);
+    return this.sessions.subscribeSession(after, turnId, maxDepth);
   }
 
   /** A person's answer to what the session's current turn waits for (the same rules as a task's). */
-  async resumeSession(
-    decision: DecisionInput,
-  ): Promise<
-    RpcResult<
-      { session: SessionView; decision: HumanDecision; replayed: boolean },
-      "session_not_found" | DecisionFailure
-    >
-  > {
-    if (!this.host.session()) return { ok: false, error: { code: "session_not_found", message: "No such session." } };
-    const outcome = await this.host.supervisor.resume(decision);
-    if (!outcome.ok) return { ok: false, error: outcome.error };
-    const session = this.host.session();
-    if (!session) return { ok: false, error: { code: "session_not_found", message: "No such session." } };
-    return {
-      ok: true,
-      value: { session: this.host.sessionView(session), decision: outcome.decision, replayed: outcome.replayed },
-    };
+  async resumeSession(decision: DecisionInput) {
+    return this.sessions.resumeSession(decision);
   }
 
-  /**
-   * Closes the session (seed 004 close): the turn under way is stopped and ends canceled, queued ones are dropped, its
-   * MCP sessions end with the run, and no more messages are taken. Closing a closed session changes nothing.
-   */
+  /** Closes the session (seed 004 close); closing a closed session changes nothing. */
   async closeSession(): Promise<SessionView | null> {
-    const { host } = this;
-    const session = host.session();
-    if (!session) return null;
-    if (host.sessions.close("closed by client")) {
-      // The run sees the session closed at its next step and unwinds without writing anything more.
-      await host.supervisor.stopActive();
-      await host.supervisor.afterClose();
-    }
-    const closed = host.session();
-    return closed ? host.sessionView(closed) : null;
-  }
-
-  private openTurnStream(turnId: string, after: number): Subscription {
-    return this.subscription(openEventStreamFor(this.host, after, turnStreamOptions(this.host.turns, turnId, after)));
-  }
-
-  private subscription(
-    open: (options: { signal: AbortSignal; onClose: () => void }) => ReadableStream<Uint8Array>,
-  ): Subscription {
-    const id = crypto.randomUUID();
-    const abort = new AbortController();
-    this.subscriptions.set(id, abort);
-    const stream = open({ signal: abort.signal, onClose: () => this.subscriptions.delete(id) });
-    return { id, stream };
+    return this.sessions.closeSession();
   }
 }

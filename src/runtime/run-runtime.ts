@@ -29,6 +29,7 @@ import type { MessageLog } from "./conversation.ts";
 import { type ModelCallSettings, ModelCalls } from "./model-calls.ts";
 import type { PendingCalls } from "./pending-calls.ts";
 import { MAX_STEP_ATTEMPTS, type StepJournal } from "./step-journal.ts";
+import type { TaskTimers } from "./timers.ts";
 
 /** The pause before a model turn whose stream broke runs again; doubled for each further attempt. */
 export const BROKEN_STREAM_RETRY_MS = 500;
@@ -66,6 +67,8 @@ export interface TaskStorage {
   workspace: Workspace;
   checkpoints: CheckpointLog;
   pendingCalls: PendingCalls;
+  /** What the object does on its own schedule, one timer per duty (src/runtime/timers.ts). */
+  timers: TaskTimers;
 }
 
 export interface RunRuntimeDeps extends TaskStorage, ModelCallSettings {

@@ -1,95 +1,35 @@
 // The life of a task's run (or a session turn's) inside its Durable Object: starting it in this instance, the heartbeat that resumes it
-// after an eviction, cancelling it, what happens when it crashes, and uploading its bundle once it has ended. A
-// person's answers and approval deadlines go on through it, by the rules of src/approvals. The object delegates to
-// this; it owns no storage of its own, only what this instance is doing right now.
+// after an eviction, cancelling it, and what happens when it crashes or ends. A person's answers and approval deadlines
+// go on through it, by the rules of src/approvals. What the object does on its own schedule is a timer of its ledger
+// (src/runtime/timers.ts), each with one handler; the alarm hands due ones to them. The object delegates to this; it
+// owns no storage of its own, only what this instance is doing right now.
 
-import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { Agent } from "../agents/agent.ts";
-import type { AgentRegistry } from "../agents/registry.ts";
 import { approvalDeadline, approvalDueAt } from "../approvals/deadline.ts";
-import { type DecisionInput, PENDING_INPUT_KEY } from "../approvals/requests.ts";
+import type { DecisionInput } from "../approvals/requests.ts";
 import { applyDecision, type ResumeResult } from "../approvals/resume.ts";
-import type { PriceTable } from "../config/prices.ts";
 import type { RpcFailure } from "../contracts/rpc.ts";
-import type { SubagentHost, SubagentReport } from "../contracts/subagents.ts";
-import { emptyUsage, type UsageRollup } from "../contracts/usage.ts";
-import { type ErrorInfo, toErrorInfo } from "../errors.ts";
-import type { Redactor } from "../events/redaction.ts";
-import type { FaultInjector } from "../faults/fault-injector.ts";
-import type { KnowledgeSearch } from "../knowledge/collection.ts";
-import type { Fetch, LlmConfig, ModelProvider } from "../llm/provider.ts";
-import type { OutboundPolicy } from "../net/outbound.ts";
-import type { SkillCatalog } from "../skills/catalog.ts";
+import type { SubagentReport } from "../contracts/subagents.ts";
+import { toErrorInfo } from "../errors.ts";
 import { isTerminal } from "../tasks/task.ts";
-import { FORK_STATE_KEY, INVOCATION_STATE_KEY, type InvocationState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
 import { BundleUpload } from "./bundle-upload.ts";
-import { executionResult, runOutcome } from "./execution-result.ts";
-import { RunRuntime, type TaskStorage } from "./run-runtime.ts";
-import { type RunShape, runTask, structuredOutputOf, taskAgent, taskRunShape } from "./runner.ts";
+import { EndedRun, HEARTBEAT_MS } from "./ended-run.ts";
+import { AWAITING_SUBAGENTS_KEY, MODEL_MAX_RETRIES, runnerDeps, type SupervisorDeps } from "./run-wiring.ts";
+import { runTask, taskAgent } from "./runner.ts";
+import { TaskAlarm } from "./task-alarm.ts";
+import { adoptLegacyAlarm } from "./timers.ts";
 
 /**
- * While a run is in flight the object keeps an alarm this far ahead. An awaited fetch does not keep an object
- * alive (it is evicted after 70–140 s without events), so each alarm both proves the run is still going and, if
- * the object was evicted or restarted, resumes the run from its journal.
+ * While a run is in flight its heartbeat timer is this far ahead. An awaited fetch does not keep an object alive (it
+ * is evicted after 70–140 s without events), so each heartbeat both proves the run is still going and, if the object
+ * was evicted or restarted, resumes the run from its journal. A run that stops to wait (for a person, for its
+ * sub-agents) clears it: nothing relaunches a run that has no heartbeat.
  */
-export const HEARTBEAT_MS = 30_000;
-/** The SDK's transport retries per model call; the base layer adds none (seed 001 clarification). */
-export const MODEL_MAX_RETRIES = 2;
+export { HEARTBEAT_MS, MODEL_MAX_RETRIES, type SupervisorDeps };
+
 /** Runs that crash outside the agent's own error handling (storage failures, bugs) are retried this often. */
 const MAX_RUN_CRASHES = 3;
-
-/** What the object sends on its own schedule, from its alarm. */
-export interface Outbox {
-  /** Takes note of what has happened since it last looked (the callbacks turn new events into deliveries). */
-  sync(): void;
-  /** When something is next due (ms since the epoch), or null when nothing waits. */
-  nextDueAt(): number | null;
-  /** Sends what is due; safe to repeat. */
-  deliverDue(): Promise<void>;
-}
-
-export interface SupervisorDeps extends TaskStorage {
-  /** The deployment's redactor: streamed text is held back by it, and tool error text passes through it. */
-  redactor: Redactor;
-  /**
-   * What leaves the object on its own schedule, from the alarm: the task's callbacks (src/callbacks/outbox.ts) and its
-   * entry in the tenant's directory (src/task-host/directory-report.ts). Armed whenever the task changes status.
-   */
-  outbox: Outbox;
-  registry: AgentRegistry;
-  storage: Pick<DurableObjectStorage, "setAlarm" | "getAlarm" | "deleteAlarm" | "transactionSync">;
-  /**
-   * The provider for one run: the agent's llmConfig, or Anthropic (its configuration comes from the Worker's env),
-   * sending its requests through `transport` when given.
-   */
-  provider: (llm: LlmConfig | null, transport?: Fetch) => Promise<ModelProvider>;
-  /** The faults the task asked for, injected into each of its runs (src/faults/); null when it asked for none. */
-  faults?: () => FaultInjector | null;
-  prices: () => PriceTable;
-  /** Deletes everything the task has (storage and R2), leaving a tombstone. */
-  expire: () => Promise<void>;
-  secret: (name: string) => string | undefined;
-  outbound: () => OutboundPolicy;
-  skills: () => Promise<SkillCatalog>;
-  /** A tenant's collections, for the knowledge tools (src/knowledge/). */
-  knowledge?: (tenant: string) => KnowledgeSearch;
-  /** A session's run: its current turn (src/sessions/), or null when no turn is under way. */
-  turnShape?: () => Promise<RunShape | null>;
-  /** A session's turn kept crashing, or its approval wait ran out: it fails, and the session goes on. */
-  turnCrashed?: (error: ErrorInfo) => Promise<void>;
-  /** The task's sub-agents (the Task tool): child tasks in their own objects, which report their end here. */
-  subagents?: SubagentHost;
-  /** The task's usage with its sub-agents' (null when it delegated nothing): its terminal event and bundle show it. */
-  usageRollup?: () => UsageRollup | null;
-  /** The agent a run of the task runs, when it is not taskAgent()'s (a workflow's task runs its workflow agent). */
-  agentFor?: (task: TaskRecord) => Agent | null;
-  /** OpenTelemetry spans (src/telemetry/): a task's beside its bundle, a session's turn by turn; absent when off. */
-  telemetry?: { runEnded(task: TaskRecord): Promise<void>; runStopped(task: TaskRecord): void } | null;
-}
-
-/** Set while the run has stopped until a sub-agent ends: no heartbeat resumes it meanwhile, only the child's report. */
-const AWAITING_SUBAGENTS_KEY = "awaiting_subagents";
 
 export class RunSupervisor {
   private readonly deps: SupervisorDeps;
@@ -99,16 +39,46 @@ export class RunSupervisor {
   private relaunch = false;
   /** When a run last crashed in this instance (the heartbeat, not readers, retries it for a while). */
   private lastCrashAt: number | undefined;
-  /** The ended run's bundle and its upload retries. */
-  private readonly upload: BundleUpload;
+  /** The ended run's duties: its bundle upload and its expiry. */
+  private readonly ended: EndedRun;
+  /** The ledger's timers, each with its handler, and the alarm set to the earliest (src/runtime/task-alarm.ts). */
+  private readonly schedule: TaskAlarm;
 
   constructor(deps: SupervisorDeps) {
     this.deps = deps;
-    this.upload = new BundleUpload(deps);
+    this.ended = new EndedRun({
+      timers: deps.timers,
+      upload: new BundleUpload({ ...deps, redactor: deps.environment.redactor }),
+      store: deps.store,
+      telemetry: deps.telemetry,
+      expire: deps.expire,
+      unwinding: () => this.active !== null,
+    });
+    this.schedule = new TaskAlarm({
+      timers: deps.timers,
+      outbox: deps.outbox,
+      alive: deps.alive,
+      duties: {
+        heartbeat: () => this.heartbeat(),
+        approval_deadline: () => this.approvalDeadline(),
+        bundle_upload: () => this.ended.upload(),
+        expiry: () => this.ended.expiry(),
+      },
+    });
+  }
+
+  /**
+   * An object whose storage came from before the ledger of timers: the duty its one alarm was for, read from the
+   * task's status into the ledger.
+   */
+  adoptLegacyAlarm(): void {
+    const task = this.deps.store.get();
+    if (task) adoptLegacyAlarm(this.deps.timers, task, this.deps.state, this.awaitingSubagents());
   }
 
   /** A run that goes on (a resumed wait, a session's turn): arm the heartbeat, then start it. */
   async begin(): Promise<void> {
+    this.deps.timers.clear("approval_deadline");
     await this.armHeartbeat();
     this.launch();
     await this.armOutbox();
@@ -116,20 +86,22 @@ export class RunSupervisor {
 
   /**
    * The heartbeat alone. A new task arms it before it is committed, so that no moment leaves a task without one: an
-   * object reset between the commit and the launch is launched by the alarm (an alarm that finds no task does
-   * nothing).
+   * object reset between the commit and the launch is launched by the heartbeat (which finds no task, or an ended
+   * one, and does nothing).
    */
   async armHeartbeat(): Promise<void> {
-    await this.deps.storage.setAlarm(Date.now() + HEARTBEAT_MS);
+    this.deps.timers.set("heartbeat", Date.now() + HEARTBEAT_MS);
+    await this.deps.timers.arm();
   }
 
   /**
-   * After an eviction the heartbeat alarm resumes the run; a reader arriving first resumes it sooner. Not right after
-   * a crash, though: a polling client must not use up the crash allowance in a few milliseconds.
+   * After an eviction the heartbeat resumes the run; a reader arriving first resumes it sooner. Only a run that has a
+   * heartbeat (none waits for a person, its sub-agents or its next message), and not right after a crash: a polling
+   * client must not use up the crash allowance in a few milliseconds.
    */
   resumeIfIdle(task: TaskRecord): void {
     if (isTerminal(task.status) || task.status === "input_required" || task.status === "ready" || this.active) return;
-    if (this.awaitingSubagents()) return;
+    if (!this.deps.timers.has("heartbeat") || this.awaitingSubagents()) return;
     if (this.lastCrashAt !== undefined && Date.now() - this.lastCrashAt < HEARTBEAT_MS) return;
     this.launch();
   }
@@ -148,7 +120,7 @@ export class RunSupervisor {
 
   /** A session was closed: its bundle is uploaded and its retention runs, as after a task's end. */
   async afterClose(): Promise<void> {
-    await this.scheduleBundleUpload();
+    this.ended.schedule();
     await this.armOutbox();
   }
 
@@ -159,93 +131,56 @@ export class RunSupervisor {
       return { code: "task_already_finished", message: `The task has already ended with status ${task.status}.` };
     }
     events.append("run_canceled", { reason: "canceled by client", previous_status: task.status });
-    // A running loop uploads the bundle once it has unwound (afterRun); otherwise do it now.
-    if (this.active) this.active.abort.abort();
-    else await this.scheduleBundleUpload();
+    // A run still unwinding here is stopped; its upload waits until it has (EndedRun).
+    this.active?.abort.abort();
+    this.ended.schedule();
     await this.armOutbox();
     return null;
   }
 
-  /**
-   * Turns new callback events into deliveries and makes sure the alarm comes when the next delivery or directory
-   * report is due. Called after every status change.
-   */
-  async armOutbox(): Promise<void> {
-    this.deps.outbox.sync();
-    const due = this.deps.outbox.nextDueAt();
-    if (due === null) return;
-    const current = await this.deps.storage.getAlarm();
-    if (current === null || current > due) await this.deps.storage.setAlarm(due);
+  /** Brings the ledger in line with what is to be sent and sets the alarm; called after every status change. */
+  armOutbox(): Promise<void> {
+    return this.schedule.arm();
+  }
+
+  /** The alarm: each timer that is due, through its handler. Idempotent. */
+  alarm(): Promise<void> {
+    return this.schedule.fire();
   }
 
   /**
-   * The heartbeat and recovery alarm: resumes an interrupted run, uploads an ended run's bundle, and when the
-   * retention period has passed, deletes the task. Idempotent.
+   * The heartbeat timer: sets itself again and relaunches the run if none executes here. A run that has stopped to
+   * wait keeps none; an ended one leaves its upload.
    */
-  async alarm(task: TaskRecord): Promise<void> {
-    // The outbox first: a slow receiver must not hold back a run's recovery, and the next alarm is armed after.
-    await this.deps.outbox.deliverDue();
-    try {
-      await this.onAlarm(task);
-    } finally {
-      // Retention may have deleted the task: then there is nothing left to deliver (the outbox knows).
-      await this.armOutbox();
+  private async heartbeat(): Promise<void> {
+    const { timers } = this.deps;
+    const task = this.task();
+    if (isTerminal(task.status)) {
+      if (!task.bundleFlushed && !timers.has("bundle_upload") && !this.active) this.ended.schedule();
+      return;
     }
-  }
-
-  private async onAlarm(task: TaskRecord): Promise<void> {
     if (task.status === "input_required") {
-      await this.approvalDeadline(task);
+      timers.setOrClear("approval_deadline", approvalDueAt(this.deps.state));
       return;
     }
-    // A session between turns keeps no alarm: it costs nothing until its next message.
-    if (task.status === "ready") return;
-    // A run waiting for its sub-agents holds nothing and keeps no heartbeat: a child's report wakes it.
-    if (!isTerminal(task.status) && this.awaitingSubagents()) return;
-    if (!isTerminal(task.status)) {
-      await this.deps.storage.setAlarm(Date.now() + HEARTBEAT_MS);
-      // Re-read: the run may have stopped to wait for a person while the alarm was being set. A pending task is one
-      // whose object was reset after its creation and before its first launch: nothing else would ever start it.
-      const status = this.task().status;
-      if (!this.active && (status === "running" || status === "pending")) this.launch();
-      return;
-    }
-    if (this.active) {
-      // A canceled run still unwinding: keep an alarm, so its bundle upload and expiry are not lost with the object.
-      await this.deps.storage.setAlarm(Date.now() + HEARTBEAT_MS);
-      return;
-    }
-    if (task.bundleFlushed) {
-      await this.expireWhenDue(task);
-      return;
-    }
-    const [retryAt] = await Promise.all([this.upload.attempt(task), this.deps.telemetry?.runEnded(task)]);
-    if (retryAt === null) await this.expireWhenDue(this.task());
-    else await this.deps.storage.setAlarm(retryAt);
+    if (task.status === "ready" || this.awaitingSubagents()) return;
+    timers.set("heartbeat", Date.now() + HEARTBEAT_MS);
+    // A pending task is one whose object was reset after its creation and before its first launch: nothing else
+    // would ever start it.
+    if (!this.active) this.launch();
   }
 
-  /** A reader of an ended run's bundle gets all of it, even if the upload alarm has not run yet. */
+  /** A reader of an ended run's bundle gets all of it, even if the upload timer has not come yet. */
   async completeBundle(task: TaskRecord): Promise<void> {
-    if (isTerminal(task.status) && !task.bundleFlushed && !this.active) await this.upload.flush(task);
-  }
-
-  /** Deletes the task once its retention has run out; until then the alarm waits for that moment. */
-  private async expireWhenDue(task: TaskRecord): Promise<void> {
-    if (!task.expires_at) return;
-    const due = Date.parse(task.expires_at);
-    if (Date.now() >= due) await this.deps.expire();
-    else await this.deps.storage.setAlarm(due);
+    if (isTerminal(task.status) && !task.bundleFlushed && !this.active) await this.ended.flush(task);
   }
 
   /** Writes atomically; after a rollback, nothing this instance remembers of storage is trusted. */
   transaction<T>(fn: () => T): T {
     try {
-      return this.deps.storage.transactionSync(fn);
+      return this.deps.transactionSync(fn);
     } catch (error) {
-      this.deps.store.invalidate();
-      this.deps.events.invalidate();
-      this.deps.conversation.invalidate();
-      this.deps.state.invalidate();
+      this.deps.forget();
       throw error;
     }
   }
@@ -261,42 +196,15 @@ export class RunSupervisor {
     const abort = new AbortController();
     let crashed = false;
     const faults = deps.faults?.() ?? null;
-    const promise = runTask({
-      store: deps.store,
-      events: deps.events,
-      redactor: deps.redactor,
-      agent: (task) => this.agentOf(task),
-      prices: deps.prices,
-      provider: async (llm) =>
-        faults ? faults.provider(await deps.provider(llm, faults.transport)) : deps.provider(llm),
-      ...(faults ? { mcpTransport: (server: string) => faults.mcpTransport(server) } : {}),
-      transaction: (fn) => this.transaction(fn),
-      secret: deps.secret,
-      outbound: deps.outbound(),
-      workspace: deps.workspace,
-      pendingInput: (pending) => deps.state.put(PENDING_INPUT_KEY, pending),
-      skills: deps.skills,
-      ...(deps.knowledge ? { knowledge: deps.knowledge } : {}),
-      ...(deps.subagents
-        ? { subagents: deps.subagents, awaitSubagents: () => deps.state.put(AWAITING_SUBAGENTS_KEY, true) }
-        : {}),
-      shape: async (task) => {
-        if (task.kind === "task") return this.taskShape(task);
-        return deps.turnShape ? deps.turnShape() : null;
-      },
-      runtime: (prices, limits, provider) =>
-        new RunRuntime({
-          ...deps,
-          taskId: this.task().id,
-          provider,
-          prices,
-          limits,
-          ...(deps.subagents ? { delegated: () => deps.subagents?.spent() ?? { cost_usd: 0, tokens: 0 } } : {}),
-          signal: abort.signal,
-          maxRetries: MODEL_MAX_RETRIES,
-          faults,
-        }),
-    })
+    const promise = runTask(
+      runnerDeps(deps, {
+        transaction: (fn) => this.transaction(fn),
+        agent: (task) => this.agentOf(task),
+        taskId: () => this.task().id,
+        signal: abort.signal,
+        faults,
+      }),
+    )
       .then(() => this.afterRun())
       .catch((error: unknown) => {
         crashed = true;
@@ -314,63 +222,25 @@ export class RunSupervisor {
     this.active = { promise, abort };
   }
 
-  /** A task's run: its input, a fork's conversation up to the fork point, or an invocation's context. */
-  private taskShape(task: TaskRecord): RunShape {
-    const { deps } = this;
-    const writes = {
-      store: deps.store,
-      events: deps.events,
-      transaction: <T>(fn: () => T) => this.transaction(fn),
-      ...(deps.usageRollup ? { usageRollup: deps.usageRollup } : {}),
-    };
-    const invocation = deps.state.get<InvocationState>(INVOCATION_STATE_KEY);
-    if (invocation) {
-      const first = invocation.context_messages;
-      const messages = deps.conversation.contextMessages().slice(0, first + 1);
-      return taskRunShape(writes, task, { messages, turn: 0 }, (result) =>
-        executionResult(
-          deps.conversation.from(first),
-          emptyUsage(),
-          deps.store.get()?.usage ?? emptyUsage(),
-          runOutcome(result),
-          structuredOutputOf(result),
-        ),
-      );
-    }
-    const origin = deps.state.get<{ turn: number; message_count: number }>(FORK_STATE_KEY);
-    // The fork point only: a resumed fork replays its own steps on top of it, as any run does.
-    const startFrom = origin
-      ? {
-          messages: deps.conversation
-            .list()
-            .slice(0, origin.message_count)
-            .map((m): MessageParam => ({ role: m.role, content: m.content })),
-          turn: origin.turn,
-        }
-      : undefined;
-    return taskRunShape(writes, task, startFrom);
-  }
-
   private async afterRun(): Promise<void> {
     // A session's ended turns go to the collector in the background (the next turn does not wait for them).
     this.deps.telemetry?.runStopped(this.task());
-    await this.afterRunAlarms();
+    this.afterRunTimers();
     await this.armOutbox();
   }
 
-  private async afterRunAlarms(): Promise<void> {
+  /** The timers a run leaves as it stops: none when it waits for its next message or its sub-agents. */
+  private afterRunTimers(): void {
+    const { timers } = this.deps;
     const task = this.task();
-    if (isTerminal(task.status)) await this.scheduleBundleUpload();
-    // A session between turns: no heartbeat (callbacks re-arm the alarm if they need it).
-    else if (task.status === "ready") await this.deps.storage.deleteAlarm();
-    // Waiting for sub-agents: no heartbeat (their reports wake the object; callbacks re-arm the alarm if they need it).
-    else if (task.status === "running" && this.awaitingSubagents() && !this.relaunch)
-      await this.deps.storage.deleteAlarm();
+    if (isTerminal(task.status)) this.ended.schedule();
+    // A session between turns, or a run waiting for its sub-agents (their reports wake the object): no heartbeat.
+    else if (task.status === "ready") timers.clear("heartbeat");
+    else if (task.status === "running" && this.awaitingSubagents() && !this.relaunch) timers.clear("heartbeat");
     else if (task.status === "input_required") {
       // A waiting task keeps no heartbeat: its object can sleep for days. Only an approval deadline wakes it.
-      const due = approvalDueAt(this.deps.state);
-      if (due !== null) await this.deps.storage.setAlarm(due);
-      else await this.deps.storage.deleteAlarm();
+      timers.clear("heartbeat");
+      timers.setOrClear("approval_deadline", approvalDueAt(this.deps.state));
     }
   }
 
@@ -379,7 +249,8 @@ export class RunSupervisor {
    * recorded by the rules in src/approvals/resume.ts, then the run goes on from its journal.
    */
   async resume(decision: DecisionInput): Promise<ResumeResult> {
-    const { store, events, state, redactor } = this.deps;
+    const { store, events, state, environment } = this.deps;
+    const redactor = environment.redactor;
     const outcome = applyDecision(
       { status: () => this.task().status, store, state, events, redactor, transaction: (fn) => this.transaction(fn) },
       decision,
@@ -409,9 +280,11 @@ export class RunSupervisor {
     return this.deps.state.get<boolean>(AWAITING_SUBAGENTS_KEY) === true;
   }
 
-  /** The approval wait ran out (src/approvals/deadline.ts): the call is rejected, or the run fails. */
-  private async approvalDeadline(task: TaskRecord): Promise<void> {
-    const { store, events, state } = this.deps;
+  /** The approval_deadline timer (src/approvals/deadline.ts): the call is rejected, or the run fails. */
+  private async approvalDeadline(): Promise<void> {
+    const { store, events, state, timers } = this.deps;
+    const task = this.task();
+    if (task.status !== "input_required") return;
     const outcome = await approvalDeadline({
       state,
       store,
@@ -419,22 +292,22 @@ export class RunSupervisor {
       transaction: (fn) => this.transaction(fn),
       onTimeout: () => this.agentOf(task).permissions.onTimeout,
       resume: (decision) => this.resume(decision),
-      wakeAt: (at) => this.deps.storage.setAlarm(at),
+      wakeAt: async (at) => timers.set("approval_deadline", at),
       failTurn: task.kind === "session" ? this.deps.turnCrashed : undefined,
     });
     if (outcome.kind !== "run_failed") return;
-    if (outcome.ended) await this.scheduleBundleUpload();
+    if (outcome.ended) this.ended.schedule();
     // A session's next queued turn may have started as the failed one ended; else it is ready, with no alarm.
     if (task.kind === "session") {
       if (this.task().status === "pending") await this.begin();
-      else await this.afterRunAlarms();
+      else this.afterRunTimers();
     }
     await this.armOutbox();
   }
 
   /**
-   * The run threw outside the agent's error handling (a storage failure, a bug). The heartbeat alarm retries it
-   * from its journal, a few times; then the task fails rather than resuming, and paying, forever.
+   * The run threw outside the agent's error handling (a storage failure, a bug). The heartbeat retries it from
+   * its journal, a few times; then the task fails rather than resuming, and paying, forever.
    */
   private async afterCrash(error: unknown): Promise<void> {
     const { store, events } = this.deps;
@@ -447,7 +320,7 @@ export class RunSupervisor {
     if (this.task().kind === "session" && this.deps.turnCrashed) {
       await this.deps.turnCrashed({ ...info, message: reason });
       this.relaunch = true;
-      await this.afterRunAlarms();
+      this.afterRunTimers();
       await this.armOutbox();
       return;
     }
@@ -456,16 +329,8 @@ export class RunSupervisor {
       events.append("run_failed", { reason, error: { ...info, message: reason }, errors: [info] });
       return true;
     });
-    if (failed) await this.scheduleBundleUpload();
+    if (failed) this.ended.schedule();
     await this.armOutbox();
-  }
-
-  /**
-   * The bundle upload runs in its own alarm invocation, after the run: awaited there it would hold back the
-   * terminal event's delivery, and a failed upload is retried.
-   */
-  private async scheduleBundleUpload(): Promise<void> {
-    await this.deps.storage.setAlarm(Date.now());
   }
 
   private task(): TaskRecord {

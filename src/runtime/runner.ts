@@ -16,12 +16,9 @@ import type { SubagentHost } from "../contracts/subagents.ts";
 import type { UsageRollup } from "../contracts/usage.ts";
 import { AwaitingInputError, AwaitingSubagentsError, toErrorInfo, WorkflowError } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
-import type { Redactor } from "../events/redaction.ts";
-import type { KnowledgeSearch } from "../knowledge/collection.ts";
 import type { Json } from "../lib/json.ts";
 import { promptCacheKey } from "../llm/prompt-cache.ts";
-import type { LlmConfig, ModelProvider } from "../llm/provider.ts";
-import type { OutboundPolicy } from "../net/outbound.ts";
+import type { ModelProvider } from "../llm/provider.ts";
 import { isTerminal } from "../tasks/task.ts";
 import { runLimits } from "../tasks/task-limits.ts";
 import { RUNTIME_AGENT_STATE_KEY, type TaskState } from "../tasks/task-state.ts";
@@ -29,6 +26,7 @@ import type { TaskRecord, TaskStore } from "../tasks/task-store.ts";
 import { Toolbox } from "../tools/toolbox.ts";
 import { toAgentPath } from "../workspace/paths.ts";
 import type { Workspace } from "../workspace/workspace.ts";
+import type { RunEnvironment } from "./run-environment.ts";
 import type { RunRuntime } from "./run-runtime.ts";
 
 /**
@@ -43,34 +41,21 @@ export function taskAgent(task: TaskRecord, state: Pick<TaskState, "get">, regis
 export interface RunnerDeps {
   store: TaskStore;
   events: EventLog;
-  /** Tool error text passes through it (see Toolbox). */
-  redactor: Pick<Redactor, "text">;
-  /** The task's agent (taskAgent below). */
-  agent: (task: TaskRecord) => Agent;
-  /** Read inside the run so a bad OUTPOST_PRICES fails the run with config_error rather than the request. */
-  prices: () => PriceTable;
-  /** Built inside the run so a provider that is not configured fails the run with a clear error, not the object. */
-  runtime: (prices: PriceTable, limits: RunLimits, provider: ModelProvider) => RunRuntime;
-  /** The model provider of the agent's llmConfig (Anthropic by default). */
-  provider: (llm: LlmConfig | null) => Promise<ModelProvider>;
+  workspace: Workspace;
   /** Runs writes atomically (the object's transactionSync). */
   transaction: <T>(fn: () => T) => T;
-  /** Reads a Worker secret by name (MCP server headers). */
-  secret: (name: string) => string | undefined;
-  outbound: OutboundPolicy;
-  workspace: Workspace;
+  /** What the run takes from its deployment: the redactor, providers, prices, secrets, outbound policy, skills. */
+  environment: RunEnvironment;
+  /** The task's agent (taskAgent below). */
+  agent: (task: TaskRecord) => Agent;
+  /** Built inside the run so a provider that is not configured fails the run with a clear error, not the object. */
+  runtime: (prices: PriceTable, limits: RunLimits, provider: ModelProvider) => RunRuntime;
   /** Stores what the run waits for (PendingInput), inside the transaction that moves it to input_required. */
   pendingInput: (pending: Record<string, unknown>) => void;
   /** What this run is: null when there is nothing to run (a session between turns). */
   shape: (task: TaskRecord) => Promise<RunShape | null>;
-  /** The skill catalog (bundled skills and R2 uploads). */
-  skills: AgentContext["skills"];
-  /** A tenant's collections, which the agent's knowledge tools search (the task's tenant's only). */
-  knowledge?: (tenant: string) => KnowledgeSearch;
-  /** The task's sub-agents (the Task tool); absent where a run cannot delegate. */
-  subagents?: SubagentHost;
-  /** The run stopped until a sub-agent ends (the supervisor keeps no heartbeat meanwhile). */
-  awaitSubagents?: () => void;
+  /** The task's sub-agents (the Task tool), and how the run stops until one ends; absent where a run cannot delegate. */
+  delegation?: { subagents: SubagentHost; awaitSubagents: () => void };
   /** The task's usage with its sub-agents' (null when it delegated nothing): its terminal event carries it. */
   usageRollup?: () => UsageRollup | null;
   /** What sends an MCP server's requests, where not the global fetch (a run with an MCP fault: src/faults/). */
@@ -120,17 +105,19 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
     } else {
       events.append("run_resumed", { agent: agent.name });
     }
-    const prices = deps.prices();
-    const runtime = deps.runtime(prices, limits, await deps.provider(agent.llmConfig));
+    const { environment } = deps;
+    const subagents = deps.delegation?.subagents ?? null;
+    const prices = environment.prices();
+    const runtime = deps.runtime(prices, limits, await environment.provider(agent.llmConfig));
     tools = new Toolbox(agent.toolDeclaration(), {
       taskId: task.id,
       runtime,
-      secret: deps.secret,
-      outbound: deps.outbound,
+      secret: environment.secret,
+      outbound: environment.outbound(),
       workspace: deps.workspace,
-      redactor: deps.redactor,
-      subagents: deps.subagents ?? null,
-      knowledge: agent.knowledgeTools.length > 0 ? (deps.knowledge?.(task.tenant) ?? null) : null,
+      redactor: environment.redactor,
+      subagents,
+      knowledge: agent.knowledgeTools.length > 0 ? environment.knowledge(task.tenant) : null,
       ...(deps.mcpTransport ? { mcpTransport: deps.mcpTransport } : {}),
     });
     await tools.open();
@@ -153,9 +140,9 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
       runtime,
       tools,
       startFrom: shape.startFrom,
-      skills: deps.skills,
+      skills: environment.skills,
       dryRun: task.dry_run,
-      subagents: deps.subagents ?? null,
+      subagents,
     };
     result = await agent.execute(context);
   } catch (error) {
@@ -166,9 +153,9 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
       return;
     }
     // A Task call waits for its sub-agent: the run stops, holding nothing, until the child's end starts it again.
-    if (error instanceof AwaitingSubagentsError && deps.awaitSubagents) {
+    if (error instanceof AwaitingSubagentsError && deps.delegation) {
       await tools?.close();
-      deps.awaitSubagents();
+      deps.delegation.awaitSubagents();
       return;
     }
     // A cancel (or a session's close) already wrote the outcome; any other error, CanceledError included, fails

@@ -267,7 +267,21 @@ export const MIGRATIONS: readonly Migration[] = [
       sql.exec("ALTER TABLE bundle_files ADD COLUMN archive_offset INTEGER");
     },
   },
+  {
+    version: 11,
+    adds: "the ledger of timers: each duty's next due time, the object's one alarm set to the earliest",
+    up: (sql) => {
+      // An object from before it keeps the one alarm it had; its duty is read into the ledger from its status when
+      // the object next starts (src/runtime/timers.ts, adoptLegacyAlarm).
+      sql.exec(
+        "CREATE TABLE timers (kind TEXT PRIMARY KEY, due_at INTEGER NOT NULL, payload TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0)",
+      );
+    },
+  },
 ];
+
+/** The version that brought the ledger of timers (src/storage/timer-ledger.ts). */
+export const TIMERS_VERSION = 11;
 
 /** The version the code expects: the last step's. */
 export const SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;
@@ -296,12 +310,14 @@ export function schemaVersion(sql: SqlStorage): number {
 /**
  * Applies the steps the object has not applied yet, in order, each in one transaction with its schema_migrations row,
  * so a step is either done and recorded or not started. Returns the version the storage is at. `onFresh` is called
- * when the storage was empty and now holds the tables and nothing else (its collaborators need not read it back).
+ * when the storage was empty and now holds the tables and nothing else (its collaborators need not read it back);
+ * `onStep` after each step applied to storage that held an older version.
  */
 export function migrate(
   storage: Pick<DurableObjectStorage, "sql" | "transactionSync">,
   steps: readonly Migration[] = MIGRATIONS,
   onFresh?: () => void,
+  onStep?: (version: number) => void,
 ): number {
   const { sql } = storage;
   // A new object: the tables as the steps would leave them, in one transaction (scripts/build-schema.ts).
@@ -321,6 +337,7 @@ export function migrate(
       sql.exec("INSERT INTO schema_migrations (version) VALUES (?)", step.version);
     });
     current = step.version;
+    onStep?.(step.version);
   }
   return current;
 }

@@ -3,7 +3,7 @@
 // MCP tool without the hint) never runs beside another, one that may wait for a person never does either, and the
 // model gets every result in its turn's order. The servers answer through a gate (test/support/rendezvous.ts) that
 // says whether the calls it expected were in flight together, so nothing here is timed.
-import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
+import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { callGroups } from "../../src/agents/tool-loop.ts";
 import {
@@ -12,13 +12,13 @@ import {
   done,
   type EventBody,
   events,
+  fireTimers,
   ofType,
   parseEvent,
   pendingRequestId,
   readSse,
   script,
   startTask,
-  stubFor,
   toolResults,
   toolUse,
   uniqueMarker,
@@ -116,7 +116,7 @@ describe("a turn's read-only calls", () => {
     const [quickId, slowId] = [idOf("/plain.txt"), idOf("/gate")];
     expect(ofType(seen, "tool_call_completed")[0]?.payload.tool_use_id).toBe(quickId);
     await abortAllDurableObjects();
-    expect(await runDurableObjectAlarm(stubFor(task.id))).toBe(true);
+    expect(await fireTimers(task.id, ["heartbeat"])).toBe(true);
     expect((await waitForTask(task.id, 30)).status).toBe("completed");
 
     const log = await events(task.id);

@@ -1,7 +1,7 @@
 // The skill agent's decision loop (seed 002), run over HTTP against the model emulator: a scripted multi-turn run
 // with its full event sequence and run directory, decode failures, native tool calls, step retries, self-handoff,
 // a failed synthesis, and an eviction in the middle.
-import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
+import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { registry } from "../../src/agents/catalog.ts";
 import { SkillAgent } from "../../src/agents/skill-agent.ts";
@@ -11,6 +11,7 @@ import {
   apiJson,
   type EventBody,
   events,
+  fireTimers,
   modelRequest,
   ofType,
   parseBody,
@@ -18,7 +19,6 @@ import {
   type ScriptTurn,
   script,
   startTask,
-  stubFor,
   toolUse,
   uniqueMarker,
   waitForTask,
@@ -316,7 +316,7 @@ describe("the skill agent", () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     await abortAllDurableObjects();
-    await runDurableObjectAlarm(stubFor(task.id));
+    await fireTimers(task.id, ["heartbeat"]);
     const done = await waitForTask(task.id, 30);
     expect(done.result).toBe("All done.");
     expect(await (await api(`/v1/tasks/${task.id}/workspace/log.txt`)).text()).toBe("one\ntwo\n");

@@ -1,7 +1,7 @@
 // Human in the loop (seed 004 permission modes, seed 003 human feedback): a tool call that needs approval, or the
 // agent's own question, puts the task in input_required with the request stored and no alarm kept; a person's
 // POST /v1/tasks/:id/resume approves, rejects or modifies it, every decision on record with the key that made it.
-import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
+import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agents/agent.ts";
 import { ConfigError } from "../../src/errors.ts";
@@ -22,6 +22,7 @@ import {
   editTaskState,
   events,
   expectError,
+  fireTimers,
   modelRequest,
   ofType,
   parseBody,
@@ -30,7 +31,6 @@ import {
   script,
   settledAlarm,
   startTask,
-  stubFor,
   toolUse,
   uniqueMarker,
   waitForTask,
@@ -442,7 +442,7 @@ describe("questions, cancels, evictions and timeouts", () => {
         new Date(Date.now() - 1000).toISOString(),
       );
     });
-    expect(await runDurableObjectAlarm(stubFor(task.id))).toBe(true);
+    expect(await fireTimers(task.id, ["approval_deadline"])).toBe(true);
     expect((await waitForTask(task.id)).status).toBe("completed");
     const [decision] = ofType(await events(task.id), "human_decision");
     expect(decision?.payload).toMatchObject({ action: "reject", decided_by: "timeout", request_id: requestOf(task) });
@@ -470,7 +470,7 @@ describe("questions, cancels, evictions and timeouts", () => {
         new Date(Date.now() - 1000).toISOString(),
       );
     });
-    expect(await runDurableObjectAlarm(stubFor(other.id))).toBe(true);
+    expect(await fireTimers(other.id, ["approval_deadline"])).toBe(true);
     const failed = await waitForTask(other.id);
     expect(failed.status).toBe("failed");
     expect(failed.error).toMatchObject({ code: "approval_timeout" });

@@ -3,7 +3,7 @@
 // in one sequence of ids that Last-Event-ID resumes without a gap or a duplicate; ?depth= bounds it; an eviction in
 // the middle of the forwarding delivers every event once.
 
-import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { REDACTED } from "../../src/events/redaction.ts";
 import {
@@ -13,6 +13,7 @@ import {
   type EventBody,
   editTaskState,
   expectError,
+  fireTimers,
   ofType,
   parseEvent,
   readSse,
@@ -194,11 +195,10 @@ describe("forwarding a sub-agent's events", () => {
     expect(childId).not.toBe("");
     await abortAllDurableObjects();
     // As if the child had been reset after its parent stored a push and before it recorded that: it sends it all again.
-    const stub = stubFor(childId);
     await editTaskState(childId, (sql) => {
       sql.exec("UPDATE task_state SET value = '0' WHERE key = 'events_forwarded_through'");
     });
-    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await fireTimers(childId, ["heartbeat", "forwarding"])).toBe(true);
 
     expect((await waitForTask(task.id, 30)).status).toBe("completed");
     const tree = await stream(`/v1/tasks/${task.id}/events`);

@@ -3,7 +3,7 @@
 // Idempotency-Key header and in params._meta, on both transports; it names the call (task, tool_use, full tool name),
 // so a fallback is a call of its own, while a call sent again (after an eviction in the middle of it, or after the
 // server lost the session) carries the same key, and the server charges once.
-import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
+import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { CheckpointListSchema, TaskResourceSchema } from "../../src/http/responses.ts";
 import { idempotencyKeyOfBody, mcpIdempotencyKey } from "../../src/mcp/idempotency.ts";
@@ -15,13 +15,13 @@ import {
   type EventBody,
   emulatorRequests,
   events,
+  fireTimers,
   ofType,
   parseBody,
   pendingRequestId,
   type ScriptTurn,
   script,
   startTask,
-  stubFor,
   toolResults,
   toolUse,
   uniqueMarker,
@@ -189,7 +189,7 @@ describe("idempotency keys on MCP calls, seen by a server that honours them", ()
     const task = await startTask(agent, `evict mid-call ${marker}`);
     await untilCallArrives(account);
     await abortAllDurableObjects();
-    expect(await runDurableObjectAlarm(stubFor(task.id))).toBe(true);
+    expect(await fireTimers(task.id, ["heartbeat"])).toBe(true);
     expect((await waitForTask(task.id)).status).toBe("completed");
 
     // Two requests (the second from the resumed run, on a new session), one charge.

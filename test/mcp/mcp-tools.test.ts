@@ -4,14 +4,14 @@
 // legacy SSE transport, and eviction. A proxy of test/support/mcp-servers.ts in front of a server shows what the server
 // sees: the header secret on every request (and nowhere in what Outpost records), no standing GET stream, a session
 // re-established after a restart, and an answer that breaks its output schema.
-import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import {
   api,
   defineAgent,
   done,
   events,
+  fireTimers,
   modelRequest,
   ofType,
   type ScriptTurn,
@@ -323,7 +323,7 @@ describe("MCP tools from a real server", () => {
     await waitForEvent(task.id, (e) => e.event_type === "llm_request_sent" && e.payload.turn_index === 2);
     await new Promise((resolve) => setTimeout(resolve, 200));
     await abortAllDurableObjects();
-    expect(await runDurableObjectAlarm(env.TASKS.get(env.TASKS.idFromName(task.id)))).toBe(true);
+    expect(await fireTimers(task.id, ["heartbeat"])).toBe(true);
 
     const finished = await waitForTask(task.id);
     expect(finished.status).toBe("completed");
@@ -642,7 +642,7 @@ describe("MCP results and failures", () => {
     await waitForEvent(task.id, (e) => e.event_type === "llm_request_sent" && e.payload.turn_index === 2);
     await new Promise((resolve) => setTimeout(resolve, 200));
     await abortAllDurableObjects();
-    expect(await runDurableObjectAlarm(env.TASKS.get(env.TASKS.idFromName(task.id)))).toBe(true);
+    expect(await fireTimers(task.id, ["heartbeat"])).toBe(true);
     expect((await waitForTask(task.id)).status).toBe("completed");
 
     const log = await events(task.id);

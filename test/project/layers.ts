@@ -75,6 +75,7 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "net",
     "run-bundle",
     "skills",
+    "storage",
     "tasks",
     "tools",
     "workspace",

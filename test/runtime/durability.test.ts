@@ -11,6 +11,7 @@ import {
   defineAgent,
   done,
   emulatorRequests,
+  fireTimers,
   parseEvent,
   readSse,
   type ScriptTurn,
@@ -71,7 +72,7 @@ async function waitForEvent(id: string, predicate: (frame: SseFrame) => boolean)
  */
 async function crashAndResume(id: string): Promise<void> {
   await abortAllDurableObjects();
-  expect(await runDurableObjectAlarm(stubFor(id))).toBe(true);
+  expect(await fireTimers(id, ["heartbeat"])).toBe(true);
 }
 
 /** The emulator derives tool ids from the script, so two runs of the same script differ only in those ids. */
@@ -176,7 +177,7 @@ describe("a run survives eviction of its Durable Object", () => {
     const task = await startTask("planner", `plan it ${marker}`);
     await waitForEvent(task.id, (f) => f.event === "tool_call_completed");
     await evictDurableObject(stubFor(task.id));
-    await runDurableObjectAlarm(stubFor(task.id));
+    await fireTimers(task.id, ["heartbeat"]);
     const done = await waitForTask(task.id);
     expect(done.status).toBe("completed");
     const events = parsed(await allEvents(task.id));
@@ -218,7 +219,7 @@ describe("a run survives eviction of its Durable Object", () => {
     const before = await stored();
     expect(before.status).toBe("pending");
     expect(before.alarm).toEqual(expect.any(Number));
-    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await fireTimers(id, ["heartbeat"])).toBe(true);
     let status = before.status;
     for (let i = 0; i < 100 && status === "pending"; i++) {
       await new Promise((r) => setTimeout(r, 20));
@@ -286,7 +287,7 @@ describe("a run survives eviction of its Durable Object", () => {
       );
       await abortAllDurableObjects();
       // The heartbeat alarm resumes an interrupted run; after the last boundary it may only upload the bundle.
-      await runDurableObjectAlarm(stubFor(task.id));
+      await fireTimers(task.id, ["heartbeat", "bundle_upload"]);
       const done = await waitForTask(task.id, 30);
       expect(done.status, `boundary ${boundary}`).toBe("completed");
       expect(done.result, `boundary ${boundary}`).toBe(expected.result);
@@ -328,7 +329,7 @@ describe("a run survives eviction of its Durable Object", () => {
           (JSON.parse(f.data) as { payload: { sequence: number } }).payload.sequence === boundary,
       );
       await abortAllDurableObjects();
-      await runDurableObjectAlarm(stubFor(task.id));
+      await fireTimers(task.id, ["heartbeat", "bundle_upload"]);
       expect((await waitForTask(task.id, 30)).status, `boundary ${boundary}`).toBe("completed");
       const events = parsed(await allEvents(task.id));
       const resumed = events.filter((e) => e.event_type === "step_resumed").map((e) => String(e.payload.step));

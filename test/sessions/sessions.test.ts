@@ -1,7 +1,7 @@
 // Chat sessions (seed 004 AgentSession) through the HTTP API, against the emulator over real HTTP: a conversation of
 // several messages, each a durable turn on the task machinery, answered with its ExecutionResult (blocking, or
 // streamed); the busy policies under a real race; a turn that waits for a person; an eviction mid-turn; and close.
-import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
+import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ExecutionResultSchema } from "../../src/contracts/execution-result.ts";
 import {
@@ -19,11 +19,11 @@ import {
   done,
   editTaskState,
   expectError,
+  fireTimers,
   parseBody,
   parseEvent,
   readSse,
   script,
-  stubFor,
   toolUse,
   UUID_V4,
   uniqueMarker,
@@ -359,7 +359,7 @@ describe("a chat session", () => {
         new Date(Date.now() - 1000).toISOString(),
       );
     });
-    expect(await runDurableObjectAlarm(stubFor(session.id))).toBe(true);
+    expect(await fireTimers(session.id, ["approval_deadline"])).toBe(true);
     const ended = await waitTurn(session.id, turn.id);
     expect(ended.status).toBe("failed");
     expect(ended.result?.error_reason).toMatch(/before its deadline/);

@@ -304,7 +304,7 @@ describe("storage migrations", () => {
       ...Object.fromEntries(
         Object.entries(VERSION_5_ROWS).map(([table, rows]) => [
           renamed(table),
-          table === "schema_migrations" ? [5, 6, 7, 8, 9, 10].map((version) => ({ version })) : rows,
+          table === "schema_migrations" ? [5, 6, 7, 8, 9, 10, 11].map((version) => ({ version })) : rows,
         ]),
       ),
       // Version 8: every row held a task, and there are no sessions' turns yet; version 9: no structured output;
@@ -312,6 +312,8 @@ describe("storage migrations", () => {
       task: (VERSION_5_ROWS.task ?? []).map((row) => ({ ...row, kind: "task", busy: null, structured_output: null })),
       bundle_files: (VERSION_5_ROWS.bundle_files ?? []).map((row) => ({ ...row, archive_offset: null })),
       sessions_turns: [],
+      // Version 11: the ledger of timers, empty until the object next starts (it reads its one alarm's duty into it).
+      timers: [],
     };
     expect(outcome.after).toEqual({
       rows: expectedRows,
@@ -319,7 +321,7 @@ describe("storage migrations", () => {
       // The checkpoints' AUTOINCREMENT counter goes with its table.
       sequences: [{ name: "runtime_checkpoints", seq: 7 }],
     });
-    expect([outcome.version, SCHEMA_VERSION]).toEqual([10, 10]);
+    expect([outcome.version, SCHEMA_VERSION]).toEqual([11, 11]);
     expect(Object.keys(outcome.after.rows as object).sort()).toEqual([
       "bundle_files",
       "bundle_transcript",
@@ -334,6 +336,7 @@ describe("storage migrations", () => {
       "sessions_turns",
       "task",
       "task_state",
+      "timers",
       "workspace_files",
       "workspace_settled",
     ]);
@@ -381,7 +384,7 @@ describe("storage migrations", () => {
     expect([outcome.first, outcome.again]).toEqual([SCHEMA_VERSION, SCHEMA_VERSION]);
     expect(outcome.after).toEqual(outcome.before);
     expect((outcome.before.rows as Record<string, unknown>).schema_migrations).toEqual(
-      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((version) => ({ version })),
+      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((version) => ({ version })),
     );
   });
 

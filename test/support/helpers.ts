@@ -2,7 +2,7 @@
 // an SSE reader that parses frames the way a browser EventSource does, checking every event it reads against the
 // event catalog (parseEvent). Every JSON answer a helper reads is checked against its response schema
 // (src/http/responses.ts) with parseBody, strictly: a member the schema does not list fails the test.
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { z } from "zod";
@@ -15,6 +15,8 @@ import { type EventRecord, EventRecordSchema } from "../../src/events/event-reco
 import { REDACTED, type RedactionMode } from "../../src/events/redaction.ts";
 import { type ErrorBody, ErrorBodySchema, type TaskResource, TaskResourceSchema } from "../../src/http/responses.ts";
 import type { ContentBlock, MessageContent } from "../../src/runtime/conversation.ts";
+import type { TaskTimerKind, TaskTimers } from "../../src/runtime/timers.ts";
+import type { Timer } from "../../src/storage/timer-ledger.ts";
 import { taskObjectName } from "../../src/tasks/task-ids.ts";
 import { DEFAULT_TENANT } from "../../src/tenants/api-keys.ts";
 import type { Workspace } from "../../src/workspace/workspace.ts";
@@ -132,6 +134,44 @@ export async function settledAlarm(
   return read();
 }
 
+function timersOfInstance(instance: TaskObject): TaskTimers {
+  return (instance as unknown as { host: { timers: TaskTimers } }).host.timers;
+}
+
+/** A task object's ledger of timers (src/runtime/timers.ts), earliest first. */
+export function timersOf(id: string, tenant = DEFAULT_TENANT): Promise<Timer<TaskTimerKind>[]> {
+  return runInDurableObject(stubFor(id, tenant), (instance: TaskObject) => timersOfInstance(instance).list());
+}
+
+/**
+ * Fires the task object's timers of these kinds now, as if the clock had reached them (the others keep their time),
+ * through the object's alarm, without waiting for the clock. False when the ledger holds none of them: nothing ran.
+ */
+export async function fireTimers(
+  id: string,
+  kinds: readonly TaskTimerKind[],
+  tenant = DEFAULT_TENANT,
+): Promise<boolean> {
+  const stub = stubFor(id, tenant);
+  const found = await runInDurableObject(stub, async (instance: TaskObject, state) => {
+    const timers = timersOfInstance(instance);
+    const now = Date.now();
+    let any = false;
+    for (const kind of kinds) {
+      const timer = timers.get(kind);
+      if (!timer) continue;
+      any = true;
+      if (timer.due_at > now) timers.set(kind, now, timer.payload, timer.attempts);
+    }
+    // The alarm a little ahead, so the runtime does not fire it before runDurableObjectAlarm does; the ledger reads
+    // the alarm back at its next arm().
+    await state.storage.setAlarm(now + 60_000);
+    timers.invalidate();
+    return any;
+  });
+  return found && (await runDurableObjectAlarm(stub));
+}
+
 /**
  * The tables version 6 of a task object's storage schema renamed (src/storage/migrations.ts), old name → new name.
  * Written out here rather than imported, so that the tests of older objects check what the migrations do.
@@ -147,12 +187,14 @@ export const TABLES_RENAMED_IN_VERSION_6: Readonly<Record<string, string>> = {
 };
 
 /**
- * Puts a task object's storage back as objects deployed before version 6 hold it: without what version 9 added (the
+ * Puts a task object's storage back as objects deployed before version 6 hold it: without what version 11 added (the
+ * ledger of timers), version 10 (where each file is in the bundle's archive), version 9 added (the
  * task's structured output) and version 8 added (the row's kind and busy policy, the sessions' turns), and its tables
  * under the names they had (the test then deletes the newer schema_migrations rows and resets the object). Version 7
  * only adds what may be missing, so it leaves nothing to undo.
  */
 export function storageAsBeforeVersion6(sql: SqlStorage): void {
+  sql.exec("DROP TABLE timers");
   sql.exec("ALTER TABLE bundle_files DROP COLUMN archive_offset");
   sql.exec("ALTER TABLE task DROP COLUMN structured_output");
   sql.exec("DROP TABLE sessions_turns");

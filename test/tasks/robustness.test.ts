@@ -1,7 +1,7 @@
 // Failure paths of the task lifecycle: nothing follows a cancel's terminal event, a step that keeps dying with its
 // object is not paid for forever, a run that keeps crashing ends as failed, unknown ids write nothing, and a body
 // without a length cannot grow past the limit.
-import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agents/agent.ts";
@@ -16,6 +16,7 @@ import {
   apiJson,
   BASE,
   expectError,
+  fireTimers,
   parseEvent,
   readSse,
   script,
@@ -93,7 +94,7 @@ describe("a step interrupted again and again", () => {
         return e.event_type === "llm_request_sent" && e.payload.attempt === attempt;
       });
       await abortAllDurableObjects();
-      await runDurableObjectAlarm(stubFor(task.id));
+      await fireTimers(task.id, ["heartbeat"]);
     }
     const done = await waitForTask(task.id);
     expect(done.status).toBe("failed");
@@ -107,12 +108,11 @@ describe("a step interrupted again and again", () => {
 describe("a run that crashes outside the agent's error handling", () => {
   it("is retried by the heartbeat a few times, then fails with internal_error and keeps its bundle", async () => {
     const task = await startTask("broken_result", "go");
-    const stub = stubFor(task.id);
     // The first run crashes on its own; each heartbeat alarm runs it again.
     for (let i = 0; i < 10; i++) {
       if ((await waitForTask(task.id, 0)).status === "failed") break;
       await new Promise((resolve) => setTimeout(resolve, 50));
-      await runDurableObjectAlarm(stub);
+      await fireTimers(task.id, ["heartbeat"]);
     }
     const done = await waitForTask(task.id);
     expect(done.status).toBe("failed");

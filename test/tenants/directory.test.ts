@@ -3,7 +3,7 @@
 // their own ("lister", vitest.config.ts), so no other test's tasks appear, and check what a client sees: the order,
 // the pages, every filter, the statuses as they change, other tenants, bad queries, and reports that come late or
 // after a reset.
-import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
+import { abortAllDurableObjects } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import {
@@ -21,9 +21,9 @@ import {
   api,
   defineAgent,
   expectError,
+  fireTimers,
   parseBody,
   script,
-  stubFor,
   UUID_V4,
   uniqueMarker,
 } from "../support/helpers.ts";
@@ -256,7 +256,7 @@ describe("GET /v1/tasks", () => {
     const task = await start("assistant", `reset ${marker}`, { tags: [tag] });
     await abortAllDurableObjects();
     // The alarm that was armed for the report survives; it reports and resumes the run.
-    await runDurableObjectAlarm(stubFor(task.id, "lister"));
+    await fireTimers(task.id, ["directory", "heartbeat"], "lister");
     const list = await until(
       () => listTasks(`?tag=${tag}`),
       (l) => l.tasks[0]?.status === "completed",

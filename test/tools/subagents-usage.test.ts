@@ -3,7 +3,7 @@
 // total, and recovery waste apart; final_summary.md shows it as tables. Every figure is checked against the tasks'
 // own usage, read from each task.
 
-import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
+import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { type AgentUsage, type UsageRollup, UsageRollupSchema } from "../../src/contracts/usage.ts";
 import { TaskResourceSchema } from "../../src/http/responses.ts";
@@ -12,12 +12,12 @@ import {
   apiJson,
   defineAgent,
   type EventBody,
+  fireTimers,
   parseEvent,
   readSse,
   type ScriptTurn,
   script,
   startTask,
-  stubFor,
   toolUse,
   uniqueMarker,
   waitForTask,
@@ -179,7 +179,7 @@ describe("the usage of a tree of tasks", () => {
       return event.task_id !== undefined && event.event_type === "llm_text_delta";
     });
     await abortAllDurableObjects();
-    expect(await runDurableObjectAlarm(stubFor(childId))).toBe(true);
+    expect(await fireTimers(childId, ["heartbeat"])).toBe(true);
     expect((await waitForTask(task.id, 30)).status).toBe("completed");
 
     const { rollup } = await rollupOf(task.id);

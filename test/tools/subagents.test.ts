@@ -2,7 +2,7 @@
 // each delegation as a child task in its own object, up to max_parallel at a time; the parent's run stops while they
 // work and each child's end wakes it; a child's answer (or its failure) is the Task call's result.
 
-import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
+import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { SubagentSessionListSchema, TaskResourceSchema, TraceLogSchema } from "../../src/http/responses.ts";
@@ -14,6 +14,7 @@ import {
   type EventBody,
   emulatorRequests,
   events,
+  fireTimers,
   ofType,
   parseBody,
   parseEvent,
@@ -21,7 +22,6 @@ import {
   readSse,
   script,
   startTask,
-  stubFor,
   toolResults,
   toolUse,
   uniqueMarker,
@@ -169,7 +169,7 @@ describe("the Task tool", () => {
       expect(child.status).toBe("running");
     }
     for (const event of started) {
-      expect(await runDurableObjectAlarm(stubFor(String(event.payload.child_task_id)))).toBe(true);
+      expect(await fireTimers(String(event.payload.child_task_id), ["heartbeat"])).toBe(true);
     }
 
     expect((await waitForTask(task.id, 30)).status).toBe("completed");

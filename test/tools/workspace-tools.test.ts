@@ -2,7 +2,7 @@
 // just-bash with its output in the run bundle, WebFetch against a real local server, least-privilege settings, the
 // workspace routes, and a workspace that survives an eviction without a half-run command leaving anything behind.
 
-import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import type { RequestErrorCode } from "../../src/errors/codes.ts";
@@ -14,6 +14,7 @@ import {
   done,
   events,
   expectError,
+  fireTimers,
   ofType,
   type ScriptTurn,
   script,
@@ -502,7 +503,7 @@ describe("the workspace survives an eviction", () => {
     await waitForEvent(task.id, (e) => e.event_type === "tool_call_started" && e.payload.tool_name === "Bash");
     await new Promise((resolve) => setTimeout(resolve, 300));
     await abortAllDurableObjects();
-    expect(await runDurableObjectAlarm(env.TASKS.get(env.TASKS.idFromName(task.id)))).toBe(true);
+    expect(await fireTimers(task.id, ["heartbeat"])).toBe(true);
 
     const finished = await waitForTask(task.id, 30);
     expect(finished.status).toBe("completed");

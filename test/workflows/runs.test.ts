@@ -3,7 +3,7 @@
 // model emulator, each node a journaled step behind a checkpoint at its id, conditions choosing the edges, human
 // nodes waiting for POST /v1/tasks/:id/resume. The workflows and their agents are defined by the tests themselves,
 // in the Worker's registries, as agents are for the other tests.
-import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
+import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agents/agent.ts";
 import { registry } from "../../src/agents/catalog.ts";
@@ -26,12 +26,12 @@ import {
   emulatorRequests,
   events,
   expectError,
+  fireTimers,
   ofType,
   parseBody,
   parseEvent,
   readSse,
   script,
-  stubFor,
   uniqueMarker,
   waitForTask,
 } from "../support/helpers.ts";
@@ -727,7 +727,7 @@ describe("durability", () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     await abortAllDurableObjects();
     expect((await apiJson(`/v1/tasks/${childTwo}`, TaskResourceSchema)).status).toBe("running");
-    expect(await runDurableObjectAlarm(stubFor(childTwo))).toBe(true);
+    expect(await fireTimers(childTwo, ["heartbeat"])).toBe(true);
 
     const task = await waitForTask(created.id, 30);
     expect(task).toMatchObject({ status: "completed", result: "Second done." });
