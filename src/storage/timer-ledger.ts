@@ -43,9 +43,10 @@ export class TimerLedger<K extends string = string> {
     this.alarm = alarm;
   }
 
-  /** The table was just created: it holds nothing, and no alarm is set. */
+  /** The table was just created, with the rest of a new object's storage: it holds nothing, and no alarm is set. */
   knownEmpty(): void {
     this.rows = new Map();
+    this.armed = null;
   }
 
   /** Storage may differ from what this instance remembers (a rolled-back transaction, a test's edit). */
