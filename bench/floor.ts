@@ -9,6 +9,7 @@ import { registry } from "../src/agents/catalog.ts";
 import { modelRequest, toParams } from "../src/agents/model-request.ts";
 import { resolveModel } from "../src/config/models.ts";
 import type { AgentRuntime } from "../src/contracts/runtime.ts";
+import type { StateKey } from "../src/lib/state-key.ts";
 import { outboundPolicy } from "../src/net/outbound.ts";
 import { Toolbox } from "../src/tools/toolbox.ts";
 import type { Workspace } from "../src/workspace/workspace.ts";
@@ -40,6 +41,12 @@ function bareRuntime(signal: AbortSignal): AgentRuntime {
       get: <T>(key: string) => state.get(key) as T | undefined,
       put: (key, value) => {
         state.set(key, value);
+      },
+    },
+    taskState: {
+      get: <T>(key: StateKey<T>) => state.get(key.name) as T | undefined,
+      put: (key, value) => {
+        state.set(key.name, value);
       },
     },
     step: (_name, fn) => fn({ attempt: 1, spanId: "0" }),

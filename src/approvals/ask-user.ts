@@ -4,19 +4,19 @@
 import type { ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
 import type { ToolRuntime } from "../contracts/runtime.ts";
 import type { ToolResult } from "../contracts/tool-result.ts";
-import { decisionKey, type HumanDecision } from "./requests.ts";
+import { decisionKey } from "./requests.ts";
 import { waitForPerson } from "./wait.ts";
 
 export const ASK_USER = "AskUser";
 
 /** The answer to an AskUser call: the person's message; until there is one, the run waits (throws). */
 export function answerQuestion(
-  runtime: Pick<ToolRuntime, "state" | "checkpoint">,
+  runtime: Pick<ToolRuntime, "taskState" | "checkpoint">,
   timeoutSeconds: number | null,
   use: ToolUseBlock,
   turnIndex: number,
 ): ToolResult {
-  const decision = runtime.state.get<HumanDecision>(decisionKey(use.id));
+  const decision = runtime.taskState.get(decisionKey(use.id));
   const question = isRecord(use.input) && typeof use.input.question === "string" ? use.input.question : "";
   if (!question.trim()) return { content: 'AskUser needs {"question": "…"}.', is_error: true };
   if (!decision) waitForPerson(runtime, timeoutSeconds, { kind: "question", use, turnIndex, question });

@@ -4,24 +4,18 @@
 import type { AgentUsage } from "../contracts/usage.ts";
 import type { ErrorInfo } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
-import {
-  type DecisionInput,
-  type DecisionState,
-  type HumanDecision,
-  PENDING_INPUT_KEY,
-  type PendingInput,
-  requestIdOf,
-} from "./requests.ts";
+import type { TypedState } from "../lib/state-key.ts";
+import { type DecisionInput, type HumanDecision, PENDING_INPUT_KEY, requestIdOf } from "./requests.ts";
 import { recordDecision } from "./resume.ts";
 
 /** When the request the task waits for expires (epoch ms), or null when it waits without a deadline. */
-export function approvalDueAt(state: Pick<DecisionState, "get">): number | null {
-  const pending = state.get<PendingInput>(PENDING_INPUT_KEY);
+export function approvalDueAt(state: Pick<TypedState, "get">): number | null {
+  const pending = state.get(PENDING_INPUT_KEY);
   return pending?.expires_at ? Date.parse(pending.expires_at) : null;
 }
 
 export interface DeadlineDeps {
-  state: Pick<DecisionState, "get" | "put">;
+  state: Pick<TypedState, "get" | "put">;
   store: { finish(status: "failed", outcome: { error: ErrorInfo }): boolean; get(): { usage: AgentUsage } | null };
   events: Pick<EventLog, "append">;
   /** Runs writes atomically. */
@@ -47,7 +41,7 @@ export type DeadlineOutcome = { kind: "none" } | { kind: "rejected" } | { kind: 
 
 /** The approval wait ran out: the call is rejected and the run goes on, or the run fails (onApprovalTimeout). */
 export async function approvalDeadline(deps: DeadlineDeps): Promise<DeadlineOutcome> {
-  const pending = deps.state.get<PendingInput>(PENDING_INPUT_KEY);
+  const pending = deps.state.get(PENDING_INPUT_KEY);
   if (!pending?.expires_at) return { kind: "none" };
   const due = Date.parse(pending.expires_at);
   if (Date.now() < due) {

@@ -5,8 +5,9 @@
 import type { TextBlockParam, ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
 import type { StepInfo, ToolRuntime } from "../contracts/runtime.ts";
 import type { ToolResult } from "../contracts/tool-result.ts";
+import type { TypedState } from "../lib/state-key.ts";
 import { needsApproval, type ToolPermissions } from "./permissions.ts";
-import { type DecisionState, decisionKey, type HumanDecision } from "./requests.ts";
+import { decisionKey } from "./requests.ts";
 import { waitForPerson } from "./wait.ts";
 
 /** What a call gets past the gate: run it (as sent, or with a reviewer's arguments), or this answer instead. */
@@ -23,13 +24,13 @@ const UNCERTAIN_REASON =
  * required decision is missing.
  */
 export function gateCall(
-  runtime: Pick<ToolRuntime, "state" | "emit" | "checkpoint">,
+  runtime: Pick<ToolRuntime, "taskState" | "emit" | "checkpoint">,
   permissions: ToolPermissions,
   call: { use: ToolUseBlock; turnIndex: number; info: StepInfo; uncertain: boolean },
 ): GateOutcome {
   const { use, turnIndex, info, uncertain } = call;
   if (!uncertain && !needsApproval(use.name, permissions)) return { run: use, rewritten: false };
-  const decision = runtime.state.get<HumanDecision>(decisionKey(use.id));
+  const decision = runtime.taskState.get(decisionKey(use.id));
   if (!decision) {
     waitForPerson(runtime, permissions.timeoutSeconds, {
       kind: "approval",
@@ -73,10 +74,10 @@ export function gateCall(
  * in call order, as text blocks to follow the turn's tool results. Decisions are stored before the run goes on,
  * so a replay adds the same text.
  */
-export function humanMessages(state: Pick<DecisionState, "get">, toolUseIds: readonly string[]): TextBlockParam[] {
+export function humanMessages(state: Pick<TypedState, "get">, toolUseIds: readonly string[]): TextBlockParam[] {
   const blocks: TextBlockParam[] = [];
   for (const id of toolUseIds) {
-    const decision = state.get<HumanDecision>(decisionKey(id));
+    const decision = state.get(decisionKey(id));
     for (const message of decision?.state_updates?.messages ?? []) {
       if (typeof message.content === "string") blocks.push({ type: "text", text: message.content });
       else for (const part of message.content) blocks.push({ type: "text", text: part.text });

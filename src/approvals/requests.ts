@@ -3,6 +3,7 @@
 // the task is input_required; each decision is kept per request for good, so a replay and a repeated answer agree.
 import { z } from "zod";
 import { EVENT_CATALOG } from "../contracts/events.ts";
+import { type StateKey, stateKey, stateKeyFamily, type TypedState } from "../lib/state-key.ts";
 
 /**
  * A request for a person (seed 003 human feedback): approve a tool call, or answer the agent's question. What the
@@ -37,17 +38,13 @@ export type HumanDecision = z.infer<typeof HumanDecisionSchema>;
 /** A decision as sent: it names its request, and the time it is recorded at is the runtime's. */
 export type DecisionInput = Omit<HumanDecision, "decided_at" | "request_id"> & { request_id: string };
 
-/** The part of the task's key/value state (src/tasks/task-state.ts) that requests and decisions live in. */
-export interface DecisionState {
-  get<T>(key: string): T | undefined;
-  put(key: string, value: unknown): void;
-  delete(key: string): void;
-}
-
 /** What a task waiting for a person waits for (PendingInput), while its status is input_required. */
-export const PENDING_INPUT_KEY = "pending_input";
+export const PENDING_INPUT_KEY: StateKey<PendingInput> = stateKey("pending_input", PendingInputSchema);
 /** A person's decision on a tool call: `decision:<tool_use_id>` → HumanDecision. */
-export const decisionKey = (toolUseId: string): string => `decision:${toolUseId}`;
+export const decisionKey: (toolUseId: string) => StateKey<HumanDecision> = stateKeyFamily(
+  "decision:",
+  HumanDecisionSchema,
+);
 
 /** The request id of a stored request; requests stored before request ids existed are named by their call. */
 export function requestIdOf(pending: Omit<PendingInput, "request_id"> & { request_id?: string }): string {
@@ -55,7 +52,7 @@ export function requestIdOf(pending: Omit<PendingInput, "request_id"> & { reques
 }
 
 /** The request the task waits for, named by its request id; undefined when it waits for none. */
-export function pendingRequest(state: Pick<DecisionState, "get">): PendingInput | undefined {
-  const stored = state.get<PendingInput>(PENDING_INPUT_KEY);
+export function pendingRequest(state: Pick<TypedState, "get">): PendingInput | undefined {
+  const stored = state.get(PENDING_INPUT_KEY);
   return stored ? { ...stored, request_id: requestIdOf(stored) } : undefined;
 }

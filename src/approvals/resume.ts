@@ -8,9 +8,9 @@ import type { EventLog } from "../events/event-log.ts";
 import type { Redactor } from "../events/redaction.ts";
 import { canonicalJson } from "../lib/canonical-json.ts";
 import type { JsonObject } from "../lib/json.ts";
+import type { TypedState } from "../lib/state-key.ts";
 import {
   type DecisionInput,
-  type DecisionState,
   decisionKey,
   type HumanDecision,
   PENDING_INPUT_KEY,
@@ -23,7 +23,7 @@ export interface ResumeDeps {
   /** The task's status now. */
   status: () => string;
   store: { resumeInput(): boolean; setMetadata(metadata: Record<string, unknown>): void };
-  state: DecisionState;
+  state: TypedState;
   events: Pick<EventLog, "append">;
   /** The pending_input a refused decision is shown may hold a secret, like any text the runtime did not write. */
   redactor: Pick<Redactor, "value">;
@@ -49,7 +49,7 @@ export function applyDecision(deps: ResumeDeps, decision: DecisionInput): Resume
   const { store, events, state } = deps;
   const fail = (code: DecisionFailure, message: string, details?: JsonObject) =>
     ({ ok: false, error: { code, message, ...(details ? { details } : {}) } }) as const;
-  const answered = state.get<HumanDecision>(decisionKey(decision.request_id));
+  const answered = state.get(decisionKey(decision.request_id));
   if (answered) {
     if (sameDecision(answered, decision)) return { ok: true, decision: answered, replayed: true };
     return fail(
@@ -94,7 +94,7 @@ export function applyDecision(deps: ResumeDeps, decision: DecisionInput): Resume
 
 /** Keeps a decision on `pending` for good and puts it on record (a person's, or the approval timeout's). */
 export function recordDecision(
-  deps: { state: Pick<DecisionState, "put">; events: Pick<EventLog, "append"> },
+  deps: { state: Pick<TypedState, "put">; events: Pick<EventLog, "append"> },
   pending: PendingInput,
   decision: HumanDecision,
 ): void {

@@ -65,7 +65,7 @@ export interface WaitRecordDeps {
   events: Pick<EventLog, "append">;
   transaction: <T>(fn: () => T) => T;
   /** Stores what the run waits for (under PENDING_INPUT_KEY). */
-  pendingInput: (pending: Record<string, unknown>) => void;
+  pendingInput: (pending: PendingInput) => void;
 }
 
 /** After the run stopped at waitForPerson: the request, the status and the event change together. */

@@ -3,7 +3,9 @@
 // number), and its alarm sends what is due (send.ts), retrying a failed delivery on the retry schedule
 // (retry-schedule.ts). Every attempt is on record (GET /v1/tasks/:id/deliveries), and a delivery can be sent again
 // on request. Its tables (callbacks_deliveries, callbacks_attempts) are in src/storage/migrations.ts.
+import { z } from "zod";
 import type { EventLog } from "../events/event-log.ts";
+import { stateKey } from "../lib/state-key.ts";
 import type { TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
 import type { Delivery, DeliveryAttempt, DeliveryErrorClass } from "./delivery.ts";
@@ -14,7 +16,8 @@ import { sendDelivery } from "./send.ts";
 
 /** An attempt's error text is a short explanation next to its class, not a place for whole error dumps. */
 const MAX_ERROR_CHARS = 300;
-const CURSOR_KEY = "callbacks_cursor";
+/** The number of the last event turned into deliveries (0 before the first). */
+const CURSOR_KEY = stateKey("callbacks_cursor", z.number().int().nonnegative());
 
 interface DeliveryRow extends Record<string, SqlStorageValue> {
   id: string;
@@ -74,7 +77,7 @@ export class CallbackOutbox {
     const webhook = task.webhook;
     const pushes = this.deps.pushConfigs.list();
     if (!webhook && pushes.length === 0) return;
-    let cursor = this.deps.state.get<number>(CURSOR_KEY) ?? 0;
+    let cursor = this.deps.state.get(CURSOR_KEY) ?? 0;
     for (;;) {
       const batch = this.deps.events.readAfter(cursor, 500);
       if (batch.length === 0) break;

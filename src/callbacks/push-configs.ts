@@ -3,12 +3,11 @@
 // and the body an A2A receiver gets. The outbox (outbox.ts) turns the same four moments into a delivery per config,
 // signed, retried, judged by the callback policy at every attempt and logged like the task's webhook's.
 import { z } from "zod";
+import { type StateKey, stateKey } from "../lib/state-key.ts";
 import type { TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
 import { type CallbackPayload, CallbackPayloadSchema } from "./payload.ts";
 
-/** Where a task keeps its push configs in its key/value state. */
-export const PUSH_CONFIGS_KEY = "a2a_push_configs";
 /** The task metadata key that names the A2A context a task was started in (src/a2a/task-mapping.ts). */
 export const A2A_CONTEXT_METADATA_KEY = "a2a_context_id";
 /** Most configs one task keeps: each is a delivery at every moment. */
@@ -18,17 +17,26 @@ export const PUSH_CONFIG_ID = /^[A-Za-z0-9_-]{1,64}$/;
 /** The header that carries a config's token to the receiver (A2A's, as the SDK's sender names it). */
 export const NOTIFICATION_TOKEN_HEADER = "X-A2A-Notification-Token";
 
-export interface PushConfig {
-  id: string;
-  url: string;
-  /** What the receiver gets in X-A2A-Notification-Token to tell this task's notifications apart ("" for none). */
-  token: string;
-  /** Sent as `Authorization: <scheme> <credentials>`; never shown again once set. */
-  authentication: { scheme: string; credentials: string } | null;
-  /** The event it was set after: it is told of the moments after it. */
-  after_seq: number;
-  created_at: string;
-}
+const PushConfigSchema = z.lazy(() =>
+  z.object({
+    id: z.string(),
+    url: z.string(),
+    /** What the receiver gets in X-A2A-Notification-Token to tell this task's notifications apart ("" for none). */
+    token: z.string(),
+    /** Sent as `Authorization: <scheme> <credentials>`; never shown again once set. */
+    authentication: z.object({ scheme: z.string(), credentials: z.string() }).nullable(),
+    /** The event it was set after: it is told of the moments after it. */
+    after_seq: z.number().int().nonnegative(),
+    created_at: z.string(),
+  }),
+);
+export type PushConfig = z.infer<typeof PushConfigSchema>;
+
+/** Where a task keeps its push configs in its key/value state. */
+export const PUSH_CONFIGS_KEY: StateKey<PushConfig[]> = stateKey(
+  "a2a_push_configs",
+  z.lazy(() => z.array(PushConfigSchema)),
+);
 
 /** The A2A state of each callback moment. */
 const A2A_STATES = {
@@ -88,7 +96,7 @@ export class PushConfigs {
   }
 
   list(): PushConfig[] {
-    return this.state.get<PushConfig[]>(PUSH_CONFIGS_KEY) ?? [];
+    return this.state.get(PUSH_CONFIGS_KEY) ?? [];
   }
 
   get(id: string): PushConfig | undefined {

@@ -1,13 +1,14 @@
 // The contract between a run and the code it runs: the durable primitives the runtime gives an agent
 // (AgentRuntime), the narrower part a tool gets (ToolRuntime), and the shapes they pass. Implemented by
 // src/runtime/run-runtime.ts; used by src/agents and src/tools, which therefore never import each other's
-// implementation of it. A leaf: it imports nothing from the rest of src/ but other contracts (and SDK types).
+// implementation of it. A leaf: it imports nothing from the rest of src/ but other contracts and lib/ (and SDK types).
 import type {
   Message,
   MessageCreateParamsBase,
   MessageParam,
   RawMessageStreamEvent,
 } from "@anthropic-ai/sdk/resources/messages";
+import type { TypedState } from "../lib/state-key.ts";
 import type { CallSite, CustomEventType, EventPayload, EventType } from "./events.ts";
 import type { AgentUsage } from "./usage.ts";
 
@@ -108,11 +109,22 @@ export interface ToolRuntime {
    * agent's own `custom_…` type with any JSON object.
    */
   emit<T extends EventType | CustomEventType>(eventType: T, payload: EventPayload<T>, spanId?: string): void;
-  /** Small per-task key/value state that survives evictions (e.g. the TodoWrite list). */
-  state: {
-    get<T>(key: string): T | undefined;
-    put(key: string, value: unknown): void;
-  };
+  /** The agent's own small key/value state, kept with the task across evictions: any name but Outpost's keys. */
+  state: AgentState;
+  /**
+   * Outpost's own keys of the task's state, each typed by its StateKey (src/lib/state-key.ts): people's decisions, a
+   * fork's origin, the TodoWrite list. A write is checked against the key's schema.
+   */
+  taskState: Pick<TypedState, "get" | "put">;
+}
+
+/**
+ * An agent's state by names it chooses (runtime.state). A name Outpost keeps for itself (a registered StateKey, e.g.
+ * `pending_input`) is refused: get and put throw.
+ */
+export interface AgentState {
+  get<T>(key: string): T | undefined;
+  put(key: string, value: unknown): void;
 }
 
 /** The durable primitives a run is built from: the tools' part, and model calls, the conversation and usage. */

@@ -11,6 +11,7 @@
 // follow, and each is an event (`fault_injected`) in the run's log and bundle.
 import type { Message, MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/messages";
 import type { AgentMessage } from "../contracts/runtime.ts";
+import type { TypedState } from "../lib/state-key.ts";
 import type { Fetch, ModelProvider, StreamOptions } from "../llm/provider.ts";
 import {
   FAULT_STATE_KEY,
@@ -22,7 +23,7 @@ import {
 } from "./faults.ts";
 
 export interface FaultInjectorDeps {
-  state: { get<T>(key: string): T | undefined; put(key: string, value: unknown): void };
+  state: Pick<TypedState, "get" | "put">;
   /** Appends the fault_injected event. */
   record: (fault: FaultInjected) => void;
   /** Resets the object: the heartbeat due now, the writes durable, then ctx.abort(reason). Never returns. */
@@ -55,11 +56,11 @@ export class FaultInjector {
 
   /** The run's injector, or null when its task asks for no fault. */
   static of(deps: FaultInjectorDeps): FaultInjector | null {
-    return deps.state.get<FaultState>(FAULT_STATE_KEY) ? new FaultInjector(deps) : null;
+    return deps.state.get(FAULT_STATE_KEY) ? new FaultInjector(deps) : null;
   }
 
   private current(): FaultState {
-    return this.deps.state.get<FaultState>(FAULT_STATE_KEY) ?? { faults: {}, fired: {} };
+    return this.deps.state.get(FAULT_STATE_KEY) ?? { faults: {}, fired: {} };
   }
 
   private fire(which: keyof FaultState["fired"]): void {

@@ -6,6 +6,7 @@
 // responses under the provider's SDK, the MCP client's fetch, the object itself; so the retries and recoveries they
 // exercise are the production ones. Off unless OUTPOST_FAULT_INJECTION names the tenant.
 import { z } from "zod";
+import { type StateKey, stateKey } from "../lib/state-key.ts";
 
 export const MODEL_FAULT_KINDS = ["429", "529", "midstream", "malformed"] as const;
 export type ModelFaultKind = (typeof MODEL_FAULT_KINDS)[number];
@@ -110,14 +111,26 @@ export interface FaultInjected {
   tool: string | null;
 }
 
-/** The faults a task's run injects, and those already injected (each fires once, whatever evictions follow). */
-export const FAULT_STATE_KEY = "faults";
-
 export interface FaultState {
   faults: Faults;
   /** When each fault fired (ISO time): a fault is recorded as fired before it is injected. */
   fired: { model_fault?: string; evict_after_step?: string; drop_client?: string };
 }
+
+export const FaultStateSchema = z.lazy(() =>
+  z.object({
+    // As the task's request was checked (FaultsSchema) when it was created.
+    faults: FaultsSchema,
+    fired: z.object({
+      model_fault: z.string().exactOptional(),
+      evict_after_step: z.string().exactOptional(),
+      drop_client: z.string().exactOptional(),
+    }),
+  }),
+) satisfies z.ZodType<FaultState, unknown>;
+
+/** The faults a task's run injects, and those already injected (each fires once, whatever evictions follow). */
+export const FAULT_STATE_KEY: StateKey<FaultState> = stateKey("faults", FaultStateSchema);
 
 /**
  * Whether the operator allows `tenant`'s runs to inject faults. OUTPOST_FAULT_INJECTION: unset, empty or "off" for

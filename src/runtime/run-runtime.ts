@@ -79,6 +79,7 @@ export interface RunRuntimeDeps extends TaskStorage, ModelCallSettings {
 export class RunRuntime implements AgentRuntime {
   readonly signal: AbortSignal;
   readonly state: AgentRuntime["state"];
+  readonly taskState: AgentRuntime["taskState"];
 
   private readonly deps: RunRuntimeDeps;
   private readonly models: ModelCalls;
@@ -86,7 +87,8 @@ export class RunRuntime implements AgentRuntime {
   constructor(deps: RunRuntimeDeps) {
     this.deps = deps;
     this.signal = deps.signal;
-    this.state = deps.state;
+    this.state = deps.state.agent;
+    this.taskState = deps.state;
     this.models = new ModelCalls({ ...deps, emit: this.emit.bind(this), usage: () => this.usage() });
   }
 

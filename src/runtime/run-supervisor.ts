@@ -277,7 +277,7 @@ export class RunSupervisor {
   }
 
   private awaitingSubagents(): boolean {
-    return this.deps.state.get<boolean>(AWAITING_SUBAGENTS_KEY) === true;
+    return this.deps.state.get(AWAITING_SUBAGENTS_KEY) === true;
   }
 
   /** The approval_deadline timer (src/approvals/deadline.ts): the call is rejected, or the run fails. */

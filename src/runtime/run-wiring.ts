@@ -1,6 +1,7 @@
 // What the supervisor is given (SupervisorDeps), and what each run of the task is given from it (RunnerDeps): the
 // task's storage, the deployment's environment with the task's faults wrapped around its provider, the agent, what
 // the run is (a task's shape or a session's turn), its durable runtime, and its sub-agents.
+import { z } from "zod";
 import type { Agent } from "../agents/agent.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
 import { PENDING_INPUT_KEY } from "../approvals/requests.ts";
@@ -8,6 +9,7 @@ import type { SubagentHost } from "../contracts/subagents.ts";
 import type { UsageRollup } from "../contracts/usage.ts";
 import type { ErrorInfo } from "../errors.ts";
 import type { FaultInjector } from "../faults/fault-injector.ts";
+import { stateKey } from "../lib/state-key.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
 import type { RunEnvironment } from "./run-environment.ts";
 import { RunRuntime, type TaskStorage } from "./run-runtime.ts";
@@ -19,7 +21,7 @@ import { taskShape } from "./task-shape.ts";
 export const MODEL_MAX_RETRIES = 2;
 
 /** Set while the run has stopped until a sub-agent ends: no heartbeat resumes it meanwhile, only the child's report. */
-export const AWAITING_SUBAGENTS_KEY = "awaiting_subagents";
+export const AWAITING_SUBAGENTS_KEY = stateKey("awaiting_subagents", z.boolean());
 
 export interface SupervisorDeps extends TaskStorage {
   /** What runs take from the deployment (src/runtime/run-environment.ts), built once per object. */

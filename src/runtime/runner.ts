@@ -7,9 +7,9 @@ import type { AgentContext } from "../agents/context.ts";
 import { runtimeAgent } from "../agents/file-agents.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
 import { type AgentResult, failureResult } from "../agents/result.ts";
+import type { PendingInput } from "../approvals/requests.ts";
 import { recordWait } from "../approvals/wait.ts";
 import type { PriceTable } from "../config/prices.ts";
-import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import type { ExecutionResult } from "../contracts/execution-result.ts";
 import type { RunLimits } from "../contracts/runtime.ts";
 import type { SubagentHost } from "../contracts/subagents.ts";
@@ -34,7 +34,7 @@ import type { RunRuntime } from "./run-runtime.ts";
  * the Worker's agent of that name if the tenant may still see it (AgentNotFoundError otherwise).
  */
 export function taskAgent(task: TaskRecord, state: Pick<TaskState, "get">, registry: AgentRegistry): Agent {
-  const record = state.get<RuntimeAgentRecord>(RUNTIME_AGENT_STATE_KEY);
+  const record = state.get(RUNTIME_AGENT_STATE_KEY);
   return record ? runtimeAgent(record) : registry.createFor(task.assigned_agent, task.tenant);
 }
 
@@ -51,7 +51,7 @@ export interface RunnerDeps {
   /** Built inside the run so a provider that is not configured fails the run with a clear error, not the object. */
   runtime: (prices: PriceTable, limits: RunLimits, provider: ModelProvider) => RunRuntime;
   /** Stores what the run waits for (PendingInput), inside the transaction that moves it to input_required. */
-  pendingInput: (pending: Record<string, unknown>) => void;
+  pendingInput: (pending: PendingInput) => void;
   /** What this run is: null when there is nothing to run (a session between turns). */
   shape: (task: TaskRecord) => Promise<RunShape | null>;
   /** The task's sub-agents (the Task tool), and how the run stops until one ends; absent where a run cannot delegate. */

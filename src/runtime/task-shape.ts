@@ -4,7 +4,7 @@
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { emptyUsage, type UsageRollup } from "../contracts/usage.ts";
 import type { EventLog } from "../events/event-log.ts";
-import { FORK_STATE_KEY, INVOCATION_STATE_KEY, type InvocationState, type TaskState } from "../tasks/task-state.ts";
+import { FORK_STATE_KEY, INVOCATION_STATE_KEY, type TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord, TaskStore } from "../tasks/task-store.ts";
 import type { MessageLog } from "./conversation.ts";
 import { executionResult, runOutcome } from "./execution-result.ts";
@@ -24,7 +24,7 @@ export interface TaskShapeDeps {
 export function taskShape(deps: TaskShapeDeps, task: TaskRecord): RunShape {
   const { store, events, transaction, usageRollup, state, conversation } = deps;
   const writes = { store, events, transaction, ...(usageRollup ? { usageRollup } : {}) };
-  const invocation = state.get<InvocationState>(INVOCATION_STATE_KEY);
+  const invocation = state.get(INVOCATION_STATE_KEY);
   if (invocation) {
     const first = invocation.context_messages;
     const messages = conversation.contextMessages().slice(0, first + 1);
@@ -38,7 +38,7 @@ export function taskShape(deps: TaskShapeDeps, task: TaskRecord): RunShape {
       ),
     );
   }
-  const origin = state.get<{ turn: number; message_count: number }>(FORK_STATE_KEY);
+  const origin = state.get(FORK_STATE_KEY);
   // The fork point only: a resumed fork replays its own steps on top of it, as any run does.
   const startFrom = origin
     ? {

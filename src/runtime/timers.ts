@@ -2,7 +2,7 @@
 // with one handler: the kinds, the order in which due ones run when the alarm comes, and how an object from before the
 // ledger, which kept one alarm whose duty followed from its status, has that duty read into it.
 import { approvalDueAt } from "../approvals/deadline.ts";
-import type { DecisionState } from "../approvals/requests.ts";
+import type { TypedState } from "../lib/state-key.ts";
 import type { TimerLedger } from "../storage/timer-ledger.ts";
 import { isTerminal } from "../tasks/task.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
@@ -64,7 +64,7 @@ export function syncOutboxDuty(timers: TaskTimers, duty: OutboxDuty, now = Date.
 export function adoptLegacyAlarm(
   timers: TaskTimers,
   task: TaskRecord,
-  state: Pick<DecisionState, "get">,
+  state: Pick<TypedState, "get">,
   awaitingSubagents: boolean,
 ): void {
   const now = Date.now();

@@ -2,7 +2,6 @@
 // usage), the history as plain {role, content} text (seed 004 section 3b), its turns with their ExecutionResults, and
 // what a waiting turn asks for. Everything text in it that the runtime did not write is redacted.
 import { pendingRequest } from "../approvals/requests.ts";
-import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import type { Redactor } from "../events/redaction.ts";
 import type { StoredMessage } from "../runtime/conversation.ts";
 import { RUNTIME_AGENT_STATE_KEY, type TaskState } from "../tasks/task-state.ts";
@@ -25,7 +24,7 @@ export function sessionView(session: TaskRecord, from: SessionViewSources): Sess
   return {
     id: session.id,
     agent: session.assigned_agent,
-    agent_version: from.state.get<RuntimeAgentRecord>(RUNTIME_AGENT_STATE_KEY)?.version ?? null,
+    agent_version: from.state.get(RUNTIME_AGENT_STATE_KEY)?.version ?? null,
     status: from.status,
     busy: session.busy ?? "reject",
     metadata: session.metadata,

@@ -2,21 +2,22 @@
 // tool_use id before its child task is started in its own Durable Object (the child's id is derived from the parent's
 // and the call's, so starting it again finds the same child). The parent records each child's outcome once, as the
 // child reports it (src/subagents/parent-report.ts), and the report wakes its run (src/runtime/run-supervisor.ts).
+import { z } from "zod";
 import type { Agent } from "../agents/agent.ts";
 import { runtimeAgent } from "../agents/file-agents.ts";
 import type { AgentRegistry } from "../agents/registry.ts";
 import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import type {
   SubagentHost,
-  SubagentOrigin,
   SubagentRecord,
   SubagentReport,
   SubagentRequest,
   SubagentWaitReport,
 } from "../contracts/subagents.ts";
-import { type UsageRollup, usageRollup } from "../contracts/usage.ts";
+import { SubtreeUsageSchema, type UsageRollup, usageRollup } from "../contracts/usage.ts";
 import type { Env } from "../env.ts";
 import type { EventLog } from "../events/event-log.ts";
+import { type StateKey, stateKey } from "../lib/state-key.ts";
 import { isTerminal, type TaskInit } from "../tasks/task.ts";
 import { derivedTaskId, taskStubFor } from "../tasks/task-ids.ts";
 import { taskInit } from "../tasks/task-init.ts";
@@ -24,16 +25,50 @@ import { SUBAGENT_ORIGIN_KEY, type TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
 import { addSpend, type Budgets, type ChildBudget, childBudget, held, NO_SPEND, type Spend } from "./tree-budget.ts";
 
-const RECORDS_KEY = "subagents";
+type Stored = SubagentRecord & { started: boolean };
+
+/** A delegation as the parent keeps it (SubagentRecord, src/contracts/subagents.ts), and whether its child started. */
+export const StoredDelegationSchema = z.lazy(() =>
+  z.object({
+    tool_use_id: z.string(),
+    agent: z.string(),
+    description: z.string(),
+    prompt: z.string(),
+    child_task_id: z.string().nullable(),
+    // Delegations recorded before a tenant's own agents could be sub-agents have none (agentOf reads it `?? null`).
+    agent_version: z.number().int().nullable().default(null),
+    depth: z.number().int(),
+    created_at: z.string(),
+    outcome: z
+      .object({ status: z.enum(["completed", "failed", "canceled"]), summary: z.string(), is_error: z.boolean() })
+      .nullable(),
+    usage: SubtreeUsageSchema.exactOptional(),
+    budget: z
+      .object({ max_budget_usd: z.number().exactOptional(), max_tokens: z.number().exactOptional() })
+      .exactOptional(),
+    waiting: z
+      .custom<NonNullable<SubagentWaitReport["pending"]>>(
+        (w) => typeof w === "object" && w !== null && "request_id" in w && typeof w.request_id === "string",
+        "must be the child's request (request_id, kind, tool_name, question)",
+      )
+      .nullable()
+      .exactOptional(),
+    started: z.boolean(),
+  }),
+) satisfies z.ZodType<Stored, unknown>;
+
+/** In a parent: every delegation, by its Task call's tool_use id. */
+const RECORDS_KEY: StateKey<Record<string, Stored>> = stateKey(
+  "subagents",
+  z.lazy(() => z.record(z.string(), StoredDelegationSchema)),
+);
 /** In a parent: each child request it has shown, by request id → the child task that holds it. */
-const REQUESTS_KEY = "subagent_requests";
+const REQUESTS_KEY = stateKey("subagent_requests", z.record(z.string(), z.string()));
 
 /** How deep a tree of delegations may grow: a root task's children are at depth 1. */
 export const MAX_SUBAGENT_DEPTH = 3;
 /** How many delegations one task may make in all. */
 export const MAX_SUBAGENTS_PER_TASK = 50;
-
-type Stored = SubagentRecord & { started: boolean };
 
 export interface SubagentDeps {
   env: Pick<Env, "TASKS" | "OUTPOST_DEFAULT_MODEL" | "OUTPOST_RETENTION">;
@@ -84,7 +119,7 @@ export class TaskSubagents implements SubagentHost {
       return;
     }
     const task = this.deps.task();
-    const depth = (this.deps.state.get<SubagentOrigin>(SUBAGENT_ORIGIN_KEY)?.depth ?? 0) + 1;
+    const depth = (this.deps.state.get(SUBAGENT_ORIGIN_KEY)?.depth ?? 0) + 1;
     // The tenant's own agent of that name shadows the Worker's, as for a task the tenant starts; the version is
     // recorded with the delegation, so a replay starts the child on the same one.
     const own = this.allowed(request.agent) ? await this.deps.tenantAgent(request.agent, null) : null;
@@ -157,7 +192,7 @@ export class TaskSubagents implements SubagentHost {
       if (before) this.deps.events.append("subagent_input_answered", { ...base, request_id: before.request_id });
       const pending = report.pending;
       if (pending) {
-        const requests = this.deps.state.get<Record<string, string>>(REQUESTS_KEY) ?? {};
+        const requests = this.deps.state.get(REQUESTS_KEY) ?? {};
         this.deps.state.put(REQUESTS_KEY, { ...requests, [pending.request_id]: report.child_task_id });
         this.deps.events.append("subagent_input_requested", {
           ...base,
@@ -181,7 +216,7 @@ export class TaskSubagents implements SubagentHost {
 
   /** The child task a request the parent showed belongs to (a decision sent to the parent is its), if any. */
   childFor(requestId: string): string | undefined {
-    return this.deps.state.get<Record<string, string>>(REQUESTS_KEY)?.[requestId];
+    return this.deps.state.get(REQUESTS_KEY)?.[requestId];
   }
 
   /** Records a child's reported end once; false when there is nothing to record (unknown, or already recorded). */
@@ -318,6 +353,6 @@ export class TaskSubagents implements SubagentHost {
   }
 
   private records(): Record<string, Stored> {
-    return this.deps.state.get<Record<string, Stored>>(RECORDS_KEY) ?? {};
+    return this.deps.state.get(RECORDS_KEY) ?? {};
   }
 }

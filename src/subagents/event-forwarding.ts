@@ -7,17 +7,19 @@
 // A task that is nobody's sub-agent pays nothing: its forwarder answers from the task row it already holds in memory.
 // A parent that has ended takes no more of its children's events (a canceled parent's children winding down): its
 // terminal event stays the last of its stream, and a child's own stream has them all.
+import { z } from "zod";
 import type { SubagentOrigin, SubagentRecord } from "../contracts/subagents.ts";
 import type { Env } from "../env.ts";
 import type { EventLog } from "../events/event-log.ts";
 import type { ForwardedBatch } from "../events/event-tree.ts";
+import { stateKey } from "../lib/state-key.ts";
 import { isTerminal } from "../tasks/task.ts";
 import { taskStubFor } from "../tasks/task-ids.ts";
 import { SUBAGENT_ORIGIN_KEY, type TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
 
 /** How far this task's log has been stored by its parent (the last number it acknowledged). */
-const FORWARDED_KEY = "events_forwarded_through";
+export const FORWARDED_KEY = stateKey("events_forwarded_through", z.number().int().nonnegative());
 /** Events per push: enough that a burst of stream deltas goes in a few calls. */
 const BATCH_EVENTS = 200;
 /** Bytes of payload per push, well inside an RPC message (a single event can be up to a row's 2 MB). */
@@ -134,7 +136,7 @@ export class EventForwarder {
   }
 
   private forwardedThrough(): number {
-    this.through ??= this.deps.state.get<number>(FORWARDED_KEY) ?? 0;
+    this.through ??= this.deps.state.get(FORWARDED_KEY) ?? 0;
     return this.through;
   }
 
@@ -143,7 +145,7 @@ export class EventForwarder {
     const task = this.deps.task();
     // Every sub-agent's task row names its parent; a task with none (nearly all) is answered from memory.
     if (!task || task.parent_task_id === null) return null;
-    this.origin = this.deps.state.get<SubagentOrigin>(SUBAGENT_ORIGIN_KEY) ?? null;
+    this.origin = this.deps.state.get(SUBAGENT_ORIGIN_KEY) ?? null;
     return this.origin;
   }
 }

@@ -1,18 +1,21 @@
 // A child task's side of a delegation (seed 003 SubAgentSession): its wait for a person and its end, each reported
 // to its parent from the alarm until the parent acknowledges it. The parent records each child's outcome once
 // (src/subagents/delegations.ts), and the report wakes its run (src/runtime/run-supervisor.ts, subagentEnded).
-import type { SubagentOrigin, SubagentOutcome, SubagentWaitReport } from "../contracts/subagents.ts";
+import { z } from "zod";
+import type { SubagentOutcome, SubagentWaitReport } from "../contracts/subagents.ts";
 import { type SubtreeUsage, type UsageRollup, usageRollup } from "../contracts/usage.ts";
 import type { Env } from "../env.ts";
 import { ReportBackoff } from "../lib/report-backoff.ts";
+import { stateKey } from "../lib/state-key.ts";
 import { isTerminal } from "../tasks/task.ts";
 import { taskStubFor } from "../tasks/task-ids.ts";
 import { SUBAGENT_ORIGIN_KEY, type TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
 
-const REPORTED_KEY = "subagent_reported";
+/** Set once the parent has acknowledged the report of this task's end. */
+const REPORTED_KEY = stateKey("subagent_reported", z.boolean());
 /** The request id whose wait the parent last acknowledged ("" for none). */
-const WAIT_REPORTED_KEY = "subagent_wait_reported";
+const WAIT_REPORTED_KEY = stateKey("subagent_wait_reported", z.string());
 
 export interface ParentReportDeps {
   env: Pick<Env, "TASKS">;
@@ -41,9 +44,9 @@ export class ParentReporter {
 
   nextDueAt(): number | null {
     const task = this.deps.task();
-    if (!task || !this.deps.state.get<SubagentOrigin>(SUBAGENT_ORIGIN_KEY)) return null;
+    if (!task || !this.deps.state.get(SUBAGENT_ORIGIN_KEY)) return null;
     if (!isTerminal(task.status) && !this.waitChanged()) return null;
-    if (isTerminal(task.status) && this.deps.state.get<boolean>(REPORTED_KEY)) return null;
+    if (isTerminal(task.status) && this.deps.state.get(REPORTED_KEY)) return null;
     // An end goes after the child's events (the forwarder's own schedule sends them), so the parent's stream has them
     // all before its subagent_finished. A wait is not held back: the parent shows it as soon as it can.
     if (isTerminal(task.status) && !this.deps.forwarded()) return null;
@@ -53,13 +56,13 @@ export class ParentReporter {
   /** The request the task waits for is not the one its parent last acknowledged (none counts as ""). */
   private waitChanged(): boolean {
     const now = this.deps.pending()?.request_id ?? "";
-    return now !== (this.deps.state.get<string>(WAIT_REPORTED_KEY) ?? "");
+    return now !== (this.deps.state.get(WAIT_REPORTED_KEY) ?? "");
   }
 
   async deliverDue(): Promise<void> {
     const due = this.nextDueAt();
     const task = this.deps.task();
-    const origin = this.deps.state.get<SubagentOrigin>(SUBAGENT_ORIGIN_KEY);
+    const origin = this.deps.state.get(SUBAGENT_ORIGIN_KEY);
     if (due === null || due > Date.now() || !task || !origin) return;
     const parent = taskStubFor(this.deps.env, task.tenant, origin.parent_task_id);
     const ended = isTerminal(task.status);

@@ -3,7 +3,7 @@
 // due, and building it reads the task's view; what it shows changes only with the task's row or a new event, so the
 // last one is kept until then.
 import type { EventLog } from "../events/event-log.ts";
-import { type TaskState, WORKFLOW_STATE_KEY, type WorkflowTaskState } from "../tasks/task-state.ts";
+import { type TaskState, WORKFLOW_STATE_KEY } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
 import type { DirectoryEntry } from "../tenants/directory.ts";
 
@@ -41,7 +41,7 @@ export class DirectoryEntries {
       id: record.id,
       kind: record.kind,
       agent: record.assigned_agent,
-      workflow: this.deps.state.get<WorkflowTaskState>(WORKFLOW_STATE_KEY)?.name ?? null,
+      workflow: this.deps.state.get(WORKFLOW_STATE_KEY)?.name ?? null,
       status: this.deps.status(record),
       parent_task_id: record.parent_task_id,
       tags: record.tags,

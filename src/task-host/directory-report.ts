@@ -8,20 +8,20 @@
 // (an A2A context's) is reported as it is created. A failed report is tried again with a backoff; what was reported
 // last is stored, so an evicted object reports what it has not yet.
 
+import { z } from "zod";
+import { stateKey } from "../lib/state-key.ts";
 import type { TaskState } from "../tasks/task-state.ts";
 import type { DirectoryEntry, DirectoryReport } from "../tenants/directory.ts";
 
 /** The most the directory lags a task's status by (when the tenant's object answers). */
 export const REPORT_INTERVAL_MS = 1_000;
 const MAX_RETRY_MS = 5 * 60_000;
-const REPORTED_KEY = "directory_reported";
 
-interface Reported {
-  /** What the last report said that a listing filters on. */
-  fingerprint: string;
-  /** When it was sent (ms since the epoch). */
-  at: number;
-}
+/** What the last report said that a listing filters on, and when it was sent (ms since the epoch). */
+const REPORTED_KEY = stateKey(
+  "directory_reported",
+  z.lazy(() => z.object({ fingerprint: z.string(), at: z.number() })),
+);
 
 export interface DirectoryReportDeps {
   state: Pick<TaskState, "get" | "put">;
@@ -46,7 +46,7 @@ export class DirectoryReporter {
   nextDueAt(): number | null {
     const entry = this.deps.entry();
     if (!entry) return null;
-    const reported = this.deps.state.get<Reported>(REPORTED_KEY);
+    const reported = this.deps.state.get(REPORTED_KEY);
     if (reported?.fingerprint === fingerprint(entry)) return null;
     const ended = entry.ended_at === null ? Number.NaN : Date.parse(entry.ended_at);
     // The first report waits out the interval from the creation as later ones do from the last report: a run that
@@ -86,7 +86,7 @@ export class DirectoryReporter {
     }
     this.failures = 0;
     this.retryAt = 0;
-    this.deps.state.put(REPORTED_KEY, { fingerprint: fingerprint(entry), at: Date.now() } satisfies Reported);
+    this.deps.state.put(REPORTED_KEY, { fingerprint: fingerprint(entry), at: Date.now() });
   }
 }
 

@@ -1,14 +1,17 @@
 // In a task that runs a case of an evaluation (its trigger {kind: "evaluation"}): the report of its end, with its
 // ExecutionResult, to the evaluation's object, sent from the task's alarm until the evaluation takes it, as a child
 // task reports its end to its parent (subagents.ts ParentReporter): the evaluation never polls its runs.
+import { z } from "zod";
 import type { Env } from "../env.ts";
 import { evaluationStubFor, type RunReport } from "../evaluation-runs/evaluation.ts";
 import { ReportBackoff } from "../lib/report-backoff.ts";
+import { stateKey } from "../lib/state-key.ts";
 import { isTerminal } from "../tasks/task.ts";
 import type { TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
 
-const REPORTED_KEY = "evaluation_reported";
+/** Set once the evaluation has taken the report of this task's end. */
+export const EVALUATION_REPORTED_KEY = stateKey("evaluation_reported", z.boolean());
 
 export interface EvaluationReportDeps {
   env: Pick<Env, "EVALUATIONS">;
@@ -30,7 +33,7 @@ export class EvaluationReporter {
   nextDueAt(): number | null {
     const task = this.deps.task();
     if (task?.trigger && "kind" in task.trigger && task.trigger.kind === "evaluation" && isTerminal(task.status)) {
-      return this.deps.state.get<boolean>(REPORTED_KEY) ? null : this.backoff.dueAt();
+      return this.deps.state.get(EVALUATION_REPORTED_KEY) ? null : this.backoff.dueAt();
     }
     return null;
   }
@@ -50,6 +53,6 @@ export class EvaluationReporter {
       return;
     }
     this.backoff.succeeded();
-    this.deps.state.put(REPORTED_KEY, true);
+    this.deps.state.put(EVALUATION_REPORTED_KEY, true);
   }
 }

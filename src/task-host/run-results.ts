@@ -10,7 +10,7 @@ import { FAULT_STATE_KEY, type FaultInjected } from "../faults/faults.ts";
 import type { MessageLog } from "../runtime/conversation.ts";
 import { executionResult, type TurnOutcome } from "../runtime/execution-result.ts";
 import { isTerminal } from "../tasks/task.ts";
-import { INVOCATION_STATE_KEY, type InvocationState, type TaskState } from "../tasks/task-state.ts";
+import { INVOCATION_STATE_KEY, type TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
 
 /**
@@ -23,7 +23,7 @@ export function taskExecutionResult(
   deps: { state: Pick<TaskState, "get">; conversation: Pick<MessageLog, "from">; redactor: Pick<Redactor, "value"> },
 ): ExecutionResult | null {
   if (!task || !isTerminal(task.status)) return null;
-  const invocation = deps.state.get<InvocationState>(INVOCATION_STATE_KEY);
+  const invocation = deps.state.get(INVOCATION_STATE_KEY);
   const outcome: TurnOutcome =
     task.status === "completed"
       ? { ok: true, response: task.result ?? "" }

@@ -34,13 +34,7 @@ import { createTask } from "../tasks/creation.ts";
 import type { Tombstone } from "../tasks/expiry.ts";
 import { toolCallLedger } from "../tasks/fork.ts";
 import type { RecordKind, StartOutcome, TaskInit, TaskView } from "../tasks/task.ts";
-import {
-  REPLAY_STATE_KEY,
-  type ReplayState,
-  type TaskState,
-  WORKFLOW_STATE_KEY,
-  type WorkflowTaskState,
-} from "../tasks/task-state.ts";
+import { REPLAY_STATE_KEY, type TaskState, WORKFLOW_STATE_KEY } from "../tasks/task-state.ts";
 import type { TaskRecord, TaskStore } from "../tasks/task-store.ts";
 import { taskView } from "../tasks/task-view.ts";
 import { RunTelemetry } from "../telemetry/run-telemetry.ts";
@@ -235,7 +229,7 @@ export class TaskHost {
 
   /** A run's model provider: a replay's answers with the recorded task's responses (src/tasks/replay.ts). */
   private provider(llm: LlmConfig | null, transport?: Fetch): Promise<ModelProvider> {
-    const replay = this.state.get<ReplayState>(REPLAY_STATE_KEY);
+    const replay = this.state.get(REPLAY_STATE_KEY);
     if (!replay) return this.environment.provider(llm, transport);
     const name = llm?.provider ?? "anthropic";
     return Promise.resolve(new ReplayProvider({ name, recordedTask: replay.task_id, responses: replay.responses }));
@@ -280,7 +274,7 @@ export class TaskHost {
   }
 
   private workflowAgent(task: TaskRecord): Agent | null {
-    const workflow = this.state.get<WorkflowTaskState>(WORKFLOW_STATE_KEY);
+    const workflow = this.state.get(WORKFLOW_STATE_KEY);
     return workflow ? workflowAgent(workflow.name, task.tenant, workflow.from) : null;
   }
 

@@ -4,7 +4,7 @@
 // files, a fork's inherited conversation and settled tool calls, and its first event commit together, or not at all.
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { EventLog } from "../events/event-log.ts";
-import { FAULT_STATE_KEY, type FaultState } from "../faults/faults.ts";
+import { FAULT_STATE_KEY } from "../faults/faults.ts";
 import { WorkspaceFullError } from "../workspace/workspace.ts";
 import type { StartOutcome, TaskInit, TaskView } from "./task.ts";
 import {
@@ -12,7 +12,6 @@ import {
   type ForkState,
   IDEMPOTENCY_KEY,
   INVOCATION_STATE_KEY,
-  type InvocationState,
   REPLAY_STATE_KEY,
   RUNTIME_AGENT_STATE_KEY,
   SUBAGENT_ORIGIN_KEY,
@@ -47,7 +46,7 @@ export interface CreationDeps<Stored, View> {
  * the object is reset before that, the heartbeat does. A session (init.session) is created the same way, but ready:
  * it has no run and no alarm until its first message (src/sessions/).
  */
-export async function createTask<Stored, View = TaskView>(
+export async function createTask<Stored, View extends object = TaskView>(
   deps: CreationDeps<Stored, View>,
   init: TaskInit,
 ): Promise<StartOutcome<View>> {
@@ -56,9 +55,10 @@ export async function createTask<Stored, View = TaskView>(
   const files = Object.entries(init.files ?? {});
   const existing = deps.store.get();
   if (existing) {
-    const original = deps.state.get<{ fingerprint: string; response: View }>(IDEMPOTENCY_KEY);
+    const original = deps.state.get(IDEMPOTENCY_KEY);
     if (init.fingerprint !== undefined && original?.fingerprint !== init.fingerprint) return { outcome: "mismatch" };
-    return { outcome: "replayed", task: original?.response ?? deps.view(existing) };
+    // The view this object answered the creation with: a task's, or a session's (the View of the same object).
+    return { outcome: "replayed", task: (original?.response as View | undefined) ?? deps.view(existing) };
   }
   // Inherited results over the row limit go to R2 first (under this task's id), so the transaction stays synchronous.
   const fork = init.fork;
@@ -85,13 +85,13 @@ export async function createTask<Stored, View = TaskView>(
       if (init.subagent) deps.state.put(SUBAGENT_ORIGIN_KEY, init.subagent);
       if (init.workflow) deps.state.put(WORKFLOW_STATE_KEY, init.workflow);
       if (init.replay) deps.state.put(REPLAY_STATE_KEY, init.replay);
-      if (init.faults) deps.state.put(FAULT_STATE_KEY, { faults: init.faults, fired: {} } satisfies FaultState);
+      if (init.faults) deps.state.put(FAULT_STATE_KEY, { faults: init.faults, fired: {} });
       deps.workspace.seed(files);
       if (init.context) {
         // The context, then the input as the next user message: the run continues from there.
         const messages: MessageParam[] = [...init.context, { role: "user", content: init.input }];
         for (const [index, message] of messages.entries()) deps.conversation.record(index, message);
-        deps.state.put(INVOCATION_STATE_KEY, { context_messages: init.context.length } satisfies InvocationState);
+        deps.state.put(INVOCATION_STATE_KEY, { context_messages: init.context.length });
       }
       if (init.fork) {
         for (const [index, message] of init.fork.messages.entries()) deps.conversation.record(index, message);

@@ -11,7 +11,7 @@ import type { Json, JsonObject } from "../lib/json.ts";
 import type { RecordStatus, TaskView, ToolCallLedger } from "./task.ts";
 import { type NewTask, type TaskAgent, taskModel } from "./task-init.ts";
 import { requirePricedBudget, stricterRedaction } from "./task-limits.ts";
-import { FORK_STATE_KEY, type ForkState, type TaskState } from "./task-state.ts";
+import { FORK_STATE_KEY, type TaskState } from "./task-state.ts";
 
 /** What the rules read of a checkpoint (src/runtime/checkpoints.ts's Checkpoint, as forkPoint() returns it). */
 export interface ForkPoint {
@@ -167,7 +167,7 @@ export async function toolCallLedger(
     if (committed) settled[id] = { content: committed.content, is_error: committed.is_error };
   }
   const running = task.status === "pending" || task.status === "running";
-  const inherited = sources.state.get<ForkState>(FORK_STATE_KEY)?.uncertain ?? {};
+  const inherited = sources.state.get(FORK_STATE_KEY)?.uncertain ?? {};
   const ledger: ToolCallLedger = { settled, in_flight: [], uncertain: {} };
   for (const id of toolUseIds) {
     if (id in settled) continue;

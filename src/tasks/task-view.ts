@@ -1,10 +1,9 @@
 // The task as its object returns it (TaskView): the stored record without what stays inside the object (its trace
 // ids, tenant, bundle and retention flags), with what it waits for and the number of its newest event.
 import { pendingRequest } from "../approvals/requests.ts";
-import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import type { Redactor } from "../events/redaction.ts";
 import type { TaskStatus, TaskView } from "./task.ts";
-import { RUNTIME_AGENT_STATE_KEY, type TaskState, WORKFLOW_STATE_KEY, type WorkflowTaskState } from "./task-state.ts";
+import { RUNTIME_AGENT_STATE_KEY, type TaskState, WORKFLOW_STATE_KEY } from "./task-state.ts";
 import type { TaskRecord } from "./task-store.ts";
 
 export function taskView(
@@ -45,8 +44,8 @@ export function taskView(
   // Only a task's row is shown as a task, and a task's row never holds a session's statuses (ready, closed).
   return {
     ...rest,
-    agent_version: from.state.get<RuntimeAgentRecord>(RUNTIME_AGENT_STATE_KEY)?.version ?? null,
-    workflow: from.state.get<WorkflowTaskState>(WORKFLOW_STATE_KEY)?.name ?? null,
+    agent_version: from.state.get(RUNTIME_AGENT_STATE_KEY)?.version ?? null,
+    workflow: from.state.get(WORKFLOW_STATE_KEY)?.name ?? null,
     status: shown,
     pending_input: pending,
     last_event_seq: from.lastEventSeq,

@@ -6,22 +6,24 @@
 // events to its log before they reported their end, so a child exports nothing itself. A failed export is logged,
 // redacted, and not tried again: a run is never failed by its telemetry. Telemetry off (no endpoint) costs nothing:
 // the object builds no exporter at all.
+import { z } from "zod";
 import type { EventRecord } from "../events/event-record.ts";
 import type { Redactor } from "../events/redaction.ts";
+import { stateKey, type TypedState } from "../lib/state-key.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
 import { type GenAiSpan, genAiSpans } from "./genai-spans.ts";
 import { exportSpans, type OtelConfig } from "./otlp-export.ts";
 
 /** Set in a task's state once its spans were sent (or the attempt failed): a retried bundle upload sends none. */
-export const TELEMETRY_EXPORTED_KEY = "telemetry_exported";
+export const TELEMETRY_EXPORTED_KEY = stateKey("telemetry_exported", z.boolean());
 /** In a session's state: the turns whose spans were sent (or whose attempt failed). */
-export const TELEMETRY_EXPORTED_TURNS_KEY = "telemetry_exported_turns";
+export const TELEMETRY_EXPORTED_TURNS_KEY = stateKey("telemetry_exported_turns", z.array(z.string()));
 
 export interface RunTelemetryDeps {
   /** The exporter's configuration (null: off); throws ConfigError for a bad one (logged, nothing sent). */
   config: () => OtelConfig | null;
   events: { all(): Iterable<EventRecord>; forwarded(): Iterable<EventRecord> };
-  state: { get<T>(key: string): T | undefined; put(key: string, value: unknown): void };
+  state: Pick<TypedState, "get" | "put">;
   redactor: Pick<Redactor, "text">;
   /** Keeps the object at work until a background export is done (the object's ctx.waitUntil). */
   waitUntil: (promise: Promise<unknown>) => void;
@@ -42,7 +44,7 @@ export class RunTelemetry {
       await this.exportTurns(record);
       return;
     }
-    if (state.get<boolean>(TELEMETRY_EXPORTED_KEY) === true) return;
+    if (state.get(TELEMETRY_EXPORTED_KEY) === true) return;
     await this.send(record, () => true);
     // Recorded after the attempt, so that a retried bundle upload sends nothing: an eviction before this line sends
     // the same spans again, with the same ids, rather than none.
@@ -57,7 +59,7 @@ export class RunTelemetry {
   /** Exports the spans of the session's ended turns not exported yet. */
   private async exportTurns(session: TaskRecord): Promise<void> {
     const { state, events } = this.deps;
-    const done = new Set(state.get<string[]>(TELEMETRY_EXPORTED_TURNS_KEY) ?? []);
+    const done = new Set(state.get(TELEMETRY_EXPORTED_TURNS_KEY) ?? []);
     const ended: string[] = [];
     for (const event of events.all()) {
       const turnId = event.event_type === "turn_finished" ? event.payload.turn_id : undefined;

@@ -1,6 +1,7 @@
 // TodoWrite (seed 000 built-in): the agent keeps a structured task list for the run. The list lives in the task's
 // Durable Object state, so it survives evictions, and every change is an event a watcher can render.
 import { z } from "zod";
+import { stateKey } from "../lib/state-key.ts";
 import { defineTool } from "./define-tool.ts";
 import { type BuiltinTool, toolError } from "./tool.ts";
 
@@ -14,7 +15,8 @@ const InputSchema = z.strictObject({
 });
 export type Todo = z.infer<typeof TodoSchema>;
 
-export const TODO_STATE_KEY = "todo_list";
+/** The run's task list, as TodoWrite last saved it. */
+export const TODO_STATE_KEY = stateKey("todo_list", z.array(TodoSchema));
 
 export const todoWrite: BuiltinTool = defineTool({
   name: "TodoWrite",
@@ -30,7 +32,7 @@ export const todoWrite: BuiltinTool = defineTool({
         `${inProgress} items are in_progress; keep exactly one in_progress at a time and resend the list.`,
       );
     }
-    runtime.state.put(TODO_STATE_KEY, todos);
+    runtime.taskState.put(TODO_STATE_KEY, todos);
     const completed = todos.filter((t) => t.status === "completed").length;
     runtime.emit("todo_list_updated", { todos, completed, total: todos.length });
     return { content: `Task list saved: ${todos.length} items, ${completed} completed.`, is_error: false };

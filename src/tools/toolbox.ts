@@ -22,7 +22,7 @@ import { lazyModule } from "../lib/lazy-module.ts";
 import { mcpIdempotencyKey } from "../mcp/idempotency.ts";
 import type { McpSession } from "../mcp/session.ts";
 import type { OutboundPolicy } from "../net/outbound.ts";
-import { FORK_STATE_KEY, type ForkState } from "../tasks/task-state.ts";
+import { FORK_STATE_KEY } from "../tasks/task-state.ts";
 import type { Workspace } from "../workspace/workspace.ts";
 import { WorkspaceFs } from "../workspace/workspace-fs.ts";
 import { resolveAllowedTools, type ToolDeclaration } from "./allowed-tools.ts";
@@ -204,7 +204,7 @@ export class Toolbox {
 
   /** What people added to the conversation when they answered this turn's calls (see src/approvals/gate.ts). */
   humanMessages(toolUseIds: readonly string[]): TextBlockParam[] {
-    return humanMessages(this.deps.runtime.state, toolUseIds);
+    return humanMessages(this.deps.runtime.taskState, toolUseIds);
   }
 
   private async answer(use: ToolUseBlock, turnIndex: number, info: StepInfo, position: number): Promise<ToolResult> {
@@ -256,7 +256,7 @@ export class Toolbox {
    * idempotency keys the call was first sent with.
    */
   private uncertainCalls(): Readonly<Record<string, string>> {
-    this.inherited ??= this.deps.runtime.state.get<ForkState>(FORK_STATE_KEY)?.uncertain ?? {};
+    this.inherited ??= this.deps.runtime.taskState.get(FORK_STATE_KEY)?.uncertain ?? {};
     return this.inherited;
   }
 

@@ -10,7 +10,7 @@
 import type { MessageParam, ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
 import type { AgentContext } from "../agents/context.ts";
 import { type AgentResult, successResult } from "../agents/result.ts";
-import { decisionKey, type HumanDecision, type PendingInput } from "../approvals/requests.ts";
+import { decisionKey, type PendingInput } from "../approvals/requests.ts";
 import type { AgentRuntime } from "../contracts/runtime.ts";
 import type { SubagentHost, SubagentOutcome } from "../contracts/subagents.ts";
 import { AwaitingInputError, AwaitingSubagentsError, WorkflowError, WorkflowRunError } from "../errors.ts";
@@ -222,7 +222,7 @@ class WorkflowRun {
   /** The wait before node `id`: the decision on its request, or the run stops as input_required until there is one. */
   private awaitPerson(id: string, spec: WorkflowNode): StateUpdate {
     const requestId = waitRequestId(id);
-    const decision = this.runtime.state.get<HumanDecision>(decisionKey(requestId));
+    const decision = this.runtime.taskState.get(decisionKey(requestId));
     if (!decision) {
       const prompt = spec.type === "human" ? (spec.prompt ?? null) : null;
       const pending: PendingInput = {

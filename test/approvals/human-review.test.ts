@@ -1,9 +1,11 @@
 // Human in the loop (seed 004 permission modes, seed 003 human feedback): a tool call that needs approval, or the
 // agent's own question, puts the task in input_required with the request stored and no alarm kept; a person's
 // POST /v1/tasks/:id/resume approves, rejects or modifies it, every decision on record with the key that made it.
+
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agents/agent.ts";
+import { PENDING_INPUT_KEY } from "../../src/approvals/requests.ts";
 import { ConfigError } from "../../src/errors.ts";
 import {
   CheckpointListSchema,
@@ -438,8 +440,9 @@ describe("questions, cancels, evictions and timeouts", () => {
     // Move the deadline into the past, then fire the alarm as the platform would.
     await editTaskState(task.id, (sql) => {
       sql.exec(
-        "UPDATE task_state SET value = json_set(value, '$.expires_at', ?) WHERE key = 'pending_input'",
+        "UPDATE task_state SET value = json_set(value, '$.expires_at', ?) WHERE key = ?",
         new Date(Date.now() - 1000).toISOString(),
+        PENDING_INPUT_KEY.name,
       );
     });
     expect(await fireTimers(task.id, ["approval_deadline"])).toBe(true);
@@ -466,8 +469,9 @@ describe("questions, cancels, evictions and timeouts", () => {
     expect(await settledAlarm(other.id, otherExpiresAt)).toBe(otherExpiresAt);
     await editTaskState(other.id, (sql) => {
       sql.exec(
-        "UPDATE task_state SET value = json_set(value, '$.expires_at', ?) WHERE key = 'pending_input'",
+        "UPDATE task_state SET value = json_set(value, '$.expires_at', ?) WHERE key = ?",
         new Date(Date.now() - 1000).toISOString(),
+        PENDING_INPUT_KEY.name,
       );
     });
     expect(await fireTimers(other.id, ["approval_deadline"])).toBe(true);

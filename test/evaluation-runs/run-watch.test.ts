@@ -11,6 +11,7 @@ import type { EvaluationObject } from "../../durable-objects/evaluation-object.t
 import { evaluationStubFor, failedRun } from "../../src/evaluation-runs/evaluation.ts";
 import { WAITED_FOR_PERSON } from "../../src/evaluation-runs/run-watch.ts";
 import { type EvaluationResource, EvaluationResourceSchema, TaskResourceSchema } from "../../src/http/responses.ts";
+import { EVALUATION_REPORTED_KEY } from "../../src/task-host/evaluation-report.ts";
 import { DEFAULT_TENANT } from "../../src/tenants/api-keys.ts";
 import {
   api,
@@ -157,7 +158,7 @@ describe("an evaluation whose run's report was lost", () => {
     const started = await startEvaluation(agent);
     const taskId = onlyRun(started).task_id;
     await editTaskState(taskId, (sql) => {
-      sql.exec("INSERT INTO task_state (key, value) VALUES ('evaluation_reported', 'true')");
+      sql.exec("INSERT INTO task_state (key, value) VALUES (?, 'true')", EVALUATION_REPORTED_KEY.name);
     });
     expect((await waitForTask(taskId)).status).toBe("completed");
     // The task has ended and will never report: the run is still running.
@@ -188,7 +189,7 @@ describe("an evaluation whose run's report was lost", () => {
     const faulted = started.runs.find((r) => !r.baseline);
     if (!faulted) throw new Error("expected a faulted run");
     await editTaskState(faulted.task_id, (sql) => {
-      sql.exec("INSERT INTO task_state (key, value) VALUES ('evaluation_reported', 'true')");
+      sql.exec("INSERT INTO task_state (key, value) VALUES (?, 'true')", EVALUATION_REPORTED_KEY.name);
     });
     expect((await waitForTask(faulted.task_id)).status).toBe("completed");
     expect((await view(started.id)).runs.find((r) => !r.baseline)?.status).toBe("running");
@@ -239,7 +240,7 @@ describe("an evaluation whose runs under way all end within one alarm", () => {
     // Their reports are lost, so that the one alarm below records all four (from their tasks) and grades them.
     for (const run of first) {
       await editTaskState(run.task_id, (sql) => {
-        sql.exec("INSERT INTO task_state (key, value) VALUES ('evaluation_reported', 'true')");
+        sql.exec("INSERT INTO task_state (key, value) VALUES (?, 'true')", EVALUATION_REPORTED_KEY.name);
       });
     }
     for (const run of first) expect((await waitForTask(run.task_id)).status).toBe("completed");

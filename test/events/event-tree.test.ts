@@ -6,6 +6,7 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { REDACTED } from "../../src/events/redaction.ts";
+import { FORWARDED_KEY } from "../../src/subagents/event-forwarding.ts";
 import {
   api,
   defineAgent,
@@ -196,7 +197,7 @@ describe("forwarding a sub-agent's events", () => {
     await abortAllDurableObjects();
     // As if the child had been reset after its parent stored a push and before it recorded that: it sends it all again.
     await editTaskState(childId, (sql) => {
-      sql.exec("UPDATE task_state SET value = '0' WHERE key = 'events_forwarded_through'");
+      sql.exec("UPDATE task_state SET value = '0' WHERE key = ?", FORWARDED_KEY.name);
     });
     expect(await fireTimers(childId, ["heartbeat", "forwarding"])).toBe(true);
 
@@ -234,7 +235,7 @@ describe("forwarding a sub-agent's events", () => {
     for (let i = 0; i < 50 && acknowledged < childLast; i++) {
       acknowledged = await runInDurableObject(stubFor(childId), (_instance, state) => {
         const row = state.storage.sql
-          .exec<{ value: string }>("SELECT value FROM task_state WHERE key = 'events_forwarded_through'")
+          .exec<{ value: string }>("SELECT value FROM task_state WHERE key = ?", FORWARDED_KEY.name)
           .toArray()[0];
         return row ? Number(row.value) : 0;
       });

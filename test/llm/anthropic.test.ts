@@ -536,6 +536,7 @@ describe("Agent.query (FR-005)", () => {
       artifact: unused("artifact"),
       checkpoint: unused("checkpoint"),
       state: { get: unused("state.get"), put: unused("state.put") },
+      taskState: { get: unused("taskState.get"), put: unused("taskState.put") },
       async *streamModel(modelParams) {
         yield* p.stream(modelParams, { signal: this.signal });
       },

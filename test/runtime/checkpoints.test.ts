@@ -116,17 +116,17 @@ describe("checkpoints", () => {
       expect(host.checkpoints.list().map((c) => c.position)).toEqual([...list.map((c) => c.position), "after_the_run"]);
       // The conversation the next model call would send, after a transaction that recorded a message and failed.
       const before = host.conversation.contextMessages().length;
-      host.state.put("probe", "committed");
+      host.state.agent.put("probe", "committed");
       expect(() =>
         host.supervisor.transaction(() => {
           host.conversation.record(before, { role: "user", content: "never committed" });
-          host.state.put("probe", "never committed");
+          host.state.agent.put("probe", "never committed");
           throw new Error("rolled back");
         }),
       ).toThrow("rolled back");
       expect(host.conversation.count()).toBe(before);
       expect(host.conversation.contextMessages()).toHaveLength(before);
-      expect(host.state.get("probe")).toBe("committed");
+      expect(host.state.agent.get("probe")).toBe("committed");
     });
   });
 

@@ -1,8 +1,10 @@
 // Chat sessions (seed 004 AgentSession) through the HTTP API, against the emulator over real HTTP: a conversation of
 // several messages, each a durable turn on the task machinery, answered with its ExecutionResult (blocking, or
 // streamed); the busy policies under a real race; a turn that waits for a person; an eviction mid-turn; and close.
+
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { PENDING_INPUT_KEY } from "../../src/approvals/requests.ts";
 import { ExecutionResultSchema } from "../../src/contracts/execution-result.ts";
 import {
   SessionArtifactListSchema,
@@ -355,8 +357,9 @@ describe("a chat session", () => {
     // The deadline has passed: the alarm it set fires.
     await editTaskState(session.id, (sql) => {
       sql.exec(
-        "UPDATE task_state SET value = json_set(value, '$.expires_at', ?) WHERE key = 'pending_input'",
+        "UPDATE task_state SET value = json_set(value, '$.expires_at', ?) WHERE key = ?",
         new Date(Date.now() - 1000).toISOString(),
+        PENDING_INPUT_KEY.name,
       );
     });
     expect(await fireTimers(session.id, ["approval_deadline"])).toBe(true);

@@ -3,6 +3,7 @@
 // that costs one report), the end of the run at once (so a short task's last report goes in the alarm that uploads
 // its bundle), none when nothing the listing filters on has changed, and a failed report tried again later. The reporter is driven with a plain state map and a recording send.
 import { describe, expect, it } from "vitest";
+import type { StateKey } from "../../src/lib/state-key.ts";
 import { DirectoryReporter, REPORT_INTERVAL_MS } from "../../src/task-host/directory-report.ts";
 import type { DirectoryEntry, DirectoryReport } from "../../src/tenants/directory.ts";
 
@@ -25,8 +26,8 @@ function reporter(initial: Partial<DirectoryEntry>, fail = false) {
   };
   const directory = new DirectoryReporter({
     state: {
-      get: <T>(key: string) => stored.get(key) as T | undefined,
-      put: (key: string, value: unknown) => void stored.set(key, value),
+      get: <T>(key: StateKey<T>) => stored.get(key.name) as T | undefined,
+      put: (key, value) => void stored.set(key.name, value),
     },
     entry: () => entry,
     version: () => 7,

@@ -12,6 +12,7 @@ import { EventLog } from "../../src/events/event-log.ts";
 import { CheckpointLog } from "../../src/runtime/checkpoints.ts";
 import { MessageLog } from "../../src/runtime/conversation.ts";
 import { PendingCalls } from "../../src/runtime/pending-calls.ts";
+import { AWAITING_SUBAGENTS_KEY } from "../../src/runtime/run-wiring.ts";
 import { StepJournal } from "../../src/runtime/step-journal.ts";
 import { MIGRATIONS, migrate } from "../../src/storage/migrations.ts";
 import { TaskState } from "../../src/tasks/task-state.ts";
@@ -184,12 +185,12 @@ describe("a new task's object", () => {
       const reads = {
         lastSeq: events.lastSeq(),
         lastAt: events.lastOwnTimestamp(),
-        value: taskState.get("awaiting_subagents"),
+        value: taskState.get(AWAITING_SUBAGENTS_KEY),
         count: conversation.count(),
         context: conversation.contextMessages(),
         abandoned: calls.takeAbandoned(),
       };
-      taskState.delete("awaiting_subagents");
+      taskState.delete(AWAITING_SUBAGENTS_KEY);
       const readStatements = statements.slice(before);
       // Written, and then read without a statement: what this instance wrote is what it knows.
       const appended = events.append("run_started", {
@@ -202,15 +203,19 @@ describe("a new task's object", () => {
         max_budget_usd: null,
         max_tokens: null,
       });
-      taskState.put("k", { a: 1 });
+      taskState.agent.put("k", { a: 1 });
       const afterWrites = statements.length;
-      const known = { lastAt: events.lastOwnTimestamp(), k: taskState.get("k"), other: taskState.get("other") };
+      const known = {
+        lastAt: events.lastOwnTimestamp(),
+        k: taskState.agent.get("k"),
+        other: taskState.agent.get("other"),
+      };
       const knownStatements = statements.length - afterWrites;
       // A new instance over the same storage (as after an eviction) reads what is there.
       const again = {
         lastSeq: new EventLog(state.storage.sql, identity).lastSeq(),
         lastAt: new EventLog(state.storage.sql, identity).lastOwnTimestamp(),
-        k: new TaskState(state.storage.sql).get("k"),
+        k: new TaskState(state.storage.sql).agent.get("k"),
       };
       // Migrating storage that holds tables is not fresh.
       migrate(state.storage, MIGRATIONS, () => fresh++);
@@ -231,14 +236,14 @@ describe("a new task's object", () => {
       taskState.knownEmpty();
       // Written behind its back (as only a test does): a key it knows nothing of counts as absent while it knows all.
       storage.sql.exec("INSERT INTO task_state (key, value) VALUES ('hidden', '1')");
-      const whileAllKnown = taskState.get("hidden");
-      taskState.put("long", "x".repeat(5000));
+      const whileAllKnown = taskState.agent.get("hidden");
+      taskState.agent.put("long", "x".repeat(5000));
       storage.sql.exec("INSERT INTO task_state (key, value) VALUES ('hidden2', '2')");
       const before = statements.length;
-      const afterLong = { long: taskState.get<string>("long")?.length, hidden2: taskState.get("hidden2") };
+      const afterLong = { long: taskState.agent.get<string>("long")?.length, hidden2: taskState.agent.get("hidden2") };
       const readAfterLong = statements.length - before;
       taskState.invalidate();
-      return { whileAllKnown, afterLong, readAfterLong, afterInvalidate: taskState.get("hidden") };
+      return { whileAllKnown, afterLong, readAfterLong, afterInvalidate: taskState.agent.get("hidden") };
     });
     expect(result.whileAllKnown).toBeUndefined();
     expect(result.afterLong).toEqual({ long: 5000, hidden2: 2 });

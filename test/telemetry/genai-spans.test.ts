@@ -283,7 +283,7 @@ describe("OpenTelemetry GenAI spans", () => {
     // As after an eviction between the export and its record: the object forgets it exported, and its alarm runs again.
     await runInDurableObject(stubFor(task.id), (_instance, state) => {
       state.storage.sql.exec("UPDATE task SET bundle_flushed = 0");
-      state.storage.sql.exec("DELETE FROM task_state WHERE key = ?", TELEMETRY_EXPORTED_KEY);
+      state.storage.sql.exec("DELETE FROM task_state WHERE key = ?", TELEMETRY_EXPORTED_KEY.name);
       // The upload's timer is deleted only once its duty has run to the end: the eviction left it in the ledger.
       state.storage.sql.exec(
         "INSERT OR REPLACE INTO timers (kind, due_at, payload) VALUES ('bundle_upload', ?, 'null')",

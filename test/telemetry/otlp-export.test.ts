@@ -85,7 +85,7 @@ describe("telemetry off", () => {
     expect(await (await fetch(`${collector}?task_id=${task.id}`)).json()).toEqual({ spans: [] });
     const stored = await runInDurableObject(stubFor(task.id), (_instance, s) => ({
       flushed: s.storage.sql.exec("SELECT bundle_flushed FROM task").one().bundle_flushed,
-      exported: s.storage.sql.exec("SELECT key FROM task_state WHERE key = ?", TELEMETRY_EXPORTED_KEY).toArray(),
+      exported: s.storage.sql.exec("SELECT key FROM task_state WHERE key = ?", TELEMETRY_EXPORTED_KEY.name).toArray(),
     }));
     expect(stored).toEqual({ flushed: 1, exported: [] });
   });

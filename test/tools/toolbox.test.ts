@@ -71,6 +71,7 @@ function withToolbox<T>(settings: ToolSettingsInput, fn: (h: Harness) => Promise
         emitted.push({ type, payload });
       },
       state: { get: () => undefined, put: () => undefined },
+      taskState: { get: () => undefined, put: () => undefined },
     };
     const agent = new (class extends Agent {})({ name: "x", systemPrompt: "x", ...settings });
     const toolbox = new Toolbox(agent.toolDeclaration(), {
