@@ -37,6 +37,8 @@ export class TimerLedger<K extends string = string> {
   private revision = 0;
   /** The alarm as this instance last set or read it (undefined: not known, read it). */
   private armed: number | null | undefined;
+  /** The arm() under way: the next one waits for it. */
+  private arming: Promise<void> = Promise.resolve();
 
   constructor(sql: SqlStorage, alarm: AlarmStorage) {
     this.sql = sql;
@@ -119,14 +121,31 @@ export class TimerLedger<K extends string = string> {
     return due;
   }
 
-  /** Sets the object's alarm to the earliest row (or deletes it when the ledger is empty), if it is not set so. */
-  async arm(): Promise<void> {
-    const due = this.earliest();
+  /**
+   * Sets the object's alarm to the earliest row (or deletes it when the ledger is empty), if it is not set so. Calls
+   * run one after another, each reading the rows when its turn comes: two interleaved could leave the alarm at what
+   * the first read while remembering what the second set, and a row would then never come due.
+   */
+  arm(): Promise<void> {
+    const turn = this.arming.then(() => this.armNow());
+    // A failed call fails its caller; the next one still runs.
+    this.arming = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async armNow(): Promise<void> {
     if (this.armed === undefined) this.armed = await this.alarm.getAlarm();
+    const due = this.earliest();
     if (this.armed === due) return;
-    if (due === null) await this.alarm.deleteAlarm();
-    else await this.alarm.setAlarm(due);
+    // Remembered before the write: if it fails, the alarm is read again next time.
     this.armed = due;
+    try {
+      if (due === null) await this.alarm.deleteAlarm();
+      else await this.alarm.setAlarm(due);
+    } catch (error) {
+      this.armed = undefined;
+      throw error;
+    }
   }
 
   /**

@@ -41,6 +41,11 @@ export interface ForwarderDeps {
   task: () => TaskRecord | null;
   /** Makes sure the alarm comes by `at` (a failed push is tried again from it). */
   wake: (at: number) => Promise<void>;
+  /**
+   * Told when an ended task's parent has every event of its log: the report of its end waits for that
+   * (src/subagents/parent-report.ts), and is due now.
+   */
+  forwardedAll?: () => Promise<void>;
 }
 
 /** A child task's log, forwarded to its parent's object in order, each event until the parent has stored it. */
@@ -122,6 +127,13 @@ export class EventForwarder {
       this.retryAt = Date.now() + Math.min(FIRST_RETRY_MS * 2 ** (this.failures - 1), MAX_RETRY_MS);
       console.error("forwarding events to the parent failed; retrying", task.id, errorText(error));
       await this.deps.wake(this.retryAt).catch(() => undefined);
+      return;
+    }
+    const now = this.deps.task();
+    if (now && isTerminal(now.status) && this.caughtUp()) {
+      await this.deps.forwardedAll?.().catch((error: unknown) => {
+        console.error("arming the report of the task's end failed", now.id, errorText(error));
+      });
     }
   }
 

@@ -150,6 +150,7 @@ export class TaskHost {
         return task?.status === "input_required" ? this.view(task).pending_input : null;
       },
       transaction: (fn) => this.supervisor.transaction(fn),
+      rearm: () => this.supervisor.armOutbox(),
     });
     ({ subagents: this.subagents, forwarded: this.forwarded } = tree);
     const { forwarder, parentReport } = tree;

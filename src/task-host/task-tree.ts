@@ -28,6 +28,8 @@ export interface TaskTreeDeps {
   /** What the task waits for from a person, as its view shows it (redacted), or null. */
   pendingInput: () => SubagentWaitReport["pending"];
   transaction: <T>(fn: () => T) => T;
+  /** Brings the object's timers up to date (the supervisor's armOutbox): an ended child's report is due. */
+  rearm: () => Promise<void>;
 }
 
 export interface TaskTree {
@@ -74,6 +76,7 @@ export function taskTree(deps: TaskTreeDeps): TaskTree {
       timers.setEarliest("forwarding", at);
       await timers.arm();
     },
+    forwardedAll: deps.rearm,
   });
   events.onAppended(() => forwarder.poke());
   const forwarded = new ForwardedEventSink({
