@@ -27,11 +27,9 @@ export class TaskAlarm {
 
   constructor(deps: TaskAlarmDeps) {
     this.deps = deps;
-    const send = (duty: OutboxDuty) => async () => {
-      await duty.deliverDue();
-      syncOutboxDuty(deps.timers, duty);
-    };
-    const sent = Object.fromEntries(deps.outbox.duties.map((duty) => [duty.kind, send(duty)]));
+    // Each sender has delivered what was due before any timer runs (fire): its handler brings its row up to date.
+    const sync = (duty: OutboxDuty) => async () => syncOutboxDuty(deps.timers, duty);
+    const sent = Object.fromEntries(deps.outbox.duties.map((duty) => [duty.kind, sync(duty)]));
     const nothing = async () => undefined;
     this.handlers = {
       callbacks: nothing,
@@ -55,8 +53,15 @@ export class TaskAlarm {
     await this.deps.timers.arm();
   }
 
-  /** The alarm came: each timer that is due, through its handler (src/storage/timer-ledger.ts). Idempotent. */
+  /**
+   * The alarm came. What is sent goes first, whichever timer brought the alarm: each sender checks its own due time,
+   * and one can come due through another's progress (a child's report of its end waits for its events to reach the
+   * parent), so all are asked. Then each timer that is due runs through its handler (src/storage/timer-ledger.ts).
+   * Idempotent.
+   */
   async fire(): Promise<void> {
+    if (!this.deps.alive()) return;
+    for (const duty of this.deps.outbox.duties) await duty.deliverDue();
     await this.deps.timers.fire(TASK_TIMER_KINDS, (timer) => this.handlers[timer.kind](), {
       alive: this.deps.alive,
       onError: (timer, error) =>

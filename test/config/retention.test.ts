@@ -1,6 +1,6 @@
 // Retention (seed 003 policy): how long an ended task is kept, and what expiry does. Time is moved by editing the
 // task's stored completion time inside its object, then firing the object's alarm, as the platform would.
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { TaskObject } from "../../durable-objects/task-object.ts";
 import { DEFAULT_RETENTION, loadRetentionPolicy, retentionDays } from "../../src/config/retention.ts";
@@ -12,6 +12,7 @@ import {
   defineAgent,
   done,
   expectError,
+  fireTimers,
   script,
   settledAlarm,
   startTask,
@@ -124,11 +125,11 @@ describe("retention of tasks", () => {
 
     // Not due yet: the alarm only re-arms itself.
     await age(task.id, 6);
-    expect(await runDurableObjectAlarm(stubFor(task.id))).toBe(true);
+    expect(await fireTimers(task.id, ["expiry"])).toBe(true);
     expect((await api(`/v1/tasks/${task.id}`)).status).toBe(200);
 
     await age(task.id, 8);
-    expect(await runDurableObjectAlarm(stubFor(task.id))).toBe(true);
+    expect(await fireTimers(task.id, ["expiry"])).toBe(true);
     expect((await runsBucket().list({ prefix: `runs/${task.id}/` })).objects).toHaveLength(0);
     expect((await runsBucket().list({ prefix: `workspaces/${task.id}/` })).objects).toHaveLength(0);
     const gone = await expectError(await api(`/v1/tasks/${task.id}`), 410, "task_expired", "id");

@@ -1,7 +1,7 @@
 // Inbound webhooks: POST /v1/hooks/:hook_id, signed with Standard Webhooks or GitHub's X-Hub-Signature-256 (signed
 // here with the reference libraries), starts a run of the agent that declares the hook, once per delivery id.
 
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { sign as githubSign } from "@octokit/webhooks-methods";
 import { Webhook } from "standardwebhooks";
@@ -18,6 +18,7 @@ import {
   emulatorRequests,
   errorOf,
   expectError,
+  fireTimers,
   parseBody,
   pendingRequestId,
   script,
@@ -295,7 +296,7 @@ describe("GitHub replays, events and rate limits", () => {
       state.storage.sql.exec("UPDATE task SET completed_at = ?", new Date(Date.now() - 8 * 86_400_000).toISOString());
       (instance as unknown as { host: { store: { invalidate(): void } } }).host.store.invalidate();
     });
-    expect(await runDurableObjectAlarm(stubFor(task_id))).toBe(true);
+    expect(await fireTimers(task_id, ["expiry"])).toBe(true);
     await expectError(await api(`/v1/tasks/${task_id}`), 410, "task_expired", "id");
 
     // The hook's one token is spent; the replay is refused for being expired, not for the limit.
