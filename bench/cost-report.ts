@@ -1,5 +1,6 @@
 // The cost case's figures (bench/cost.ts) summed up: medians of each variant's runs, the case's two targets in the
 // shape of the bench's other targets, and the printed tables.
+import { type CaseTarget, caseTarget } from "./case.ts";
 import { TARGETS } from "./config.ts";
 import type { CostResult, CostRun, CostVariant } from "./cost.ts";
 import { fmt, percentile, round, table } from "./util.ts";
@@ -44,15 +45,7 @@ export interface CostSummary {
 }
 
 /** A target in the shape of bench/run.ts's headline rows (the cost case has no floor). */
-export interface CostTarget {
-  name: string;
-  value: number;
-  limit: string;
-  pass: boolean;
-  ratioToFloor: null;
-  platformFloor: null;
-  platformPass: null;
-}
+export type CostTarget = CaseTarget;
 
 const VARIANTS: readonly CostVariant[] = ["cold", "warm", "off"];
 
@@ -145,15 +138,7 @@ export function summarizeCost(runs: readonly CostRun[]): CostSummary {
 export function costTargets(result: CostResult): CostTarget[] {
   const { cold } = result.summary;
   const saving = result.summary.savingVsOff.cold;
-  const row = (name: string, value: number, limit: string, pass: boolean): CostTarget => ({
-    name,
-    value,
-    limit,
-    pass,
-    ratioToFloor: null,
-    platformFloor: null,
-    platformPass: null,
-  });
+  const row = caseTarget;
   return [
     row(
       "cost: billed input ÷ cache-optimal bound (cold runs)",

@@ -7,19 +7,16 @@
 // Each run's figures come from the emulator's record of its calls (the usage it billed, the prompt's cacheable units,
 // time to first token) and from Outpost's own usage; the cache-optimal bound is bench/cost-bound.ts.
 // `npm run bench:cost` runs this case alone; `npm run bench` runs it after its other cases.
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import { runCaseAlone } from "./case.ts";
 import { API_KEY } from "./config.ts";
 import { billedCalls, costRun } from "./cost-calls.ts";
 import { type CostSummary, costReport, costTargets, summarizeCost } from "./cost-report.ts";
 import { COST_MARKER, costAgent, costScript, noteFiles } from "./cost-workload.ts";
 import { type EmulatorProcess, startEmulatorProcess } from "./emulator-process.ts";
-import { closeHttpAgent, httpJson, readSse } from "./http.ts";
+import { httpJson, readSse } from "./http.ts";
 import { buildSelfHosted } from "./self-hosted.ts";
-import { round } from "./util.ts";
 
 /** Runs of each variant; the report gives their medians. */
 export const COST_RUNS = 3;
@@ -230,36 +227,10 @@ export async function runCostCase(options: { root: string; log?: (line: string) 
   }
 }
 
-async function main(): Promise<void> {
-  const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-  const started = performance.now();
-  try {
-    const result = await runCostCase({ root });
-    const targets = costTargets(result);
-    console.log(`\nOutpost cost bench — ${result.model}, ${COST_RUNS} runs of each variant\n`);
-    console.log(
-      [
-        ...costReport(result),
-        "",
-        ...targets.map((t) => `${t.pass ? "PASS" : "MISS"}  ${t.name}: ${t.value} (${t.limit})`),
-      ].join("\n"),
-    );
-    const file = resolve(root, "bench/results/cost.json");
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, `${JSON.stringify({ ...result, targets }, null, 2)}\n`);
-    log(`wrote ${file}; ${round((performance.now() - started) / 1000, 1)} s in all`);
-  } finally {
-    closeHttpAgent();
-  }
-}
-
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  process.on("SIGINT", () => process.exit(130));
-  main().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      log(`FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-      process.exit(1);
-    },
-  );
-}
+runCaseAlone(
+  import.meta.url,
+  "cost",
+  (root) => runCostCase({ root }),
+  (result) => [`Outpost cost bench — ${result.model}, ${COST_RUNS} runs of each variant`, "", ...costReport(result)],
+  costTargets,
+);

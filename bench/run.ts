@@ -3,7 +3,8 @@
 // planner task at concurrency 1 and 20 (and at 1 created with its events in one streamed POST), the same loop
 // through the bare SDK, a conversation, a fan-out tree of sub-agents (bench/fanout.ts) and a memory phase with 200
 // stalled tasks; then the concurrency-1 level and the memory phase against self-hosted Outpost (bench/self-hosted.ts),
-// the workerd floor, and what a realistic run costs (bench/cost.ts).
+// the workerd floor, what a realistic run costs (bench/cost.ts), and tasks meeting a provider outage and a rate
+// limit (bench/waits.ts), and a long chat session kept inside a small context window (bench/compaction.ts).
 // Prints tables and one JSON object (also bench/results/latest.json). Exit code 0 even if a target is missed;
 // non-zero only if the benchmark itself failed.
 import { execFile } from "node:child_process";
@@ -14,6 +15,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { type ChatResult, chatScript, runChat } from "./chat.ts";
+import { type CompactionResult, compactionReport, compactionTargets, runCompactionCase } from "./compaction.ts";
 import {
   API_KEY,
   CHAT_MESSAGES,
@@ -40,6 +42,7 @@ import { type Breakdown, outpostSample, runOutpostTask } from "./outpost.ts";
 import { buildSelfHosted, selfHostedMemory } from "./self-hosted.ts";
 import { DevSession } from "./session.ts";
 import { fmt, mean, round, runPool, type Summary, summarize, table } from "./util.ts";
+import { runWaitCases, type WaitsResult, waitsReport, waitsTargets } from "./waits.ts";
 import { measureWorkerdFloor, type WorkerdFloorResult } from "./workerd-floor.ts";
 import { cpuMs, devProxyPid, type WranglerDev } from "./wrangler.ts";
 
@@ -344,6 +347,8 @@ function report(result: {
   chat: ChatResult;
   fanout: FanoutResult;
   cost: CostResult;
+  waits: WaitsResult;
+  compaction: CompactionResult;
 }): string {
   const lines: string[] = [];
   lines.push(
@@ -536,6 +541,8 @@ function report(result: {
   );
 
   lines.push("", ...costReport(result.cost));
+  lines.push("", ...waitsReport(result.waits));
+  lines.push("", ...compactionReport(result.compaction));
   if (result.wrangler_restarts.length > 0) {
     lines.push(
       "",
@@ -779,6 +786,10 @@ async function main(): Promise<void> {
     });
     log("cost: 12 tool calls a run, caching on (cold, warm) and off, on an emulator billing like Anthropic…");
     const cost = await runCostCase({ root, log });
+    log("provider waits: an outage of 60 s under 8 tasks, and 24 tasks at 30 requests a minute…");
+    const waits = await runWaitCases({ root, log });
+    log("compaction: a session of 40 messages of 1–3k tokens on a 32k-token window…");
+    const compaction = await runCompactionCase({ root, log });
 
     const result = {
       benchmark: "outpost-task-latency",
@@ -817,8 +828,15 @@ async function main(): Promise<void> {
       chat,
       fanout,
       cost,
+      waits,
+      compaction,
       wrangler_restarts: session.reruns,
-      targets: [...targets(outpost, floor, chat, memory, workerdFloor), ...costTargets(cost)],
+      targets: [
+        ...targets(outpost, floor, chat, memory, workerdFloor),
+        ...costTargets(cost),
+        ...waitsTargets(waits),
+        ...compactionTargets(compaction),
+      ],
       bench_seconds: round((performance.now() - benchStarted) / 1000, 1),
     };
     const output = report(result);

@@ -1,12 +1,14 @@
 // Chat: the tenant's sessions with a button to start one with an agent, and a session's page, a conversation with
 // its timeline (GET /v1/sessions/:id/events, every turn's events in one resumable stream), a message box (Enter sends,
-// Shift+Enter starts a new line), the pending-input panel while a turn waits for a person, and the session's files.
-import type { OutpostClient, OutpostError, PendingInput } from "@outpost/client";
+// Shift+Enter starts a new line), a notice while a turn waits out its model provider (waiting.ts), the pending-input
+// panel while a turn waits for a person, and the session's files.
+import type { OutpostClient, OutpostError, PendingInput, WaitingFor } from "@outpost/client";
 import { badge, consolePath, describeError, errorLine, formatCost, formatTime, h, replace } from "./dom.ts";
 import { filesView } from "./files.ts";
 import { pendingPanel, staleNotice } from "./pending.ts";
 import { isAuthError } from "./session-key.ts";
 import { Timeline } from "./timeline.ts";
+import { waitingLabel, waitingNotice } from "./waiting.ts";
 
 interface SessionView {
   id: string;
@@ -15,6 +17,7 @@ interface SessionView {
   status: string;
   created_at?: string;
   pending_input?: PendingInput | null;
+  waiting_for?: WaitingFor | null;
   usage?: Record<string, unknown>;
   [member: string]: unknown;
 }
@@ -28,6 +31,8 @@ const CHANGES_SESSION = new Set([
   "human_decision",
   "subagent_input_requested",
   "subagent_input_answered",
+  "provider_wait_started",
+  "provider_wait_ended",
   "session_closed",
 ]);
 
@@ -90,6 +95,7 @@ export async function sessionListPage(main: HTMLElement, client: OutpostClient):
                 String(s.agent ?? ""),
                 " ",
                 badge(s.status),
+                waitingLabel(s.waiting_for),
                 h("span", { class: "muted small" }, ` ${formatTime(s.created_at)}`),
               ),
             ),
@@ -162,6 +168,7 @@ export async function sessionPage(
     replace(
       pendingSlot,
       stale ? staleNotice(stale) : null,
+      waitingNotice(session.waiting_for),
       pending ? pendingPanel({ client, resumePath: `${path}/resume`, pending, onDone: (e) => void refresh(e) }) : null,
     );
     message.disabled = session.status === "closed";

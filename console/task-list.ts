@@ -1,8 +1,10 @@
 // The home page: start a task (an agent and its input), and the tenant's tasks, newest first, filtered by status,
 // agent and tag (the filters live in the page's query string, so a filtered view can be bookmarked; the key never
-// does), with their status kept live by re-reading the first page every few seconds while the tab is visible.
-import type { OutpostClient } from "@outpost/client";
+// does), with their status kept live by re-reading the first page every few seconds while the tab is visible, and a
+// label beside the status of a task that waits out its model provider (waiting.ts).
+import type { OutpostClient, WaitingFor } from "@outpost/client";
 import { badge, consolePath, describeError, errorLine, formatCost, formatTime, h, replace } from "./dom.ts";
+import { waitingLabel } from "./waiting.ts";
 
 /** How often the listing is re-read while the tab is visible (the directory follows a task within about a second). */
 const REFRESH_MS = 3000;
@@ -13,6 +15,7 @@ interface Listed {
   agent: string;
   workflow: string | null;
   status: string;
+  waiting_for: WaitingFor | null;
   tags: string[];
   created_at: string;
   total_cost_usd: number | null;
@@ -133,7 +136,7 @@ export async function taskListPage(main: HTMLElement, client: OutpostClient): Pr
               { "data-task-id": t.id },
               h("td", null, h("a", { href: consolePath("tasks", t.id), class: "mono" }, t.id)),
               h("td", null, t.workflow ?? t.agent),
-              h("td", null, badge(t.status)),
+              h("td", null, badge(t.status), waitingLabel(t.waiting_for)),
               h("td", null, t.tags.join(", ")),
               h("td", null, formatTime(t.created_at)),
               h("td", null, formatCost(t.total_cost_usd)),

@@ -1,5 +1,5 @@
-// A task's page: its header (agent, status, input, result or error, tokens, prompt-cache share and cost, cancel), the
-// pending-input panel while it waits for a person, the live timeline of its events (and its sub-agents'), and its
+// A task's page: its header (agent, status, input, result or error, tokens, prompt-cache share and cost, cancel), a
+// notice while it waits out its model provider (waiting.ts), the pending-input panel while it waits for a person, the live timeline of its events (and its sub-agents'), and its
 // files. The timeline follows GET /v1/tasks/:id/events through the client's reader, which resumes with Last-Event-ID
 // after a dropped connection; the header and the panel are re-read from GET /v1/tasks/:id whenever an event changes
 // what they show.
@@ -23,6 +23,7 @@ import { filesView } from "./files.ts";
 import { pendingPanel, staleNotice } from "./pending.ts";
 import { isAuthError } from "./session-key.ts";
 import { Timeline } from "./timeline.ts";
+import { waitingNotice } from "./waiting.ts";
 
 const ENDED = new Set(["completed", "failed", "canceled"]);
 /** The task's own events after which its header or its pending request may have changed. */
@@ -33,6 +34,8 @@ const CHANGES_TASK = new Set([
   "human_decision",
   "subagent_input_requested",
   "subagent_input_answered",
+  "provider_wait_started",
+  "provider_wait_ended",
   "run_finished",
   "run_failed",
   "run_canceled",
@@ -76,6 +79,7 @@ export async function taskPage(
   const head = h("section", { class: "card task-head", "aria-labelledby": "task-title" });
   const notice = h("div", { class: "notice", "aria-live": "assertive" });
   const pendingSlot = h("div");
+  const waitingSlot = h("div");
   const files = h("div", { hidden: true });
   let filesLoaded = false;
   const timelineSection = h("section", { class: "timeline-wrap" }, timeline.root);
@@ -158,6 +162,7 @@ export async function taskPage(
     );
     renderUsage();
     renderPending();
+    replace(waitingSlot, waitingNotice(task.waiting_for));
   };
 
   const renderUsage = () => {
@@ -233,6 +238,7 @@ export async function taskPage(
     h("p", { class: "crumbs" }, h("a", { href: "/console" }, "← Tasks")),
     head,
     notice,
+    waitingSlot,
     pendingSlot,
     tabs,
     timelineSection,

@@ -1,11 +1,11 @@
 // The live timeline of a task's or a session's events: model text as it streams, thinking, tool calls with their
-// inputs and results, requests for a person and their answers, checkpoints (each with a fork button), usage and
-// cost, and the sub-agent tree (a parent's stream carries its children's events marked task_id and depth; each child
-// gets a nested branch under the call that started it). Events are queued and rendered in batches, at most one batch
-// per animation frame and about 30 ms of work each, so a replay of thousands of events never blocks the page; long
-// inputs and outputs are cut behind a "Show all" button and a generic event's payload is only turned into text when
-// it is opened. Every string from an event reaches the page as a text node (dom.ts). The rows that need only their
-// event are in timeline-rows.ts, the tool calls' cards in tool-cards.ts.
+// inputs and results, requests for a person and their answers, waits for the model provider, checkpoints (each with
+// a fork button), usage and cost, and the sub-agent tree (a parent's stream carries its children's events marked
+// task_id and depth; each child gets a nested branch under the call that started it). Events are queued and rendered
+// in batches, at most one batch per animation frame and about 30 ms of work each, so a replay of thousands of events
+// never blocks the page; long inputs and outputs are cut behind a "Show all" button and a generic event's payload is
+// only turned into text when it is opened. Every string from an event reaches the page as a text node (dom.ts). The
+// rows that need only their event are in timeline-rows.ts, the tool calls' cards in tool-cards.ts.
 import type { OutpostEvent } from "@outpost/client";
 import {
   badge,
@@ -31,6 +31,7 @@ import {
   usageLine,
 } from "./timeline-rows.ts";
 import { ToolCards } from "./tool-cards.ts";
+import { clockTime } from "./waiting.ts";
 
 export interface TimelineOptions {
   /** Shows a fork button on each checkpoint: the sub-agent that recorded it (null: the stream's own task), its id. */
@@ -192,6 +193,17 @@ export class Timeline {
         return;
       case "llm_retry_scheduled":
         metaRow(list, event, `Model call failed (${str(p.status ?? "connection")}); retrying`);
+        return;
+      case "provider_wait_started":
+        row(
+          list,
+          event,
+          "meta warn",
+          `Waiting for the model provider until ${clockTime(p.until)}: ${str((p.last_error as Payload | undefined)?.message)}`,
+        );
+        return;
+      case "provider_wait_ended":
+        metaRow(list, event, "Trying the model provider again");
         return;
       case "llm_request_failed":
         row(list, event, "meta warn", `Model call failed: ${pretty(p.error)}`);

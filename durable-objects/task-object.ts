@@ -93,7 +93,10 @@ export class TaskObject extends DurableObject<Env> {
     return this.host.view(task);
   }
 
-  /** Resolves when the task has ended or after `timeoutMs`, whichever comes first. */
+  /**
+   * Resolves when the task has ended, waits for a person, or starts waiting out its model provider (the client sees
+   * `waiting_for` and how long), or after `timeoutMs`, whichever comes first.
+   */
   async wait(timeoutMs: number): Promise<TaskView | null> {
     const { host } = this;
     const task = host.task();
@@ -107,7 +110,8 @@ export class TaskObject extends DurableObject<Env> {
       (record) =>
         TERMINAL_EVENT_TYPES.has(record.event_type) ||
         record.event_type === "input_requested" ||
-        record.event_type === "subagent_input_requested",
+        record.event_type === "subagent_input_requested" ||
+        record.event_type === "provider_wait_started",
       timeoutMs,
     );
     return host.view(host.requireTask());

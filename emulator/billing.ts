@@ -97,6 +97,11 @@ export class PromptBilling {
     this.#options = options;
   }
 
+  /** Whether a request of `script` (null: no script) is billed for prompt caching. */
+  billsCaching(script: Script | null): boolean {
+    return script?.prompt_cache ?? this.#options.promptCache;
+  }
+
   bill(input: {
     provider: Provider;
     model: string;
@@ -107,7 +112,7 @@ export class PromptBilling {
   }): Billed {
     const { view, script, credential, model, scripted } = input;
     const wire = cacheWire(input.provider);
-    const on = script?.prompt_cache ?? this.#options.promptCache;
+    const on = this.billsCaching(script);
     const min = script?.min_cacheable_tokens ?? minCacheableTokens(wire, model);
     const print = wire === "anthropic" ? fingerprint(view, credential, model) : null;
     const billed: Billed = {

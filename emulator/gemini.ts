@@ -258,9 +258,10 @@ function errorResponse(spec: ErrorSpec): { status: number; body: Record<string, 
   };
   const status = spec.type !== undefined && !isAnthropicErrorType(spec.type) ? spec.type : known.status;
   const error: Record<string, unknown> = { code, message: spec.message ?? known.message, status };
-  // Google says when to retry in the body (RetryInfo); the emulator also sends the retry-after header.
-  if (spec.retryAfter !== undefined) {
-    error.details = [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${spec.retryAfter}s` }];
+  // Google says when to retry in the body (RetryInfo); for a fault's retry_after the emulator also sends the header.
+  const delay = spec.retryAfter ?? spec.retryDelay;
+  if (delay !== undefined) {
+    error.details = [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${delay}s` }];
   }
   return { status: code, body: { error } };
 }

@@ -305,7 +305,9 @@ function errorResponse(spec: ErrorSpec): { status: number; body: Record<string, 
   const type = spec.type !== undefined && !isAnthropicErrorType(spec.type) ? spec.type : known.type;
   return {
     status,
-    body: { error: { message: spec.message ?? known.message, type, param: null, code: known.code } },
+    body: {
+      error: { message: spec.message ?? known.message, type, param: spec.param ?? null, code: spec.code ?? known.code },
+    },
   };
 }
 

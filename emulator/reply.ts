@@ -86,7 +86,13 @@ export interface ErrorSpec {
   status: number;
   type?: string | undefined;
   message?: string | undefined;
+  /** Seconds to wait: a retry-after header (and, on Gemini, a RetryInfo detail too, as faults have always had it). */
   retryAfter?: number | undefined;
+  /** Seconds to wait in Gemini's RetryInfo detail alone, with no header: how Google itself says it. */
+  retryDelay?: number | undefined;
+  /** OpenAI's `param` and `code` (e.g. "messages", "context_length_exceeded"); the other wires have no such fields. */
+  param?: string | undefined;
+  code?: string | undefined;
 }
 
 export interface RequestContext {

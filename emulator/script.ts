@@ -1,9 +1,11 @@
 // Scripted conversations: the store tests register replies in, how a request picks its script and turn,
 // and per-turn fault injection consumed in attempt order (so "fail twice, then succeed" is expressible).
 import { createHash } from "node:crypto";
+import { parseConditions, type ServiceConditionOptions } from "./conditions.ts";
 import { defaultReplyBlocks } from "./defaults.ts";
 import type { ReplyBlock, ReplyUsage } from "./reply.ts";
 import {
+  contentText,
   firstUserText,
   isRecord,
   type MessagesRequest,
@@ -12,6 +14,7 @@ import {
   systemText,
   turnIndex,
 } from "./request.ts";
+import { isSummaryRequest, summarizedTurns, summarySelection } from "./summarize.ts";
 import {
   citationOf,
   offeredWebSearch,
@@ -48,7 +51,8 @@ export interface Turn {
   token_delay_ms?: number;
 }
 
-export interface Script {
+/** A script; its service conditions (rate_limit, outage, context_window) are emulator/conditions.ts's. */
+export interface Script extends ServiceConditionOptions {
   id: string;
   match: string;
   turns: Turn[];
@@ -128,7 +132,9 @@ export class ScriptStore {
         if (this.#pausedEnds.has(blockKey(block))) joined++;
       });
     }
-    return turnIndex(messages) + joined;
+    // A compacted conversation stands for more turns than its assistant messages: its summary says how many.
+    const users = messages.filter((m) => m.role === "user").map((m) => contentText(m.content));
+    return turnIndex(messages) + joined + summarizedTurns(users);
   }
 
   /** Latest registration wins, so a test can override an earlier script with the same match. */
@@ -144,6 +150,8 @@ export class ScriptStore {
   select(request: MessagesRequest, ids: IdPrefixes): SelectResult {
     const turn = this.turnOf(request.messages);
     const script = this.find(request);
+    // A request to summarize is answered as such, taking no turn of its script (emulator/summarize.ts).
+    if (isSummaryRequest(request)) return { ok: true, selection: summarySelection(request, script, turn, ids) };
     if (!script) return { ok: true, selection: defaultSelection(request, turn, ids) };
     const scripted = script.turns[turn];
     if (!scripted) {
@@ -378,7 +386,9 @@ export function parseScript(body: unknown): Parsed<Omit<Script, "id">> {
   if (body.prompt_cache !== undefined && typeof body.prompt_cache !== "boolean") {
     return { ok: false, message: "script.prompt_cache: must be a boolean (true or false)" };
   }
-  const script: Omit<Script, "id"> = { match: body.match, turns: body.turns as Turn[] };
+  const conditions = parseConditions(body);
+  if (!conditions.ok) return conditions;
+  const script: Omit<Script, "id"> = { match: body.match, turns: body.turns as Turn[], ...conditions.value };
   for (const key of numbers) {
     const value = body[key];
     if (typeof value === "number") script[key] = value;

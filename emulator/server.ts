@@ -6,23 +6,18 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
-import type { AuthRecord } from "./auth.ts";
 import { bedrock } from "./bedrock.ts";
-import {
-  type BilledUsage,
-  billedUsage,
-  credentialOf,
-  DEFAULT_PREFILL_MS_PER_1K_TOKENS,
-  PromptBilling,
-} from "./billing.ts";
+import { billedUsage, credentialOf, DEFAULT_PREFILL_MS_PER_1K_TOKENS, PromptBilling } from "./billing.ts";
+import { promptTokens, rateLimitHeaders, refusalSpec, ServiceConditions } from "./conditions.ts";
 import { answerEmbeddings, embeddingsPath } from "./embeddings.ts";
 import { gemini } from "./gemini.ts";
 import { GoogleTokenEndpoint, TOKEN_PATH } from "./google-token.ts";
 import { openai } from "./openai.ts";
-import type { Dialect, Provider, RequestContext } from "./reply.ts";
+import type { Dialect, RequestContext } from "./reply.ts";
 import { estimateInputTokens, isRecord, parseMessagesRequest } from "./request.ts";
 import { type Exchange, sendError, sendHttpFault, sendJson, sendMessage, streamMessage } from "./respond.ts";
 import { parseScript, ScriptStore } from "./script.ts";
+import { type RequestRecord, statsAnswer } from "./stats.ts";
 import { TraceCollector } from "./traces.ts";
 import { vertex } from "./vertex.ts";
 import { anthropic } from "./wire.ts";
@@ -39,44 +34,8 @@ export interface EmulatorOptions {
   prefillMsPer1kTokens?: number;
 }
 
-/** A prompt cache unit of a request, as the stats give it (emulator/prompt-units.ts). */
-export interface PromptUnitRecord {
-  tokens: number;
-  /** The hash of the prompt up to and including this unit: two requests share a prefix exactly where these agree. */
-  prefix_hash: string;
-}
-
-export interface RequestRecord {
-  request_id: string;
-  /** The wire format the request came in. */
-  provider: Provider;
-  /** The request's path, e.g. /v1/messages. */
-  path: string;
-  /** What the endpoint saw of the credentials, where it checks them (emulator/auth.ts); null where it does not. */
-  auth: AuthRecord | null;
-  task_id: string | null;
-  model: string | null;
-  stream: boolean;
-  turn: number;
-  script_match: string | null;
-  /** HTTP status sent; 0 when the emulator dropped the connection without one (non-streaming stall). */
-  status: number;
-  fault: string | null;
-  started_at_ms: number;
-  ended_at_ms: number;
-  /** Emulator time from the complete request body to the end of the response, configured latency included. */
-  service_ms: number;
-  /** The usage as billed, in the Anthropic vocabulary whatever the wire; null when the request was not answered. */
-  usage: BilledUsage | null;
-  /** The prompt's cacheable units in order (empty when its body could not be read). */
-  prompt_units: PromptUnitRecord[];
-  /** The indexes of the units that carried a breakpoint (cache_control, the request-level one included). */
-  breakpoints: number[];
-  /** The model's minimum cacheable length in force (a script's min_cacheable_tokens included); null without a model. */
-  min_cacheable_tokens: number | null;
-  /** The emulator's time to first token for the response (prefill included); null when it sent no reply. */
-  ttft_ms: number | null;
-}
+// Re-exported for the modules that have long imported them from here (bench/, test/llm/auth-providers.test.ts).
+export type { PromptUnitRecord, RequestRecord } from "./stats.ts";
 
 export interface RunningEmulator {
   url: string;
@@ -94,6 +53,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const host = options.host ?? "127.0.0.1";
   const defaults = { ttftMs: options.ttftMs ?? 0, tokenDelayMs: options.tokenDelayMs ?? 0 };
   const scripts = new ScriptStore();
+  const conditions = new ServiceConditions();
   const billing = new PromptBilling({
     promptCache: options.promptCache ?? false,
     prefillMsPer1kTokens: options.prefillMsPer1kTokens ?? DEFAULT_PREFILL_MS_PER_1K_TOKENS,
@@ -130,7 +90,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         record.service_ms = exchange.serviceMs();
         records.push(record);
         log(
-          `${record.request_id} ${record.provider} ${record.status} turn=${record.turn} script=${record.script_match ?? "-"} fault=${record.fault ?? "-"} ${record.service_ms}ms`,
+          `${record.request_id} ${record.provider} ${record.status} turn=${record.turn} script=${record.script_match ?? "-"} fault=${record.fault ?? record.refusal ?? "-"} ${record.service_ms}ms`,
         );
       },
     };
@@ -190,6 +150,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         script_match: null,
         status: 0,
         fault: null,
+        refusal: null,
         started_at_ms: startedAt,
         ended_at_ms: -1,
         service_ms: 0,
@@ -210,6 +171,29 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       if (!view.ok) return sendError(exchange, dialect, { status: 400, message: view.message });
       record.prompt_units = view.value.units.map(({ tokens, prefix_hash }) => ({ tokens, prefix_hash }));
       record.breakpoints = view.value.breakpoints.map((breakpoint) => breakpoint.index);
+      // The script's service conditions (emulator/conditions.ts) admit the request before its turn is selected, so a
+      // refusal is not billed and leaves the turn's attempts (and faults) as they were.
+      const script = scripts.find(request);
+      const turn = record.turn;
+      const admission = script
+        ? conditions.admit(script, {
+            provider: dialect.provider,
+            maxTokens: request.maxTokens,
+            promptTokens: () =>
+              promptTokens(
+                script.turns[turn]?.usage,
+                billing.billsCaching(script)
+                  ? view.value.units.reduce((sum, unit) => sum + unit.tokens, 0)
+                  : estimateInputTokens(request),
+              ),
+          })
+        : null;
+      if (admission?.bucket) Object.assign(exchange.headers, rateLimitHeaders(dialect.provider, admission.bucket));
+      if (script && admission?.refusal) {
+        record.script_match = script.match;
+        record.refusal = admission.refusal.kind;
+        return sendError(exchange, dialect, refusalSpec(dialect.provider, admission.refusal));
+      }
       const selected = scripts.select(request, dialect.ids);
       if (!selected.ok) {
         record.script_match = selected.script.match;
@@ -268,6 +252,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         return sendJson(exchange, 200, { scripts: scripts.list() });
       case "DELETE /_emulator/scripts":
         scripts.clear();
+        conditions.clear();
         return sendJson(exchange, 200, { ok: true });
       case "POST /v1/traces": {
         // An OpenTelemetry collector's OTLP/HTTP JSON endpoint (emulator/traces.ts).
@@ -297,19 +282,19 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       }
       case "POST /_emulator/reset":
         scripts.clear();
+        conditions.clear();
         traces.reset();
         billing.reset();
         records = [];
         return sendJson(exchange, 200, { ok: true });
       case "GET /_emulator/stats": {
         // Optional filters, so a caller that wants one task's or one script's requests need not read them all.
-        const taskId = url.searchParams.get("task_id");
-        const match = url.searchParams.get("match");
-        const requests = records.filter(
-          (record) =>
-            (taskId === null || record.task_id === taskId) && (match === null || record.script_match === match),
-        );
-        return sendJson(exchange, 200, { requests });
+        const filters = { taskId: url.searchParams.get("task_id"), match: url.searchParams.get("match") };
+        const conditioned = scripts
+          .list()
+          .filter((script) => script.rate_limit || script.outage || script.context_window !== undefined)
+          .map((script) => script.match);
+        return sendJson(exchange, 200, statsAnswer(records, filters, conditioned));
       }
       case "GET /_emulator/health":
         return sendJson(exchange, 200, { ok: true });
@@ -350,6 +335,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     stats: () => records.map((record) => ({ ...record })),
     reset() {
       scripts.clear();
+      conditions.clear();
       traces.reset();
       billing.reset();
       records = [];

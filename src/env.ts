@@ -58,6 +58,11 @@ export interface Env {
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   /** Tasks a key may create per minute, unless its own entry says (default 60). */
   OUTPOST_RATE_LIMIT_PER_MINUTE?: string;
+  /**
+   * How long one model call may wait out its provider (an outage, a rate limit), in seconds from its first failure,
+   * unless its agent says (default 1800). src/runtime/provider-retry.ts.
+   */
+  OUTPOST_PROVIDER_WAIT_SECONDS?: string;
   /** Secret: the root of every tenant's callback signing secret (Standard Webhooks). Callbacks need it. */
   OUTPOST_WEBHOOK_SECRET?: string;
   /**

@@ -267,6 +267,16 @@ export class AwaitingSubagentsError extends OutpostError {
   }
 }
 
+/**
+ * A model call waits out its provider (down, overloaded or limiting) on a timer of the object's ledger: the run stops
+ * without failing, holding no connection, and the timer starts it again from its journal (src/runtime/provider-retry.ts).
+ */
+export class AwaitingProviderError extends OutpostError {
+  constructor(message: string) {
+    super("awaiting_provider", message);
+  }
+}
+
 /** The run was canceled by a client; carried so the loop unwinds without treating it as a failure. */
 export class CanceledError extends OutpostError {
   constructor(message = "The task was canceled.") {

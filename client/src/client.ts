@@ -36,6 +36,12 @@ export type Task = Schemas["TaskResource"];
 export type TaskStatus = Task["status"];
 /** What a task waits for: an approval or a question, named by the request id a decision must quote. */
 export type PendingInput = NonNullable<Task["pending_input"]>;
+/**
+ * What a running task waits for other than a person: its model provider, while a model call waits out an outage or
+ * a rate limit (`until`, the failed `attempts` so far, the `last_error`). A task's, a session's and each listed one's
+ * `waiting_for`; null while it waits for nothing.
+ */
+export type WaitingFor = NonNullable<Task["waiting_for"]>;
 /** A chat session as a key that may read sees it. */
 export type Session = Schemas["SessionResource"];
 /** A schedule (POST /v1/schedules) as a key that may read sees it. */

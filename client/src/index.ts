@@ -13,6 +13,7 @@ export {
   type Session,
   type Task,
   type TaskStatus,
+  type WaitingFor,
   type WaitOptions,
 } from "./client.ts";
 export { type ErrorBody, OutpostError, OutpostTimeoutError } from "./errors.ts";

@@ -1442,7 +1442,7 @@ export interface components {
                      * @description the registry's code (docs/reference/errors.md)
                      * @enum {string}
                      */
-                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
                     /** @description for people; clients branch on the code */
                     message: string;
                     /** @description the error's class, e.g. ProviderError */
@@ -1920,6 +1920,48 @@ export interface components {
                 reason?: string;
                 turn_index: number;
             } | null;
+            waiting_for: {
+                /** @constant */
+                kind: "provider";
+                /** Format: date-time */
+                until: string;
+                attempts: number;
+                last_error: {
+                    /**
+                     * @description the registry's code (docs/reference/errors.md)
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    /** @description for people; clients branch on the code */
+                    message: string;
+                    /** @description the error's class, e.g. ProviderError */
+                    type: string;
+                    /** @description whether the same operation could succeed later */
+                    retryable: boolean;
+                    /** @description ProviderError: the provider's HTTP status */
+                    status?: number | null;
+                    /** @description ProviderError: the provider's request id */
+                    request_id?: string | null;
+                    /** @description StreamingError */
+                    partial_message_count?: number;
+                    /** @description MalformedResponseError: its first 2,000 characters */
+                    raw_response?: string;
+                    /** @description InvalidToolError */
+                    tool_name?: string;
+                    /** @description InvalidToolError */
+                    available_tools?: string[];
+                    /** @description BlockedUrlError */
+                    url?: string;
+                    /** @description McpConnectionError */
+                    server?: string;
+                    /** @description DuplicateAgentError, AgentNotFoundError */
+                    agent_name?: string;
+                    /** @description AgentNotFoundError */
+                    available_agents?: string[];
+                } & {
+                    [key: string]: components["schemas"]["Json"];
+                };
+            } | null;
             /** Format: date-time */
             created_at: string;
             closed_at: string | null;
@@ -1982,7 +2024,7 @@ export interface components {
                  * @description the registry's code (docs/reference/errors.md)
                  * @enum {string}
                  */
-                code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
                 /** @description for people; clients branch on the code */
                 message: string;
                 /** @description the error's class, e.g. ProviderError */
@@ -2060,6 +2102,48 @@ export interface components {
                 turn_index: number;
                 /** @description the sub-agent task whose request this is; absent for the task's own (docs/subagents.md) */
                 task_id?: string;
+            } | null;
+            waiting_for: {
+                /** @constant */
+                kind: "provider";
+                /** Format: date-time */
+                until: string;
+                attempts: number;
+                last_error: {
+                    /**
+                     * @description the registry's code (docs/reference/errors.md)
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    /** @description for people; clients branch on the code */
+                    message: string;
+                    /** @description the error's class, e.g. ProviderError */
+                    type: string;
+                    /** @description whether the same operation could succeed later */
+                    retryable: boolean;
+                    /** @description ProviderError: the provider's HTTP status */
+                    status?: number | null;
+                    /** @description ProviderError: the provider's request id */
+                    request_id?: string | null;
+                    /** @description StreamingError */
+                    partial_message_count?: number;
+                    /** @description MalformedResponseError: its first 2,000 characters */
+                    raw_response?: string;
+                    /** @description InvalidToolError */
+                    tool_name?: string;
+                    /** @description InvalidToolError */
+                    available_tools?: string[];
+                    /** @description BlockedUrlError */
+                    url?: string;
+                    /** @description McpConnectionError */
+                    server?: string;
+                    /** @description DuplicateAgentError, AgentNotFoundError */
+                    agent_name?: string;
+                    /** @description AgentNotFoundError */
+                    available_agents?: string[];
+                } & {
+                    [key: string]: components["schemas"]["Json"];
+                };
             } | null;
             last_event_seq: number;
             /** @enum {string} */
@@ -2330,6 +2414,48 @@ export interface components {
                 reason?: string;
                 turn_index: number;
             } | null;
+            waiting_for: {
+                /** @constant */
+                kind: "provider";
+                /** Format: date-time */
+                until: string;
+                attempts: number;
+                last_error: {
+                    /**
+                     * @description the registry's code (docs/reference/errors.md)
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    /** @description for people; clients branch on the code */
+                    message: string;
+                    /** @description the error's class, e.g. ProviderError */
+                    type: string;
+                    /** @description whether the same operation could succeed later */
+                    retryable: boolean;
+                    /** @description ProviderError: the provider's HTTP status */
+                    status?: number | null;
+                    /** @description ProviderError: the provider's request id */
+                    request_id?: string | null;
+                    /** @description StreamingError */
+                    partial_message_count?: number;
+                    /** @description MalformedResponseError: its first 2,000 characters */
+                    raw_response?: string;
+                    /** @description InvalidToolError */
+                    tool_name?: string;
+                    /** @description InvalidToolError */
+                    available_tools?: string[];
+                    /** @description BlockedUrlError */
+                    url?: string;
+                    /** @description McpConnectionError */
+                    server?: string;
+                    /** @description DuplicateAgentError, AgentNotFoundError */
+                    agent_name?: string;
+                    /** @description AgentNotFoundError */
+                    available_agents?: string[];
+                } & {
+                    [key: string]: components["schemas"]["Json"];
+                };
+            } | null;
             /** Format: date-time */
             created_at: string;
             closed_at: string | null;
@@ -2344,6 +2470,48 @@ export interface components {
             agent: string;
             /** @enum {string} */
             status: "ready" | "processing" | "streaming" | "input_required" | "closed";
+            waiting_for: {
+                /** @constant */
+                kind: "provider";
+                /** Format: date-time */
+                until: string;
+                attempts: number;
+                last_error: {
+                    /**
+                     * @description the registry's code (docs/reference/errors.md)
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    /** @description for people; clients branch on the code */
+                    message: string;
+                    /** @description the error's class, e.g. ProviderError */
+                    type: string;
+                    /** @description whether the same operation could succeed later */
+                    retryable: boolean;
+                    /** @description ProviderError: the provider's HTTP status */
+                    status?: number | null;
+                    /** @description ProviderError: the provider's request id */
+                    request_id?: string | null;
+                    /** @description StreamingError */
+                    partial_message_count?: number;
+                    /** @description MalformedResponseError: its first 2,000 characters */
+                    raw_response?: string;
+                    /** @description InvalidToolError */
+                    tool_name?: string;
+                    /** @description InvalidToolError */
+                    available_tools?: string[];
+                    /** @description BlockedUrlError */
+                    url?: string;
+                    /** @description McpConnectionError */
+                    server?: string;
+                    /** @description DuplicateAgentError, AgentNotFoundError */
+                    agent_name?: string;
+                    /** @description AgentNotFoundError */
+                    available_agents?: string[];
+                } & {
+                    [key: string]: components["schemas"]["Json"];
+                };
+            } | null;
             parent_task_id: string | null;
             tags: string[];
             /** Format: date-time */
@@ -2408,7 +2576,7 @@ export interface components {
                  * @description the registry's code (docs/reference/errors.md)
                  * @enum {string}
                  */
-                code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "duplicate_agent" | "message_required" | "tool_input_required";
+                code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
                 /** @description for people; clients branch on the code */
                 message: string;
                 /** @description the error's class, e.g. ProviderError */
@@ -2487,6 +2655,48 @@ export interface components {
                 /** @description the sub-agent task whose request this is; absent for the task's own (docs/subagents.md) */
                 task_id?: string;
             } | null;
+            waiting_for: {
+                /** @constant */
+                kind: "provider";
+                /** Format: date-time */
+                until: string;
+                attempts: number;
+                last_error: {
+                    /**
+                     * @description the registry's code (docs/reference/errors.md)
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    /** @description for people; clients branch on the code */
+                    message: string;
+                    /** @description the error's class, e.g. ProviderError */
+                    type: string;
+                    /** @description whether the same operation could succeed later */
+                    retryable: boolean;
+                    /** @description ProviderError: the provider's HTTP status */
+                    status?: number | null;
+                    /** @description ProviderError: the provider's request id */
+                    request_id?: string | null;
+                    /** @description StreamingError */
+                    partial_message_count?: number;
+                    /** @description MalformedResponseError: its first 2,000 characters */
+                    raw_response?: string;
+                    /** @description InvalidToolError */
+                    tool_name?: string;
+                    /** @description InvalidToolError */
+                    available_tools?: string[];
+                    /** @description BlockedUrlError */
+                    url?: string;
+                    /** @description McpConnectionError */
+                    server?: string;
+                    /** @description DuplicateAgentError, AgentNotFoundError */
+                    agent_name?: string;
+                    /** @description AgentNotFoundError */
+                    available_agents?: string[];
+                } & {
+                    [key: string]: components["schemas"]["Json"];
+                };
+            } | null;
             last_event_seq: number;
             /** @enum {string} */
             redaction_mode: "full" | "redacted";
@@ -2531,6 +2741,48 @@ export interface components {
             agent: string;
             /** @enum {string} */
             status: "pending" | "running" | "input_required" | "completed" | "failed" | "canceled";
+            waiting_for: {
+                /** @constant */
+                kind: "provider";
+                /** Format: date-time */
+                until: string;
+                attempts: number;
+                last_error: {
+                    /**
+                     * @description the registry's code (docs/reference/errors.md)
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    /** @description for people; clients branch on the code */
+                    message: string;
+                    /** @description the error's class, e.g. ProviderError */
+                    type: string;
+                    /** @description whether the same operation could succeed later */
+                    retryable: boolean;
+                    /** @description ProviderError: the provider's HTTP status */
+                    status?: number | null;
+                    /** @description ProviderError: the provider's request id */
+                    request_id?: string | null;
+                    /** @description StreamingError */
+                    partial_message_count?: number;
+                    /** @description MalformedResponseError: its first 2,000 characters */
+                    raw_response?: string;
+                    /** @description InvalidToolError */
+                    tool_name?: string;
+                    /** @description InvalidToolError */
+                    available_tools?: string[];
+                    /** @description BlockedUrlError */
+                    url?: string;
+                    /** @description McpConnectionError */
+                    server?: string;
+                    /** @description DuplicateAgentError, AgentNotFoundError */
+                    agent_name?: string;
+                    /** @description AgentNotFoundError */
+                    available_agents?: string[];
+                } & {
+                    [key: string]: components["schemas"]["Json"];
+                };
+            } | null;
             parent_task_id: string | null;
             tags: string[];
             /** Format: date-time */
@@ -4283,6 +4535,14 @@ export interface operations {
                         case_timeout_seconds?: number;
                     };
                     max_budget_usd?: number;
+                    provider_wait_seconds?: number;
+                    context_window?: {
+                        tokens?: number;
+                        /** @default 0.75 */
+                        compact_at?: number;
+                        /** @default 0.5 */
+                        compact_to?: number;
+                    };
                     prompt_cache?: false | {
                         /**
                          * @default 5m

@@ -92,6 +92,8 @@ export const AgentFileSchema = z.strictObject({
   evaluations: definition.evaluations,
   // Outpost's own settings.
   max_budget_usd: definition.maxBudgetUsd,
+  provider_wait_seconds: definition.providerWaitSeconds,
+  context_window: definition.contextWindow,
   prompt_cache: definition.promptCache,
   redaction_mode: definition.redactionMode.optional(),
   tenants: definition.tenants,
@@ -256,6 +258,8 @@ function toDefinition(file: AgentFileValue, raw: AgentFileInput): AgentDefinitio
     ["knowledgeTools", knowledgeTools.length > 0 ? knowledgeTools : undefined],
     ["embeddingProvider", raw.embedding_provider],
     ["maxBudgetUsd", raw.max_budget_usd],
+    ["providerWaitSeconds", raw.provider_wait_seconds],
+    ["contextWindow", raw.context_window],
     ["promptCache", raw.prompt_cache],
     ["responseFormat", raw.response_format],
     ["redactionMode", raw.redaction_mode],
@@ -293,6 +297,8 @@ const FILE_KEYS: Readonly<Record<string, string>> = {
   "webFetch.": "web_fetch.",
   "mcpServers.": "tools.",
   "promptCache.": "prompt_cache.",
+  "contextWindow.": "context_window.",
+  contextWindow: "context_window",
   promptCache: "prompt_cache",
 };
 

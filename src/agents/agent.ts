@@ -26,6 +26,7 @@ import type { ToolDeclaration } from "../tools/allowed-tools.ts";
 import type { KnowledgeToolSpec } from "../tools/knowledge-tools.ts";
 import { type ToolSettings, workingDirectoryInstructions, workingDirectoryWarnings } from "../tools/settings.ts";
 import type { AgentContext } from "./context.ts";
+import { DEFAULT_COMPACT_AT, DEFAULT_COMPACT_TO } from "./context-window.ts";
 import { type AgentDefinition, type AgentSpec, parseDefinition } from "./definition.ts";
 import { modelRequest } from "./model-request.ts";
 import type { AgentResult } from "./result.ts";
@@ -78,6 +79,10 @@ export abstract class Agent {
   /** Seed 003 Agent.temperature, or null for the provider's default. */
   readonly temperature: number | null;
   readonly maxBudgetUsd: number | null;
+  /** How long a model call may wait out its provider, in seconds; null: the deployment's (src/runtime/provider-retry.ts). */
+  readonly providerWaitSeconds: number | null;
+  /** Its context window and compaction marks (src/runtime/compaction.ts); null: the model table's and the defaults. */
+  readonly contextWindow: AgentSpec["contextWindow"];
   /** Seed 004 response_format: the JSON Schema the final answer conforms to, or null. */
   readonly responseFormat: JsonObject | null;
   readonly permissions: ToolPermissions;
@@ -122,6 +127,8 @@ export abstract class Agent {
     this.thinkingBudget = spec.thinkingBudget;
     this.webSearch = spec.webSearch;
     this.maxBudgetUsd = spec.maxBudgetUsd;
+    this.providerWaitSeconds = spec.providerWaitSeconds;
+    this.contextWindow = spec.contextWindow;
     this.responseFormat = spec.responseFormat;
     this.permissions = spec.permissions;
     this.hooks = spec.hooks;
@@ -153,6 +160,12 @@ export abstract class Agent {
       request: (messages) => this.requestFor(context, messages),
       modelTurn: (messages, turnIndex, info) => this.modelTurn(context, messages, turnIndex, info),
       callTool: (use, turnIndex, info, position) => this.callTool(context, use, turnIndex, info, position),
+      window: {
+        tokens: this.contextWindow?.tokens ?? null,
+        compactAt: this.contextWindow?.compactAt ?? DEFAULT_COMPACT_AT,
+        compactTo: this.contextWindow?.compactTo ?? DEFAULT_COMPACT_TO,
+        maxTokens: this.maxTokens,
+      },
       ...(this.responseFormat ? { responseFormat: this.responseFormat } : {}),
     });
   }

@@ -37,6 +37,7 @@ const SEED_SPELLINGS: Readonly<Record<string, string>> = {
   test_cases: "testCases",
   embedding_provider: "embeddingProvider",
   prompt_cache: "promptCache",
+  provider_wait_seconds: "providerWaitSeconds",
 };
 
 /** Keys whose value is an object of its own settings: an issue inside one reads "<path>: <what is wrong>". */

@@ -102,6 +102,45 @@ export const AgentDefinitionSchema = z.strictObject({
     .number("must be a positive number of US dollars")
     .positive("must be a positive number of US dollars")
     .optional(),
+  /**
+   * The model's context window and when the conversation is compacted to stay inside it (docs/compaction.md):
+   * `tokens` (default: the model table's, src/config/models.ts), `compact_at` (the share of the room for the prompt
+   * at which a compaction starts, default 0.75) and `compact_to` (the share it brings the prompt down to, default 0.5).
+   */
+  contextWindow: z
+    .strictObject({
+      tokens: z
+        .number("must be a whole number of tokens, at least 1,024")
+        .int("must be a whole number of tokens, at least 1,024")
+        .min(1_024, "must be at least 1,024 tokens")
+        .optional(),
+      compact_at: z
+        .number("must be a share from 0.2 to 0.95")
+        .min(0.2, "must be at least 0.2")
+        .max(0.95, "must be at most 0.95")
+        .default(0.75),
+      compact_to: z
+        .number("must be a share from 0.1 to 0.9")
+        .min(0.1, "must be at least 0.1")
+        .max(0.9, "must be at most 0.9")
+        .default(0.5),
+    })
+    .refine((window) => window.compact_to < window.compact_at, {
+      message: "compact_to must be below compact_at",
+      path: ["compact_to"],
+    })
+    .optional(),
+  /**
+   * How long one model call may wait out its provider (an outage, a rate limit), from its first failure, before the
+   * run fails with the provider's last error (docs/provider-waits.md). Absent: OUTPOST_PROVIDER_WAIT_SECONDS, else 30
+   * minutes.
+   */
+  providerWaitSeconds: z
+    .number("must be a whole number of seconds from 1 to 86,400")
+    .int("must be a whole number of seconds from 1 to 86,400")
+    .min(1, "must be at least 1 second")
+    .max(86_400, "must be at most 86,400 seconds (a day)")
+    .optional(),
   ...PERMISSION_SETTINGS_SHAPE,
   /**
    * Seed 002 redaction_mode for this agent's tasks unless a task says: "redacted" keeps prompts and responses out
@@ -173,6 +212,10 @@ export interface AgentSpec {
   webSearch: WebSearchTool20250305 | null;
   temperature: number | null;
   maxBudgetUsd: number | null;
+  /** How long a model call may wait out its provider, in seconds; null: the deployment's. */
+  providerWaitSeconds: number | null;
+  /** The agent's own context window and compaction marks; null: the model table's window and the default marks. */
+  contextWindow: { tokens: number | null; compactAt: number; compactTo: number } | null;
   /** The JSON Schema the final answer must conform to, or null. */
   responseFormat: JsonObject | null;
   permissions: ToolPermissions;
@@ -285,6 +328,14 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
     webSearch,
     temperature: parsed.temperature ?? null,
     maxBudgetUsd: parsed.maxBudgetUsd ?? null,
+    providerWaitSeconds: parsed.providerWaitSeconds ?? null,
+    contextWindow: parsed.contextWindow
+      ? {
+          tokens: parsed.contextWindow.tokens ?? null,
+          compactAt: parsed.contextWindow.compact_at,
+          compactTo: parsed.contextWindow.compact_to,
+        }
+      : null,
     responseFormat,
     // Web search runs inside the model call: no person can review a search, so no rule may name it.
     permissions: toolPermissions(

@@ -127,7 +127,7 @@ export class SkillAgent extends Agent {
             { turn, system, request: this.requestFor(context, messages, system) },
             info,
           ),
-        { retryBrokenStream: true },
+        { providerRetries: true },
       );
       const text = extractText(reply.content);
       messages.push({ role: "assistant", content: text || "(no text)" });
@@ -189,7 +189,7 @@ export class SkillAgent extends Agent {
                 { turn, action, messages, request: (all) => this.requestFor(context, all, this.systemPrompt, []) },
                 info,
               ),
-            { retryBrokenStream: true },
+            { providerRetries: true },
           );
           return successResult(answer, runtime.usage(), { turns: turn, selected_skill: decision.selected_skill });
         }

@@ -14,6 +14,7 @@ import type { ToolResult } from "../contracts/tool-result.ts";
 import { LimitExceededError, StructuredOutputError } from "../errors.ts";
 import type { JsonObject } from "../lib/json.ts";
 import type { AgentContext } from "./context.ts";
+import { ContextWindow, promptTooLong, type WindowSettings } from "./context-window.ts";
 import { dryRunResult, toParams } from "./model-request.ts";
 import { type AgentResult, failureResult, successResult } from "./result.ts";
 import { checkAnswer, reaskMessage } from "./structured-output.ts";
@@ -27,6 +28,8 @@ export interface ToolLoopSteps {
   callTool(use: ToolUseBlock, turnIndex: number, info: StepInfo, position: number): Promise<ToolResult>;
   /** Seed 004 response_format: the final answer must conform to this JSON Schema (src/agents/structured-output.ts). */
   responseFormat?: JsonObject;
+  /** The model's window and the agent's compaction marks (src/agents/context-window.ts); absent: no compaction. */
+  window?: WindowSettings;
 }
 
 export async function runToolLoop(context: AgentContext, steps: ToolLoopSteps): Promise<AgentResult> {
@@ -43,6 +46,8 @@ export async function runToolLoop(context: AgentContext, steps: ToolLoopSteps): 
     const uses = pending.content.filter((b): b is ToolUseBlockParam => b.type === "tool_use");
     if (uses.length > 0) await runToolCalls(context, steps, messages, uses, turn);
   }
+  const window = steps.window ? new ContextWindow(context, steps.window, messages) : null;
+  const sent = () => (window ? window.messages(messages) : messages);
   const maxTurns = context.config.limits.maxTurns;
   const lastTurn = (start?.countTurnsFrom ?? 0) + maxTurns;
   // A mismatched structured answer is asked for again once; a replay takes the same branch from the same replies.
@@ -50,9 +55,22 @@ export async function runToolLoop(context: AgentContext, steps: ToolLoopSteps): 
   while (turn < lastTurn) {
     turn++;
     const current = turn;
-    const reply = await runtime.step(`turn_${current}_model`, (info) => steps.modelTurn(messages, current, info), {
-      retryBrokenStream: true,
-    });
+    await window?.beforeTurn(messages, current, (m) => steps.request(m));
+    const call = () =>
+      runtime.step(`turn_${current}_model`, (info) => steps.modelTurn(sent(), current, info), {
+        providerRetries: true,
+      });
+    let reply: Message;
+    try {
+      reply = await call();
+    } catch (error) {
+      // A prompt the provider refused as too long: one compaction, and the call again.
+      if (!window || !promptTooLong(error) || !(await window.afterTooLong(messages, current, error, steps.request))) {
+        throw error;
+      }
+      reply = await call();
+    }
+    window?.observe(reply, sent());
     messages.push({ role: "assistant", content: toParams(reply.content) });
     runtime.recordMessage(messages.length - 1, messages[messages.length - 1] as MessageParam);
     // The API paused a long turn (its server tools, web search, ran long): the reply goes back as it is, and the
@@ -75,6 +93,7 @@ export async function runToolLoop(context: AgentContext, steps: ToolLoopSteps): 
         continue;
       }
       runtime.checkpoint(`turn_${current}_model`, "finish", { turn: current });
+      window?.remember(messages);
       if (check && !check.ok) {
         const error = new StructuredOutputError(
           `The answer does not conform to the agent's response_format, also when asked again: ${check.errors.join("; ")}`,
@@ -86,6 +105,7 @@ export async function runToolLoop(context: AgentContext, steps: ToolLoopSteps): 
     runtime.checkpoint(`turn_${current}_model`, "tool_calls", { turn: current });
     await runToolCalls(context, steps, messages, uses, current);
   }
+  window?.remember(messages);
   return failureResult(
     [
       new LimitExceededError(

@@ -65,7 +65,7 @@ const count = z.number().int().nonnegative();
 const WARNINGS = z.array(z.string()).optional().describe("seed 004 startup warnings (rule 4: CLAUDE.md)");
 
 /** Which part of a run made a model call (seed 002 call_site). */
-const CallSite = z.enum(["decision_loop", "final_answer_synthesis", "unspecified"]);
+const CallSite = z.enum(["decision_loop", "final_answer_synthesis", "context_compaction", "unspecified"]);
 export type CallSite = z.infer<typeof CallSite>;
 
 /** What every llm_* event of one call says about it. */
@@ -165,16 +165,16 @@ export const EVENT_CATALOG = {
   }),
   step_resumed: event({
     description:
-      "A step runs again: it was interrupted (an eviction or restart during it), or it is a model turn whose stream broke.",
+      "A step runs again: it was interrupted (an eviction or restart during it), or it is a model call the runtime tries again (its stream broke, or the provider refused it).",
     payload: () =>
       z.strictObject({
         step: z.string(),
         attempt: count,
         reason: z
-          .enum(["interrupted", "stream_broken"])
+          .enum(["interrupted", "stream_broken", "provider_retry"])
           .optional()
           .describe("absent from events logged before it was added: interrupted"),
-        delay_ms: count.optional().describe("stream_broken: the pause before the attempt"),
+        delay_ms: count.optional().describe("stream_broken, provider_retry: the pause before the attempt"),
       }),
   }),
   fault_injected: event({
@@ -256,13 +256,59 @@ export const EVENT_CATALOG = {
       }),
   }),
   llm_retry_scheduled: event({
-    description: "The provider's client will send a failed call again.",
+    description:
+      "The runtime will send a failed model call again after a short pause inside the run (a longer wait is provider_wait_started).",
     payload: () =>
       z.strictObject({
         ...modelCall,
-        status: z.number().int().nullable().describe("null for a failed connection"),
-        delay_seconds: z.number().nullable().describe("from retry-after, else null"),
-        http_attempt: count,
+        status: z
+          .number()
+          .int()
+          .nullable()
+          .describe("the refusal's HTTP status; null for a lost connection or a broken stream"),
+        delay_seconds: z.number().nullable().describe("the pause before the next try"),
+        http_attempt: count.describe("the try about to be made: 2 after the first failure"),
+      }),
+  }),
+  context_compacted: event({
+    description:
+      "The conversation was compacted to stay inside the model's context window: from now on the model is sent its latest messages after a shorter form of the earlier ones (the event log, the conversation and the run bundle keep all of it).",
+    payload: () =>
+      z.strictObject({
+        turn_index: turnIndex.describe("the model turn it was made before"),
+        strategy: z
+          .enum(["clear_tool_results", "summarize"])
+          .describe("clear_tool_results: old tool results became notes; summarize: the earlier turns became a summary"),
+        reason: z
+          .enum(["threshold", "prompt_too_long"])
+          .describe("the prompt passed the agent's compact_at, or the provider refused it as too long"),
+        tokens_before: count.describe("the prompt's estimated tokens before"),
+        tokens_after: count.describe("and after"),
+        messages_compacted: count.describe("the conversation's messages now sent in their shorter form"),
+        tool_results_cleared: count,
+        summary_calls: count.describe("the model calls that wrote the summary (call_site context_compaction)"),
+      }),
+  }),
+  provider_wait_started: event({
+    description:
+      "A model call waits out its provider (an outage, a rate limit): the run stops, holding no connection, until `until`; the task shows it as waiting_for.",
+    payload: () =>
+      z.strictObject({
+        step: z.string().describe("the journal step of the call, e.g. turn_3_model"),
+        failures: z.number().int().positive().describe("the call's failures so far"),
+        until: z.iso.datetime().describe("when the call is tried again"),
+        delay_ms: count,
+        horizon_at: z.iso.datetime().describe("past it, the run fails with the last error"),
+        last_error: ErrorInfo,
+      }),
+  }),
+  provider_wait_ended: event({
+    description: "A model call's wait on its provider is over: the run goes on and tries the call again.",
+    payload: () =>
+      z.strictObject({
+        step: z.string(),
+        failures: z.number().int().positive(),
+        waited_ms: count,
       }),
   }),
   llm_response_received: event({

@@ -25,11 +25,12 @@ export interface StepInfo {
 
 export interface StepOptions {
   /**
-   * A step that is one model call (a model turn): when the model's stream breaks after it started with an error the
-   * provider may not repeat (a StreamingError whose cause is retryable), the step runs again, after a pause, as a
-   * new attempt, within the MAX_STEP_ATTEMPTS an interrupted step has. Its client's own retries came before.
+   * A step that is one model call (a model turn): when the call fails in a way a later try may not repeat (429, 529,
+   * 5xx, a lost or broken connection, a timeout), the runtime tries it again as the step's next attempt, waiting
+   * inside the run at first and then on the object's provider_wait timer, until the call's horizon
+   * (src/runtime/provider-retry.ts). The provider's clients make no retries of their own.
    */
-  retryBrokenStream?: boolean;
+  providerRetries?: boolean;
 }
 
 export interface ModelCallOptions {
@@ -37,6 +38,8 @@ export interface ModelCallOptions {
   callSite?: CallSite;
   attempt?: number;
   spanId?: string;
+  /** One of several calls of one call site in one turn (a summary written in parts): its files are named by it. */
+  part?: number;
 }
 
 /** What the run will do next from a checkpoint: a workflow's checkpoint is before a node (`run_node`). */

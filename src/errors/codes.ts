@@ -304,6 +304,13 @@ export const ERROR_CODES = {
       provider: "The model provider rejected the request",
     },
   },
+  context_window_exceeded: {
+    task: {
+      retryable: false,
+      when: "the prompt did not fit the model's context window even after a compaction (the provider's 400 `prompt is too long`, OpenAI's `context_length_exceeded`, Gemini's token count)",
+      provider: "The prompt does not fit the model's context window",
+    },
+  },
   model_not_found: {
     task: {
       retryable: false,
@@ -318,21 +325,21 @@ export const ERROR_CODES = {
     },
     task: {
       retryable: true,
-      when: "the model provider still answered 429 after its client's own retries",
+      when: "the model provider still answered 429 when the call's wait ran out (its horizon, docs/provider-waits.md)",
       provider: "The model provider is rate limiting requests",
     },
   },
   provider_overloaded: {
     task: {
       retryable: true,
-      when: "the model provider is overloaded (Anthropic's `overloaded_error`, 503 or 529)",
+      when: "the model provider was still overloaded (Anthropic's `overloaded_error`, 503 or 529) when the call's wait ran out",
       provider: "The model provider is overloaded",
     },
   },
   provider_unavailable: {
     task: {
       retryable: true,
-      when: "the model provider failed with a server error (500, 502, 504)",
+      when: "the model provider still failed with a server error (500, 502, 504) when the call's wait ran out",
       provider: "The model provider failed",
     },
   },
@@ -356,7 +363,7 @@ export const ERROR_CODES = {
   streaming_error: {
     task: {
       retryable: true,
-      when: "the model's stream broke after it had started and its model turn's attempts ran out, or the error that broke it may not be repeated (then not retryable; `partial_message_count` says how much had arrived)",
+      when: "the model's stream broke after it had started and the call's wait ran out, or the error that broke it may not be repeated (then not retryable; `partial_message_count` says how much had arrived)",
     },
   },
   malformed_response: {
@@ -483,6 +490,11 @@ export const ERROR_CODES = {
   },
   awaiting_subagents: {
     internal: { when: "a Task call waits for its sub-agent: the run stops until the child task's end wakes it" },
+  },
+  awaiting_provider: {
+    internal: {
+      when: "a model call waits out the provider (an outage or a rate limit): the run stops until its `provider_wait` timer",
+    },
   },
   duplicate_agent: {
     internal: { when: "two agents are registered under one name: the Worker does not start" },

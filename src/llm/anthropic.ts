@@ -29,6 +29,7 @@ import {
 import { BodyWatch } from "./body-watch.ts";
 import { MessageAccumulator } from "./message-accumulator.ts";
 import { type Fetch, providerFailure, type StreamOptions } from "./provider.ts";
+import { limitResetSecondsOf, retryAfterSecondsOf } from "./retry-hint.ts";
 
 /** What every client of the Anthropic SDK is built with, whichever auth provider builds it. */
 export interface ClientOptions {
@@ -197,13 +198,12 @@ export class AnthropicProvider {
     }
     if (!call) return response;
     call.attempts += 1;
-    const retryAfterHeader = response.headers.get("retry-after")?.trim();
-    const retryAfter = retryAfterHeader ? Number(retryAfterHeader) : Number.NaN;
     call.options.onAttempt?.({
       attempt: call.attempts,
       status: response.status,
       request_id: response.headers.get("request-id"),
-      retry_after_seconds: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : null,
+      retry_after_seconds: retryAfterSecondsOf(response.headers, response.status),
+      limit_reset_seconds: limitResetSecondsOf(response.headers, response.status),
     });
     // An error's body the SDK reads whole (response.text()); a stream's it iterates, and iterates what the body
     // offers as its async iterator (@anthropic-ai/sdk internal/shims.mjs): the watched chunks, with no second stream.
@@ -253,7 +253,11 @@ export function mapProviderError(
       return providerFailure("provider_auth_failed", detail, base, { hint: authHint });
     }
     if (error instanceof NotFoundError) return providerFailure("model_not_found", detail, base);
-    if (error instanceof BadRequestError) return providerFailure("provider_rejected_request", detail, base);
+    if (error instanceof BadRequestError) {
+      // The one refusal told apart by its text: the Messages API gives a prompt past the window no type of its own.
+      const tooLong = /prompt is too long|exceed context limit/i.test(detail);
+      return providerFailure(tooLong ? "context_window_exceeded" : "provider_rejected_request", detail, base);
+    }
     if (error instanceof InternalServerError) return providerFailure("provider_unavailable", detail, base);
     // An `error` event inside a 200 stream has no status: it is the provider's error type that tells.
     return providerFailure("provider_error", detail, base, { retryable: error.type === "api_error" });

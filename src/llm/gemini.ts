@@ -24,6 +24,7 @@ import { BodyWatch } from "./body-watch.ts";
 import { toGeminiRequest } from "./gemini-request.ts";
 import { MessageBuilder, ToolUseIds, tokensOf } from "./message-builder.ts";
 import { type Fetch, type ModelProvider, providerFailure, type StreamOptions } from "./provider.ts";
+import { retryAfterSecondsOf } from "./retry-hint.ts";
 
 export interface GeminiConfig {
   apiKey: string;
@@ -202,8 +203,8 @@ function newId(prefix: string): string {
 
 /** The retry-after header, else the delay of Google's RetryInfo detail in an error body (e.g. "37s"). */
 async function retryAfterSeconds(response: Response): Promise<number | null> {
-  const header = Number(response.headers.get("retry-after")?.trim() || Number.NaN);
-  if (Number.isFinite(header) && header >= 0) return header;
+  const header = retryAfterSecondsOf(response.headers, response.status);
+  if (header !== null) return header;
   if (response.ok || !response.headers.get("content-type")?.includes("application/json")) return null;
   try {
     const body = (await response.clone().json()) as {
@@ -292,8 +293,11 @@ function providerError(error: ApiError, requestId: string | null): ProviderError
       return providerFailure("provider_unavailable", detail, base);
     case 404:
       return providerFailure("model_not_found", detail, base);
-    case 400:
-      return providerFailure("provider_rejected_request", detail, base);
+    case 400: {
+      // Google's INVALID_ARGUMENT for a prompt past the window has no reason of its own: its text tells.
+      const tooLong = /input token count .* exceeds the maximum/i.test(detail);
+      return providerFailure(tooLong ? "context_window_exceeded" : "provider_rejected_request", detail, base);
+    }
     default:
       return providerFailure("provider_error", detail, base, { retryable: error.status >= 500 });
   }

@@ -34,6 +34,7 @@ import {
 import { contentText, MessageBuilder, type Tokens, ToolUseIds, tokensOf } from "./message-builder.ts";
 import { promptCacheKeyOf } from "./prompt-cache.ts";
 import { type Fetch, type ModelProvider, providerFailure, type StreamOptions, temperatureOf } from "./provider.ts";
+import { limitResetSecondsOf, retryAfterSecondsOf } from "./retry-hint.ts";
 
 export interface OpenAiCompatibleConfig {
   apiKey: string;
@@ -130,12 +131,12 @@ export class OpenAiCompatibleProvider implements ModelProvider {
     try {
       const response = await this.transport(input, init);
       this.attempts += 1;
-      const retryAfter = Number(response.headers.get("retry-after")?.trim() ?? Number.NaN);
       options?.onAttempt?.({
         attempt: this.attempts,
         status: response.status,
         request_id: response.headers.get("x-request-id"),
-        retry_after_seconds: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : null,
+        retry_after_seconds: retryAfterSecondsOf(response.headers, response.status),
+        limit_reset_seconds: limitResetSecondsOf(response.headers, response.status),
       });
       return response;
     } catch (error) {
@@ -255,7 +256,10 @@ export function mapOpenAiError(error: unknown, signal?: AbortSignal): AgentError
       return providerFailure("provider_auth_failed", detail, base, { hint: "check the agent's API key secret" });
     }
     if (error instanceof NotFoundError) return providerFailure("model_not_found", detail, base);
-    if (error instanceof BadRequestError) return providerFailure("provider_rejected_request", detail, base);
+    if (error instanceof BadRequestError) {
+      const tooLong = error.code === "context_length_exceeded";
+      return providerFailure(tooLong ? "context_window_exceeded" : "provider_rejected_request", detail, base);
+    }
     if (error instanceof InternalServerError) return providerFailure("provider_unavailable", detail, base);
     // An error sent inside a 200 stream has no status.
     return providerFailure("provider_error", detail, base, { retryable: error.status === undefined });

@@ -28,8 +28,10 @@ export interface HttpAttempt {
   /** Null when the connection failed before any response. */
   status: number | null;
   request_id: string | null;
-  /** Seconds from the retry-after header, when the provider sent one. */
+  /** Seconds from the retry-after header (else a 429's rate-limit reset), when the provider sent one. */
   retry_after_seconds: number | null;
+  /** A 429's exhausted rate limits: seconds until they are back in full, when the provider says (its reset headers). */
+  limit_reset_seconds?: number | null;
 }
 
 /** A fetch as the SDKs take one: a provider's transport (the global fetch, or fault injection's in front of it). */

@@ -8,7 +8,7 @@ import type { AgentMessage, AgentRuntime, ModelCallOptions, RunLimits } from "..
 import type { AgentUsage, CallUsage } from "../contracts/usage.ts";
 import { CanceledError, LimitExceededError, StreamingError, toErrorInfo } from "../errors.ts";
 import type { Redactor } from "../events/redaction.ts";
-import type { ModelProvider } from "../llm/provider.ts";
+import type { HttpAttempt, ModelProvider } from "../llm/provider.ts";
 import { queryOf, searchOutcome, WEB_SEARCH_TOOL_NAME, webCitations, webSearchCalls } from "../llm/web-search.ts";
 import type { RunBundle } from "../run-bundle/run-bundle.ts";
 import { estimateTokens, type LlmTranscriptRecord, type Transcript } from "../run-bundle/transcript.ts";
@@ -26,8 +26,8 @@ export interface ModelCallSettings {
   /** What the task's sub-agents spent, their subtrees included: it counts against the budgets too. */
   delegated?: () => { cost_usd: number; tokens: number };
   signal: AbortSignal;
-  /** The SDK's transport retries; used to tell whether a failed attempt will be retried. */
-  maxRetries: number;
+  /** How long one call may wait out its provider, from its first failure (src/runtime/provider-retry.ts). */
+  providerWaitMs: number;
   /** Holds back streamed text that could be the start of a secret (the deployment's Redactor). */
   redactor: Pick<Redactor, "releasable">;
 }
@@ -75,14 +75,22 @@ function cacheMiss(message: Message): { cache_miss_reason?: { type: string; cach
   };
 }
 
-/** What the SDK retries: connection errors (no status), 408, 409, 429 and 5xx. */
-function sdkRetries(status: number | null): boolean {
-  return status === null || status === 408 || status === 409 || status === 429 || status >= 500;
+/** A call that failed: where it was, and what the provider's last answer said (its status, when to try again). */
+export interface FailedCall {
+  turn_index: number;
+  call_site: NonNullable<ModelCallOptions["callSite"]>;
+  attempt: number;
+  status: number | null;
+  retry_after_seconds: number | null;
+  /** A 429's exhausted limits: seconds until they are back in full. */
+  limit_reset_seconds: number | null;
 }
 
 /** The run's model calls: one RunRuntime has one, and its streamModel is stream. */
 export class ModelCalls {
   private readonly deps: ModelCallDeps;
+  /** The last call that failed, for the runtime's decision to try it again (src/runtime/provider-retry.ts). */
+  private failed: FailedCall | null = null;
 
   constructor(deps: ModelCallDeps) {
     this.deps = deps;
@@ -95,7 +103,8 @@ export class ModelCalls {
     const callSite = options.callSite ?? "decision_loop";
     const attempt = options.attempt ?? 1;
     const span = options.spanId;
-    const artifact = `artifacts/llm/${callSite}_turn_${turn}_attempt_${attempt}`;
+    const part = options.part === undefined ? "" : `_part_${options.part}`;
+    const artifact = `artifacts/llm/${callSite}_turn_${turn}${part}_attempt_${attempt}`;
     this.countAbandonedCalls();
     // A resumed run that is already over budget makes no further call.
     this.checkBudget(deps.usage());
@@ -110,6 +119,8 @@ export class ModelCalls {
     const started = Date.now();
     let text = "";
     let outputChars = 0;
+    let answered: HttpAttempt | null = null;
+    this.failed = null;
     const callKey = artifact;
     // The call's web searches by content block: the server_tool_use's id and input JSON, and its query once whole.
     const searches = new Map<number, { id: string; start: unknown; json: string; query?: string }>();
@@ -130,15 +141,9 @@ export class ModelCalls {
         {
           signal: deps.signal,
           headers: { "x-outpost-task-id": deps.taskId },
+          // The provider's clients make no retries of their own: the runtime decides, from what the answer said.
           onAttempt: (http) => {
-            if ((http.status !== null && http.status < 400) || !sdkRetries(http.status)) return;
-            if (http.attempt > deps.maxRetries) return;
-            deltas.flush();
-            deps.emit(
-              "llm_retry_scheduled",
-              { ...base, status: http.status, delay_seconds: http.retry_after_seconds, http_attempt: http.attempt + 1 },
-              span,
-            );
+            answered = http;
           },
         },
       );
@@ -281,12 +286,25 @@ export class ModelCalls {
         retryable: info.retryable,
       });
       deps.emit("llm_request_failed", { ...base, error: info, retryable: info.retryable }, span);
+      const last = answered as HttpAttempt | null;
+      this.failed = {
+        ...base,
+        // A stream that broke after a 200 has no failing status: like a lost connection, null.
+        status: typeof info.status === "number" ? info.status : last?.status && last.status >= 400 ? last.status : null,
+        retry_after_seconds: last?.retry_after_seconds ?? null,
+        limit_reset_seconds: last?.limit_reset_seconds ?? null,
+      };
       if (broken) this.countWasted(broken);
       throw error;
     } finally {
       // A caller that stops reading early still gets what was received on record.
       deltas.flush();
     }
+  }
+
+  /** The last call, if it failed: what the runtime's retry of it is decided from. */
+  lastFailure(): FailedCall | null {
+    return this.failed;
   }
 
   /**

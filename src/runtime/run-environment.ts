@@ -19,6 +19,8 @@ export interface RunEnvironment {
   provider: (llm: LlmConfig | null, transport?: Fetch) => Promise<ModelProvider>;
   /** Read inside the run, so a bad OUTPOST_PRICES fails the run with config_error rather than the request. */
   prices: () => PriceTable;
+  /** How long a model call of `agentSeconds`' agent may wait out its provider, in ms (src/runtime/provider-retry.ts). */
+  providerWaitMs: (agentSeconds: number | null) => number;
   /** Reads a Worker secret by name (MCP server headers). */
   secret: (name: string) => string | undefined;
   /** Where tools may connect (OUTPOST_ALLOW_PRIVATE_HOSTS): never the callbacks' policy. */

@@ -15,7 +15,15 @@ import type {
   StepOptions,
 } from "../contracts/runtime.ts";
 import type { AgentUsage } from "../contracts/usage.ts";
-import { AwaitingInputError, AwaitingSubagentsError, CanceledError, StreamingError } from "../errors.ts";
+import {
+  type AgentError,
+  AwaitingInputError,
+  AwaitingProviderError,
+  AwaitingSubagentsError,
+  CanceledError,
+  ProviderError,
+  StreamingError,
+} from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
 import type { FaultInjector } from "../faults/fault-injector.ts";
 import type { RunBundle } from "../run-bundle/run-bundle.ts";
@@ -28,19 +36,9 @@ import type { CheckpointLog } from "./checkpoints.ts";
 import type { MessageLog } from "./conversation.ts";
 import { type ModelCallSettings, ModelCalls } from "./model-calls.ts";
 import type { PendingCalls } from "./pending-calls.ts";
-import { MAX_STEP_ATTEMPTS, type StepJournal } from "./step-journal.ts";
+import { nextTry, ProviderWaits, retryableFailure } from "./provider-retry.ts";
+import type { StepJournal, StepLookup } from "./step-journal.ts";
 import type { TaskTimers } from "./timers.ts";
-
-/** The pause before a model turn whose stream broke runs again; doubled for each further attempt. */
-export const BROKEN_STREAM_RETRY_MS = 500;
-
-/**
- * A model stream that broke after it started, for a reason that may pass (the provider overloaded or failing, the
- * connection lost or silent): the SDK retries only before a response starts, so the step is what can try again.
- */
-function brokenStream(error: unknown): boolean {
-  return error instanceof StreamingError && error.retryable;
-}
 
 /** Waits `ms`, or less when `signal` aborts (the caller checks it). */
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -72,6 +70,8 @@ export interface TaskStorage {
 }
 
 export interface RunRuntimeDeps extends TaskStorage, ModelCallSettings {
+  /** Runs writes atomically (the object's transactionSync). */
+  transaction: <T>(fn: () => T) => T;
   /** The faults the task asked for (src/faults/): an eviction after a checkpoint happens before the next step. */
   faults?: Pick<FaultInjector, "checkpointSaved" | "beforeStep"> | null;
 }
@@ -83,6 +83,7 @@ export class RunRuntime implements AgentRuntime {
 
   private readonly deps: RunRuntimeDeps;
   private readonly models: ModelCalls;
+  private readonly waits: ProviderWaits;
 
   constructor(deps: RunRuntimeDeps) {
     this.deps = deps;
@@ -90,6 +91,7 @@ export class RunRuntime implements AgentRuntime {
     this.state = deps.state.agent;
     this.taskState = deps.state;
     this.models = new ModelCalls({ ...deps, emit: this.emit.bind(this), usage: () => this.usage() });
+    this.waits = new ProviderWaits(deps.state);
   }
 
   async step<T>(name: string, fn: (info: StepInfo) => Promise<T>, options: StepOptions = {}): Promise<T> {
@@ -106,26 +108,101 @@ export class RunRuntime implements AgentRuntime {
         result = await fn({ attempt: lookup.attempt, spanId: lookup.spanId });
         break;
       } catch (error) {
-        if (error instanceof AwaitingInputError || error instanceof AwaitingSubagentsError)
+        // A step that stopped on purpose starts afresh when the run goes on; one whose model call waits out its
+        // provider (an inner step parked) too.
+        if (
+          error instanceof AwaitingInputError ||
+          error instanceof AwaitingSubagentsError ||
+          error instanceof AwaitingProviderError
+        )
           this.deps.journal.release(name);
-        if (!options.retryBrokenStream || !brokenStream(error) || lookup.attempt >= MAX_STEP_ATTEMPTS) throw error;
+        // A prompt past the model's window: the loop compacts the conversation and tries the call again, as the
+        // step's next attempt (a chosen one, not an interruption).
+        if (error instanceof ProviderError && error.code === "context_window_exceeded") this.deps.journal.park(name);
+        if (!options.providerRetries || !retryableFailure(error)) {
+          if (options.providerRetries) this.waits.end(name);
+          throw error;
+        }
+        const next = await this.retryAfter(name, error);
+        if (!next) throw error;
+        lookup = next;
       }
-      // A broken stream: its failure is on record (llm_request_failed). The next attempt is counted before the pause,
-      // so an eviction during it resumes the step with the attempts it has left, as any interrupted step.
-      const delayMs = BROKEN_STREAM_RETRY_MS * 2 ** (lookup.attempt - 1);
-      lookup = await this.deps.journal.begin(name);
       if (lookup.state === "completed") return lookup.result as T;
-      this.emit(
-        "step_resumed",
-        { step: name, attempt: lookup.attempt, reason: "stream_broken", delay_ms: delayMs },
-        lookup.spanId,
-      );
-      await abortableSleep(delayMs, this.signal);
-      if (this.signal.aborted) throw new CanceledError();
     }
     if (this.signal.aborted) throw new CanceledError();
     await this.deps.journal.complete(name, result);
+    if (options.providerRetries) this.waits.end(name);
     return result;
+  }
+
+  /**
+   * A model call failed in a way a later try may not repeat: the runtime's decision (src/runtime/provider-retry.ts).
+   * A short wait is made here and the step's next attempt returned; a longer one parks the step on the object's
+   * provider_wait timer and stops the run (AwaitingProviderError); null when the call is not to be tried again.
+   */
+  private async retryAfter(name: string, error: AgentError): Promise<StepLookup | null> {
+    const { deps } = this;
+    const failure = this.models.lastFailure();
+    const now = Date.now();
+    const wait = this.waits.failed(name, error.toJSON(), now);
+    const hint = failure?.retry_after_seconds ?? null;
+    const refill = failure?.limit_reset_seconds ?? null;
+    const decision = nextTry({
+      failures: wait.failures,
+      sinceMs: wait.since,
+      nowMs: now,
+      hintMs: hint === null ? null : hint * 1000,
+      refillMs: refill === null ? null : refill * 1000,
+      horizonMs: deps.providerWaitMs,
+      random: Math.random,
+    });
+    if (decision.kind === "fail") {
+      this.waits.end(name);
+      return null;
+    }
+    if (decision.kind === "park") {
+      // On record before the run stops: the timer, the step's state and the wait commit together.
+      deps.transaction(() => {
+        const parked = this.waits.park(wait, decision.untilMs, now);
+        deps.journal.park(name);
+        deps.timers.set("provider_wait", decision.untilMs);
+        this.emit("provider_wait_started", {
+          step: name,
+          failures: parked.failures,
+          until: new Date(decision.untilMs).toISOString(),
+          delay_ms: decision.untilMs - now,
+          horizon_at: new Date(parked.since + deps.providerWaitMs).toISOString(),
+          last_error: parked.last_error,
+        });
+      });
+      throw new AwaitingProviderError(`The model provider is refusing calls; ${name} is tried again at its timer.`);
+    }
+    // Counted before the pause, so an eviction during it resumes the step with its attempts on record.
+    const lookup = await deps.journal.retry(name);
+    if (lookup.state === "completed") return lookup;
+    if (failure) {
+      this.emit(
+        "llm_retry_scheduled",
+        {
+          turn_index: failure.turn_index,
+          call_site: failure.call_site,
+          attempt: failure.attempt,
+          status: failure.status,
+          delay_seconds: decision.delayMs / 1000,
+          http_attempt: wait.failures + 1,
+        },
+        lookup.spanId,
+      );
+    }
+    const reason = error instanceof StreamingError ? "stream_broken" : "provider_retry";
+    this.emit(
+      "step_resumed",
+      { step: name, attempt: lookup.attempt, reason, delay_ms: decision.delayMs },
+      lookup.spanId,
+    );
+    await abortableSleep(decision.delayMs, this.signal);
+    if (this.signal.aborted) throw new CanceledError();
+    return lookup;
   }
 
   annotateTranscript(turnIndex: number, callSite: string, fields: SkillTranscriptFields): void {

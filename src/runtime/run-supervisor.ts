@@ -15,7 +15,8 @@ import { isTerminal } from "../tasks/task.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
 import { BundleUpload } from "./bundle-upload.ts";
 import { EndedRun, HEARTBEAT_MS } from "./ended-run.ts";
-import { AWAITING_SUBAGENTS_KEY, MODEL_MAX_RETRIES, runnerDeps, type SupervisorDeps } from "./run-wiring.ts";
+import { ProviderWaits } from "./provider-retry.ts";
+import { AWAITING_SUBAGENTS_KEY, runnerDeps, type SupervisorDeps } from "./run-wiring.ts";
 import { runTask, taskAgent } from "./runner.ts";
 import { TaskAlarm } from "./task-alarm.ts";
 import { adoptLegacyAlarm } from "./timers.ts";
@@ -26,7 +27,7 @@ import { adoptLegacyAlarm } from "./timers.ts";
  * was evicted or restarted, resumes the run from its journal. A run that stops to wait (for a person, for its
  * sub-agents) clears it: nothing relaunches a run that has no heartbeat.
  */
-export { HEARTBEAT_MS, MODEL_MAX_RETRIES, type SupervisorDeps };
+export { HEARTBEAT_MS, type SupervisorDeps };
 
 /** Runs that crash outside the agent's own error handling (storage failures, bugs) are retried this often. */
 const MAX_RUN_CRASHES = 3;
@@ -61,6 +62,7 @@ export class RunSupervisor {
       duties: {
         heartbeat: () => this.heartbeat(),
         approval_deadline: () => this.approvalDeadline(),
+        provider_wait: () => this.providerWait(),
         bundle_upload: () => this.ended.upload(),
         expiry: () => this.ended.expiry(),
       },
@@ -79,6 +81,7 @@ export class RunSupervisor {
   /** A run that goes on (a resumed wait, a session's turn): arm the heartbeat, then start it. */
   async begin(): Promise<void> {
     this.deps.timers.clear("approval_deadline");
+    this.endProviderWait();
     await this.armHeartbeat();
     this.launch();
     await this.armOutbox();
@@ -163,7 +166,7 @@ export class RunSupervisor {
       timers.setOrClear("approval_deadline", approvalDueAt(this.deps.state));
       return;
     }
-    if (task.status === "ready" || this.awaitingSubagents()) return;
+    if (task.status === "ready" || this.awaitingSubagents() || timers.has("provider_wait")) return;
     timers.set("heartbeat", Date.now() + HEARTBEAT_MS);
     // A pending task is one whose object was reset after its creation and before its first launch: nothing else
     // would ever start it.
@@ -237,6 +240,8 @@ export class RunSupervisor {
     // A session between turns, or a run waiting for its sub-agents (their reports wake the object): no heartbeat.
     else if (task.status === "ready") timers.clear("heartbeat");
     else if (task.status === "running" && this.awaitingSubagents() && !this.relaunch) timers.clear("heartbeat");
+    // A model call parked until its provider may answer: its provider_wait timer alone starts the run again.
+    else if (task.status === "running" && timers.has("provider_wait") && !this.relaunch) timers.clear("heartbeat");
     else if (task.status === "input_required") {
       // A waiting task keeps no heartbeat: its object can sleep for days. Only an approval deadline wakes it.
       timers.clear("heartbeat");
@@ -278,6 +283,31 @@ export class RunSupervisor {
 
   private awaitingSubagents(): boolean {
     return this.deps.state.get(AWAITING_SUBAGENTS_KEY) === true;
+  }
+
+  /** The provider_wait timer: the parked model call is tried again, as the run goes on from its journal. */
+  private async providerWait(): Promise<void> {
+    if (!new ProviderWaits(this.deps.state).parked()) return;
+    if (this.task().status === "running") await this.begin();
+    else this.endProviderWait();
+  }
+
+  /**
+   * The run goes on (its timer came, or something else started it): a parked model call's wait ends, on record, and
+   * the call is tried as the run reaches it.
+   */
+  private endProviderWait(): void {
+    const waits = new ProviderWaits(this.deps.state);
+    const wait = waits.parked();
+    this.deps.timers.clear("provider_wait");
+    if (!wait) return;
+    const running = this.task().status === "running";
+    this.transaction(() => {
+      if (!running) return waits.end();
+      waits.woke(wait);
+      const waited = Date.now() - (wait.parked_at ?? Date.now());
+      this.deps.events.append("provider_wait_ended", { step: wait.step, failures: wait.failures, waited_ms: waited });
+    });
   }
 
   /** The approval_deadline timer (src/approvals/deadline.ts): the call is rejected, or the run fails. */

@@ -17,9 +17,6 @@ import type { RunnerDeps, RunShape } from "./runner.ts";
 import type { Outbox } from "./task-alarm.ts";
 import { taskShape } from "./task-shape.ts";
 
-/** The SDK's transport retries per model call; the base layer adds none (seed 001 clarification). */
-export const MODEL_MAX_RETRIES = 2;
-
 /** Set while the run has stopped until a sub-agent ends: no heartbeat resumes it meanwhile, only the child's report. */
 export const AWAITING_SUBAGENTS_KEY = stateKey("awaiting_subagents", z.boolean());
 
@@ -96,9 +93,10 @@ export function runnerDeps(
       if (task.kind === "task") return taskShape({ ...deps, transaction }, task);
       return deps.turnShape ? deps.turnShape() : null;
     },
-    runtime: (prices, limits, provider) =>
+    runtime: (prices, limits, provider, providerWaitMs) =>
       new RunRuntime({
         ...deps,
+        transaction,
         redactor: environment.redactor,
         taskId: run.taskId(),
         provider,
@@ -106,7 +104,7 @@ export function runnerDeps(
         limits,
         ...(deps.subagents ? { delegated: () => deps.subagents?.spent() ?? { cost_usd: 0, tokens: 0 } } : {}),
         signal: run.signal,
-        maxRetries: MODEL_MAX_RETRIES,
+        providerWaitMs,
         faults,
       }),
   };

@@ -14,7 +14,13 @@ import type { ExecutionResult } from "../contracts/execution-result.ts";
 import type { RunLimits } from "../contracts/runtime.ts";
 import type { SubagentHost } from "../contracts/subagents.ts";
 import type { UsageRollup } from "../contracts/usage.ts";
-import { AwaitingInputError, AwaitingSubagentsError, toErrorInfo, WorkflowError } from "../errors.ts";
+import {
+  AwaitingInputError,
+  AwaitingProviderError,
+  AwaitingSubagentsError,
+  toErrorInfo,
+  WorkflowError,
+} from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
 import type { Json } from "../lib/json.ts";
 import { promptCacheKey } from "../llm/prompt-cache.ts";
@@ -48,8 +54,11 @@ export interface RunnerDeps {
   environment: RunEnvironment;
   /** The task's agent (taskAgent below). */
   agent: (task: TaskRecord) => Agent;
-  /** Built inside the run so a provider that is not configured fails the run with a clear error, not the object. */
-  runtime: (prices: PriceTable, limits: RunLimits, provider: ModelProvider) => RunRuntime;
+  /**
+   * Built inside the run so a provider that is not configured fails the run with a clear error, not the object.
+   * `providerWaitMs`: how long one model call may wait out its provider (src/runtime/provider-retry.ts).
+   */
+  runtime: (prices: PriceTable, limits: RunLimits, provider: ModelProvider, providerWaitMs: number) => RunRuntime;
   /** Stores what the run waits for (PendingInput), inside the transaction that moves it to input_required. */
   pendingInput: (pending: PendingInput) => void;
   /** What this run is: null when there is nothing to run (a session between turns). */
@@ -108,7 +117,8 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
     const { environment } = deps;
     const subagents = deps.delegation?.subagents ?? null;
     const prices = environment.prices();
-    const runtime = deps.runtime(prices, limits, await environment.provider(agent.llmConfig));
+    const waitMs = environment.providerWaitMs(agent.providerWaitSeconds);
+    const runtime = deps.runtime(prices, limits, await environment.provider(agent.llmConfig), waitMs);
     tools = new Toolbox(agent.toolDeclaration(), {
       taskId: task.id,
       runtime,
@@ -150,6 +160,11 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
     if (error instanceof AwaitingInputError) {
       await tools?.close();
       recordWait(deps, error);
+      return;
+    }
+    // A model call waits out its provider: the run stops, holding nothing, until its provider_wait timer (already set).
+    if (error instanceof AwaitingProviderError) {
+      await tools?.close();
       return;
     }
     // A Task call waits for its sub-agent: the run stops, holding nothing, until the child's end starts it again.

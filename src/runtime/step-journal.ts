@@ -10,6 +10,8 @@ interface StepRow extends Record<string, SqlStorageValue> {
   name: string;
   status: string;
   attempts: number;
+  /** The attempts the runtime chose to make (a provider's refusal retried), which an interruption's limit leaves out. */
+  retries: number;
   span_id: string;
   result: string | null;
   result_key: string | null;
@@ -66,7 +68,9 @@ export class StepJournal {
       }
       return { state: "completed", result: JSON.parse(row.result ?? "null") };
     }
-    if (row.attempts >= MAX_STEP_ATTEMPTS) {
+    // A step parked on a wait for the provider (park()): the run goes on with its next attempt, which was chosen.
+    if (row.status === "waiting") return this.nextAttempt(name, row, now);
+    if (row.attempts - row.retries >= MAX_STEP_ATTEMPTS) {
       // A step that dies with its object every time (out of memory, CPU limit) must not be paid for forever.
       throw new WorkflowError(
         `Step "${name}" was interrupted ${row.attempts} times and will not be run again.`,
@@ -75,6 +79,30 @@ export class StepJournal {
     }
     this.sql.exec("UPDATE runtime_steps SET attempts = attempts + 1, started_at = ? WHERE name = ?", now, name);
     return { state: "started", attempt: row.attempts + 1, spanId: row.span_id, interrupted: true };
+  }
+
+  /**
+   * The step's next attempt, chosen by the runtime (the provider refused the last one and the call is tried again):
+   * counted as an attempt, and not against the limit on interruptions.
+   */
+  retry(name: string): Promise<StepLookup> {
+    const row = this.sql.exec<StepRow>("SELECT * FROM runtime_steps WHERE name = ?", name).toArray()[0];
+    if (!row) return this.begin(name);
+    return Promise.resolve(this.nextAttempt(name, row, new Date().toISOString()));
+  }
+
+  /** The step waits on a timer for its next attempt (the provider is down or limiting): not an interruption. */
+  park(name: string): void {
+    this.sql.exec("UPDATE runtime_steps SET status = 'waiting' WHERE name = ? AND status = 'started'", name);
+  }
+
+  private nextAttempt(name: string, row: StepRow, now: string): StepLookup {
+    this.sql.exec(
+      "UPDATE runtime_steps SET attempts = attempts + 1, retries = retries + 1, status = 'started', started_at = ? WHERE name = ?",
+      now,
+      name,
+    );
+    return { state: "started", attempt: row.attempts + 1, spanId: row.span_id, interrupted: false };
   }
 
   async complete(name: string, result: unknown): Promise<void> {
@@ -160,7 +188,7 @@ export class StepJournal {
   counts(): { completed: number; started: number } {
     const row = this.sql
       .exec<{ completed: number; started: number }>(
-        "SELECT SUM(status = 'completed') AS completed, SUM(status = 'started') AS started FROM runtime_steps",
+        "SELECT SUM(status = 'completed') AS completed, SUM(status IN ('started', 'waiting')) AS started FROM runtime_steps",
       )
       .one();
     return { completed: row.completed ?? 0, started: row.started ?? 0 };

@@ -16,8 +16,11 @@ export interface TaskAlarmDeps {
   outbox: Outbox;
   /** False once the task has expired (its storage, ledger included, is gone). */
   alive: () => boolean;
-  /** The duties that are not sent: the run's heartbeat and approval deadline, the ended run's upload and expiry. */
-  duties: Record<"heartbeat" | "approval_deadline" | "bundle_upload" | "expiry", () => Promise<void>>;
+  /**
+   * The duties that are not sent: the run's heartbeat, approval deadline and wait on its provider, the ended run's
+   * upload and expiry.
+   */
+  duties: Record<"heartbeat" | "approval_deadline" | "provider_wait" | "bundle_upload" | "expiry", () => Promise<void>>;
 }
 
 export class TaskAlarm {

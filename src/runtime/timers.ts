@@ -17,6 +17,8 @@ export const TASK_TIMER_KINDS = [
   "heartbeat",
   /** A person's request with a deadline (src/approvals/deadline.ts, through the supervisor). */
   "approval_deadline",
+  /** A model call parked until its provider may answer: the run goes on (src/runtime/provider-retry.ts). */
+  "provider_wait",
   /** The task's webhook and A2A push deliveries (src/callbacks/outbox.ts). */
   "callbacks",
   /** The task's entry in its tenant's directory (src/task-host/directory-report.ts). */

@@ -6,6 +6,7 @@ import type { Redactor } from "../events/redaction.ts";
 import type { StoredMessage } from "../runtime/conversation.ts";
 import { RUNTIME_AGENT_STATE_KEY, type TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
+import { waitingFor } from "../tasks/waiting-for.ts";
 import type { HistoryEntry, SessionStatus, SessionView } from "./session.ts";
 import { type Turn, turnView } from "./turns.ts";
 
@@ -34,6 +35,7 @@ export function sessionView(session: TaskRecord, from: SessionViewSources): Sess
     turns: from.redactor.value(from.turns.map((t) => turnView(session.id, t))),
     current_turn_id: current?.id ?? null,
     pending_input: stored ? from.redactor.value(stored) : null,
+    waiting_for: waitingFor(session.status, from.state),
     created_at: session.created_at,
     closed_at: session.status === "closed" ? session.completed_at : null,
     retention_days: session.retention_days,

@@ -7,6 +7,7 @@ import { PendingInputSchema } from "../approvals/requests.ts";
 import { ExecutionResultSchema } from "../contracts/execution-result.ts";
 import { AgentUsageSchema } from "../contracts/usage.ts";
 import { BUSY_POLICIES, TaskMetadataSchema } from "../tasks/task.ts";
+import { WaitingForSchema } from "../tasks/waiting-for.ts";
 
 /**
  * Seed 004's lifecycle: ready between turns, processing (or streaming, for a turn sent with send_streaming) while one
@@ -66,6 +67,8 @@ export const SessionViewSchema = z.lazy(() =>
     current_turn_id: z.uuid({ version: "v4" }).nullable(),
     /** What the current turn waits for while the status is input_required; null otherwise. */
     pending_input: PendingInputSchema.nullable(),
+    /** What the current turn waits for other than a person (its model provider), as a task's waiting_for; else null. */
+    waiting_for: WaitingForSchema.nullable(),
     created_at: z.iso.datetime(),
     closed_at: z.iso.datetime().nullable(),
     retention_days: z.number().int().positive(),

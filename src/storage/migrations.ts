@@ -278,6 +278,13 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     },
   },
+  {
+    version: 12,
+    adds: "a step's provider retries: the attempts the runtime chose to make, apart from those an interruption cost",
+    up: (sql) => {
+      sql.exec("ALTER TABLE runtime_steps ADD COLUMN retries INTEGER NOT NULL DEFAULT 0");
+    },
+  },
 ];
 
 /** The version that brought the ledger of timers (src/storage/timer-ledger.ts). */

@@ -102,4 +102,12 @@ export const TENANT_MIGRATIONS: readonly Migration[] = [
       );
     },
   },
+  {
+    version: 6,
+    adds: "what a directory row's task waits for other than a person (GET /v1/tasks' waiting_for), as JSON",
+    up: (sql) => {
+      // Null in every row reported before: a task that waits now is reported again (its report fingerprint changed).
+      sql.exec("ALTER TABLE directory_records ADD COLUMN waiting_for TEXT");
+    },
+  },
 ];

@@ -1,12 +1,13 @@
 // A task's (or session's) entry in its tenant's directory (src/tenants/directory.ts), reported from the object's
-// alarm like a callback: whenever the status the API shows has changed since the last report, the next alarm sends
-// the entry as it is then. Reports are at least REPORT_INTERVAL_MS apart, the first that long after the creation, so a
-// run that changes status quickly costs one report, not one per change (a run shorter than that, only the report of
-// its end), and the directory lags the task by at most that much; but the end of a run is
-// reported at once, since nothing follows it to wait for (a short task's last report then goes in the alarm that
-// uploads its bundle, not in one of its own a second later). A task that must be found through the directory at once
-// (an A2A context's) is reported as it is created. A failed report is tried again with a backoff; what was reported
-// last is stored, so an evicted object reports what it has not yet.
+// alarm like a callback: whenever the status the API shows, or what the task waits for (`waiting_for`: a wait on
+// the model provider starting or ending, status unchanged), has changed since the last report, the next alarm sends
+// the entry as it is then. Reports are at least REPORT_INTERVAL_MS apart, the first that long after the creation, so
+// a run that changes status quickly costs one report, not one per change (a run shorter than that, only the report of
+// its end), and the directory lags the task by at most that much; but the end of a run is reported at once, since
+// nothing follows it to wait for (a short task's last report then goes in the alarm that uploads its bundle, not in
+// one of its own a second later). A task that must be found through the directory at once (an A2A context's) is
+// reported as it is created. A failed report is tried again with a backoff; what was reported last is stored, so an
+// evicted object reports what it has not yet.
 
 import { z } from "zod";
 import { stateKey } from "../lib/state-key.ts";
@@ -17,7 +18,7 @@ import type { DirectoryEntry, DirectoryReport } from "../tenants/directory.ts";
 export const REPORT_INTERVAL_MS = 1_000;
 const MAX_RETRY_MS = 5 * 60_000;
 
-/** What the last report said that a listing filters on, and when it was sent (ms since the epoch). */
+/** What the last report said that changes over the task's life, and when it was sent (ms since the epoch). */
 const REPORTED_KEY = stateKey(
   "directory_reported",
   z.lazy(() => z.object({ fingerprint: z.string(), at: z.number() })),
@@ -90,7 +91,13 @@ export class DirectoryReporter {
   }
 }
 
-/** The fields of an entry that change over its life; cost is reported with them, not on its own. */
+/**
+ * The fields of an entry that change over its life; cost is reported with them, not on its own. `waiting_for` is
+ * left out while null, so that the fingerprints stored before it was listed still match and tasks already reported
+ * are not reported again for nothing.
+ */
 function fingerprint(entry: DirectoryEntry): string {
-  return JSON.stringify([entry.status, entry.ended_at]);
+  const fields: unknown[] = [entry.status, entry.ended_at];
+  if (entry.waiting_for) fields.push(entry.waiting_for);
+  return JSON.stringify(fields);
 }

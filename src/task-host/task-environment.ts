@@ -15,8 +15,8 @@ import { secretLookup } from "../lib/secrets.ts";
 import type { Fetch, LlmConfig, ModelProvider } from "../llm/provider.ts";
 import { createProvider, workerProviderEnvironment } from "../llm/providers.ts";
 import { type OutboundPolicy, outboundPolicy } from "../net/outbound.ts";
+import { providerWaitMs } from "../runtime/provider-retry.ts";
 import type { RunEnvironment } from "../runtime/run-environment.ts";
-import { MODEL_MAX_RETRIES } from "../runtime/run-supervisor.ts";
 import { BUNDLED_SKILL_FILES } from "../skills/bundled.generated.ts";
 import { SkillCatalog } from "../skills/catalog.ts";
 import { otelConfig } from "../telemetry/otlp-export.ts";
@@ -37,9 +37,13 @@ export class TaskEnvironment implements RunEnvironment {
   }
 
   readonly provider = (llm: LlmConfig | null, transport?: Fetch): Promise<ModelProvider> =>
-    createProvider(llm, { ...workerProviderEnvironment(this.env, MODEL_MAX_RETRIES), transport });
+    // No retries of the clients' own: the runtime decides each one (src/runtime/provider-retry.ts).
+    createProvider(llm, { ...workerProviderEnvironment(this.env, 0), transport });
 
   readonly prices = (): PriceTable => loadPriceTable(this.env.OUTPOST_PRICES);
+
+  readonly providerWaitMs = (agentSeconds: number | null): number =>
+    providerWaitMs(agentSeconds, this.env.OUTPOST_PROVIDER_WAIT_SECONDS);
 
   readonly outbound = (): OutboundPolicy => outboundPolicy(this.env.OUTPOST_ALLOW_PRIVATE_HOSTS);
 

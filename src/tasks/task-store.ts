@@ -52,7 +52,7 @@ interface TaskRow extends Record<string, SqlStorageValue> {
 }
 
 export interface TaskRecord
-  extends Omit<TaskView, "last_event_seq" | "pending_input" | "status" | "agent_version" | "workflow"> {
+  extends Omit<TaskView, "last_event_seq" | "pending_input" | "waiting_for" | "status" | "agent_version" | "workflow"> {
   status: RecordStatus;
   /** A task, or a chat session (src/sessions/). */
   kind: RecordKind;

@@ -5,6 +5,7 @@ import type { Redactor } from "../events/redaction.ts";
 import type { TaskStatus, TaskView } from "./task.ts";
 import { RUNTIME_AGENT_STATE_KEY, type TaskState, WORKFLOW_STATE_KEY } from "./task-state.ts";
 import type { TaskRecord } from "./task-store.ts";
+import { waitingFor } from "./waiting-for.ts";
 
 export function taskView(
   task: TaskRecord,
@@ -48,6 +49,7 @@ export function taskView(
     workflow: from.state.get(WORKFLOW_STATE_KEY)?.name ?? null,
     status: shown,
     pending_input: pending,
+    waiting_for: waitingFor(shown, from.state),
     last_event_seq: from.lastEventSeq,
   };
 }

@@ -16,6 +16,7 @@ import { REDACTION_MODES, type RedactionMode } from "../events/redaction.ts";
 import type { Faults } from "../faults/faults.ts";
 import { type JsonObject, JsonSchema } from "../lib/json.ts";
 import type { ReplayState, WorkflowTaskState } from "./task-state.ts";
+import { WaitingForSchema } from "./waiting-for.ts";
 
 export const TASK_STATUSES = ["pending", "running", "input_required", "completed", "failed", "canceled"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -157,6 +158,11 @@ export const TaskViewSchema = z.lazy(() =>
     expires_at: z.iso.datetime().nullable(),
     /** What the task waits for while its status is input_required (an approval or a question); null otherwise. */
     pending_input: ShownPendingInputSchema.nullable(),
+    /**
+     * What a running task waits for other than a person: `{kind: "provider", until, attempts, last_error}` while a
+     * model call waits out its provider's outage or rate limit (docs/provider-waits.md); null otherwise.
+     */
+    waiting_for: WaitingForSchema.nullable(),
     /** Sequence number of the newest event. */
     last_event_seq: z.number().int().nonnegative(),
     /** Seed 002 redaction_mode: "redacted" keeps prompts and responses out of the task's event stream. */

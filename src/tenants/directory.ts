@@ -1,10 +1,11 @@
 // The directory of a tenant's tasks and sessions: one row per task or session, kept in the tenant's own Durable
 // Object (durable-objects/tenant-object.ts), from which GET /v1/tasks and GET /v1/sessions list them newest first.
-// Each task's object reports its row (src/task-host/directory-report.ts) when its status changes, at most a second
-// after, and removes it when its retention runs out; a report carries the task's newest event number, so a late
-// report never overwrites a newer one. The task's own object stays the truth: the directory only finds tasks.
+// Each task's object reports its row (src/task-host/directory-report.ts) when its status (or what it waits for)
+// changes, at most a second after, and removes it when its retention runs out; a report carries the task's newest
+// event number, so a late report never overwrites a newer one. The task's own object stays the truth: the directory only finds tasks.
 // Its tables (directory_records, directory_tags) are in src/storage/tenant-migrations.ts.
 import type { Env } from "../env.ts";
+import type { ErrorInfo } from "../errors/error-info.ts";
 
 /** The tenant's object (durable-objects/tenant-object.ts), which holds its directory. */
 export function tenantStubFor(env: Pick<Env, "TENANTS">, tenant: string) {
@@ -20,6 +21,8 @@ export interface DirectoryEntry {
   workflow: string | null;
   /** The status as the task's or session's own view shows it. */
   status: string;
+  /** What it waits for other than a person, as its own view shows it (src/tasks/waiting-for.ts); null for nothing. */
+  waiting_for: DirectoryWaitingFor | null;
   parent_task_id: string | null;
   tags: string[];
   created_at: string;
@@ -29,6 +32,17 @@ export interface DirectoryEntry {
   ended_at: string | null;
   /** The cost of its model calls (USD) as of its last status change; null when a model it used has no price. */
   total_cost_usd: number | null;
+}
+
+/**
+ * A task's `waiting_for` (WaitingFor in src/tasks/waiting-for.ts, which the directory may not import: tasks/ sits
+ * above tenants/). The listing's schema (src/http/responses/listings.ts) is the task view's own.
+ */
+export interface DirectoryWaitingFor {
+  kind: "provider";
+  until: string;
+  attempts: number;
+  last_error: ErrorInfo;
 }
 
 /** A report: the entry and the task's newest event number when it was made (reports only move forward). */
@@ -71,6 +85,7 @@ interface EntryRow extends Record<string, SqlStorageValue> {
   agent: string;
   workflow: string | null;
   status: string;
+  waiting_for: string | null;
   parent_task_id: string | null;
   tags: string;
   created_at: string;
@@ -90,16 +105,19 @@ export class Directory {
   record(report: DirectoryReport): void {
     const { entry, version } = report;
     this.sql.exec(
-      `INSERT INTO directory_records (id, kind, agent, workflow, status, parent_task_id, tags, created_at, updated_at,
-        ended_at, total_cost_usd, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at,
-        ended_at = excluded.ended_at, total_cost_usd = excluded.total_cost_usd, version = excluded.version
+      `INSERT INTO directory_records (id, kind, agent, workflow, status, waiting_for, parent_task_id, tags, created_at,
+        updated_at, ended_at, total_cost_usd, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET status = excluded.status, waiting_for = excluded.waiting_for,
+        updated_at = excluded.updated_at, ended_at = excluded.ended_at, total_cost_usd = excluded.total_cost_usd,
+        version = excluded.version
        WHERE excluded.version > directory_records.version`,
       entry.id,
       entry.kind,
       entry.agent,
       entry.workflow,
       entry.status,
+      // A report from an object still on the code before the field has none: it waits for nothing the listing knows.
+      entry.waiting_for ? JSON.stringify(entry.waiting_for) : null,
       entry.parent_task_id,
       JSON.stringify(entry.tags),
       entry.created_at,
@@ -158,8 +176,8 @@ export class Directory {
     }
     const rows = this.sql
       .exec<EntryRow>(
-        `SELECT r.id, r.kind, r.agent, r.workflow, r.status, r.parent_task_id, r.tags, r.created_at, r.updated_at, r.ended_at,
-          r.total_cost_usd FROM directory_records r WHERE ${where.join(" AND ")}
+        `SELECT r.id, r.kind, r.agent, r.workflow, r.status, r.waiting_for, r.parent_task_id, r.tags, r.created_at,
+          r.updated_at, r.ended_at, r.total_cost_usd FROM directory_records r WHERE ${where.join(" AND ")}
          ORDER BY r.created_at DESC, r.id DESC LIMIT ?`,
         ...params,
         // One more than the page: whether a next page exists.
@@ -190,6 +208,7 @@ function fromRow(row: EntryRow): DirectoryEntry {
     agent: row.agent,
     workflow: row.workflow,
     status: row.status,
+    waiting_for: row.waiting_for === null ? null : (JSON.parse(row.waiting_for) as DirectoryWaitingFor),
     parent_task_id: row.parent_task_id,
     tags: JSON.parse(row.tags) as string[],
     created_at: row.created_at,

@@ -259,6 +259,45 @@ describe("the outpost CLI", () => {
     ]);
   });
 
+  it("shows a task that waits out its model provider: `tasks` says until when, `watch` the wait and the next try", async () => {
+    const m = marker("cli-provider-wait");
+    const tag = `waits-${crypto.randomUUID().slice(0, 8)}`;
+    // Refused with a retry-after long enough to park the call on its timer (docs/provider-waits.md), then answered.
+    const overloaded = { kind: "http", status: 529, retry_after: 8 };
+    await scriptModel(m, [{ content: [{ type: "text", text: "After the outage." }], faults: [overloaded] }]);
+    const run = await runCli(["run", "assistant", `Answer ${m}`, "--tag", tag, "--detach"]);
+    expect(run.code).toBe(0);
+    const id = run.stdout.trim();
+
+    // The listing follows the task within about a second.
+    let listed = "";
+    for (let i = 0; i < 50 && !listed.includes("waiting"); i++) {
+      if (i > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      listed = (await runCli(["tasks", "--tag", tag])).stdout;
+    }
+    const waiting = (await e2eClient().tasks.get(id)).waiting_for;
+    const at = waiting?.until.slice(11, 19);
+    const [head, row] = listed.trimEnd().split("\n");
+    expect(head?.split(/\s{2,}/)).toEqual(["ID", "AGENT", "STATUS", "CREATED (UTC)", "COST"]);
+    expect(row?.split(/\s{2,}/).slice(0, 3)).toEqual([
+      id,
+      "assistant",
+      `running · waiting for the model provider until ${at} UTC (1 try; provider_overloaded)`,
+    ]);
+
+    const watched = await runCli(["watch", id]);
+    expect(watched.code).toBe(0);
+    const task = await e2eClient().tasks.get(id);
+    const failed = (await eventsOf(id)).find((e) => e.event_type === "llm_request_failed");
+    expect(watched.stdout.trimEnd().split("\n")).toEqual([
+      `model call failed: ${(failed?.payload.error as { message?: string } | undefined)?.message}`,
+      `… waiting for the model provider until ${at} UTC (1 try; provider_overloaded)`,
+      "trying the model provider again",
+      "After the outage.",
+      summaryOf(task, 1),
+    ]);
+  });
+
   it("forks a task from its latest checkpoint with a new message, and follows the fork", async () => {
     const m = marker("cli-fork");
     await scriptModel(m, [

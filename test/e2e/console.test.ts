@@ -195,6 +195,43 @@ describe("the console", () => {
     for (const i of [0, 1]) expect(await timelineShares.nth(i).getAttribute("title")).toBe(split);
   });
 
+  it("shows a task that waits out its model provider in the list and on its page, live until the next try", async (context) => {
+    const page = await newPage(context);
+    const m = marker("console-provider-wait");
+    const tag = `waits-${crypto.randomUUID().slice(0, 8)}`;
+    // Refused with a retry-after long enough to park the call on its timer (docs/provider-waits.md), then answered
+    // a few seconds late, so that the task still runs when its wait is over.
+    const overloaded = { kind: "http", status: 529, retry_after: 10 };
+    const answer = { content: [{ type: "text" as const, text: "After the outage." }], faults: [overloaded] };
+    await scriptModel(m, [answer], { ttft_ms: 5_000 });
+    const client = e2eClient();
+    const created = await client.tasks.create("assistant", { input: `Answer ${m}`, tags: [tag] });
+
+    // The list: a label beside the status (the list is re-read every few seconds).
+    await signIn(page, `/console?tag=${tag}`);
+    const label = page.locator(`tr[data-task-id="${created.id}"] .waiting-label`);
+    await label.waitFor({ timeout: 8_000 });
+    expect(await label.textContent()).toBe("waiting for provider");
+
+    // The task's page: the notice, and the wait on the timeline; both follow the run as the call is tried again.
+    await page.locator(`tr[data-task-id="${created.id}"] a`).click();
+    const notice = page.locator("p.waiting");
+    await notice.waitFor();
+    expect(await notice.textContent()).toMatch(
+      /^Waiting for the model provider until .+ — 1 try so far; last error: .+ \(provider_overloaded\)$/,
+    );
+    expect(await page.locator('.ev[data-type="provider_wait_started"]').textContent()).toMatch(
+      /^Waiting for the model provider until .+: .+$/,
+    );
+    const ended = page.locator('.ev[data-type="provider_wait_ended"]');
+    await ended.waitFor({ timeout: 20_000 });
+    expect(await ended.textContent()).toBe("Trying the model provider again");
+    await notice.waitFor({ state: "detached" });
+    expect(await page.locator("main").getAttribute("data-status")).toBe("running");
+    await page.locator('main[data-status="completed"]').waitFor({ timeout: 20_000 });
+    expect((await client.wait(created.id, { timeoutMs: 30_000 })).result).toBe("After the outage.");
+  });
+
   it("forks a new task from a checkpoint with one click and opens it", async (context) => {
     const page = await newPage(context);
     const tag = marker("console-fork");

@@ -461,14 +461,27 @@ describe("AnthropicProvider.stream: HTTP attempts", () => {
   it("reports the retry-after header in seconds", async () => {
     const { attempts } = await callWith("retry-after", textTurn([{ kind: "http", status: 429, retry_after: 7 }]));
     expect(attempts).toEqual([
-      { attempt: 1, status: 429, request_id: expect.stringMatching(/^req_emu_\d+$/), retry_after_seconds: 7 },
+      {
+        attempt: 1,
+        status: 429,
+        request_id: expect.stringMatching(/^req_emu_\d+$/),
+        retry_after_seconds: 7,
+        // The emulator's scripted 429 reports no exhausted limit.
+        limit_reset_seconds: null,
+      },
     ]);
   });
 
   it("reports retry_after_seconds as null when the response has no retry-after header", async () => {
     const { attempts } = await callWith("no-retry-after", textTurn());
     expect(attempts).toEqual([
-      { attempt: 1, status: 200, request_id: expect.stringMatching(/^req_emu_\d+$/), retry_after_seconds: null },
+      {
+        attempt: 1,
+        status: 200,
+        request_id: expect.stringMatching(/^req_emu_\d+$/),
+        retry_after_seconds: null,
+        limit_reset_seconds: null,
+      },
     ]);
   });
 });

@@ -47,7 +47,7 @@ async function run(agent: string, turns: ScriptTurn[], label: string) {
 const todo = (content: string) => ({ todos: [{ content, status: "pending" }] });
 
 describe("model calls inside a run", () => {
-  it("records the SDK's transport retry of a 429 and completes the run", async () => {
+  it("tries a call refused with 429 again after half a second, on record, and completes the run", async () => {
     const {
       id,
       done,
@@ -61,36 +61,43 @@ describe("model calls inside a run", () => {
     expect(done.result).toBe("after retry");
     const retries = log.filter((e) => e.event_type === "llm_retry_scheduled");
     expect(retries.map((e) => [e.payload.status, e.payload.http_attempt, e.payload.delay_seconds])).toEqual([
-      [429, 2, 0],
+      [429, 2, 0.5],
+    ]);
+    // The runtime's retry is the step's second attempt: each try has its request on record.
+    const sent = log.filter((e) => e.event_type === "llm_request_sent").map((e) => e.payload.attempt);
+    expect(sent).toEqual([1, 2]);
+    expect(log.filter((e) => e.event_type === "step_resumed").map((e) => e.payload)).toEqual([
+      { step: "turn_1_model", attempt: 2, reason: "provider_retry", delay_ms: 500 },
     ]);
     expect((await emulatorRequests(id)).map((r) => r.status)).toEqual([429, 200]);
     expect(done.usage.model_calls).toBe(1);
   });
 
-  it("fails the run with provider_overloaded after the SDK's retries of a 529 are spent, keeping the bundle", async () => {
+  it("fails the run with provider_overloaded once the call's horizon has passed, keeping the bundle", async () => {
     const overloaded = { kind: "http", status: 529, retry_after: 0 };
+    // A one-second horizon: a try at once, one 0.5 s later, and one at the horizon (fewer on a slow machine).
+    const agent = defineAgent({ providerWaitSeconds: 1 });
     const {
       id,
       done,
       events: log,
     } = await run(
-      "assistant",
-      [{ content: [{ type: "text", text: "never" }], faults: [overloaded, overloaded, overloaded] }],
+      agent,
+      [{ content: [{ type: "text", text: "never" }], faults: Array(8).fill(overloaded) }],
       "overloaded",
     );
     expect(done.status).toBe("failed");
     expect(done.error?.code).toBe("provider_overloaded");
-    expect(log.map((e) => e.event_type)).toEqual([
-      "task_created",
-      "run_started",
-      "checkpoint_saved",
-      "llm_request_sent",
-      "llm_retry_scheduled",
-      "llm_retry_scheduled",
-      "llm_request_failed",
-      "run_failed",
-    ]);
+    const types = log.map((e) => e.event_type);
+    const tries = types.filter((t) => t === "llm_request_sent").length;
+    expect(tries).toBeGreaterThanOrEqual(2);
+    expect(types.filter((t) => t === "llm_request_failed")).toHaveLength(tries);
+    expect(types.filter((t) => t === "llm_retry_scheduled")).toHaveLength(tries - 1);
+    // Inside a one-second horizon nothing is parked.
+    expect(types).not.toContain("provider_wait_started");
+    expect(types.at(-1)).toBe("run_failed");
     expect(log.at(-1)?.payload.reason).toBe(done.error?.message);
+    expect((await emulatorRequests(id)).map((r) => r.status)).toEqual(Array(tries).fill(529));
     expect(await artifact(id, "artifacts/llm/decision_loop_turn_1_attempt_1_response.txt")).toContain(
       "REQUEST FAILED: provider_overloaded",
     );

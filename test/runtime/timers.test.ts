@@ -4,7 +4,7 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { TaskTimers } from "../../src/runtime/timers.ts";
-import { TIMERS_VERSION } from "../../src/storage/migrations.ts";
+import { SCHEMA_VERSION, TIMERS_VERSION } from "../../src/storage/migrations.ts";
 import {
   api,
   defineAgent,
@@ -34,9 +34,13 @@ async function hangingTask(label: string): Promise<string> {
   return task.id;
 }
 
-/** Storage as objects deployed before the ledger hold it: no timers table, version 10, the one alarm kept. */
+/**
+ * Storage as objects deployed before the ledger hold it: no timers table (nor what version 12 added, the steps'
+ * retries), version 10, the one alarm kept.
+ */
 async function storageBeforeTheLedger(id: string): Promise<number | null> {
   return runInDurableObject(stubFor(id), async (_instance, state) => {
+    state.storage.sql.exec("ALTER TABLE runtime_steps DROP COLUMN retries");
     state.storage.sql.exec("DROP TABLE timers");
     state.storage.sql.exec("DELETE FROM schema_migrations WHERE version >= ?", TIMERS_VERSION);
     return state.storage.getAlarm();
@@ -113,7 +117,7 @@ describe("a task's ledger of timers", () => {
       (_instance, state) =>
         state.storage.sql.exec<{ v: number }>("SELECT MAX(version) AS v FROM schema_migrations").one().v,
     );
-    expect(version).toBe(TIMERS_VERSION);
+    expect(version).toBe(SCHEMA_VERSION);
   });
 
   it("reads an older waiting task's deadline into the ledger, and an older ended task's expiry", async () => {

@@ -304,13 +304,15 @@ describe("storage migrations", () => {
       ...Object.fromEntries(
         Object.entries(VERSION_5_ROWS).map(([table, rows]) => [
           renamed(table),
-          table === "schema_migrations" ? [5, 6, 7, 8, 9, 10, 11].map((version) => ({ version })) : rows,
+          table === "schema_migrations" ? [5, 6, 7, 8, 9, 10, 11, 12].map((version) => ({ version })) : rows,
         ]),
       ),
       // Version 8: every row held a task, and there are no sessions' turns yet; version 9: no structured output;
       // version 10: every bundle file is where format 1 put it, an object of its own.
       task: (VERSION_5_ROWS.task ?? []).map((row) => ({ ...row, kind: "task", busy: null, structured_output: null })),
       bundle_files: (VERSION_5_ROWS.bundle_files ?? []).map((row) => ({ ...row, archive_offset: null })),
+      // Version 12: no step was retried by the runtime's choice.
+      runtime_steps: (VERSION_5_ROWS.steps_journal ?? []).map((row) => ({ ...row, retries: 0 })),
       sessions_turns: [],
       // Version 11: the ledger of timers, empty until the object next starts (it reads its one alarm's duty into it).
       timers: [],
@@ -321,7 +323,7 @@ describe("storage migrations", () => {
       // The checkpoints' AUTOINCREMENT counter goes with its table.
       sequences: [{ name: "runtime_checkpoints", seq: 7 }],
     });
-    expect([outcome.version, SCHEMA_VERSION]).toEqual([11, 11]);
+    expect([outcome.version, SCHEMA_VERSION]).toEqual([12, 12]);
     expect(Object.keys(outcome.after.rows as object).sort()).toEqual([
       "bundle_files",
       "bundle_transcript",
@@ -355,9 +357,12 @@ describe("storage migrations", () => {
           );
         }
       }
-      // As the objects created before these columns hold their tables (DROP COLUMN rewrites the table without it).
+      // As the objects created before these columns hold their tables (DROP COLUMN rewrites the table without it),
+      // at version 6: under the names it gave them.
       sql.exec("ALTER TABLE task DROP COLUMN crashes");
       sql.exec("ALTER TABLE events_log DROP COLUMN redaction_mode");
+      for (const [old, now] of Object.entries(TABLES_RENAMED_IN_VERSION_6))
+        sql.exec(`ALTER TABLE ${old} RENAME TO ${now}`);
       sql.exec("INSERT INTO schema_migrations (version) VALUES (6)");
       const version = migrate(state.storage);
       return {
@@ -384,7 +389,7 @@ describe("storage migrations", () => {
     expect([outcome.first, outcome.again]).toEqual([SCHEMA_VERSION, SCHEMA_VERSION]);
     expect(outcome.after).toEqual(outcome.before);
     expect((outcome.before.rows as Record<string, unknown>).schema_migrations).toEqual(
-      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((version) => ({ version })),
+      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12].map((version) => ({ version })),
     );
   });
 

@@ -79,7 +79,14 @@ export interface ScriptTurn {
 export async function script(
   match: string,
   turns: ScriptTurn[],
-  options: { ttft_ms?: number; token_delay_ms?: number; prompt_cache?: boolean; min_cacheable_tokens?: number } = {},
+  options: {
+    ttft_ms?: number;
+    token_delay_ms?: number;
+    prompt_cache?: boolean;
+    min_cacheable_tokens?: number;
+    /** The emulator refuses a prompt past it as the provider does (emulator/conditions.ts). */
+    context_window?: number;
+  } = {},
 ): Promise<void> {
   const res = await fetch(`${env.ANTHROPIC_BASE_URL}/_emulator/scripts`, {
     method: "POST",
@@ -187,13 +194,14 @@ export const TABLES_RENAMED_IN_VERSION_6: Readonly<Record<string, string>> = {
 };
 
 /**
- * Puts a task object's storage back as objects deployed before version 6 hold it: without what version 11 added (the
- * ledger of timers), version 10 (where each file is in the bundle's archive), version 9 added (the
+ * Puts a task object's storage back as objects deployed before version 6 hold it: without what version 12 added (the
+ * steps' retries), version 11 (the ledger of timers), version 10 (where each file is in the bundle's archive), version 9 added (the
  * task's structured output) and version 8 added (the row's kind and busy policy, the sessions' turns), and its tables
  * under the names they had (the test then deletes the newer schema_migrations rows and resets the object). Version 7
  * only adds what may be missing, so it leaves nothing to undo.
  */
 export function storageAsBeforeVersion6(sql: SqlStorage): void {
+  sql.exec("ALTER TABLE runtime_steps DROP COLUMN retries");
   sql.exec("DROP TABLE timers");
   sql.exec("ALTER TABLE bundle_files DROP COLUMN archive_offset");
   sql.exec("ALTER TABLE task DROP COLUMN structured_output");

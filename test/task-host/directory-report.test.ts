@@ -1,11 +1,13 @@
 // When a task's object reports its entry to its tenant's directory (src/task-host/directory-report.ts): reports at
 // least REPORT_INTERVAL_MS apart while the task runs, the first that long after its creation (so a run shorter than
 // that costs one report), the end of the run at once (so a short task's last report goes in the alarm that uploads
-// its bundle), none when nothing the listing filters on has changed, and a failed report tried again later. The reporter is driven with a plain state map and a recording send.
+// its bundle), none when nothing that changes over the task's life has changed, a wait on the model provider starting
+// or ending although the status stays the same, and a failed report tried again later. The reporter is driven with a
+// plain state map and a recording send.
 import { describe, expect, it } from "vitest";
 import type { StateKey } from "../../src/lib/state-key.ts";
 import { DirectoryReporter, REPORT_INTERVAL_MS } from "../../src/task-host/directory-report.ts";
-import type { DirectoryEntry, DirectoryReport } from "../../src/tenants/directory.ts";
+import type { DirectoryEntry, DirectoryReport, DirectoryWaitingFor } from "../../src/tenants/directory.ts";
 
 function reporter(initial: Partial<DirectoryEntry>, fail = false) {
   const stored = new Map<string, unknown>();
@@ -16,6 +18,7 @@ function reporter(initial: Partial<DirectoryEntry>, fail = false) {
     agent: "assistant",
     workflow: null,
     status: "running",
+    waiting_for: null,
     parent_task_id: null,
     tags: [],
     created_at: new Date().toISOString(),
@@ -39,7 +42,20 @@ function reporter(initial: Partial<DirectoryEntry>, fail = false) {
   const change = (next: Partial<DirectoryEntry>) => {
     entry = { ...entry, ...next };
   };
-  return { directory, sent, change };
+  return { directory, sent, change, stored };
+}
+
+/** When the last report was sent, as the reporter keeps it. */
+function lastReportAt(stored: Map<string, unknown>): number {
+  return (stored.get("directory_reported") as { at: number }).at;
+}
+
+/** Moves the last report back by the interval, as if the interval had passed since. */
+function intervalPassed(stored: Map<string, unknown>): void {
+  stored.set("directory_reported", {
+    ...(stored.get("directory_reported") as object),
+    at: lastReportAt(stored) - REPORT_INTERVAL_MS,
+  });
 }
 
 /** Created long enough ago that its first report is due. */
@@ -94,6 +110,47 @@ describe("a task's directory reports", () => {
     expect(directory.nextDueAt()).toBeNull();
     await directory.deliverDue();
     expect(sent).toHaveLength(1);
+  });
+
+  it("reports a wait on the model provider starting, and its end, while the status stays running", async () => {
+    const { directory, sent, change, stored } = reporter({ created_at: earlier() });
+    await directory.deliverDue();
+    const waiting: DirectoryWaitingFor = {
+      kind: "provider",
+      until: new Date(Date.now() + 30_000).toISOString(),
+      attempts: 1,
+      last_error: {
+        code: "provider_overloaded",
+        message: "The provider is overloaded.",
+        type: "ProviderError",
+        retryable: true,
+        status: 529,
+      },
+    };
+    change({ waiting_for: waiting });
+    expect(directory.nextDueAt()).toBe(lastReportAt(stored) + REPORT_INTERVAL_MS);
+    intervalPassed(stored);
+    await directory.deliverDue();
+    change({ waiting_for: null });
+    expect(directory.nextDueAt()).toBe(lastReportAt(stored) + REPORT_INTERVAL_MS);
+    intervalPassed(stored);
+    await directory.deliverDue();
+    expect(sent.map((r) => [r.entry.status, r.entry.waiting_for])).toEqual([
+      ["running", null],
+      ["running", waiting],
+      ["running", null],
+    ]);
+    expect(directory.nextDueAt()).toBeNull();
+  });
+
+  it("sends nothing again for a task whose last report came before waiting_for was listed, while it waits for nothing", async () => {
+    const endedAt = new Date(Date.now() - 60_000).toISOString();
+    const { directory, sent, stored } = reporter({ status: "completed", ended_at: endedAt });
+    // What a report made before the field stored: the status and the end only.
+    stored.set("directory_reported", { fingerprint: JSON.stringify(["completed", endedAt]), at: Date.parse(endedAt) });
+    expect(directory.nextDueAt()).toBeNull();
+    await directory.deliverDue();
+    expect(sent).toEqual([]);
   });
 
   it("tries a failed report of the end again later, not at once", async () => {

@@ -110,6 +110,7 @@ describe("GET /v1/tasks", () => {
         agent: "assistant",
         workflow: null,
         status: "completed",
+        waiting_for: null,
         parent_task_id: null,
         tags: [tag],
         created_at: task?.created_at,
@@ -236,6 +237,7 @@ describe("GET /v1/tasks", () => {
       kind: "task" as const,
       agent: "assistant",
       workflow: null,
+      waiting_for: null,
       parent_task_id: null,
       tags: [tag],
       created_at: new Date().toISOString(),
@@ -247,6 +249,47 @@ describe("GET /v1/tasks", () => {
     expect((await listTasks(`?tag=${tag}`)).tasks.map((t) => t.status)).toEqual(["completed"]);
     await tenant.forget(id);
     expect((await listTasks(`?tag=${tag}`)).tasks).toEqual([]);
+  });
+
+  it("lists what a task waits for as its newest report says, and nothing once a later report says it waits no more", async () => {
+    const tenant = env.TENANTS.get(env.TENANTS.idFromName("lister"));
+    const tag = uniqueTag("waits");
+    const createdAt = new Date().toISOString();
+    const entry = {
+      id: crypto.randomUUID(),
+      kind: "task" as const,
+      agent: "assistant",
+      workflow: null,
+      status: "running",
+      parent_task_id: null,
+      tags: [tag],
+      created_at: createdAt,
+      updated_at: createdAt,
+      ended_at: null,
+      total_cost_usd: 0,
+    };
+    const waiting = {
+      kind: "provider" as const,
+      until: new Date(Date.now() + 30_000).toISOString(),
+      attempts: 3,
+      last_error: {
+        code: "provider_overloaded" as const,
+        message: "The provider is overloaded.",
+        type: "ProviderError",
+        retryable: true,
+        status: 529,
+      },
+    };
+    await tenant.record({ entry: { ...entry, waiting_for: waiting }, version: 5 });
+    expect((await listTasks(`?tag=${tag}`)).tasks.map((t) => [t.status, t.waiting_for])).toEqual([
+      ["running", waiting],
+    ]);
+    await tenant.record({ entry: { ...entry, waiting_for: null }, version: 6 });
+    expect((await listTasks(`?tag=${tag}`)).tasks.map((t) => [t.status, t.waiting_for])).toEqual([["running", null]]);
+    // An older report that still waited changes nothing.
+    await tenant.record({ entry: { ...entry, waiting_for: waiting }, version: 5 });
+    expect((await listTasks(`?tag=${tag}`)).tasks.map((t) => t.waiting_for)).toEqual([null]);
+    await tenant.forget(entry.id);
   });
 
   it("lists a task whose object was reset before its first report, from the alarm that outlives the reset", async () => {
@@ -282,6 +325,7 @@ describe("GET /v1/sessions", () => {
       id: session.id,
       agent: "assistant",
       status: "ready",
+      waiting_for: null,
       parent_task_id: null,
       tags: [],
       created_at: session.created_at,

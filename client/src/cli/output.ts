@@ -2,6 +2,7 @@
 // --json (one JSON document, or JSON lines for a stream, on stdout; errors as one JSON line on stderr). Every command
 // writes through an Output, so no command decides on colours, terminals or JSON by itself.
 import { styleText } from "node:util";
+import type { WaitingFor } from "../index.ts";
 
 export type Style = "bold" | "dim" | "red" | "green" | "yellow" | "cyan" | "magenta" | "gray";
 
@@ -100,4 +101,19 @@ export function formatCacheShare(usage: CacheFigures | null | undefined): string
   const read = usage?.cache_read_input_tokens ?? 0;
   if (written + read === 0) return null;
   return `cache ${Math.round((100 * read) / ((usage?.input_tokens ?? 0) + written + read))}%`;
+}
+
+/**
+ * What a running task waits for other than a person, as people read it: `waiting for the model provider until
+ * 12:03:40 UTC (3 tries; provider_overloaded)`, the time of the next try in UTC like the listing's other times.
+ */
+export function formatWaitingFor(waiting: Pick<WaitingFor, "until" | "attempts" | "last_error">): string {
+  const at = waiting.until.slice(11, 19);
+  const tries = `${waiting.attempts} ${waiting.attempts === 1 ? "try" : "tries"}`;
+  return `waiting for the model provider until ${at} UTC (${tries}; ${waiting.last_error.code})`;
+}
+
+/** A task's status with what it waits for, if anything: `running · waiting for the model provider until …`. */
+export function formatStatus(status: string, waiting: WaitingFor | null | undefined): string {
+  return waiting ? `${status} · ${formatWaitingFor(waiting)}` : status;
 }

@@ -1,13 +1,22 @@
 // A run's events as people read them in a terminal (docs/reference/events.md has the types): the answer's text as it
 // streams, each tool call with a short input and its result, sub-agents indented under the call that started them
-// (their events carry `depth` on the parent's stream), a spinner while the model thinks, and the outcome with its
-// tokens, prompt-cache share and cost at the end. It only writes; following the stream and answering requests is
-// follow.ts's.
-import type { OutpostEvent } from "../index.ts";
-import { type CacheFigures, formatCacheShare, formatCost, formatCount, type Output, short } from "./output.ts";
+// (their events carry `depth` on the parent's stream), a spinner while the model thinks (or while its provider is
+// waited out, after a line saying until when), and the outcome with its tokens, prompt-cache share and cost at the
+// end. It only writes; following the stream and answering requests is follow.ts's.
+import type { OutpostEvent, WaitingFor } from "../index.ts";
+import {
+  type CacheFigures,
+  formatCacheShare,
+  formatCost,
+  formatCount,
+  formatWaitingFor,
+  type Output,
+  short,
+} from "./output.ts";
 import type { Spinner } from "./spinner.ts";
 
 type Payload = Record<string, unknown>;
+type ErrorInfo = WaitingFor["last_error"];
 
 /** The usage figures the summary line reads (the task's `usage`, or a rollup's `total`). */
 export interface UsageFigures extends CacheFigures {
@@ -130,6 +139,15 @@ export class RunRenderer {
       }
       case "llm_retry_scheduled":
         this.lineAt(depth, s("dim", `model call failed (${String(p.status ?? "connection")}), retrying`));
+        return;
+      case "provider_wait_started": {
+        const waiting = { until: String(p.until), attempts: Number(p.failures), last_error: p.last_error as ErrorInfo };
+        this.lineAt(depth, `${s("yellow", "…")} ${formatWaitingFor(waiting)}`);
+        this.think("waiting for the model provider");
+        return;
+      }
+      case "provider_wait_ended":
+        this.lineAt(depth, s("dim", "trying the model provider again"));
         return;
       case "step_resumed":
         if (p.reason === "stream_broken") this.lineAt(depth, s("dim", "the model's answer broke off; asking again"));

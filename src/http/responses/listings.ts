@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { SESSION_STATUSES } from "../../sessions/session.ts";
 import { TASK_STATUSES } from "../../tasks/task.ts";
+import { WaitingForSchema } from "../../tasks/waiting-for.ts";
 import { TaskId, Timestamp } from "./common.ts";
 
 // ---- Listings (src/tenants/directory.ts) -------------------------------------------------------------------------
@@ -13,6 +14,11 @@ function summarySchema<const S extends readonly [string, ...string[]]>(statuses:
     id: TaskId,
     agent: z.string(),
     status: z.enum(statuses),
+    /**
+     * What it waits for other than a person, as its own view's waiting_for shows it (a model call waiting out its
+     * provider: `{kind: "provider", until, attempts, last_error}`); null otherwise. As of its last report, like status.
+     */
+    waiting_for: WaitingForSchema.nullable(),
     parent_task_id: TaskId.nullable(),
     tags: z.array(z.string()),
     created_at: Timestamp,

@@ -418,6 +418,7 @@ describe("POST /v1/agents/:name/tasks", () => {
       tags: [],
       expires_at: null,
       pending_input: null,
+      waiting_for: null,
       last_event_seq: 1,
       redaction_mode: "full",
       dry_run: false,

@@ -2,7 +2,7 @@
 import type { Query } from "../../index.ts";
 import type { Context } from "../context.ts";
 import { EXIT, type ExitCode } from "../exit-codes.ts";
-import { formatCost, table } from "../output.ts";
+import { formatCost, formatStatus, table } from "../output.ts";
 
 export interface TasksOptions {
   status?: string;
@@ -39,7 +39,7 @@ export async function tasksCommand(ctx: Context, options: TasksOptions): Promise
     const rows = page.tasks.map((t) => [
       t.id,
       t.agent,
-      t.status,
+      formatStatus(t.status, t.waiting_for),
       t.created_at.replace("T", " ").slice(0, 19),
       formatCost(t.total_cost_usd),
     ]);
