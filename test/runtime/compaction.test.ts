@@ -3,6 +3,7 @@
 // agent's compact_at, a "prompt is too long" answered with one compaction and the call again, a session compacted
 // across its turns, and an eviction in the middle of a compaction. The conversation keeps everything throughout.
 import { abortAllDurableObjects } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MessageListSchema } from "../../src/http/responses.ts";
 import {
@@ -23,6 +24,8 @@ import {
 } from "../support/helpers.ts";
 
 /** A note of about 6,000 characters in lines of 60 (the Read tool cuts long lines). */
+const EMULATOR = env.ANTHROPIC_BASE_URL as string;
+
 const note = (letter: string) => `${letter.toUpperCase()}-NOTE\n${`${letter.repeat(59)}\n`.repeat(100)}`;
 const files = { "a.txt": note("a"), "b.txt": note("b"), "c.txt": note("c") };
 const readAll = [
@@ -77,6 +80,22 @@ describe("compaction", () => {
     const compacted = ofType(log, "context_compacted").map((e) => e.payload);
     expect(compacted.map((c) => c.reason)).toContain("prompt_too_long");
     expect((await statuses(task.id)).filter((s) => s !== 200)).toEqual([400]);
+  });
+
+  it.each([
+    ["openai_compatible", { provider: "openai_compatible", endpoint: `${EMULATOR}/v1`, api_key: "TEST_OPENAI_KEY" }],
+    ["gemini", { provider: "gemini", endpoint: EMULATOR, api_key: "TEST_GEMINI_KEY" }],
+  ] as const)("reads %s's own 'too long' refusal and compacts for it the same way", async (name, llmConfig) => {
+    const agent = defineAgent({ fileSystem: { read: true }, maxTokens: 500, llmConfig });
+    const marker = uniqueMarker(`compact-too-long-${name}`);
+    await script(marker, readAll, { context_window: 5000 });
+    const task = await startTask(agent, `Read the notes ${marker}`, { files });
+    const done = await waitForTask(task.id);
+    expect(done.status).toBe("completed");
+    const log = await events(task.id);
+    const refused = ofType(log, "llm_request_failed").map((e) => (e.payload.error as { code: string }).code);
+    expect(refused).toEqual(["context_window_exceeded"]);
+    expect(ofType(log, "context_compacted").map((e) => e.payload.reason)).toContain("prompt_too_long");
   });
 
   it("keeps a session's every turn inside a small window, summarizing earlier turns once and going on from it", async () => {

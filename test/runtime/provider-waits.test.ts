@@ -8,6 +8,7 @@ import { TaskResourceSchema } from "../../src/http/responses.ts";
 import {
   api,
   apiJson,
+  defineAgent,
   emulatorRequests,
   events,
   fireTimers,
@@ -17,6 +18,7 @@ import {
   script,
   startTask,
   timersOf,
+  toolUse,
   uniqueMarker,
   waitForTask,
 } from "../support/helpers.ts";
@@ -92,6 +94,25 @@ describe("a model call that waits out its provider", () => {
     expect((await emulatorRequests(id)).map((r) => r.status)).toEqual([529, 200]);
     // The parked try was a chosen retry, not an interruption: the step is not counted toward its interruption limit.
     expect(ofType(await events(id), "step_resumed").map((e) => e.payload.reason)).not.toContain("interrupted");
+  });
+
+  it("answers a ?wait= as soon as a wait starts, with waiting_for, rather than after it", async () => {
+    const marker = uniqueMarker("park-wait");
+    const agent = defineAgent({ allowedTools: ["TodoWrite"] });
+    // The first turn takes a second and a half, so the ?wait= below is waiting when the second turn's wait starts.
+    await script(marker, [
+      { content: [toolUse("TodoWrite", { todos: [{ content: "x", status: "pending" }] })], ttft_ms: 1500 },
+      { content: [{ type: "text", text: "Later." }], faults: [{ kind: "http", status: 529, retry_after: 30 }] },
+    ]);
+    const task = await startTask(agent, `answer ${marker}`);
+    const asked = Date.now();
+    const res = await api(`/v1/tasks/${task.id}?wait=25`);
+    expect(res.status).toBe(200);
+    const seen = (await res.json()) as { status: string; waiting_for: { kind: string } | null };
+    expect(seen).toMatchObject({ status: "running", waiting_for: { kind: "provider" } });
+    // Answered when the wait started, not after the 30 s retry-after, nor at ?wait='s 25 s.
+    expect(Date.now() - asked).toBeLessThan(15_000);
+    expect((await api(`/v1/tasks/${task.id}/cancel`, { method: "POST" })).status).toBe(200);
   });
 
   it("ends with a cancel: the timer then finds nothing to try", async () => {

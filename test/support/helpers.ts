@@ -70,6 +70,8 @@ export interface ScriptTurn {
     cache_read_input_tokens?: number;
   };
   faults?: Record<string, unknown>[];
+  /** This turn's time to first token, in ms. */
+  ttft_ms?: number;
 }
 
 /**
