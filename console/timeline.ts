@@ -205,6 +205,14 @@ export class Timeline {
       case "provider_wait_ended":
         metaRow(list, event, "Trying the model provider again");
         return;
+      case "context_compacted":
+        metaRow(
+          list,
+          event,
+          `Conversation compacted (${p.strategy === "summarize" ? "earlier turns summarized" : "old tool results cleared"}): ` +
+            `about ${str(p.tokens_before)} → ${str(p.tokens_after)} tokens`,
+        );
+        return;
       case "llm_request_failed":
         row(list, event, "meta warn", `Model call failed: ${pretty(p.error)}`);
         return;
