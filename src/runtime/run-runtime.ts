@@ -25,6 +25,7 @@ import {
   StreamingError,
 } from "../errors.ts";
 import type { EventLog } from "../events/event-log.ts";
+import type { Redactor } from "../events/redaction.ts";
 import type { FaultInjector } from "../faults/fault-injector.ts";
 import type { RunBundle } from "../run-bundle/run-bundle.ts";
 import type { Transcript } from "../run-bundle/transcript.ts";
@@ -72,6 +73,8 @@ export interface TaskStorage {
 export interface RunRuntimeDeps extends TaskStorage, ModelCallSettings {
   /** Runs writes atomically (the object's transactionSync). */
   transaction: <T>(fn: () => T) => T;
+  /** Also scrubs a provider's error before the task keeps it (its waiting_for shows it). */
+  redactor: Pick<Redactor, "releasable" | "value">;
   /** The faults the task asked for (src/faults/): an eviction after a checkpoint happens before the next step. */
   faults?: Pick<FaultInjector, "checkpointSaved" | "beforeStep"> | null;
 }
@@ -144,7 +147,8 @@ export class RunRuntime implements AgentRuntime {
     const { deps } = this;
     const failure = this.models.lastFailure();
     const now = Date.now();
-    const wait = this.waits.failed(name, error.toJSON(), now);
+    // A provider's error text may echo what it was sent: kept, and shown, as any stored text is, redacted.
+    const wait = this.waits.failed(name, deps.redactor.value(error.toJSON()), now);
     const hint = failure?.retry_after_seconds ?? null;
     const refill = failure?.limit_reset_seconds ?? null;
     const decision = nextTry({

@@ -115,6 +115,22 @@ describe("a model call that waits out its provider", () => {
     expect((await api(`/v1/tasks/${task.id}/cancel`, { method: "POST" })).status).toBe(200);
   });
 
+  it("keeps and shows the provider's error redacted: a key it echoes is not in waiting_for", async () => {
+    const marker = uniqueMarker("park-redacted");
+    const echoed = `sk-ant-api03-${"Z9y8X7w6V5".repeat(3)}`;
+    const fault = { kind: "http", status: 529, retry_after: 30, message: `Overloaded (request signed with ${echoed})` };
+    await script(marker, [{ content: [{ type: "text", text: "Later." }], faults: [fault] }]);
+    const task = await startTask("assistant", `answer ${marker}`);
+    const frames = await readSse(await api(`/v1/tasks/${task.id}/events`), (f) =>
+      f.data.includes('"provider_wait_started"'),
+    );
+    const shown = await taskOf(task.id);
+    expect(shown.waiting_for?.last_error.message).toContain("[REDACTED]");
+    expect(JSON.stringify(shown)).not.toContain(echoed);
+    expect(frames.map((f) => f.data).join("")).not.toContain(echoed);
+    expect((await api(`/v1/tasks/${task.id}/cancel`, { method: "POST" })).status).toBe(200);
+  });
+
   it("ends with a cancel: the timer then finds nothing to try", async () => {
     const { id } = await parkedTask("park-cancel");
     expect((await api(`/v1/tasks/${id}/cancel`, { method: "POST" })).status).toBe(200);
