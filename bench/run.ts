@@ -15,7 +15,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { type ChatResult, chatScript, runChat } from "./chat.ts";
-import { type CompactionResult, compactionReport, compactionTargets, runCompactionCase } from "./compaction.ts";
+import { type CompactionCase, compactionReport, compactionTargets, runCompactionCase } from "./compaction.ts";
 import {
   API_KEY,
   CHAT_MESSAGES,
@@ -348,7 +348,7 @@ function report(result: {
   fanout: FanoutResult;
   cost: CostResult;
   waits: WaitsResult;
-  compaction: CompactionResult;
+  compaction: CompactionCase;
 }): string {
   const lines: string[] = [];
   lines.push(
@@ -788,7 +788,7 @@ async function main(): Promise<void> {
     const cost = await runCostCase({ root, log });
     log("provider waits: an outage of 60 s under 8 tasks, and 24 tasks at 30 requests a minute…");
     const waits = await runWaitCases({ root, log });
-    log("compaction: a session of 40 messages of 1–3k tokens on a 32k-token window…");
+    log("compaction: a session of 40 messages of 1–3k tokens on a 32k-token window, with each summarizer…");
     const compaction = await runCompactionCase({ root, log });
 
     const result = {

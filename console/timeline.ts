@@ -33,6 +33,13 @@ import {
 import { ToolCards } from "./tool-cards.ts";
 import { clockTime } from "./waiting.ts";
 
+/** How the timeline names a compaction's strategy (the context_compacted event). */
+const COMPACTION_STRATEGIES: Record<string, string> = {
+  clear_tool_results: "old tool results cleared",
+  summarize: "earlier turns summarized",
+  anthropic_compaction: "earlier turns summarized by the Messages API",
+};
+
 export interface TimelineOptions {
   /** Shows a fork button on each checkpoint: the sub-agent that recorded it (null: the stream's own task), its id. */
   onFork?: (taskId: string | null, checkpointId: string) => void;
@@ -209,7 +216,7 @@ export class Timeline {
         metaRow(
           list,
           event,
-          `Conversation compacted (${p.strategy === "summarize" ? "earlier turns summarized" : "old tool results cleared"}): ` +
+          `Conversation compacted (${COMPACTION_STRATEGIES[str(p.strategy)] ?? str(p.strategy)}): ` +
             `about ${str(p.tokens_before)} → ${str(p.tokens_after)} tokens`,
         );
         return;

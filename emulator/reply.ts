@@ -20,7 +20,9 @@ export type ReplyBlock =
       tool_use_id: string;
       content: Record<string, unknown>[] | { type: "web_search_tool_result_error"; error_code: string };
       caller: { type: "direct" };
-    };
+    }
+  /** The Messages API's compaction (emulator/compaction.ts): the summary, signed; null content when it failed. */
+  | { type: "compaction"; content: string | null; encrypted_content: string | null; signature: string | null };
 
 /** Usage in the Anthropic vocabulary scripts are written in; each dialect maps it onto its own fields. */
 export interface ReplyUsage {
@@ -56,6 +58,8 @@ export interface Reply {
   cacheCreation?: CacheCreation;
   /** The Message's `diagnostics` (emulator/cache-diagnostics.ts); absent is null. */
   diagnostics?: Diagnostics;
+  /** A compaction request's reply: its usage is reported as a compaction iteration (emulator/compaction.ts). */
+  compaction?: boolean;
 }
 
 export interface StreamFrame {

@@ -3,6 +3,7 @@
 // validation the real API would reject on (among it: every tool call answered in the next message), and the text views (first user text, last user text, tool results) that
 // script matching and default replies key on.
 
+import type { CompactionRequest } from "./compaction.ts";
 import { checkSentBack, checkWebSearchTool, WEB_SEARCH_TOOL_TYPE } from "./web-search.ts";
 
 export interface RequestMessage {
@@ -26,6 +27,8 @@ export interface MessagesRequest {
    * default replies are taken over them, not over the normalised fields.
    */
   prompt: { system: unknown; messages: unknown; tools: unknown };
+  /** Set for the Messages API's compaction request (emulator/compaction.ts): its checked `compaction` parameter. */
+  compaction?: CompactionRequest;
 }
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -133,14 +136,14 @@ export function turnIndex(messages: readonly RequestMessage[]): number {
   return messages.filter((message) => message.role === "assistant").length;
 }
 
-/** Text of a content value: the string itself, or its text blocks joined. */
+/** Text of a content value: the string itself, or its text blocks (and compaction blocks' summaries) joined. */
 export function contentText(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
     .filter(isRecord)
-    .filter((block) => block.type === "text" && typeof block.text === "string")
-    .map((block) => block.text as string)
+    .map((block) => (block.type === "text" ? block.text : block.type === "compaction" ? block.content : null))
+    .filter((text): text is string => typeof text === "string")
     .join("\n");
 }
 

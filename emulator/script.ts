@@ -1,15 +1,14 @@
 // Scripted conversations: the store tests register replies in, how a request picks its script and turn,
 // and per-turn fault injection consumed in attempt order (so "fail twice, then succeed" is expressible).
 import { createHash } from "node:crypto";
-import { parseConditions, type ServiceConditionOptions } from "./conditions.ts";
+import { compactionSelection, openingSummary, standIns } from "./compaction.ts";
+import type { ServiceConditionOptions } from "./conditions.ts";
 import { defaultReplyBlocks } from "./defaults.ts";
 import type { ReplyBlock, ReplyUsage } from "./reply.ts";
 import {
   contentText,
   firstUserText,
-  isRecord,
   type MessagesRequest,
-  type Parsed,
   type RequestMessage,
   systemText,
   turnIndex,
@@ -21,7 +20,6 @@ import {
   type ScriptedCitation,
   type ScriptedResult,
   searchBlocks,
-  WEB_SEARCH_ERROR_CODES,
 } from "./web-search.ts";
 
 export type ScriptBlock =
@@ -64,6 +62,8 @@ export interface Script extends ServiceConditionOptions {
   min_cacheable_tokens?: number;
   /** Time to first token per 1,000 uncached input tokens, when billing is on. */
   prefill_ms_per_1k_tokens?: number;
+  /** Its compaction requests fail as the API's can: a block with no content and no signature (emulator/compaction.ts). */
+  compaction_fails?: boolean;
 }
 
 /** The outcome of routing one request: what to say, which fault (if any) to inject, and at what pace. */
@@ -132,14 +132,18 @@ export class ScriptStore {
         if (this.#pausedEnds.has(blockKey(block))) joined++;
       });
     }
-    // A compacted conversation stands for more turns than its assistant messages: its summary says how many.
+    // A compacted conversation stands for more turns than its assistant messages: its summary says how many, in a user
+    // message (Outpost's own compaction) or in the compaction block it opens with (emulator/compaction.ts), and an
+    // assistant message holding that block alone is none of the model's replies.
     const users = messages.filter((m) => m.role === "user").map((m) => contentText(m.content));
-    return turnIndex(messages) + joined + summarizedTurns(users);
+    const summaries = [...users, openingSummary(messages)];
+    return turnIndex(messages) - standIns(messages) + joined + summarizedTurns(summaries);
   }
 
   /** Latest registration wins, so a test can override an earlier script with the same match. */
   find(request: MessagesRequest): Script | null {
-    const haystacks = [firstUserText(request.messages), systemText(request.system)];
+    // A compacted conversation may have lost its first user message, but its compaction block quotes its start.
+    const haystacks = [firstUserText(request.messages), systemText(request.system), openingSummary(request.messages)];
     for (let i = this.#scripts.length - 1; i >= 0; i--) {
       const script = this.#scripts[i];
       if (script && haystacks.some((text) => text.includes(script.match))) return script;
@@ -150,7 +154,9 @@ export class ScriptStore {
   select(request: MessagesRequest, ids: IdPrefixes): SelectResult {
     const turn = this.turnOf(request.messages);
     const script = this.find(request);
-    // A request to summarize is answered as such, taking no turn of its script (emulator/summarize.ts).
+    // A request to summarize, or to compact, is answered as such, taking no turn of its script (emulator/summarize.ts,
+    // emulator/compaction.ts).
+    if (request.compaction) return { ok: true, selection: compactionSelection(request, script, turn, ids) };
     if (isSummaryRequest(request)) return { ok: true, selection: summarySelection(request, script, turn, ids) };
     if (!script) return { ok: true, selection: defaultSelection(request, turn, ids) };
     const scripted = script.turns[turn];
@@ -253,146 +259,4 @@ function defaultSelection(request: MessagesRequest, turn: number, ids: IdPrefixe
     ttftMs: undefined,
     tokenDelayMs: undefined,
   };
-}
-
-// ---- validation of POST /_emulator/scripts bodies -------------------------------------------------
-
-const FAULT_KINDS = new Set(["http", "stream_error", "malformed", "stall"]);
-const USAGE_KEYS = ["input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"];
-
-function isNonNegativeNumber(value: unknown): value is number {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0;
-}
-
-function optionalNumber(record: Record<string, unknown>, key: string, where: string): string | null {
-  return record[key] === undefined || isNonNegativeNumber(record[key])
-    ? null
-    : `${where}.${key}: must be a non-negative number`;
-}
-
-function checkBlock(block: unknown, where: string): string | null {
-  if (!isRecord(block)) return `${where}: must be an object`;
-  switch (block.type) {
-    case "text":
-      if (typeof block.text !== "string") return `${where}.text: must be a string`;
-      if (block.citations === undefined) return null;
-      if (!Array.isArray(block.citations) || block.citations.length === 0) {
-        return `${where}.citations: must be a non-empty array`;
-      }
-      for (const [index, citation] of block.citations.entries()) {
-        const at = `${where}.citations.${index}`;
-        if (!isRecord(citation) || typeof citation.url !== "string" || typeof citation.cited_text !== "string") {
-          return `${at}: must be an object with url and cited_text strings`;
-        }
-        if (citation.title !== undefined && typeof citation.title !== "string") return `${at}.title: must be a string`;
-      }
-      return null;
-    case "web_search":
-      return checkSearch(block, where);
-    case "tool_use":
-      if (typeof block.name !== "string" || block.name === "") return `${where}.name: must be a non-empty string`;
-      if (!isRecord(block.input)) return `${where}.input: must be an object`;
-      return block.id === undefined || typeof block.id === "string" ? null : `${where}.id: must be a string`;
-    case "thinking":
-      if (typeof block.thinking !== "string") return `${where}.thinking: must be a string`;
-      return block.signature === undefined || typeof block.signature === "string"
-        ? null
-        : `${where}.signature: must be a string`;
-    default:
-      return `${where}.type: must be "text", "tool_use", "thinking" or "web_search"`;
-  }
-}
-
-function checkSearch(block: Record<string, unknown>, where: string): string | null {
-  if (typeof block.query !== "string" || block.query === "") return `${where}.query: must be a non-empty string`;
-  if (block.id !== undefined && typeof block.id !== "string") return `${where}.id: must be a string`;
-  if (block.error_code !== undefined) {
-    if (typeof block.error_code !== "string" || !WEB_SEARCH_ERROR_CODES.has(block.error_code)) {
-      return `${where}.error_code: must be one of ${[...WEB_SEARCH_ERROR_CODES].join(", ")}`;
-    }
-    return block.results === undefined ? null : `${where}: results and error_code exclude each other`;
-  }
-  if (!Array.isArray(block.results)) return `${where}.results: must be an array (or give error_code)`;
-  for (const [index, result] of block.results.entries()) {
-    const at = `${where}.results.${index}`;
-    if (!isRecord(result) || typeof result.url !== "string" || typeof result.title !== "string") {
-      return `${at}: must be an object with url and title strings`;
-    }
-    if (result.page_age !== undefined && typeof result.page_age !== "string") return `${at}.page_age: must be a string`;
-  }
-  return null;
-}
-
-function checkFault(fault: unknown, where: string): string | null {
-  if (!isRecord(fault) || typeof fault.kind !== "string" || !FAULT_KINDS.has(fault.kind)) {
-    return `${where}.kind: must be one of http, stream_error, malformed, stall`;
-  }
-  if (
-    fault.kind === "http" &&
-    (typeof fault.status !== "number" || !Number.isInteger(fault.status) || fault.status < 400 || fault.status > 599)
-  ) {
-    return `${where}.status: must be an HTTP error status (400-599)`;
-  }
-  for (const key of ["after_deltas", "ms", "retry_after"]) {
-    const problem = optionalNumber(fault, key, where);
-    if (problem) return problem;
-  }
-  return null;
-}
-
-function checkTurn(turn: unknown, where: string): string | null {
-  if (!isRecord(turn)) return `${where}: must be an object`;
-  if (!Array.isArray(turn.content)) return `${where}.content: must be an array of blocks`;
-  for (const [index, block] of turn.content.entries()) {
-    const problem = checkBlock(block, `${where}.content.${index}`);
-    if (problem) return problem;
-  }
-  if (turn.stop_reason !== undefined && typeof turn.stop_reason !== "string")
-    return `${where}.stop_reason: must be a string`;
-  if (turn.stop_sequence !== undefined && typeof turn.stop_sequence !== "string")
-    return `${where}.stop_sequence: must be a string`;
-  if (turn.usage !== undefined) {
-    if (!isRecord(turn.usage)) return `${where}.usage: must be an object`;
-    for (const key of USAGE_KEYS) {
-      const problem = optionalNumber(turn.usage, key, `${where}.usage`);
-      if (problem) return problem;
-    }
-  }
-  if (turn.faults !== undefined) {
-    if (!Array.isArray(turn.faults)) return `${where}.faults: must be an array`;
-    for (const [index, fault] of turn.faults.entries()) {
-      const problem = checkFault(fault, `${where}.faults.${index}`);
-      if (problem) return problem;
-    }
-  }
-  return optionalNumber(turn, "ttft_ms", where) ?? optionalNumber(turn, "token_delay_ms", where);
-}
-
-/** Validates a script registration; the shapes are then trusted, so this is the only gate. */
-export function parseScript(body: unknown): Parsed<Omit<Script, "id">> {
-  if (!isRecord(body)) return { ok: false, message: "script must be a JSON object" };
-  if (typeof body.match !== "string" || body.match === "")
-    return { ok: false, message: "match: must be a non-empty string" };
-  if (!Array.isArray(body.turns)) return { ok: false, message: "turns: must be an array" };
-  for (const [index, turn] of body.turns.entries()) {
-    const problem = checkTurn(turn, `turns.${index}`);
-    if (problem) return { ok: false, message: problem };
-  }
-  const numbers = ["ttft_ms", "token_delay_ms", "min_cacheable_tokens", "prefill_ms_per_1k_tokens"] as const;
-  for (const key of numbers) {
-    const problem = optionalNumber(body, key, "script");
-    if (problem) return { ok: false, message: problem };
-  }
-  if (body.prompt_cache !== undefined && typeof body.prompt_cache !== "boolean") {
-    return { ok: false, message: "script.prompt_cache: must be a boolean (true or false)" };
-  }
-  const conditions = parseConditions(body);
-  if (!conditions.ok) return conditions;
-  const script: Omit<Script, "id"> = { match: body.match, turns: body.turns as Turn[], ...conditions.value };
-  for (const key of numbers) {
-    const value = body[key];
-    if (typeof value === "number") script[key] = value;
-  }
-  if (typeof body.prompt_cache === "boolean") script.prompt_cache = body.prompt_cache;
-  return { ok: true, value: script };
 }

@@ -14,9 +14,10 @@ import { gemini } from "./gemini.ts";
 import { GoogleTokenEndpoint, TOKEN_PATH } from "./google-token.ts";
 import { openai } from "./openai.ts";
 import type { Dialect, RequestContext } from "./reply.ts";
-import { estimateInputTokens, isRecord, parseMessagesRequest } from "./request.ts";
+import { estimateInputTokens, isRecord } from "./request.ts";
 import { type Exchange, sendError, sendHttpFault, sendJson, sendMessage, streamMessage } from "./respond.ts";
-import { parseScript, ScriptStore } from "./script.ts";
+import { ScriptStore } from "./script.ts";
+import { parseScript } from "./script-checks.ts";
 import { type RequestRecord, statsAnswer } from "./stats.ts";
 import { TraceCollector } from "./traces.ts";
 import { vertex } from "./vertex.ts";
@@ -223,6 +224,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         ...(selection.serverToolUse ? { serverToolUse: selection.serverToolUse } : {}),
         ...(billed.cacheCreation ? { cacheCreation: billed.cacheCreation } : {}),
         diagnostics: billed.diagnostics,
+        ...(request.compaction ? { compaction: true } : {}),
       };
       const rendered = dialect.render(reply, request);
       billing.remember(reply.id, billed);
@@ -238,8 +240,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
 
     switch (route) {
       case "POST /v1/messages/count_tokens": {
-        // count_tokens takes no max_tokens: a placeholder above any thinking budget, which parsing compares with it.
-        const parsed = parseMessagesRequest(isRecord(body) ? { max_tokens: 1_000_000, ...body } : body);
+        // count_tokens takes no max_tokens: a placeholder above any thinking budget, which parsing compares with it. It
+        // checks compaction blocks as /v1/messages does, and counts a compaction request's conversation as sent.
+        const sent = isRecord(body) ? { max_tokens: 1_000_000, ...body } : body;
+        const parsed = anthropic.parse(sent, { url, headers: req.headers, rawBody });
         if (!parsed.ok) return sendError(exchange, anthropic, { status: 400, message: parsed.message });
         return sendJson(exchange, 200, { input_tokens: estimateInputTokens(parsed.value) });
       }

@@ -20,6 +20,9 @@ export function isSummaryRequest(request: MessagesRequest): boolean {
 /** How a summary says how many of the agent's turns it stands for. */
 const TURNS = /Summary of (\d+) agent turns/;
 
+/** A summary's heading, before the quote of what it read. */
+const HEADING = /^Summary of \d+ agent turns \(\d+ characters\): /;
+
 /**
  * The agent's turns the summaries in `texts` stand for: the latest summary's count (a later summary includes the
  * earlier ones it read). A scripted conversation's turn is its assistant messages plus these.
@@ -41,9 +44,19 @@ export function summaryBlocks(request: MessagesRequest): ReplyBlock[] {
   const texts = request.messages.map((message) => contentText(message.content));
   const text = texts.join("\n");
   const turns = summarizedTurns(texts) + (text.match(/^AGENT: /gm)?.length ?? 0);
+  return [{ type: "text", text: summaryText(turns, text) }];
+}
+
+/** A summary's text: the agent's turns it stands for, the characters of `text` it read, and their start and end. */
+export function summaryText(turns: number, text: string): string {
   const flat = text.replace(/\s+/g, " ").trim();
   const quoted = flat.length <= 2 * QUOTED ? flat : `${flat.slice(0, QUOTED)} … ${flat.slice(-QUOTED)}`;
-  return [{ type: "text", text: `Summary of ${turns} agent turns (${flat.length} characters): ${quoted}` }];
+  return `Summary of ${turns} agent turns (${flat.length} characters): ${quoted}`;
+}
+
+/** A summary without its heading: what a later summary quotes of it, so the conversation's start stays in front. */
+export function summaryBody(summary: string): string {
+  return summary.replace(HEADING, "");
 }
 
 /** A seed for the summary's message id: the request's conversation. */

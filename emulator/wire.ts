@@ -3,6 +3,7 @@
 // produces byte-identical output.
 
 import { FOUNDRY_PREFIX, messagesAuth } from "./auth.ts";
+import { compactionRendering, compactionUsage, withCompaction } from "./compaction.ts";
 import { messagesCacheView } from "./prompt-units.ts";
 import {
   chunkJson,
@@ -69,6 +70,8 @@ function renderBlock(block: ReplyBlock): BlockRendering {
         chunks: chunks.length,
       };
     }
+    case "compaction":
+      return compactionRendering(block);
   }
 }
 
@@ -77,10 +80,19 @@ export function renderReply(reply: Reply): RenderedReply {
   const renderings = reply.blocks.map(renderBlock);
   const chunkCount = renderings.reduce((sum, rendering) => sum + rendering.chunks, 0);
   const tokens = fullUsage(reply, chunkCount);
+  // A compaction request's tokens are its iteration's, none the top level's (emulator/compaction.ts).
+  const compaction = reply.compaction ? compactionUsage(tokens, reply.cacheCreation) : null;
+  const reported = compaction?.reported ?? tokens;
+  const creation = compaction ? compaction.creation : reply.cacheCreation;
+  const iterations = compaction ? { iterations: compaction.iterations } : {};
   // Billed prompt caching splits the writes by TTL, as the API does.
-  const inputSide = { ...tokens, ...(reply.cacheCreation ? { cache_creation: reply.cacheCreation } : {}) };
+  const inputSide = { ...reported, ...(creation ? { cache_creation: creation } : {}) };
   // The searches are counted once the reply is done: in the body, and in message_delta's usage when streamed.
-  const usage = { ...inputSide, ...(reply.serverToolUse ? { server_tool_use: reply.serverToolUse } : {}) };
+  const usage = {
+    ...inputSide,
+    ...(reply.serverToolUse ? { server_tool_use: reply.serverToolUse } : {}),
+    ...iterations,
+  };
   const envelope = { id: reply.id, type: "message", role: "assistant", model: reply.model };
   const diagnostics = reply.diagnostics ?? null;
   const body = {
@@ -104,10 +116,11 @@ export function renderReply(reply: Reply): RenderedReply {
       stop_reason: null,
       stop_sequence: null,
       diagnostics,
-      usage: { ...inputSide, output_tokens: 1 },
+      usage: { ...inputSide, output_tokens: compaction ? 0 : 1 },
     },
   });
-  push("ping", { type: "ping" });
+  // A compaction's stream goes from message_start straight to its block, with no ping.
+  if (!compaction) push("ping", { type: "ping" });
   renderings.forEach((rendering, index) => {
     push("content_block_start", { type: "content_block_start", index, content_block: rendering.start });
     for (const delta of rendering.deltas) {
@@ -120,15 +133,16 @@ export function renderReply(reply: Reply): RenderedReply {
     delta: { stop_reason: reply.stopReason, stop_sequence: reply.stopSequence },
     // With billed caching, the running totals of every count, as the API sends them; else the output alone.
     usage: {
-      ...(reply.cacheCreation
+      ...(reply.cacheCreation || compaction
         ? {
-            input_tokens: tokens.input_tokens,
-            cache_creation_input_tokens: tokens.cache_creation_input_tokens,
-            cache_read_input_tokens: tokens.cache_read_input_tokens,
+            input_tokens: reported.input_tokens,
+            cache_creation_input_tokens: reported.cache_creation_input_tokens,
+            cache_read_input_tokens: reported.cache_read_input_tokens,
           }
         : {}),
       output_tokens: usage.output_tokens,
       ...(reply.serverToolUse ? { server_tool_use: reply.serverToolUse } : {}),
+      ...iterations,
     },
   });
   push("message_stop", { type: "message_stop" });
@@ -200,7 +214,8 @@ export const anthropic: Dialect = {
   matches: (path) => path === "/v1/messages" || path === `${FOUNDRY_PREFIX}/v1/messages`,
   missingKey: () => null,
   authenticate: (context) => messagesAuth(context.url.pathname, context.headers),
-  parse: (body) => parseMessagesRequest(body),
+  // Compaction (beta compact-2026-09-04) is the first-party API's and Foundry's here, not Bedrock's nor Vertex's.
+  parse: (body, { headers }) => withCompaction(parseMessagesRequest(body), body, headers),
   // Anthropic's own API also takes the request-level cache_control (automatic caching); Foundry, like every other
   // host, takes block-level breakpoints only.
   cacheView: (body, request, { url }) =>

@@ -4542,6 +4542,11 @@ export interface operations {
                         compact_at?: number;
                         /** @default 0.5 */
                         compact_to?: number;
+                        /**
+                         * @default outpost
+                         * @enum {string}
+                         */
+                        summarizer?: "outpost" | "anthropic";
                     };
                     prompt_cache?: false | {
                         /**

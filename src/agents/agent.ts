@@ -164,6 +164,7 @@ export abstract class Agent {
         tokens: this.contextWindow?.tokens ?? null,
         compactAt: this.contextWindow?.compactAt ?? DEFAULT_COMPACT_AT,
         compactTo: this.contextWindow?.compactTo ?? DEFAULT_COMPACT_TO,
+        summarizer: this.contextWindow?.summarizer ?? "outpost",
         maxTokens: this.maxTokens,
       },
       ...(this.responseFormat ? { responseFormat: this.responseFormat } : {}),

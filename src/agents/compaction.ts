@@ -7,6 +7,13 @@ import { z } from "zod";
 import { JsonSchema } from "../lib/json.ts";
 import { stateKey } from "../lib/state-key.ts";
 
+/**
+ * Who writes a summary: `outpost`, the agent's own model with Outpost's prompt (SUMMARY_SYSTEM), or `anthropic`, the
+ * Messages API's own compaction request, whose signed block is sent back as it came (docs/compaction.md).
+ */
+export const SUMMARIZERS = ["outpost", "anthropic"] as const;
+export type Summarizer = (typeof SUMMARIZERS)[number];
+
 /** What the model is sent of a conversation: `head` in place of its messages before `through`, then the rest as is. */
 export interface ContextView {
   through: number;
@@ -140,6 +147,9 @@ function blockText(block: Exclude<MessageParam["content"], string>[number], name
     case "thinking":
     case "redacted_thinking":
       return "";
+    // A summary the Messages API wrote (summarizer anthropic), read by Outpost's summarizer as the text it is.
+    case "compaction" as string:
+      return String((block as unknown as CompactionBlock).content ?? "");
     default:
       return `[${block.type}]`;
   }
@@ -181,6 +191,59 @@ export function summaryHead(task: string | null, summary: string): MessageParam[
   const parts = task ? [`The task, as first asked:\n${task}`] : [];
   parts.push(`${SUMMARY_PREFIX}, written to save context; the latest messages follow it as they were:]\n${summary}`);
   return [{ role: "user", content: parts.join("\n\n") }];
+}
+
+/**
+ * A summary the Messages API wrote (its compaction request, summarizer anthropic): signed over its content, so it is
+ * stored and sent back exactly as it came. Not in the SDK's non-beta types; src/agents/anthropic-compaction.ts
+ * asks for it.
+ */
+export interface CompactionBlock {
+  type: "compaction";
+  content: string | null;
+  [field: string]: unknown;
+}
+
+export function isCompactionBlock(block: unknown): block is CompactionBlock {
+  return typeof block === "object" && block !== null && (block as { type?: unknown }).type === "compaction";
+}
+
+/** Whether any message holds a compaction block. */
+export function holdsCompaction(messages: readonly MessageParam[]): boolean {
+  return messages.some((m) => typeof m.content !== "string" && m.content.some(isCompactionBlock));
+}
+
+/**
+ * The head that replaces the messages a compaction block summarizes: the block goes first in the conversation, so
+ * it opens the assistant message the kept part begins with (the cut is always at one), that message's blocks
+ * following it as they were.
+ */
+export function compactedHead(block: CompactionBlock, kept: MessageParam): MessageParam[] {
+  const content = typeof kept.content === "string" ? [{ type: "text" as const, text: kept.content }] : kept.content;
+  return [{ role: "assistant", content: [block as never, ...content] }];
+}
+
+/**
+ * `messages` in consecutive stretches of about `maxTokens` each, every stretch after the first beginning with an
+ * assistant message (so a compaction block of the stretches before can open it); a single message larger than that
+ * is a stretch of its own.
+ */
+export function stretchesOf(messages: readonly MessageParam[], maxTokens: number): MessageParam[][] {
+  const stretches: MessageParam[][] = [];
+  let current: MessageParam[] = [];
+  let size = 0;
+  for (const message of messages) {
+    const tokens = tokensOf(message);
+    if (message.role === "assistant" && current.length > 0 && size + tokens > maxTokens) {
+      stretches.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(message);
+    size += tokens;
+  }
+  if (current.length > 0) stretches.push(current);
+  return stretches;
 }
 
 /** The text of the conversation's first message when it is plain text. */

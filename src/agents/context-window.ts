@@ -11,16 +11,20 @@ import type { Message, MessageCreateParamsBase, MessageParam } from "@anthropic-
 import { modelFacts } from "../config/models.ts";
 import type { StepInfo } from "../contracts/runtime.ts";
 import { ProviderError } from "../errors.ts";
+import { anthropicCompaction } from "./anthropic-compaction.ts";
 import {
   CONTEXT_VIEW_KEY,
   type ContextView,
   chunksOf,
   clearedToolResults,
+  compactedHead,
   contextOf,
   firstText,
+  holdsCompaction,
   KEEP_RECENT_MESSAGES,
   SUMMARY_MAX_TOKENS,
   SUMMARY_SYSTEM,
+  type Summarizer,
   summaryCut,
   summaryHead,
   tokensOf,
@@ -36,12 +40,15 @@ export interface WindowSettings {
   compactAt: number;
   compactTo: number;
   maxTokens: number;
+  /** Who writes a summary (docs/compaction.md); absent: outpost. */
+  summarizer?: Summarizer;
 }
 
 export const DEFAULT_COMPACT_AT = 0.75;
 export const DEFAULT_COMPACT_TO = 0.5;
 
 type Reason = "threshold" | "prompt_too_long";
+type Request = (messages: MessageParam[]) => unknown;
 
 /** What a compaction step records: the view from then on, and the figures its event reported. */
 interface Compaction {
@@ -61,6 +68,7 @@ export class ContextWindow {
   private readonly compactAt: number;
   private readonly compactTo: number;
   private readonly maxTokens: number;
+  private readonly summarizer: Summarizer;
   private view: ContextView | null;
   /** The last model call's prompt as the provider counted it, and how many messages it was sent. */
   private last: { tokens: number; count: number } | null = null;
@@ -74,12 +82,17 @@ export class ContextWindow {
     this.compactAt = settings.compactAt;
     this.compactTo = settings.compactTo;
     this.maxTokens = settings.maxTokens;
+    this.summarizer = settings.summarizer ?? "outpost";
     // A session's next turn goes on from the view its last turn ended with; a replay of that turn (which starts
     // shorter than the conversation it stored) and a fork (a task of its own) start from the whole conversation.
+    // A view that opens with the Messages API's block is only sent back to it (an agent since moved to the other
+    // summarizer, or to another provider, starts from the whole conversation and compacts anew).
     const stored = context.runtime.taskState.get(CONTEXT_VIEW_KEY);
+    const head = (stored?.head ?? []) as MessageParam[];
+    const usable = this.summarizer === "anthropic" || !holdsCompaction(head);
     this.view =
-      stored && stored.conversation_length <= start.length && stored.through <= start.length
-        ? { through: stored.through, head: stored.head as MessageParam[] }
+      stored && usable && stored.conversation_length <= start.length && stored.through <= start.length
+        ? { through: stored.through, head }
         : null;
   }
 
@@ -100,21 +113,17 @@ export class ContextWindow {
    * messages added since (only they are measured, so a turn's estimate does not grow with the conversation); before
    * any call, an estimate of the whole request, its system prompt and tools included.
    */
-  estimate(conversation: readonly MessageParam[], request: (messages: MessageParam[]) => unknown): number {
+  estimate(conversation: readonly MessageParam[], request: Request): number {
     const sent = this.messages(conversation);
     if (this.last) return this.last.tokens + tokensOf(sent.slice(this.last.count));
     return tokensOf(request(sent));
   }
 
   /** Before a model turn: compacts when the prompt has passed the agent's compact_at share of the room. */
-  async beforeTurn(
-    conversation: readonly MessageParam[],
-    turn: number,
-    request: (messages: MessageParam[]) => unknown,
-  ): Promise<void> {
+  async beforeTurn(conversation: readonly MessageParam[], turn: number, request: Request): Promise<void> {
     const tokens = this.estimate(conversation, request);
     if (tokens < this.compactAt * this.room) return;
-    await this.compact(conversation, turn, "threshold", tokens);
+    await this.compact(conversation, turn, "threshold", tokens, request);
   }
 
   /**
@@ -125,14 +134,14 @@ export class ContextWindow {
     conversation: readonly MessageParam[],
     turn: number,
     error: ProviderError,
-    request: (messages: MessageParam[]) => unknown,
+    request: Request,
   ): Promise<boolean> {
     if (this.forced.has(turn)) return false;
     this.forced.add(turn);
     const told = toldWindow(error.message);
     if (told) this.room = Math.min(this.room, Math.max(1024, told.window - this.maxTokens));
     const tokens = Math.max(told?.tokens ?? 0, this.estimate(conversation, request), Math.ceil(this.room * 1.01));
-    await this.compact(conversation, turn, "prompt_too_long", tokens);
+    await this.compact(conversation, turn, "prompt_too_long", tokens, request);
     return true;
   }
 
@@ -146,10 +155,16 @@ export class ContextWindow {
     });
   }
 
-  private async compact(conversation: readonly MessageParam[], turn: number, reason: Reason, tokens: number) {
+  private async compact(
+    conversation: readonly MessageParam[],
+    turn: number,
+    reason: Reason,
+    tokens: number,
+    request: Request,
+  ) {
     const name = `turn_${turn}_compaction${reason === "prompt_too_long" ? "_forced" : ""}`;
     const done = await this.context.runtime.step(name, (info) =>
-      this.compaction(conversation, turn, reason, tokens, info),
+      this.compaction(conversation, { turn, reason, tokens, request, step: name }, info),
     );
     this.view = done.view;
     this.last = { tokens: done.tokens_after, count: this.messages(conversation).length };
@@ -158,11 +173,10 @@ export class ContextWindow {
   /** One compaction, as its step runs it: clear old tool results, and summarize if that is not enough. */
   private async compaction(
     conversation: readonly MessageParam[],
-    turn: number,
-    reason: Reason,
-    tokens: number,
+    at: { turn: number; reason: Reason; tokens: number; request: Request; step: string },
     info: StepInfo,
   ): Promise<Compaction> {
+    const { turn, reason, tokens } = at;
     const before = this.messages(conversation);
     // The system prompt and the tools: what the estimate holds beyond the messages.
     const overhead = Math.max(0, tokens - tokensOf(before));
@@ -175,20 +189,32 @@ export class ContextWindow {
     let view: ContextView = { through: keepFrom, head: cleared.messages };
     let after = overhead + tokensOf(contextOf(conversation, view));
     let summaryCalls = 0;
-    let strategy: "clear_tool_results" | "summarize" = "clear_tool_results";
+    let strategy: "clear_tool_results" | "summarize" | "anthropic_compaction" = "clear_tool_results";
     if (after > target || cleared.cleared === 0) {
       // 2. The earlier turns become a summary; the latest turns, from an assistant message on, stay as they are.
-      const task = firstText(conversation);
+      const task = this.summarizer === "outpost" ? firstText(conversation) : null;
       const kept = task !== null && tokensOf(task) <= this.room * 0.1 ? task : null;
       const budget = target - overhead - SUMMARY_MAX_TOKENS - (kept ? tokensOf(kept) : 0);
       const cut = summaryCut(conversation, Math.max(base, 1), budget);
       if (cut > 0) {
         const summarized = before.slice(0, headLength + cut - base);
-        const summary = await this.summarize(transcriptOf(summarized), turn, reason);
-        summaryCalls = summary.calls;
-        view = { through: cut, head: summaryHead(kept, summary.text) };
+        // The Messages API's own summary opens the kept assistant message; if its compaction fails, Outpost's.
+        const api =
+          this.summarizer === "anthropic"
+            ? await anthropicCompaction(this.context, { ...at, messages: summarized, room: this.room })
+            : null;
+        if (api?.block) {
+          view = { through: cut + 1, head: compactedHead(api.block, conversation[cut] as MessageParam) };
+          summaryCalls = api.calls;
+          strategy = "anthropic_compaction";
+        } else {
+          // Its parts are numbered on from the API's, so no step or bundle file of either is named twice.
+          const summary = await this.summarize(transcriptOf(summarized), turn, reason, (api?.calls ?? 0) + 1);
+          summaryCalls = (api?.calls ?? 0) + summary.calls;
+          view = { through: cut, head: summaryHead(kept, summary.text) };
+          strategy = "summarize";
+        }
         after = overhead + tokensOf(contextOf(conversation, view));
-        strategy = "summarize";
       }
     }
     this.context.runtime.emit(
@@ -212,7 +238,12 @@ export class ContextWindow {
    * The summary of `transcript`, written by the agent's model: in parts of at most half the room each (the
    * summary so far goes with each part after the first), each part a model call and a step of its own.
    */
-  private async summarize(transcript: string, turn: number, reason: Reason): Promise<{ text: string; calls: number }> {
+  private async summarize(
+    transcript: string,
+    turn: number,
+    reason: Reason,
+    firstPart = 1,
+  ): Promise<{ text: string; calls: number }> {
     const { runtime, config } = this.context;
     const parts = chunksOf(transcript, Math.max(4000, Math.floor(this.room * 0.5 * 4)));
     let summary = "";
@@ -226,7 +257,7 @@ export class ContextWindow {
         system: SUMMARY_SYSTEM,
         messages: [{ role: "user", content: prompt }],
       };
-      const step = `turn_${turn}_compaction${reason === "prompt_too_long" ? "_forced" : ""}_part_${index + 1}`;
+      const step = `turn_${turn}_compaction${reason === "prompt_too_long" ? "_forced" : ""}_part_${firstPart + index}`;
       summary = await runtime.step(
         step,
         async (info) => {
@@ -236,7 +267,7 @@ export class ContextWindow {
             callSite: "context_compaction" as const,
             attempt: info.attempt,
             spanId: info.spanId,
-            part: index + 1,
+            part: firstPart + index,
           };
           for await (const item of runtime.streamModel(request, options)) {
             if (item.type === "assistant") message = item.message;

@@ -116,3 +116,23 @@ export function checkWebSearch(
   }
   return tool;
 }
+
+/**
+ * The Messages API's own compaction request (contextWindow.summarizer anthropic) is a beta of Anthropic's own API:
+ * an agent of another provider, or of Claude on a cloud platform, is refused here rather than failing its first
+ * compaction.
+ */
+export function checkSummarizer(
+  agent: string,
+  summarizer: string | undefined,
+  llm: { provider: string; auth_provider?: string | undefined } | undefined,
+): void {
+  if (summarizer !== "anthropic") return;
+  const provider = llm?.provider ?? "anthropic";
+  const auth = llm?.auth_provider ?? "api_key";
+  if (provider === "anthropic" && (auth === "api_key" || auth === "oauth_token")) return;
+  const what = provider === "anthropic" ? `Claude through auth_provider ${auth}` : `provider ${provider}`;
+  throw new ConfigError(
+    `Agent "${agent}": contextWindow.summarizer anthropic is the Messages API's own compaction, on Anthropic's own API only (an API key or an OAuth token); this agent uses ${what}. Use summarizer outpost.`,
+  );
+}

@@ -24,7 +24,14 @@ import { RUNNABLE_BUILTIN_TOOLS } from "../tools/builtin.ts";
 import { KnowledgeToolSchema, type KnowledgeToolSpec } from "../tools/knowledge-tools.ts";
 import { enabledBuiltins, requireCapabilities, TOOL_SETTINGS_SHAPE, type ToolSettings } from "../tools/settings.ts";
 import { AGENT_NAME_PATTERN } from "./agent-name.ts";
-import { checkEvaluations, checkKnowledgeTools, checkWebSearch, WITH_WEB_SEARCH } from "./definition-checks.ts";
+import { SUMMARIZERS, type Summarizer } from "./compaction.ts";
+import {
+  checkEvaluations,
+  checkKnowledgeTools,
+  checkSummarizer,
+  checkWebSearch,
+  WITH_WEB_SEARCH,
+} from "./definition-checks.ts";
 import { parseDefinitionPart } from "./definition-errors.ts";
 import { type ResponseFormatInput, responseSchema } from "./structured-output.ts";
 import { validateToolNames } from "./tool-names.ts";
@@ -105,7 +112,9 @@ export const AgentDefinitionSchema = z.strictObject({
   /**
    * The model's context window and when the conversation is compacted to stay inside it (docs/compaction.md):
    * `tokens` (default: the model table's, src/config/models.ts), `compact_at` (the share of the room for the prompt
-   * at which a compaction starts, default 0.75) and `compact_to` (the share it brings the prompt down to, default 0.5).
+   * at which a compaction starts, default 0.75), `compact_to` (the share it brings the prompt down to, default 0.5)
+   * and `summarizer` (who writes a summary: `outpost`, the agent's model with Outpost's prompt, or `anthropic`, the
+   * Messages API's own compaction request and its signed block; Anthropic's own API only).
    */
   contextWindow: z
     .strictObject({
@@ -124,6 +133,7 @@ export const AgentDefinitionSchema = z.strictObject({
         .min(0.1, "must be at least 0.1")
         .max(0.9, "must be at most 0.9")
         .default(0.5),
+      summarizer: z.enum(SUMMARIZERS).default("outpost"),
     })
     .refine((window) => window.compact_to < window.compact_at, {
       message: "compact_to must be below compact_at",
@@ -215,7 +225,7 @@ export interface AgentSpec {
   /** How long a model call may wait out its provider, in seconds; null: the deployment's. */
   providerWaitSeconds: number | null;
   /** The agent's own context window and compaction marks; null: the model table's window and the default marks. */
-  contextWindow: { tokens: number | null; compactAt: number; compactTo: number } | null;
+  contextWindow: { tokens: number | null; compactAt: number; compactTo: number; summarizer: Summarizer } | null;
   /** The JSON Schema the final answer must conform to, or null. */
   responseFormat: JsonObject | null;
   permissions: ToolPermissions;
@@ -277,6 +287,7 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
       `Agent "${agent}": temperature is not taken by Anthropic's models (the Messages API dropped sampling parameters); it applies to openai_compatible and gemini agents.`,
     );
   }
+  checkSummarizer(agent, parsed.contextWindow?.summarizer, parsed.llmConfig);
   const thinking = parsed.extendedThinking?.enabled ? parsed.extendedThinking.budget_tokens : null;
   if (thinking !== null && (parsed.llmConfig?.provider ?? "anthropic") !== "anthropic") {
     throw new ConfigError(
@@ -334,6 +345,7 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
           tokens: parsed.contextWindow.tokens ?? null,
           compactAt: parsed.contextWindow.compact_at,
           compactTo: parsed.contextWindow.compact_to,
+          summarizer: parsed.contextWindow.summarizer,
         }
       : null,
     responseFormat,

@@ -277,8 +277,10 @@ export const EVENT_CATALOG = {
       z.strictObject({
         turn_index: turnIndex.describe("the model turn it was made before"),
         strategy: z
-          .enum(["clear_tool_results", "summarize"])
-          .describe("clear_tool_results: old tool results became notes; summarize: the earlier turns became a summary"),
+          .enum(["clear_tool_results", "summarize", "anthropic_compaction"])
+          .describe(
+            "clear_tool_results: old tool results became notes; summarize: the earlier turns became a summary written with Outpost's prompt; anthropic_compaction: the Messages API's own compaction wrote it (summarizer anthropic)",
+          ),
         reason: z
           .enum(["threshold", "prompt_too_long"])
           .describe("the prompt passed the agent's compact_at, or the provider refused it as too long"),

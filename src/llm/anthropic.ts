@@ -26,6 +26,7 @@ import {
   StreamingError,
   TimeoutError,
 } from "../errors.ts";
+import { COMPACTION_BETA, needsCompactionBeta, withBetaHeader } from "./anthropic-compaction.ts";
 import { BodyWatch } from "./body-watch.ts";
 import { MessageAccumulator } from "./message-accumulator.ts";
 import { type Fetch, providerFailure, type StreamOptions } from "./provider.ts";
@@ -150,10 +151,12 @@ export class AnthropicProvider {
       // The previous call's id, or null on a run's first call (or its first after an eviction): the API then
       // compares the two prompts and says in the response's diagnostics why the cache missed, if it did.
       const diagnostics = this.diagnostics ? { diagnostics: { previous_message_id: this.previousMessageId } } : {};
+      // A compaction request, or a conversation that opens with the block one returned, names the compaction beta.
+      const headers = needsCompactionBeta(params) ? withBetaHeader(options.headers, COMPACTION_BETA) : options.headers;
       const { data: events, request_id } = await this.client.messages
         .create(
           { ...params, ...diagnostics, stream: true },
-          { signal: options.signal, ...(options.headers ? { headers: options.headers } : {}) },
+          { signal: options.signal, ...(headers ? { headers } : {}) },
         )
         .withResponse();
       const accumulator = new MessageAccumulator();

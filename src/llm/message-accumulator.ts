@@ -38,6 +38,7 @@ export class MessageAccumulator {
         } else if (delta.type === "input_json_delta" && building.json !== null) building.json += delta.partial_json;
         else if (delta.type === "thinking_delta" && block.type === "thinking") block.thinking += delta.thinking;
         else if (delta.type === "signature_delta" && block.type === "thinking") block.signature = delta.signature;
+        else compactionDelta(block, delta);
         return;
       }
       case "content_block_stop": {
@@ -69,6 +70,9 @@ export class MessageAccumulator {
         if (usage.cache_read_input_tokens != null)
           message.usage.cache_read_input_tokens = usage.cache_read_input_tokens;
         if (usage.server_tool_use != null) message.usage.server_tool_use = usage.server_tool_use;
+        // A compaction's tokens are reported here, not in the fields above (src/llm/anthropic-compaction.ts).
+        const iterations = (usage as { iterations?: unknown }).iterations;
+        if (iterations != null) (message.usage as { iterations?: unknown }).iterations = iterations;
         if (usage.output_tokens_details != null) {
           (message.usage as { output_tokens_details?: unknown }).output_tokens_details = usage.output_tokens_details;
         }
@@ -87,4 +91,19 @@ export class MessageAccumulator {
     }
     return { ...this.message, content: this.blocks.map((b) => b.block) };
   }
+}
+
+/**
+ * A delta of the Messages API's compaction block (its beta compaction request, src/agents/anthropic-compaction.ts):
+ * `compaction_delta` carries the block's final content (null: the compaction failed), and its signature comes as a
+ * `signature_delta`. The block is sent back exactly as built here, so nothing else touches it.
+ */
+function compactionDelta(block: ContentBlock, delta: unknown): void {
+  const target = block as unknown as Record<string, unknown>;
+  const change = delta as Record<string, unknown>;
+  if (target.type !== "compaction") return;
+  if (change.type === "compaction_delta") {
+    target.content = change.content ?? null;
+    if ("encrypted_content" in change) target.encrypted_content = change.encrypted_content;
+  } else if (change.type === "signature_delta") target.signature = change.signature;
 }

@@ -8,6 +8,7 @@ import type { AgentMessage, AgentRuntime, ModelCallOptions, RunLimits } from "..
 import type { AgentUsage, CallUsage } from "../contracts/usage.ts";
 import { CanceledError, LimitExceededError, StreamingError, toErrorInfo } from "../errors.ts";
 import type { Redactor } from "../events/redaction.ts";
+import { billedTokens } from "../llm/anthropic-compaction.ts";
 import type { HttpAttempt, ModelProvider } from "../llm/provider.ts";
 import { queryOf, searchOutcome, WEB_SEARCH_TOOL_NAME, webCitations, webSearchCalls } from "../llm/web-search.ts";
 import type { RunBundle } from "../run-bundle/run-bundle.ts";
@@ -201,16 +202,17 @@ export class ModelCalls {
           deltas.flush();
           deps.pendingCalls.settle(callKey);
           const latency = Date.now() - started;
-          const u = item.message.usage;
-          const searched = u.server_tool_use?.web_search_requests ?? 0;
-          const hour = u.cache_creation?.ephemeral_1h_input_tokens ?? 0;
+          // Billed: the reported usage and any compaction the call made beside it (src/llm/anthropic-compaction.ts).
+          const u = billedTokens(item.message.usage);
+          const searched = item.message.usage.server_tool_use?.web_search_requests ?? 0;
+          const hour = u.cache_creation_1h_input_tokens;
           const call: CallUsage = {
             model: params.model,
             input_tokens: u.input_tokens,
             output_tokens: u.output_tokens,
-            cache_creation_input_tokens: u.cache_creation_input_tokens ?? 0,
+            cache_creation_input_tokens: u.cache_creation_input_tokens,
             ...(hour > 0 ? { cache_creation_1h_input_tokens: hour } : {}),
-            cache_read_input_tokens: u.cache_read_input_tokens ?? 0,
+            cache_read_input_tokens: u.cache_read_input_tokens,
             ...(searched > 0 ? { web_search_requests: searched } : {}),
             cost_usd: null,
           };

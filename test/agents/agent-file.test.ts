@@ -242,6 +242,12 @@ describe("a broken agent file", () => {
     expect(temperature.message).toMatch(
       /^agents\/support\.yaml:4: model\.temperature is not taken by Anthropic's models/,
     );
+    const summarizer = refusal(
+      `${MINIMAL}model:\n  provider: gemini\n  api_key: GEMINI_API_KEY\ncontext_window:\n  summarizer: anthropic\n`,
+    );
+    expect(summarizer.message).toMatch(
+      /^agents\/support\.yaml:\d+: context_window\.summarizer anthropic is the Messages API's own compaction, on Anthropic's own API only .* this agent uses provider gemini\./,
+    );
   });
 
   it("is refused when a tool names a capability the file leaves off", () => {

@@ -6,14 +6,19 @@ import { describe, expect, it } from "vitest";
 import {
   chunksOf,
   clearedToolResults,
+  compactedHead,
   contextOf,
   firstText,
+  holdsCompaction,
+  stretchesOf,
   summaryCut,
   summaryHead,
   tokensOf,
   toldWindow,
   transcriptOf,
 } from "../../src/agents/compaction.ts";
+import { checkSummarizer } from "../../src/agents/definition-checks.ts";
+import { ConfigError } from "../../src/errors.ts";
 
 const use = (id: string, name: string, input: Record<string, unknown>): MessageParam => ({
   role: "assistant",
@@ -102,5 +107,47 @@ describe("compaction's pure part", () => {
       window: 16000,
     });
     expect(toldWindow("something else")).toBeNull();
+  });
+
+  it("opens the kept assistant message with the API's block, its own blocks following as they were", () => {
+    const block = { type: "compaction" as const, content: "Summary of 2 agent turns", signature: "c2ln" };
+    const kept = conversation[3] as MessageParam;
+    const [head] = compactedHead(block, kept);
+    expect(head).toEqual({ role: "assistant", content: [block, ...(kept.content as unknown[])] });
+    // A kept message of plain text becomes its text block.
+    expect(compactedHead(block, { role: "assistant", content: "ok" })[0]?.content).toEqual([
+      block,
+      { type: "text", text: "ok" },
+    ]);
+    expect(holdsCompaction([head as MessageParam])).toBe(true);
+    expect(holdsCompaction(conversation)).toBe(false);
+    // Outpost's summarizer reads a block as the text it is.
+    expect(transcriptOf([head as MessageParam])).toContain("AGENT: Summary of 2 agent turns");
+  });
+
+  it("cuts what the API compacts into stretches that each begin at an assistant message", () => {
+    const stretches = stretchesOf(conversation, 600);
+    expect(stretches.flat()).toEqual(conversation);
+    expect(stretches.length).toBeGreaterThan(1);
+    for (const stretch of stretches.slice(1)) expect(stretch[0]?.role).toBe("assistant");
+    // The 4,000-character result is over 600 tokens alone: its stretch is the only one past the limit.
+    expect(stretches.filter((s) => tokensOf(s) > 600)).toEqual([conversation.slice(0, 3)]);
+    expect(stretchesOf(conversation, 100_000)).toEqual([conversation]);
+  });
+
+  it("takes summarizer anthropic only for Claude on Anthropic's own API", () => {
+    expect(() => checkSummarizer("a", "anthropic", undefined)).not.toThrow();
+    expect(() =>
+      checkSummarizer("a", "anthropic", { provider: "anthropic", auth_provider: "oauth_token" }),
+    ).not.toThrow();
+    expect(() => checkSummarizer("a", "outpost", { provider: "gemini" })).not.toThrow();
+    expect(() => checkSummarizer("a", "anthropic", { provider: "gemini" })).toThrow(
+      new ConfigError(
+        "Agent \"a\": contextWindow.summarizer anthropic is the Messages API's own compaction, on Anthropic's own API only (an API key or an OAuth token); this agent uses provider gemini. Use summarizer outpost.",
+      ),
+    );
+    expect(() => checkSummarizer("a", "anthropic", { provider: "anthropic", auth_provider: "bedrock" })).toThrow(
+      /this agent uses Claude through auth_provider bedrock/,
+    );
   });
 });

@@ -88,6 +88,8 @@ export async function script(
     min_cacheable_tokens?: number;
     /** The emulator refuses a prompt past it as the provider does (emulator/conditions.ts). */
     context_window?: number;
+    /** The Messages API's compaction requests fail: a block with no content (emulator/compaction.ts). */
+    compaction_fails?: boolean;
   } = {},
 ): Promise<void> {
   const res = await fetch(`${env.ANTHROPIC_BASE_URL}/_emulator/scripts`, {
