@@ -44,6 +44,14 @@ export class Transcript {
   }
 
   /**
+   * A line between the calls that says what happened there, not a call: where the conversation was compacted. The
+   * rendered transcript shows it in its place; records() leaves it out.
+   */
+  mark(text: string): void {
+    this.sql.exec("INSERT INTO bundle_transcript (record) VALUES (?)", JSON.stringify({ mark: text }));
+  }
+
+  /**
    * Adds the skill runtime's fields to the newest record of a call (turn and call site); a decision that did not
    * decode makes its status decode_failed. Idempotent.
    */
@@ -66,16 +74,21 @@ export class Transcript {
   }
 
   records(): LlmTranscriptRecord[] {
+    return this.entries().filter((r): r is LlmTranscriptRecord => !("mark" in r));
+  }
+
+  private entries(): (LlmTranscriptRecord | { mark: string })[] {
     return this.sql
       .exec<{ record: string }>("SELECT record FROM bundle_transcript ORDER BY id")
       .toArray()
-      .map((r) => JSON.parse(r.record) as LlmTranscriptRecord);
+      .map((r) => JSON.parse(r.record) as LlmTranscriptRecord | { mark: string });
   }
 
-  /** Human-readable: a header line per attempt, then the record as JSON, then the response text. */
+  /** Human-readable: a header line per attempt, then the record as JSON, then the response text; marks in place. */
   render(): string {
-    return this.records()
+    return this.entries()
       .map((r) => {
+        if ("mark" in r) return `### ${r.mark}\n`;
         const header =
           `=== ${r.call_site} turn ${r.turn_index} attempt ${r.attempt} · ${r.provider}/${r.model} · ${r.status}` +
           (r.usage.latency_ms === null ? "" : ` · ${r.usage.latency_ms} ms`);

@@ -218,6 +218,8 @@ export class RunRuntime implements AgentRuntime {
     const task = this.deps.store.get();
     if (task && isTerminal(task.status)) return;
     this.deps.events.append(eventType, payload, spanId);
+    // The transcript marks where the conversation was compacted, between the calls before and after it.
+    if (eventType === "context_compacted") this.deps.transcript.mark(compactionMark(payload as CompactedPayload));
   }
 
   checkpoint(
@@ -270,4 +272,14 @@ export class RunRuntime implements AgentRuntime {
   streamModel(params: MessageCreateParamsBase, options: ModelCallOptions): AsyncGenerator<AgentMessage, void> {
     return this.models.stream(params, options);
   }
+}
+
+type CompactedPayload = EventPayload<"context_compacted">;
+
+/** The transcript's line for a compaction (its context_compacted event). */
+function compactionMark(p: CompactedPayload): string {
+  return (
+    `context compacted before turn ${p.turn_index} (${p.strategy}, ${p.reason}): about ${p.tokens_before} → ` +
+    `${p.tokens_after} tokens; the first ${p.messages_compacted} messages are sent in a shorter form from here`
+  );
 }

@@ -64,6 +64,14 @@ describe("compaction", () => {
     // The conversation keeps every result whole.
     const conversation = JSON.stringify((await apiJson(`/v1/tasks/${task.id}/messages`, MessageListSchema)).messages);
     for (const name of ["A-NOTE", "B-NOTE", "C-NOTE"]) expect(conversation).toContain(name);
+    // The transcript marks each compaction between the call before it and the call after it.
+    const transcript = await (await api(`/v1/tasks/${task.id}/artifacts/llm_transcript.log`)).text();
+    const first = compacted[0] as { turn_index: number; strategy: string };
+    const mark = `### context compacted before turn ${first.turn_index} (${first.strategy}, threshold)`;
+    const at = transcript.indexOf(mark);
+    expect(at).toBeGreaterThan(transcript.indexOf(`=== decision_loop turn ${first.turn_index - 1} `));
+    expect(at).toBeLessThan(transcript.indexOf(`=== decision_loop turn ${first.turn_index} `));
+    expect(transcript.split(mark)).toHaveLength(2);
   });
 
   it.each([
