@@ -78,7 +78,9 @@ function workersProject(name: string, files: { include: string[]; exclude: strin
 }
 
 /** The test deployment's vars and secrets, around the outside services' URLs. */
-function testBindings(inject: (key: "emulatorUrl" | "vertexServiceAccount" | "vertexServiceAccountUnknown") => string) {
+function testBindings(
+  inject: (key: "emulatorUrl" | "vertexServiceAccount" | "vertexServiceAccountUnknown" | "mcpUrl" | "webUrl") => string,
+) {
   return {
     ANTHROPIC_BASE_URL: inject("emulatorUrl"),
     // Fault injection on for the default tenant only: test/faults/ checks another tenant is refused.
@@ -120,7 +122,19 @@ function testBindings(inject: (key: "emulatorUrl" | "vertexServiceAccount" | "ve
     // The real MCP servers of test/support/mcp-servers.ts listen on loopback. [::ffff:7f00:1] is for the callback policy
     // test only: a host the tools may reach that callbacks may not.
     OUTPOST_ALLOW_PRIVATE_HOSTS: "127.0.0.1,[::ffff:7f00:1]",
+    // Agents a tenant adds at runtime never use that list: "default" is given the shared MCP server's and the fixture
+    // web server's host:port, every other tenant nothing (test/net/runtime-agent-hosts.test.ts).
+    OUTPOST_TENANT_PRIVATE_HOSTS: JSON.stringify({
+      default: [new URL(inject("mcpUrl")).host, new URL(inject("webUrl")).host],
+    }),
+    // Low enough for a test to reach (test/tenants/agent-caps.test.ts), high enough for any other test file.
+    OUTPOST_MAX_RUNTIME_AGENTS: "16",
+    OUTPOST_MAX_AGENT_VERSIONS: "4",
     MCP_TEST_TOKEN: "test-mcp-token",
+    // A floor above cron's minute (test/schedules/schedule-limits.test.ts): no schedule fires twice within 5 minutes.
+    OUTPOST_SCHEDULE_MIN_INTERVAL_SECONDS: "300",
+    // The one browser origin /mcp serves (test/mcp-server/origin.test.ts); any other Origin is refused.
+    OUTPOST_ALLOWED_ORIGINS: "https://console.outpost.test",
   };
 }
 

@@ -1,13 +1,15 @@
 // One Durable Object per evaluation run (named by its tenant and id). Created with the agent's chosen test cases, it
 // records one run per case and repetition before anything starts, then starts each run's child task (an invocation:
 // a fresh conversation with the case's context, through startInObject, the call the API's routes make) at most
-// MAX_PARALLEL_RUNS at a time. A child reports its ExecutionResult here when it ends, from its own alarm until the
-// report is taken (src/task-host/evaluation-report.ts), as a sub-agent reports to its parent: nothing polls. The
-// report is recorded first; the alarm then grades it (src/evaluations/, which may call the grader model), starts the
-// next runs, and once every run is graded writes the report to the blob store and completes. While runs are under way
-// the alarm also watches their tasks (src/evaluation-runs/run-watch.ts): a lost report is repaired, and a run waiting
-// for a person or past its case's deadline is canceled and failed, so an evaluation always ends. Each step is a
-// check-and-set on the run's row, so an eviction at any await, a repeated alarm or a repeated report repeats nothing.
+// MAX_PARALLEL_RUNS at a time, each once it has a token of the creation rate of the key that started the evaluation
+// (src/evaluation-runs/run-rate.ts: a run without room waits for it). A child reports its ExecutionResult here when
+// it ends, from its own alarm until the report is taken (src/task-host/evaluation-report.ts), as a sub-agent reports
+// to its parent: nothing polls. The report is recorded first; the alarm then grades it (src/evaluations/, which may
+// call the grader model), starts the next runs, and once every run is graded writes the report to the blob store and
+// completes. While runs are under way the alarm also watches their tasks (src/evaluation-runs/run-watch.ts): a lost
+// report is repaired, and a run waiting for a person or past its case's deadline is canceled and failed, so an
+// evaluation always ends. Each step is a check-and-set on the run's row, so an eviction at any await, a repeated alarm
+// or a repeated report repeats nothing.
 import { DurableObject } from "cloudflare:workers";
 import { openBlobStore } from "../src/blob-store/open-blob-store.ts";
 import type { Env } from "../src/env.ts";
@@ -29,6 +31,7 @@ import {
 } from "../src/evaluation-runs/evaluation-store.ts";
 import { faultReport, resumedStreamCheck } from "../src/evaluation-runs/fault-report.ts";
 import { markdownReport, runView, summarize } from "../src/evaluation-runs/report.ts";
+import { clearRun } from "../src/evaluation-runs/run-rate.ts";
 import { WATCH_INTERVAL_MS, watchRuns } from "../src/evaluation-runs/run-watch.ts";
 import { DEFAULT_CASE_TIMEOUT_SECONDS } from "../src/evaluations/config.ts";
 import { gradeCase } from "../src/evaluations/grade.ts";
@@ -117,7 +120,7 @@ export class EvaluationObject extends DurableObject<Env> {
     const look = Date.now() + Math.min(WATCH_INTERVAL_MS, timeout);
     // Armed first, so an eviction at any await below still comes back to advance().
     await this.ctx.storage.setAlarm(look);
-    const retryStart = await this.startRuns(record);
+    const { retryAt: retryStart } = await this.startRuns(record);
     if (this.store.runs().some((r) => r.status === "ended")) await this.ctx.storage.setAlarm(Date.now());
     else if (retryStart !== null) await this.ctx.storage.setAlarm(Math.min(retryStart, look));
   }
@@ -128,7 +131,7 @@ export class EvaluationObject extends DurableObject<Env> {
     if (!record) return;
     // Armed before anything is started or looked at, so an eviction at any await below still comes back here.
     if (record.status === "running") await this.ctx.storage.setAlarm(Date.now() + WATCH_INTERVAL_MS);
-    const retryStart = await this.startRuns(record);
+    const { retryAt: retryStart, waiting } = await this.startRuns(record);
     const watchAt = await watchRuns({
       env: this.env,
       tenant: record.spec.tenant,
@@ -150,8 +153,10 @@ export class EvaluationObject extends DurableObject<Env> {
     if (watchAt !== null) times.push(watchAt);
     const runs = this.store.runs();
     // Runs recorded as ended during this alarm (by the watch, or by their reports meanwhile) and graded in it left room:
-    // the pending ones start now, not at the next look, WATCH_INTERVAL_MS away.
-    if (runs.some((r) => r.status === "ended") || (runs.some((r) => r.status === "pending") && roomFor(runs) > 0)) {
+    // the pending ones start now, not at the next look, WATCH_INTERVAL_MS away (unless they wait for the key's rate:
+    // then at retryStart).
+    const startable = runs.some((r) => r.status === "pending") && roomFor(runs) > 0 && !waiting;
+    if (runs.some((r) => r.status === "ended") || startable) {
       times.push(Date.now());
     }
     if (reportFailed) times.push(Date.now() + REPORT_RETRY_MS);
@@ -161,14 +166,33 @@ export class EvaluationObject extends DurableObject<Env> {
 
   /**
    * Starts the runs recorded as starting (an eviction came between the record and the start) and the pending ones
-   * while fewer than MAX_PARALLEL_RUNS are under way. Returns when to try a failed start again, or null.
+   * while fewer than MAX_PARALLEL_RUNS are under way, each with a token of its key's creation rate. Returns when to
+   * try a failed start again, or when the key will have room (`waiting`: pending runs wait for it), or null.
    */
-  private async startRuns(record: EvaluationRecord): Promise<number | null> {
+  private async startRuns(record: EvaluationRecord): Promise<{ retryAt: number | null; waiting: boolean }> {
     let retryAt: number | null = null;
+    let waiting = false;
     const runs = this.store.runs();
-    const pending = runs.filter((r) => r.status === "pending").slice(0, roomFor(runs));
+    const pending = runs.filter((r) => r.status === "pending");
     // Recorded as starting before any start: a run is started under its own id, however often this repeats.
-    for (const run of pending) this.store.markStarting(run.seq);
+    for (const run of pending.slice(0, roomFor(runs))) {
+      const cleared = await clearRun(this.env, record.spec.tenant, record.spec.keyId);
+      if (cleared.kind === "wait") {
+        waiting = true;
+        retryAt = cleared.until;
+        break;
+      }
+      if (cleared.kind === "revoked") {
+        const why = `The run's task could not be started: ${cleared.why}.`;
+        for (const gone of pending) {
+          // Ended as a run that could not start is (pending → starting → ended), never started.
+          this.store.markStarting(gone.seq);
+          this.store.recordEnd(failedRun(gone.taskId, why));
+        }
+        break;
+      }
+      this.store.markStarting(run.seq);
+    }
     const starting = this.store.runs().filter((r) => r.status === "starting");
     for (const run of starting) {
       const failed = await this.start(record, run);
@@ -182,7 +206,7 @@ export class EvaluationObject extends DurableObject<Env> {
         retryAt = retryAt === null ? at : Math.min(retryAt, at);
       }
     }
-    return retryAt;
+    return { retryAt, waiting };
   }
 
   /** Starts a run's task; null when it exists, else why not (a failure to retry). */

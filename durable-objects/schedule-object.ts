@@ -3,14 +3,18 @@
 // object's SQLite, together with the next due time, and only then starts the task, an ordinary one, through the same
 // call the API's routes make (startInObject). A repeated alarm or an eviction between the record and the start finds
 // the fire recorded and starts the same task id again, which its object answers with the task it already has: each
-// due time runs at most once. The rules of due times and missed fires are src/schedules/timing.ts.
+// due time runs at most once. A due time first clears the key the schedule fires as (src/schedules/schedule-limits.ts):
+// a key gone from OUTPOST_API_KEYS stops the schedule (`revoked`), and a run takes a token of the key's creation rate,
+// or is recorded `rate_limited` and not run. The rules of due times and missed fires are src/schedules/timing.ts.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../src/env.ts";
 import { fireTaskId, type NewSchedule, type ScheduleView } from "../src/schedules/schedule.ts";
+import { fireClearance } from "../src/schedules/schedule-limits.ts";
 import { type ScheduleRecord, ScheduleStore } from "../src/schedules/schedule-store.ts";
 import { nextDue, plan } from "../src/schedules/timing.ts";
 import { migrate } from "../src/storage/migrations.ts";
 import { SCHEDULE_MIGRATIONS } from "../src/storage/schedule-migrations.ts";
+import type { TaskPrincipal } from "../src/tasks/principal.ts";
 import type { TaskInit } from "../src/tasks/task.ts";
 import { startInObject } from "../src/tasks/task-ids.ts";
 import { tenantStubFor } from "../src/tenants/directory.ts";
@@ -31,7 +35,7 @@ export type CreateScheduleOutcome =
   | { outcome: "created" | "replayed"; schedule: ScheduleView }
   | { outcome: "mismatch" | "deleted"; schedule?: undefined };
 
-/** What pausing or resuming did: the schedule, or why not (none here, or finished). */
+/** What pausing or resuming did: the schedule, or why not (none here, or finished). Pausing leaves a revoked one so. */
 export type ScheduleChange =
   | { schedule: ScheduleView; error?: undefined }
   | { schedule?: undefined; error: "schedule_not_found" | "schedule_finished" };
@@ -77,17 +81,18 @@ export class ScheduleObject extends DurableObject<Env> {
   }
 
   /**
-   * Fires again from now on: a cron schedule at its next due time after now; an `at` schedule at its instant, which,
-   * if it passed while paused, the missed-fire policy treats like a fire missed while the runtime was down.
+   * Fires again from now on, as the key that resumes it (`principal`: its id, and the rate its runs' sub-agents count
+   * against): a cron schedule at its next due time after now; an `at` schedule at its instant, which, if it passed
+   * while paused or revoked, the missed-fire policy treats like a fire missed while the runtime was down.
    */
-  async resume(): Promise<ScheduleChange> {
+  async resume(principal: TaskPrincipal & { key_id: string }): Promise<ScheduleChange> {
     const record = this.live();
     if (!record) return { error: "schedule_not_found" };
     if (record.status === "finished") return { error: "schedule_finished" };
-    if (record.status === "paused") {
+    if (record.status === "paused" || record.status === "revoked") {
       const now = Date.now();
       const next = "at" in record.timing ? record.timing.at : nextDue(record.timing, now);
-      this.store.setStatus("active", next, now);
+      this.store.resume(principal, next, now);
     }
     await this.settle();
     return { schedule: this.view(this.require()) };
@@ -111,15 +116,24 @@ export class ScheduleObject extends DurableObject<Env> {
     await this.settle();
   }
 
-  /** Records the fires for the due times that have come (src/schedules/timing.ts plan), before any task is started. */
+  /**
+   * Records the fires for the due times that have come (src/schedules/timing.ts plan), before any task is started,
+   * once the key the schedule fires as has cleared them: gone, it stops the schedule; out of room, the run is
+   * recorded `rate_limited` instead.
+   */
   private async recordDue(now: number): Promise<void> {
     const record = this.store.get();
     if (record?.status !== "active" || record.nextDueAt === null) return;
     const firePlan = plan(record.timing, record.missed, record.nextDueAt, now);
     if (!firePlan) return;
+    const clearance = await fireClearance(this.env, record.tenant, record.keyId, firePlan.run !== null);
+    // Each a check-and-set on the due time it planned from: a pause that came during the awaits wins.
+    if (clearance.kind === "revoked") {
+      this.store.revoke(record.nextDueAt, now);
+      return;
+    }
     const taskId = firePlan.run ? await fireTaskId(record.tenant, record.id, firePlan.run.dueAt) : null;
-    // Check-and-set on the due time it planned from: a pause that came during the await wins.
-    this.store.record(record.nextDueAt, firePlan, taskId, now);
+    this.store.record(record.nextDueAt, firePlan, taskId, now, clearance.kind === "refused" ? clearance : null);
   }
 
   /** Starts the task of each recorded fire not started yet, as an ordinary task with the schedule as its trigger. */
@@ -213,6 +227,7 @@ export class ScheduleObject extends DurableObject<Env> {
       at: "at" in timing ? new Date(timing.at).toISOString() : null,
       missed: record.missed,
       status: record.status === "deleted" ? "finished" : record.status,
+      key_id: record.keyId,
       next_run_at: record.nextDueAt === null ? null : new Date(record.nextDueAt).toISOString(),
       last_fired_at: fires[0]?.due_at ?? null,
       recent_fires: fires,

@@ -3,13 +3,14 @@
 // the run's lifecycle (start, heartbeat, cancel, crashes, bundle upload) src/runtime/run-supervisor.ts, and creating
 // and expiring the task src/tasks/. Each method answers for an unknown task without writing anything.
 import { DurableObject } from "cloudflare:workers";
+import type { ReplyBinding, ReplyCall } from "../src/approvals/replies.ts";
 import type { DecisionInput } from "../src/approvals/requests.ts";
 import type { DecisionFailure } from "../src/approvals/resume.ts";
 import type { Delivery } from "../src/callbacks/delivery.ts";
 import type { PushConfig } from "../src/callbacks/push-configs.ts";
 import type { ExecutionResult } from "../src/contracts/execution-result.ts";
 import type { RpcResult } from "../src/contracts/rpc.ts";
-import type { SubagentRecord, SubagentReport, SubagentWaitReport } from "../src/contracts/subagents.ts";
+import type { SubagentRecord, SubagentReport, SubagentWaitReport, TreeAdmission } from "../src/contracts/subagents.ts";
 import type { TraceLog } from "../src/contracts/trace.ts";
 import type { Env } from "../src/env.ts";
 import type { RunReport } from "../src/evaluation-runs/evaluation.ts";
@@ -25,6 +26,7 @@ import type { SessionView, TurnView } from "../src/sessions/session.ts";
 import { CallbackSurface } from "../src/task-host/callback-surface.ts";
 import { ClientStreams, eventStreamOf, type Subscription } from "../src/task-host/client-streams.ts";
 import { FileSurface } from "../src/task-host/file-surface.ts";
+import { ReplySurface } from "../src/task-host/reply-surface.ts";
 import { SessionSurface } from "../src/task-host/session-surface.ts";
 import { TaskHost } from "../src/task-host/task-host.ts";
 import type { Tombstone } from "../src/tasks/expiry.ts";
@@ -138,6 +140,16 @@ export class TaskObject extends DurableObject<Env> {
     await host.supervisor.subagentEnded(report, (r) => host.subagents.record(r));
   }
 
+  /** A place in this root's tree for a child about to start, or why not (src/subagents/tree-limits.ts). */
+  async admitToTree(childId: string, limit: number): Promise<TreeAdmission> {
+    return this.host.places.admit(childId, limit);
+  }
+
+  /** Gives back the place of a child that did not start after all (its key had no token left). */
+  async leaveTree(childId: string): Promise<void> {
+    this.host.places.release(childId);
+  }
+
   /**
    * A sub-agent's child task forwards its log here (src/subagents/event-forwarding.ts): each event is stored once, in
    * this task's sequence, before the call returns. Returns how many were new.
@@ -217,6 +229,11 @@ export class TaskObject extends DurableObject<Env> {
     // A canceled parent's children are canceled too (each reports its end, which the ended parent only acknowledges).
     await this.host.subagents.cancelRunning();
     return { ok: true, value: this.host.view(this.host.requireTask()) };
+  }
+
+  /** A request an A2A answer showed, or a reply to bind to one (src/task-host/reply-surface.ts); null: no task. */
+  async reply(call: ReplyCall): Promise<ReplyBinding | null> {
+    return new ReplySurface(this.host).call(call);
   }
 
   /** A person's answer to the request named by its request_id (POST /v1/tasks/:id/resume). */

@@ -7,9 +7,11 @@ import type { Env } from "../src/env.ts";
 import { migrate } from "../src/storage/migrations.ts";
 import { TENANT_MIGRATIONS } from "../src/storage/tenant-migrations.ts";
 import {
+  type AgentIndexEntry,
   type AgentVersionSummary,
   AgentVersions,
   type PutAgentOutcome,
+  type RuntimeAgentLimits,
   type StoredAgent,
 } from "../src/tenants/agent-versions.ts";
 import { Directory, type DirectoryPage, type DirectoryQuery, type DirectoryReport } from "../src/tenants/directory.ts";
@@ -55,12 +57,16 @@ export class TenantObject extends DurableObject<Env> {
     return this.directory.list(query);
   }
 
-  /** Adds a version of one of the tenant's agents (checked by the Worker), unless it is the current one again. */
+  /**
+   * Adds a version of one of the tenant's agents (checked by the Worker), unless it is the current one again, within
+   * the deployment's caps (the Worker reads them: runtimeAgentLimits).
+   */
   async putAgent(
     agent: Omit<StoredAgent, "version" | "created_at"> & { source: string },
     ifMatch: number | null,
+    limits: RuntimeAgentLimits,
   ): Promise<PutAgentOutcome> {
-    return this.agents.put(agent, ifMatch);
+    return this.agents.put(agent, ifMatch, limits);
   }
 
   /** The current version of the tenant's agent of that name, or null. */
@@ -78,6 +84,11 @@ export class TenantObject extends DurableObject<Env> {
     return this.agents.list();
   }
 
+  /** Which version of each of the tenant's agents is current, without the definitions. */
+  async agentIndex(): Promise<AgentIndexEntry[]> {
+    return this.agents.index();
+  }
+
   async agentVersions(name: string): Promise<AgentVersionSummary[]> {
     return this.agents.versions(name);
   }
@@ -90,6 +101,11 @@ export class TenantObject extends DurableObject<Env> {
   /** A deleted schedule leaves the directory. */
   async forgetSchedule(id: string): Promise<void> {
     this.schedules.forget(id);
+  }
+
+  /** The tenant's schedules that may fire, but `except` (OUTPOST_MAX_SCHEDULES_PER_TENANT bounds them). */
+  async countSchedules(except: string): Promise<number> {
+    return this.schedules.countThatMayFire(except);
   }
 
   async listSchedules(query: ScheduleQuery): Promise<SchedulePage> {

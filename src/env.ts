@@ -50,14 +50,49 @@ export interface Env {
    */
   OUTPOST_ALLOW_PRIVATE_HOSTS?: string;
   /**
+   * The private hosts an agent a tenant adds at runtime (PUT /v1/agents/:name) may reach, which never uses
+   * OUTPOST_ALLOW_PRIVATE_HOSTS: a JSON object, tenant → list of "host:port" (e.g. {"acme": ["10.0.0.5:8443"]}). Empty:
+   * none (the default). docs/operations/network-guard.md.
+   */
+  OUTPOST_TENANT_PRIVATE_HOSTS?: string;
+  /** Agents a tenant may add at runtime (PUT /v1/agents/:name), a whole number (default 100). */
+  OUTPOST_MAX_RUNTIME_AGENTS?: string;
+  /** Versions kept of each of them; a change past it is refused, none is dropped (default 50). */
+  OUTPOST_MAX_AGENT_VERSIONS?: string;
+  /**
    * Which tenants' tasks and evaluations may inject faults (docs/evaluations.md#fault-injection): "on" or "*" for
    * all, a comma-separated list of tenants, or empty / "off" for none (the default).
    */
   OUTPOST_FAULT_INJECTION?: string;
+  /**
+   * The browser origins the deployment serves, comma-separated (`https://app.example.com`): /mcp refuses a request whose
+   * Origin is not one (403 origin_not_allowed); a request without Origin passes. Empty: none (the default).
+   */
+  OUTPOST_ALLOWED_ORIGINS?: string;
   /** One Durable Object per API key: its task-creation rate limit. */
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   /** Tasks a key may create per minute, unless its own entry says (default 60). */
   OUTPOST_RATE_LIMIT_PER_MINUTE?: string;
+  /**
+   * Schedules that may fire (active, paused or revoked) a tenant may hold (default 100): POST /v1/schedules past it
+   * is refused 422 schedule_limit_reached.
+   */
+  OUTPOST_MAX_SCHEDULES_PER_TENANT?: string;
+  /**
+   * The least time, in seconds, between two due times of a cron schedule (default 60, cron's own minute): a cron whose
+   * due times come closer is refused 400 schedule_interval_too_short.
+   */
+  OUTPOST_SCHEDULE_MIN_INTERVAL_SECONDS?: string;
+  /**
+   * Sub-agent tasks one root task's tree may start, at every depth, the root not counted (default 50, at most
+   * 10,000). src/subagents/tree-limits.ts.
+   */
+  OUTPOST_MAX_TREE_SUBAGENTS?: string;
+  /**
+   * The budget in USD a root task's sub-agents share when neither the task nor its agent sets max_budget_usd (each
+   * child's budget is carved out of it); empty: none (the default). src/subagents/tree-limits.ts.
+   */
+  OUTPOST_DEFAULT_TREE_BUDGET_USD?: string;
   /**
    * How long one model call may wait out its provider (an outage, a rate limit), in seconds from its first failure,
    * unless its agent says (default 1800). src/runtime/provider-retry.ts.

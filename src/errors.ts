@@ -171,10 +171,11 @@ export class BlockedUrlError extends AgentError {
   readonly reason: string;
   /** True when the host is private, loopback or link-local (an allow-list could admit it), not a bad URL. */
   readonly privateHost: boolean;
-  constructor(url: string, reason: string, options: { privateHost?: boolean } = {}) {
+  /** `hint`: what would allow the host, when not OUTPOST_ALLOW_PRIVATE_HOSTS (an agent a tenant added at runtime). */
+  constructor(url: string, reason: string, options: { privateHost?: boolean; hint?: string } = {}) {
     super(
       "url_not_allowed",
-      `${url} is not allowed: ${reason}. Private, loopback and link-local hosts need OUTPOST_ALLOW_PRIVATE_HOSTS.`,
+      `${url} is not allowed: ${reason}. ${options.hint ?? "Private, loopback and link-local hosts need OUTPOST_ALLOW_PRIVATE_HOSTS"}.`,
     );
     this.url = url;
     this.reason = reason;

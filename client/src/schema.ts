@@ -126,7 +126,7 @@ export interface paths {
         get: operations["getAgent"];
         /**
          * Add or replace one of the tenant's own agents
-         * @description The body is an agent file (YAML or JSON); each change is a new version. If-Match names the version the client saw (0: the agent must not exist yet). Deployment settings (hooks, tenants, another model endpoint or key, MCP headers) are refused.
+         * @description The body is an agent file (YAML or JSON); each change is a new version. If-Match names the version the client saw (0: the agent must not exist yet). Deployment settings (hooks, tenants, another model endpoint or key, MCP headers) are refused, and so are private MCP hosts the operator did not give the tenant (OUTPOST_TENANT_PRIVATE_HOSTS) and sub-agents the tenant cannot run or that lead back to the agent. A tenant keeps at most OUTPOST_MAX_RUNTIME_AGENTS agents and OUTPOST_MAX_AGENT_VERSIONS versions of each.
          *
          *     Needs an API key with the `admin` scope (`admin` may do everything).
          */
@@ -981,7 +981,7 @@ export interface paths {
         put?: never;
         /**
          * Schedule runs of an agent (cron or at)
-         * @description Each run is an ordinary task with the body's task options (as POST /v1/agents/{name}/tasks takes them) and `trigger.kind: schedule`, started by the schedule's own alarm; a due time runs at most once.
+         * @description Each run is an ordinary task with the body's task options (as POST /v1/agents/{name}/tasks takes them) and `trigger.kind: schedule`, started by the schedule's own alarm; a due time runs at most once. The schedule fires as the creating key (`key_id`): each run takes a token of its rate (none left: the fire is `rate_limited`), and once the key is gone the schedule is `revoked`.
          *
          *     Needs an API key with the `run` scope (`admin` may do everything).
          */
@@ -1046,7 +1046,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Resume a paused schedule from its next due time
+         * Resume a paused or revoked schedule from its next due time, firing as the resuming key
          * @description Needs an API key with the `run` scope (`admin` may do everything).
          */
         post: operations["resumeSchedule"];
@@ -1442,7 +1442,7 @@ export interface components {
                      * @description the registry's code (docs/reference/errors.md)
                      * @enum {string}
                      */
-                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "schedule_interval_too_short" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "origin_not_allowed" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "agent_limit_reached" | "agent_version_limit_reached" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "schedule_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
                     /** @description for people; clients branch on the code */
                     message: string;
                     /** @description the error's class, e.g. ProviderError */
@@ -1931,7 +1931,7 @@ export interface components {
                      * @description the registry's code (docs/reference/errors.md)
                      * @enum {string}
                      */
-                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "schedule_interval_too_short" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "origin_not_allowed" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "agent_limit_reached" | "agent_version_limit_reached" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "schedule_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
                     /** @description for people; clients branch on the code */
                     message: string;
                     /** @description the error's class, e.g. ProviderError */
@@ -2024,7 +2024,7 @@ export interface components {
                  * @description the registry's code (docs/reference/errors.md)
                  * @enum {string}
                  */
-                code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
+                code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "schedule_interval_too_short" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "origin_not_allowed" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "agent_limit_reached" | "agent_version_limit_reached" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "schedule_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
                 /** @description for people; clients branch on the code */
                 message: string;
                 /** @description the error's class, e.g. ProviderError */
@@ -2114,7 +2114,7 @@ export interface components {
                      * @description the registry's code (docs/reference/errors.md)
                      * @enum {string}
                      */
-                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "schedule_interval_too_short" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "origin_not_allowed" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "agent_limit_reached" | "agent_version_limit_reached" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "schedule_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
                     /** @description for people; clients branch on the code */
                     message: string;
                     /** @description the error's class, e.g. ProviderError */
@@ -2222,7 +2222,7 @@ export interface components {
             id: string;
             agent: string;
             /** @enum {string} */
-            status: "active" | "paused" | "finished";
+            status: "active" | "paused" | "finished" | "revoked";
             cron: string | null;
             timezone: string | null;
             at: string | null;
@@ -2241,7 +2241,8 @@ export interface components {
             /** @enum {string} */
             missed: "run_once" | "skip";
             /** @enum {string} */
-            status: "active" | "paused" | "finished";
+            status: "active" | "paused" | "finished" | "revoked";
+            key_id: string | null;
             next_run_at: string | null;
             last_fired_at: string | null;
             recent_fires: {
@@ -2249,7 +2250,7 @@ export interface components {
                 due_at: string;
                 due_times: number;
                 /** @enum {string} */
-                outcome: "pending" | "started" | "skipped" | "failed";
+                outcome: "pending" | "started" | "skipped" | "rate_limited" | "failed";
                 task_id: string | null;
                 /** Format: date-time */
                 recorded_at: string;
@@ -2285,7 +2286,7 @@ export interface components {
             id: string;
             agent: string;
             /** @enum {string} */
-            status: "active" | "paused" | "finished";
+            status: "active" | "paused" | "finished" | "revoked";
             cron: string | null;
             timezone: string | null;
             at: string | null;
@@ -2425,7 +2426,7 @@ export interface components {
                      * @description the registry's code (docs/reference/errors.md)
                      * @enum {string}
                      */
-                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "schedule_interval_too_short" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "origin_not_allowed" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "agent_limit_reached" | "agent_version_limit_reached" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "schedule_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
                     /** @description for people; clients branch on the code */
                     message: string;
                     /** @description the error's class, e.g. ProviderError */
@@ -2481,7 +2482,7 @@ export interface components {
                      * @description the registry's code (docs/reference/errors.md)
                      * @enum {string}
                      */
-                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "schedule_interval_too_short" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "origin_not_allowed" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "agent_limit_reached" | "agent_version_limit_reached" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "schedule_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
                     /** @description for people; clients branch on the code */
                     message: string;
                     /** @description the error's class, e.g. ProviderError */
@@ -2576,7 +2577,7 @@ export interface components {
                  * @description the registry's code (docs/reference/errors.md)
                  * @enum {string}
                  */
-                code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
+                code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "schedule_interval_too_short" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "origin_not_allowed" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "agent_limit_reached" | "agent_version_limit_reached" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "schedule_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
                 /** @description for people; clients branch on the code */
                 message: string;
                 /** @description the error's class, e.g. ProviderError */
@@ -2666,7 +2667,7 @@ export interface components {
                      * @description the registry's code (docs/reference/errors.md)
                      * @enum {string}
                      */
-                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "schedule_interval_too_short" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "origin_not_allowed" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "agent_limit_reached" | "agent_version_limit_reached" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "schedule_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
                     /** @description for people; clients branch on the code */
                     message: string;
                     /** @description the error's class, e.g. ProviderError */
@@ -2752,7 +2753,7 @@ export interface components {
                      * @description the registry's code (docs/reference/errors.md)
                      * @enum {string}
                      */
-                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
+                    code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "schedule_interval_too_short" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "origin_not_allowed" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "agent_limit_reached" | "agent_version_limit_reached" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "schedule_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "provider_not_configured" | "provider_auth_failed" | "provider_rejected_request" | "context_window_exceeded" | "model_not_found" | "rate_limited" | "provider_overloaded" | "provider_unavailable" | "provider_error" | "network_error" | "timeout" | "streaming_error" | "malformed_response" | "invalid_structured_output" | "max_turns" | "replay_exhausted" | "max_iterations" | "workflow_node_failed" | "workflow_rejected" | "max_budget_usd" | "max_tokens" | "config_error" | "agent_not_found" | "step_attempts_exhausted" | "invalid_tool" | "mcp_connection_failed" | "url_not_allowed" | "workflow_error" | "approval_timeout" | "internal_error" | "mcp_error" | "canceled" | "awaiting_input" | "awaiting_subagents" | "awaiting_provider" | "duplicate_agent" | "message_required" | "tool_input_required";
                     /** @description for people; clients branch on the code */
                     message: string;
                     /** @description the error's class, e.g. ProviderError */
@@ -3388,7 +3389,7 @@ export interface components {
         ErrorBody: {
             error: {
                 /** @enum {string} */
-                code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "rate_limited" | "agent_not_found" | "internal_error";
+                code: "validation_failed" | "invalid_json" | "invalid_bundle" | "workspace_full" | "invalid_callback_url" | "invalid_cron" | "schedule_interval_too_short" | "invalid_timezone" | "invalid_schedule_time" | "unauthorized" | "signature_missing" | "signature_invalid" | "timestamp_out_of_tolerance" | "fault_injection_disabled" | "insufficient_scope" | "origin_not_allowed" | "hook_not_found" | "delivery_not_found" | "task_not_found" | "session_not_found" | "workflow_not_found" | "turn_not_found" | "checkpoint_not_found" | "artifact_not_found" | "workspace_file_not_found" | "evaluation_not_found" | "evaluation_not_completed" | "schedule_not_found" | "collection_not_found" | "document_not_found" | "route_not_found" | "task_already_finished" | "replay_unavailable" | "run_not_ended" | "session_busy" | "session_closed" | "agent_not_conversational" | "agent_version_conflict" | "agent_limit_reached" | "agent_version_limit_reached" | "schedule_finished" | "task_not_waiting" | "pending_input_changed" | "already_decided" | "tool_call_in_flight" | "embedding_mismatch" | "task_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "collection_limit_reached" | "schedule_limit_reached" | "bundle_not_replayable" | "hook_input_empty" | "hook_input_too_long" | "embedding_failed" | "api_keys_not_configured" | "api_keys_invalid" | "callbacks_not_configured" | "index_unavailable" | "embedding_not_configured" | "hook_not_configured" | "object_unavailable" | "rate_limited" | "agent_not_found" | "internal_error";
                 message: string;
                 /** Format: uuid */
                 request_id: string;
@@ -4135,6 +4136,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4198,6 +4201,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4629,6 +4634,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4644,7 +4651,13 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `agent_version_conflict`: a `PUT /v1/agents/:name` whose `If-Match` names another version than the agent's current one (`field`: `if-match`) */
+            /**
+             * @description `agent_version_conflict`: a `PUT /v1/agents/:name` whose `If-Match` names another version than the agent's current one (`field`: `if-match`)
+             *
+             *     `agent_limit_reached`: a `PUT /v1/agents/:name` of a new agent when the tenant already has `OUTPOST_MAX_RUNTIME_AGENTS` agents of its own (`field`: `name`)
+             *
+             *     `agent_version_limit_reached`: a `PUT /v1/agents/:name` that would add a version to an agent that has `OUTPOST_MAX_AGENT_VERSIONS` of them; none is dropped (`field`: `name`)
+             */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4719,6 +4732,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4819,6 +4834,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4981,6 +4998,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5143,6 +5162,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5259,6 +5280,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5322,6 +5345,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5439,6 +5464,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5574,6 +5601,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5649,6 +5678,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5730,6 +5761,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5835,6 +5868,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5916,6 +5951,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6006,6 +6043,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6087,6 +6126,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6168,6 +6209,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6251,6 +6294,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6377,6 +6422,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6511,6 +6558,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6638,6 +6687,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6796,6 +6847,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6936,6 +6989,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7050,6 +7105,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7133,6 +7190,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7227,6 +7286,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7319,6 +7380,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7404,6 +7467,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7494,6 +7559,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7586,6 +7653,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7685,6 +7754,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7748,6 +7819,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7820,6 +7893,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7892,6 +7967,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8001,6 +8078,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8113,6 +8192,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8199,6 +8280,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8299,6 +8382,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8395,6 +8480,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8490,6 +8577,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8597,6 +8686,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8680,6 +8771,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8756,6 +8849,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8837,6 +8932,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8920,6 +9017,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8977,7 +9076,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
-                status?: ("active" | "paused" | "finished")[];
+                status?: ("active" | "paused" | "finished" | "revoked")[];
                 agent?: string;
             };
             header?: never;
@@ -9007,6 +9106,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9086,6 +9187,8 @@ export interface operations {
              *
              *     `invalid_cron`: a schedule's `cron` is not a 5-field cron expression, or never matches a date (`field`: `cron`)
              *
+             *     `schedule_interval_too_short`: a schedule's `cron` has two due times closer together than the deployment's floor, OUTPOST_SCHEDULE_MIN_INTERVAL_SECONDS (60 by default: cron's own minute); the message says how close (`field`: `cron`)
+             *
              *     `invalid_timezone`: a schedule's `timezone` is not an IANA time zone (`field`: `timezone`)
              *
              *     `invalid_schedule_time`: a schedule's `at` is not an ISO 8601 instant with its offset, or is not in the future (`field`: `at`)
@@ -9101,6 +9204,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9147,7 +9252,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `idempotency_key_reused`: the `Idempotency-Key` was used for a different request, another body or route (`field`: `idempotency-key`) */
+            /**
+             * @description `idempotency_key_reused`: the `Idempotency-Key` was used for a different request, another body or route (`field`: `idempotency-key`)
+             *
+             *     `schedule_limit_reached`: a new schedule when the tenant already holds as many schedules that may fire (active, paused or revoked) as OUTPOST_MAX_SCHEDULES_PER_TENANT allows (100 by default); finished and deleted ones do not count
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9215,6 +9324,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9285,6 +9396,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9357,6 +9470,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9438,6 +9553,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9516,6 +9633,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9588,6 +9707,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9667,6 +9788,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9751,6 +9874,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9840,6 +9965,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9963,6 +10090,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10048,6 +10177,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10137,6 +10268,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10241,6 +10374,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10349,6 +10484,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10543,6 +10680,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10624,6 +10763,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10739,6 +10880,8 @@ export interface operations {
              */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10835,6 +10978,8 @@ export interface operations {
             /** @description `unauthorized`: missing, malformed or unknown API key (`field`: `authorization`) */
             401: {
                 headers: {
+                    /** @description The challenge: `Bearer realm="outpost"` (send the API key as `Authorization: Bearer <key>`). */
+                    "www-authenticate": "Bearer realm=\"outpost\"";
                     [name: string]: unknown;
                 };
                 content: {

@@ -5,7 +5,12 @@
 // - RUNS_DIRECTORY, workerd's disk service over <state>/runs, in place of the R2 bucket (src/blob-store/);
 // - wrangler.toml's [vars] as text, except those the env file overrides; every name of the env file is bound with
 //   `fromEnvironment`, so no secret is ever written into the generated config: workerd reads them from its own
-//   environment, which the launcher fills from the env file.
+//   environment, which the launcher fills from the env file;
+// - the Worker's outbound network: public addresses only, unless the operator opens private hosts to tools or
+//   callbacks; a model endpoint on this machine or its network (the emulator's) is reached through one external
+//   server at its own address, which a small router Worker (the Worker's globalOutbound) sends only its origin to.
+// It also decides where the model answers come from: the provider the env file names a key for, or the emulator,
+// which is served only on loopback without TLS, or when --emulator asks for it.
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 
@@ -18,6 +23,8 @@ export interface SelfHostOptions {
   stateDir: string;
   /** The env file of secrets and [vars] overrides (NAME=value lines), if any. */
   envFile?: string;
+  /** --emulator: serve the model emulator in place of the model provider, wherever it listens. */
+  emulator?: boolean;
 }
 
 /** The parts of wrangler.toml the config is made of (wrangler's own reading of it, unstable_readConfig). */
@@ -29,7 +36,8 @@ export interface WranglerFacts {
   vars: Readonly<Record<string, unknown>>;
 }
 
-const USAGE = `npm start -- [--address host:port] [--tls-cert file --tls-key file] [--state dir] [--env-file file]`;
+const USAGE =
+  "npm start -- [--address host:port] [--tls-cert file --tls-key file] [--state dir] [--env-file file] [--emulator]";
 
 /**
  * Options from the command line, each with a default: 127.0.0.1:8787, plain HTTP, state in <root>/.outpost, and the
@@ -41,8 +49,13 @@ export function parseOptions(
   exists: (path: string) => boolean,
 ): SelfHostOptions {
   const flags = new Map<string, string>();
+  let emulator = false;
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i] ?? "";
+    if (flag === "--emulator") {
+      emulator = true;
+      continue;
+    }
     const value = argv[i + 1];
     if (!["--address", "--tls-cert", "--tls-key", "--state", "--env-file"].includes(flag) || value === undefined) {
       throw new Error(`Unknown option or missing value: ${flag}\nUsage: ${USAGE}`);
@@ -64,6 +77,65 @@ export function parseOptions(
     ...(cert && key ? { tls: { cert: resolve(cert), key: resolve(key) } } : {}),
     stateDir: resolve(root, flags.get("--state") ?? ".outpost"),
     ...(envFile ? { envFile: resolve(envFile) } : {}),
+    emulator,
+  };
+}
+
+/** Whether `address` (host:port) listens on loopback only: 127.0.0.0/8, ::1 or localhost. */
+export function isLoopbackAddress(address: string): boolean {
+  const host = address
+    .slice(0, address.lastIndexOf(":"))
+    .replace(/^\[(.*)\]$/, "$1")
+    .toLowerCase();
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** The secrets of the other providers and of Claude's other ways in (docs/providers.md). */
+const OTHER_PROVIDER_KEYS = [
+  "CLAUDE_CODE_OAUTH_TOKEN",
+  "ANTHROPIC_FOUNDRY_API_KEY",
+  "AWS_ACCESS_KEY_ID",
+  "GOOGLE_SERVICE_ACCOUNT_JSON",
+  "GEMINI_API_KEY",
+  "OPENAI_API_KEY",
+];
+
+/**
+ * Where the model's answers come from: the provider the env file gives a key (or an endpoint) for; the emulator when
+ * it gives none and the server is for this machine only (loopback, no TLS), or when --emulator asks for it; else no
+ * start, with what to set (`refused`). Agents that name no provider call Anthropic, whose key and endpoint are
+ * ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL; the emulator stands in for it. An exposed server with another provider's key
+ * (or Claude's through OAuth or a cloud) starts without the emulator. Messages never hold a value.
+ */
+export function modelSource(
+  options: Pick<SelfHostOptions, "address" | "tls" | "envFile" | "emulator">,
+  values: ReadonlyMap<string, string>,
+): { kind: "provider" | "emulator" } | { kind: "refused"; message: string } {
+  const given = ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"].filter((name) => values.get(name));
+  // A deployment whose agents use another provider (or Claude through another way in) names that provider's key.
+  const other = OTHER_PROVIDER_KEYS.filter((name) => values.get(name));
+  if (options.emulator === true) {
+    if (given.length === 0) return { kind: "emulator" };
+    return {
+      kind: "refused",
+      message: `--emulator serves the model emulator in place of the model provider, but the env file sets ${given.join(" and ")}: remove ${given.length > 1 ? "them" : "it"}, or drop --emulator.`,
+    };
+  }
+  if (given.length > 0) return { kind: "provider" };
+  const exposed = !isLoopbackAddress(options.address)
+    ? `it would listen on ${options.address}, which is not loopback`
+    : options.tls
+      ? "it would serve TLS"
+      : null;
+  if (exposed === null) return { kind: "emulator" };
+  // Exposed, with another provider's key: Claude agents, if any, fail with provider_not_configured, saying so.
+  if (other.length > 0) return { kind: "provider" };
+  return {
+    kind: "refused",
+    message:
+      `No model key: the env file sets neither ANTHROPIC_API_KEY nor ANTHROPIC_BASE_URL, and ${exposed}, so whoever ` +
+      "calls it would get the model emulator's canned replies. " +
+      `Put ANTHROPIC_API_KEY in ${options.envFile ?? "an env file (--env-file)"}, or pass --emulator to serve the emulator on purpose.`,
   };
 }
 
@@ -113,25 +185,67 @@ export function capnpText(value: string): string {
   return `${out}"`;
 }
 
-/** Hosts a self-hosted Worker must reach on this machine or its network (model endpoint, MCP servers, callbacks). */
+/**
+ * Whether the Worker's whole outbound network opens to this machine and its network: only when the operator opens
+ * private hosts to tools, a tenant's own agents or callbacks (Outpost's own network guard then decides per host, as on
+ * Cloudflare).
+ */
 export function needsPrivateNetwork(values: ReadonlyMap<string, string>): boolean {
-  if (values.get("OUTPOST_ALLOW_PRIVATE_HOSTS") || values.get("OUTPOST_CALLBACK_ALLOW_PRIVATE_HOSTS")) return true;
+  return Boolean(
+    values.get("OUTPOST_ALLOW_PRIVATE_HOSTS") ||
+      values.get("OUTPOST_TENANT_PRIVATE_HOSTS") ||
+      values.get("OUTPOST_CALLBACK_ALLOW_PRIVATE_HOSTS"),
+  );
+}
+
+/**
+ * ANTHROPIC_BASE_URL when it is on this machine or its network (the emulator's, a gateway's): the one origin the
+ * Worker reaches there through the `model-endpoint` server, without opening private addresses to anything else. Null
+ * when it is public, absent or not a URL.
+ */
+export function privateModelEndpoint(values: ReadonlyMap<string, string>): URL | null {
   const base = values.get("ANTHROPIC_BASE_URL");
-  if (!base) return false;
-  let host: string;
+  if (!base) return null;
+  let url: URL;
   try {
-    host = new URL(base).hostname;
+    url = new URL(base);
   } catch {
-    return false;
+    return null;
   }
-  return (
+  if (url.protocol !== "http:" && url.protocol !== "https:") return null;
+  const host = url.hostname;
+  const local =
     host === "localhost" ||
     host === "[::1]" ||
     /^127\./.test(host) ||
     /^10\./.test(host) ||
     /^192\.168\./.test(host) ||
-    /^172\.(1[6-9]|2\d|3[01])\./.test(host)
-  );
+    /^172\.(1[6-9]|2\d|3[01])\./.test(host);
+  return local ? url : null;
+}
+
+/**
+ * The Worker's globalOutbound when a model endpoint is private: every outbound request of the Worker comes here, and
+ * only the endpoint's own origin goes to its external server; the rest goes to `internet` (public addresses only).
+ */
+function outboundRouter(endpoint: URL): string {
+  return `// Written by npm start (scripts/self-host/config.ts): the Worker's outbound requests.
+const MODEL_ORIGIN = ${JSON.stringify(endpoint.origin)};
+export default {
+  fetch(request, env) {
+    return new URL(request.url).origin === MODEL_ORIGIN ? env.MODEL_ENDPOINT.fetch(request) : env.INTERNET.fetch(request);
+  },
+};
+`;
+}
+
+/** The external server of a private model endpoint: its host and port, over HTTP or TLS. */
+function modelEndpointServer(endpoint: URL): string {
+  const port = endpoint.port || (endpoint.protocol === "https:" ? "443" : "80");
+  const address = capnpText(`${endpoint.hostname}:${port}`);
+  if (endpoint.protocol === "http:") return `external = (address = ${address}, http = ())`;
+  const host = capnpText(endpoint.hostname.replace(/^\[(.*)\]$/, "$1"));
+  return `external = (address = ${address}, https = (options = (), tlsOptions = (trustBrowserCas = true), certificateHost = ${host}))`;
 }
 
 /**
@@ -144,6 +258,8 @@ export function workerdConfig(input: {
   bundleFile: string;
   environment: ReadonlySet<string>;
   privateNetwork: boolean;
+  /** A model endpoint on this machine or its network (privateModelEndpoint): reachable at its own origin only. */
+  modelEndpoint?: URL | null;
   /** V8's own flags (workerd's config field v8Flags). */
   v8Flags?: readonly string[];
 }): string {
@@ -179,8 +295,13 @@ export function workerdConfig(input: {
     ? `https = (options = (), tlsOptions = (keypair = (privateKey = embed ${file(options.tls.key)}, certificateChain = embed ${file(options.tls.cert)})))`
     : "http = ()";
   const allow = input.privateNetwork ? `["public", "private", "local"]` : `["public"]`;
+  // With the whole network open, the endpoint needs no way of its own.
+  const endpoint = input.privateNetwork ? null : (input.modelEndpoint ?? null);
   const services = [
     `(name = "outpost", worker = .outpost)`,
+    ...(endpoint
+      ? [`(name = "outbound", worker = .outbound)`, `(name = "model-endpoint", ${modelEndpointServer(endpoint)})`]
+      : []),
     `(name = "durable-objects", disk = (path = ${capnpText(doDir)}, writable = true))`,
     // Keys hold dot-folders (runs/<id>/.journal/): the directory is the Worker's alone, nothing else is served from it.
     `(name = "runs", disk = (path = ${capnpText(runsDir)}, writable = true, allowDotfiles = true))`,
@@ -209,7 +330,18 @@ const outpost :Workerd.Worker = (
     ${namespaces.join(",\n    ")},
   ],
   # Each object's SQLite database (alarms included) in <state>/durable-objects/<uniqueKey>/.
-  durableObjectStorage = (localDisk = "durable-objects"),
+  durableObjectStorage = (localDisk = "durable-objects"),${endpoint ? `\n  globalOutbound = "outbound",` : ""}
 );
-`;
+${
+  endpoint
+    ? `
+# The Worker's outbound requests: only the model endpoint's origin reaches it; the rest goes to the internet.
+const outbound :Workerd.Worker = (
+  modules = [(name = "outbound.js", esModule = ${capnpText(outboundRouter(endpoint))})],
+  compatibilityDate = ${capnpText(facts.compatibilityDate)},
+  bindings = [(name = "INTERNET", service = "internet"), (name = "MODEL_ENDPOINT", service = "model-endpoint")],
+);
+`
+    : ""
+}`;
 }

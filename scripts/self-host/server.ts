@@ -7,7 +7,7 @@ import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writ
 import { createRequire } from "node:module";
 import { connect } from "node:net";
 import { join, resolve } from "node:path";
-import { capnpText, type SelfHostOptions, type WranglerFacts, workerdConfig } from "./config.ts";
+import { capnpText, privateModelEndpoint, type SelfHostOptions, type WranglerFacts, workerdConfig } from "./config.ts";
 
 /** wrangler.toml (or another wrangler config of the tree, `configFile`) as wrangler itself reads it. */
 export async function readWranglerFacts(root: string, configFile = "wrangler.toml"): Promise<WranglerFacts> {
@@ -69,7 +69,8 @@ export interface SelfHosted {
 
 /**
  * Writes the config for `bundleFile` into the state directory and serves it. `environment` is workerd's whole
- * environment: the env file's entries and what the launcher adds (the Worker sees each as a binding).
+ * environment: the env file's entries and what the launcher adds (the Worker sees each as a binding); a model endpoint
+ * it names on this machine or its network (the emulator's) is opened to the Worker at its own origin only.
  */
 export async function serve(input: {
   root: string;
@@ -99,6 +100,7 @@ export async function serve(input: {
       bundleFile: input.bundleFile,
       environment: new Set(input.environment.keys()),
       privateNetwork: input.privateNetwork,
+      modelEndpoint: privateModelEndpoint(input.environment),
       ...(input.v8Flags ? { v8Flags: input.v8Flags } : {}),
     }),
   );

@@ -1,16 +1,11 @@
-// An A2A message as Outpost's input: its text and data parts, a reply to an input-required task as the resume body
-// POST /v1/tasks/:id/resume takes, and a context's earlier conversation as the context a follow-up task starts from.
-// Plain functions of the message; the request handler (request-handler.ts) decides which applies.
+// An A2A message as Outpost's input: its text and data parts, and a context's earlier conversation as the context a
+// follow-up task starts from. Plain functions of the message; the request handler (request-handler.ts) decides which
+// applies, and a reply to an input-required task is replies.ts'.
 import type { Message } from "@a2a-js/sdk";
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { StoredMessage } from "../runtime/conversation.ts";
 import { history } from "../sessions/session-view.ts";
-import type { TaskView } from "../tasks/task.ts";
 import { invalidParams } from "./errors.ts";
-
-/** The text answers of an approval request take, besides a data part. */
-const APPROVE = new Set(["approve", "approved", "yes", "y", "ok"]);
-const REJECT = new Set(["reject", "rejected", "no", "n", "deny"]);
 
 /** Texts and data of a message's parts. */
 export function partsOf(message: Message): { text: string; data: unknown[] } {
@@ -42,27 +37,4 @@ export function continuation(messages: readonly StoredMessage[]): MessageParam[]
     else out.push({ role: entry.role, content: entry.content });
   }
   return out;
-}
-
-/**
- * A reply as a resume body: a data part is one ({action, message?, tool_input?, request_id?}); text alone answers a
- * question, or approves or rejects a call. Bound to the request the task waits for unless the data names one.
- */
-export function replyBody(pending: NonNullable<TaskView["pending_input"]>, text: string, data: unknown[]): unknown {
-  const [first] = data;
-  if (first !== undefined) {
-    if (typeof first !== "object" || first === null || Array.isArray(first)) {
-      throw invalidParams("A reply's data part is an object: {action, message?, tool_input?}.", "message.parts");
-    }
-    return { request_id: pending.request_id, ...(text ? { message: text } : {}), ...first };
-  }
-  if (!text) throw invalidParams("A reply needs a text or a data part.", "message.parts");
-  if (pending.kind === "question") return { request_id: pending.request_id, action: "approve", message: text };
-  const word = text.toLowerCase();
-  if (APPROVE.has(word)) return { request_id: pending.request_id, action: "approve" };
-  if (REJECT.has(word)) return { request_id: pending.request_id, action: "reject" };
-  throw invalidParams(
-    `Task waits for approval of ${pending.tool_name}: reply "approve" or "reject", or a data part {"action": "reject", "message": "why"}.`,
-    "message.parts",
-  );
 }

@@ -27,13 +27,15 @@ import type {
 import { TaskNotFoundError } from "@a2a-js/sdk/errors";
 import type { A2ARequestHandler } from "@a2a-js/sdk/server";
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
+import { ApiError } from "../errors.ts";
 import { isTerminal, type TaskView } from "../tasks/task.ts";
 import { waitOnTask } from "../tasks/task-ids.ts";
 import { agentCard } from "./agent-card.ts";
-import { decisionRefused, invalidParams, taskNotCancelable, taskNotFound, toA2AError, unsupported } from "./errors.ts";
-import { continuation, partsOf, replyBody } from "./message-input.ts";
+import { invalidParams, taskNotCancelable, taskNotFound, toA2AError, unsupported } from "./errors.ts";
+import { continuation, partsOf } from "./message-input.ts";
 import type { OutpostPort, TaskStub } from "./outpost-port.ts";
 import { configView, setPushConfig } from "./push-notification-configs.ts";
+import { type ReplyOutcome, replyToTask } from "./replies.ts";
 import { a2aTask, contextIdOf, contextTag, statusesFor } from "./task-mapping.ts";
 import { eventRecords, taskStream } from "./task-stream.ts";
 
@@ -76,7 +78,10 @@ export class OutpostRequestHandler implements A2ARequestHandler {
 
   async sendMessage(params: SendMessageRequest): Promise<Message | Task> {
     try {
-      const { stub, task } = await this.send(params);
+      const sent = await this.send(params);
+      // A reply that decided nothing is answered with what the task waits for.
+      if ("answer" in sent) return sent.answer;
+      const { stub, task } = sent;
       let now = task;
       if (!params.configuration?.returnImmediately) {
         while (!settled(now)) now = (await waitOnTask(() => this.port.stub(now.id) ?? stub, WAIT_SLICE_MS)) ?? now;
@@ -89,8 +94,12 @@ export class OutpostRequestHandler implements A2ARequestHandler {
 
   async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
     try {
-      const { stub, task, cursor } = await this.send(params);
-      yield* this.follow(stub, task, cursor, params.configuration?.historyLength);
+      const sent = await this.send(params);
+      if ("answer" in sent) {
+        yield { payload: { $case: "message", value: sent.answer } };
+        return;
+      }
+      yield* this.follow(sent.stub, sent.task, sent.cursor, params.configuration?.historyLength);
     } catch (error) {
       throw toA2AError(error);
     }
@@ -244,14 +253,26 @@ export class OutpostRequestHandler implements A2ARequestHandler {
    * A message: a reply to the input-required task it names, or a new task (in its context, continuing that
    * context's conversation). Returns the task and the event cursor its stream follows from.
    */
-  private async send(params: SendMessageRequest): Promise<{ stub: TaskStub; task: TaskView; cursor: number }> {
+  private async send(params: SendMessageRequest): Promise<ReplyOutcome> {
     const message = params.message;
     if (!message) throw invalidParams("message is required.", "message");
     const push = params.configuration?.taskPushNotificationConfig;
+    // The routes refuse this first (Outpost's 403): pushes carry the task's result, which only `read` may see.
+    if (push && !this.port.readable) {
+      throw new ApiError(
+        "insufficient_scope",
+        "A push config's notifications carry the task's result; asking for one needs the read scope.",
+        "configuration.taskPushNotificationConfig",
+      );
+    }
     const { text, data } = partsOf(message);
     if (message.taskId) {
-      const replied = await this.reply(message, text, data);
-      if (push) await setPushConfig(this.port, replied.stub, replied.task.id, push, false);
+      const { stub, task } = await this.find(message.taskId);
+      if (message.contextId && message.contextId !== contextIdOf(task)) {
+        throw invalidParams(`Task ${task.id} is not in context ${message.contextId}.`, "message.contextId");
+      }
+      const replied = await replyToTask(this.port, stub, task, message, text, data);
+      if (push && !("answer" in replied)) await setPushConfig(this.port, stub, task.id, push, false);
       return replied;
     }
     if (!text) throw invalidParams("A new task needs a text part: what the agent should do.", "message.parts");
@@ -284,33 +305,6 @@ export class OutpostRequestHandler implements A2ARequestHandler {
     return continuation((await stub.messages()) ?? []);
   }
 
-  /** A message to a task: the answer to what it waits for, through the task's resume. */
-  private async reply(
-    message: Message,
-    text: string,
-    data: unknown[],
-  ): Promise<{ stub: TaskStub; task: TaskView; cursor: number }> {
-    const { stub, task } = await this.find(message.taskId);
-    if (message.contextId && message.contextId !== contextIdOf(task)) {
-      throw invalidParams(`Task ${task.id} is not in context ${message.contextId}.`, "message.contextId");
-    }
-    const pending = task.pending_input;
-    if (task.status !== "input_required" || !pending) {
-      throw unsupported(
-        isTerminal(task.status)
-          ? `Task ${task.id} has ended (${task.status}); to go on, send a new message with its contextId.`
-          : `Task ${task.id} is working; it takes a message only while it waits for input.`,
-      );
-    }
-    const body = replyBody(pending, text, data);
-    const decided = await stub.resume(this.port.decision(body, data.length > 0 ? "message.parts" : "message"));
-    if (!decided.ok) {
-      if (decided.error.code === "task_not_found") throw taskNotFound(task.id);
-      throw decisionRefused(decided.error.code, decided.error.message);
-    }
-    return { stub, task: decided.value.task, cursor: task.last_event_seq };
-  }
-
   /** The task as an A2A Task, with what the key may read. */
   private async task(
     stub: TaskStub,
@@ -319,6 +313,10 @@ export class OutpostRequestHandler implements A2ARequestHandler {
     withArtifacts = true,
   ): Promise<Task> {
     if (!this.port.readable) return a2aTask(task, null);
+    // The answer shows the request the task waits for: a bare reply may answer it now (replies.ts).
+    if (task.status === "input_required" && task.pending_input) {
+      await stub.reply({ shown: task.pending_input.request_id });
+    }
     const wantsHistory = historyLength === undefined || historyLength > 0;
     const [messages, workspace] = await Promise.all([
       wantsHistory ? stub.messages() : Promise.resolve(null),
@@ -342,6 +340,9 @@ export class OutpostRequestHandler implements A2ARequestHandler {
       taskId: task.id,
       contextId: contextIdOf(task),
       current: async () => (await stub.get()) ?? task,
+      shown: async (requestId: string) => {
+        await stub.reply({ shown: requestId });
+      },
     };
     if ("finished" in subscription) {
       yield { payload: { $case: "task", value: first } };

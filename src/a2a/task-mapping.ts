@@ -56,29 +56,44 @@ export function dataPart(value: unknown): Part {
   return { content: { $case: "data", value }, metadata: undefined, filename: "", mediaType: "application/json" };
 }
 
-export function agentMessage(task: Pick<TaskView, "id">, contextId: string, id: string, parts: Part[]): Message {
+export function agentMessage(
+  task: Pick<TaskView, "id">,
+  contextId: string,
+  id: string,
+  parts: Part[],
+  metadata?: Record<string, string>,
+): Message {
   return {
     messageId: id,
     contextId,
     taskId: task.id,
     role: Role.ROLE_AGENT,
     parts,
-    metadata: undefined,
+    metadata,
     extensions: [],
     referenceTaskIds: [],
   };
 }
 
-/** The message of an input-required status: the question, or the call to approve, with the request as data. */
+/** How a reply names the request it answers (docs/a2a.md): the status message says it in these words. */
+export const NAMING_HINT = 'metadata request_id, or a data part {"request_id": …, "action": …}';
+
+/**
+ * The message of an input-required status: the question, or the call to approve, with the request as data. The
+ * request's id is in the message's metadata (`request_id`) and its data part: a reply that names it decides it.
+ */
 export function inputMessage(taskId: string, contextId: string, pending: PendingInput): Message {
   const text =
     pending.kind === "question" && pending.question
       ? pending.question
-      : `Approve the call to ${pending.tool_name}? Reply "approve" or "reject" (or a data part {"action": …}).`;
-  return agentMessage({ id: taskId }, contextId, `${taskId}-input-${pending.request_id}`, [
-    textPart(text),
-    dataPart(pending),
-  ]);
+      : `Approve the call to ${pending.tool_name}? Reply "approve" or "reject", naming request ${pending.request_id} (${NAMING_HINT}).`;
+  return agentMessage(
+    { id: taskId },
+    contextId,
+    `${taskId}-input-${pending.request_id}`,
+    [textPart(text), dataPart(pending)],
+    { request_id: pending.request_id },
+  );
 }
 
 /** Why a failed task failed, as its status message. */

@@ -16,6 +16,8 @@ export interface TaskStreamSource {
   contextId: string;
   /** The task now (for its result and error when it ends). */
   current: () => Promise<TaskView>;
+  /** The stream is about to show the request the task waits for (a bare reply may answer it then). */
+  shown: (requestId: string) => Promise<void>;
 }
 
 /** The events of an Outpost SSE stream, parsed (only the task's own: the stream is opened with depth 0). */
@@ -106,6 +108,7 @@ export async function* taskStream(
         // The event's payload is the request (the catalog's input_requested schema is PendingInputSchema).
         const pending = { ...record.payload } as unknown as PendingInput;
         const message = inputMessage(source.taskId, source.contextId, pending);
+        await source.shown(pending.request_id);
         yield statusUpdate(source, TaskState.TASK_STATE_INPUT_REQUIRED, at, message);
         return;
       }

@@ -17,7 +17,9 @@ import { readYaml, YamlSyntaxError } from "../lib/yaml-source.ts";
 import { AUTH_PROVIDERS, LlmConfigSchema, PROVIDER_NAMES } from "../llm/provider.ts";
 import { McpServerSchema } from "../mcp/config.ts";
 import { HierarchicalDocumentToolSchema, VectorstoreToolSchema } from "../tools/knowledge-tools.ts";
+import { fileKeyOf, inFileTerms, namedFileKeys } from "./agent-file-keys.ts";
 import { type AgentDefinition, AgentDefinitionSchema, parseDefinition } from "./definition.ts";
+import { definitionKey, innermost } from "./definition-errors.ts";
 
 /** Largest agent file accepted (bytes): a prompt and settings, not a corpus. */
 export const MAX_AGENT_FILE_BYTES = 256 * 1024;
@@ -116,7 +118,17 @@ export interface AgentFile {
 }
 
 /** A problem in an agent file, with the line of the key it is about when that is known. */
-export class AgentFileError extends DefinitionFileError {}
+export class AgentFileError extends DefinitionFileError {
+  /**
+   * The file's key the problem is about (PUT /v1/agents/:name's 400 names it): `key`, or the key at fault of a check
+   * that relates keys, whose message names it in its own words.
+   */
+  readonly field: string | null;
+  constructor(path: string, line: number | null, key: string | null, message: string, field: string | null = key) {
+    super(path, line, key, message);
+    this.field = field;
+  }
+}
 
 /**
  * The first regular expression of a checked file's definition that RE2 refuses, with its key in the file: a regex
@@ -137,20 +149,26 @@ export async function filePatternProblem(definition: AgentDefinition): Promise<P
   return format === undefined || format instanceof z.ZodType ? null : re2PatternProblem(format, "response_format");
 }
 
-/** Parses and checks one agent file (YAML, or JSON, which is YAML too). */
-export function parseAgentFile(path: string, source: string): AgentFile {
+/**
+ * Parses and checks one agent file (YAML, or JSON, which is YAML too). `also` checks more of the definition (an agent
+ * added at runtime: src/agents/definition-runtime.ts); its refusals are the file's, with their key and line.
+ */
+export function parseAgentFile(path: string, source: string, also?: (definition: AgentDefinition) => void): AgentFile {
   let doc: ReturnType<typeof readYaml>;
   try {
     doc = readYaml(source);
   } catch (error) {
-    if (error instanceof YamlSyntaxError) throw new AgentFileError(path, error.line, null, error.message);
-    throw error;
+    if (!(error instanceof YamlSyntaxError)) throw error;
+    const key = error.keys && error.keys.length > 0 ? error.keys.map(String).join(".") : null;
+    throw new AgentFileError(path, error.line, key, error.message);
   }
   const lineOf = doc.lineOf;
   const raw: unknown = doc.value;
   const parsed = AgentFileSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
+    const first = parsed.error.issues[0];
+    // A union's issue from inside the branch that got furthest ("claude.web_search.max_uses", not "claude.web_search").
+    const issue = first ? innermost(first) : undefined;
     const at = issue?.path ?? [];
     const keys = issue?.code === "unrecognized_keys" ? [...at, issue.keys[0] ?? ""] : at;
     const key = keys.length > 0 ? keys.map(String).join(".") : null;
@@ -166,19 +184,38 @@ export function parseAgentFile(path: string, source: string): AgentFile {
   try {
     // The checks that relate one key to another, exactly as for a TypeScript agent.
     parseDefinition(defined);
+    also?.(defined);
   } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    const message = inFileTerms(error.message.replace(/^Agent "[^"]*": /, ""));
-    // The line of the key the message names first (a path inside the evaluation settings, to its line).
-    const named =
-      /^(?:evaluations|test_cases)(?:\.[\w-]+)+/.exec(message)?.[0] ??
-      Object.values(FILE_KEYS)
-        .map((k) => k.replace(/\.$/, ""))
-        .filter((k) => message.includes(k))
-        .sort((a, b) => message.indexOf(a) - message.indexOf(b))[0];
-    throw new AgentFileError(path, named ? lineOf(named.split(".")) : null, null, message);
+    if (!(error instanceof ConfigError) && definitionKey(error) === null) throw error;
+    throw definitionRefusal(path, error as Error, lineOf, (raw as AgentFileInput).tools);
   }
   return { path, definition: defined, warnings };
+}
+
+/**
+ * A refusal of the definition's checks as the file's: the file's key (the error's key in the file's terms), its line,
+ * and the message in the file's terms, which says the key itself when it names none.
+ */
+function definitionRefusal(
+  path: string,
+  error: Error,
+  lineOf: (keys: readonly PropertyKey[]) => number | null,
+  tools: AgentFileInput["tools"],
+): AgentFileError {
+  const message = inFileTerms(error.message.replace(/^Agent "[^"]*": /, ""));
+  const key = definitionKey(error);
+  if (key !== null) {
+    const at = fileKeyOf(key, tools);
+    // A message that opens with a path inside the key names the very value at fault: a pattern inside a schema.
+    const lead = /^[\w.-]+/.exec(message)?.[0];
+    const field = lead?.startsWith(`${at}.`) ? lead : at;
+    return new AgentFileError(path, lineOf(field.split(".")), message.includes(field) ? null : field, message, field);
+  }
+  // A check that names no key: the line of the key its message names first.
+  const named = namedFileKeys()
+    .filter((k) => message.includes(k))
+    .sort((a, b) => message.indexOf(a) - message.indexOf(b))[0];
+  return new AgentFileError(path, named ? lineOf(named.split(".")) : null, null, message, named ?? null);
 }
 
 /**
@@ -187,6 +224,15 @@ export function parseAgentFile(path: string, source: string): AgentFile {
  */
 function startupRules(file: AgentFileValue, refuse: (keys: PropertyKey[], message: string) => never): string[] {
   const warnings: string[] = [];
+  // The servers become a map by name: a second of the same name would silently replace the first.
+  const names = file.tools.map((tool) => (tool.type === "mcp" ? tool.name : null));
+  const twice = names.findIndex((name, index) => name !== null && names.indexOf(name) !== index);
+  if (twice >= 0) {
+    refuse(
+      ["tools", twice, "name"],
+      `"${names[twice]}" is the name of tools.${names.indexOf(names[twice] ?? null)} too`,
+    );
+  }
   const anthropic = file.model.provider === "anthropic";
   const knowledge = file.tools.findIndex((t) => t.type !== "mcp");
   // Rule 1: knowledge tools on Anthropic need a provider of embeddings (Anthropic has none).
@@ -273,37 +319,4 @@ function toDefinition(file: AgentFileValue, raw: AgentFileInput): AgentDefinitio
     ["evaluations", raw.evaluations],
   ];
   return Object.fromEntries(entries.filter(([, value]) => value !== undefined)) as AgentDefinition;
-}
-
-/** A definition's key → the file's, for messages from the checks that relate keys (parseDefinition). */
-const FILE_KEYS: Readonly<Record<string, string>> = {
-  "extendedThinking.budget_tokens": "claude.extended_thinking.budget_tokens",
-  extendedThinking: "claude.extended_thinking",
-  webSearch: "claude.web_search",
-  maxTokens: "model.max_tokens",
-  temperature: "model.temperature",
-  allowedTools: "claude.allowed_tools",
-  toolPermissions: "tool_permissions",
-  responseFormat: "response_format",
-  testCases: "test_cases",
-  "hooks.": "hooks.",
-  "llmConfig.": "model.",
-  llmConfig: "model",
-  "embeddingProvider.": "embedding_provider.",
-  embeddingProvider: "embedding_provider",
-  knowledgeTools: "tools",
-  "fileSystem.": "claude.file_system.",
-  "bash.": "claude.bash.",
-  "webFetch.": "web_fetch.",
-  "mcpServers.": "tools.",
-  "promptCache.": "prompt_cache.",
-  "contextWindow.": "context_window.",
-  contextWindow: "context_window",
-  promptCache: "prompt_cache",
-};
-
-function inFileTerms(message: string): string {
-  let out = message;
-  for (const [from, to] of Object.entries(FILE_KEYS)) out = out.replaceAll(from, to);
-  return out;
 }

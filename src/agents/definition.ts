@@ -2,14 +2,13 @@
 // from each subsystem's own part: the built-in tools' settings (src/tools/settings.ts), MCP servers
 // (src/mcp/config.ts), review settings (src/approvals/permissions.ts), inbound hooks (src/inbound-hooks/hook.ts) and
 // the model provider (src/llm/provider.ts). parseDefinition() checks it when the agent is built, so a bad definition
-// fails at deploy time (and in tests), never in the middle of a run: a ConfigError naming the key, or an
-// InvalidToolError for a tool name.
+// fails at deploy time (and in tests), never in the middle of a run: a DefinitionError (a ConfigError) naming the key,
+// or, for a tool name, a ToolNameError (an InvalidToolError) naming the entry (src/agents/definition-errors.ts).
 
 import type { WebSearchTool20250305 } from "@anthropic-ai/sdk/resources/messages";
 import { z } from "zod";
 import { PERMISSION_SETTINGS_SHAPE, type ToolPermissions, toolPermissions } from "../approvals/permissions.ts";
 import { DEFAULT_MAX_TOKENS } from "../config/models.ts";
-import { ConfigError } from "../errors.ts";
 import { type EvaluationConfig, EvaluationsSchema, type TestCase, TestCasesSchema } from "../evaluations/config.ts";
 import type { RedactionMode } from "../events/redaction.ts";
 import { type HookSpec, HooksSchema } from "../inbound-hooks/hook.ts";
@@ -28,17 +27,27 @@ import { SUMMARIZERS, type Summarizer } from "./compaction.ts";
 import {
   checkEvaluations,
   checkKnowledgeTools,
+  checkModelSettings,
+  checkSubagents,
   checkSummarizer,
   checkWebSearch,
+  eachKeyed,
   WITH_WEB_SEARCH,
 } from "./definition-checks.ts";
-import { parseDefinitionPart } from "./definition-errors.ts";
+import { DefinitionError, keyed, parseDefinitionPart } from "./definition-errors.ts";
 import { type ResponseFormatInput, responseSchema } from "./structured-output.ts";
 import { validateToolNames } from "./tool-names.ts";
 
 export { AGENT_NAME_PATTERN };
 
 const DEFAULT_MAX_TURNS = 10;
+/** The most model turns of a run: a task's own max_turns has the same bound (MAX_TURNS_LIMIT, src/http/schemas.ts). */
+const MOST_TURNS = 1_000;
+/**
+ * The most output tokens of one model call: the longest output of any model Outpost knows (128k, Claude's and
+ * OpenAI's); a larger budget is no budget, and the provider refuses it.
+ */
+const MOST_OUTPUT_TOKENS = 128_000;
 const POSITIVE_INTEGER = "must be a positive integer";
 
 export const AgentDefinitionSchema = z.strictObject({
@@ -49,7 +58,12 @@ export const AgentDefinitionSchema = z.strictObject({
   role: z.string().trim().min(1, "must not be empty").optional(),
   systemPrompt: z.string().refine((prompt) => prompt.trim() !== ""),
   /** Model turns before the run ends with "max_turns limit reached" (seed 004 max_turns). */
-  maxTurns: z.number(POSITIVE_INTEGER).int(POSITIVE_INTEGER).positive(POSITIVE_INTEGER).default(DEFAULT_MAX_TURNS),
+  maxTurns: z
+    .number(POSITIVE_INTEGER)
+    .int(POSITIVE_INTEGER)
+    .positive(POSITIVE_INTEGER)
+    .max(MOST_TURNS, "must be at most 1,000 (a task's own max_turns has the same bound)")
+    .default(DEFAULT_MAX_TURNS),
   /** Remote MCP servers by name (seed 003 MCPServer); see src/mcp/config.ts for the fields. */
   mcpServers: McpServersSchema.prefault({}),
   ...TOOL_SETTINGS_SHAPE,
@@ -71,7 +85,12 @@ export const AgentDefinitionSchema = z.strictObject({
     .max(2, "must be at most 2")
     .optional(),
   /** Output token budget of each model call (raised past extendedThinking's budget when left at its default). */
-  maxTokens: z.number(POSITIVE_INTEGER).int(POSITIVE_INTEGER).positive(POSITIVE_INTEGER).optional(),
+  maxTokens: z
+    .number(POSITIVE_INTEGER)
+    .int(POSITIVE_INTEGER)
+    .positive(POSITIVE_INTEGER)
+    .max(MOST_OUTPUT_TOKENS, "must be at most 128,000 (the longest output of any model)")
+    .optional(),
   /**
    * Seed 004 ExtendedThinkingConfig: the model thinks before it answers, within budget_tokens of each call's output:
    * 1,024 (the Messages API's minimum; the seed says 1,000) to 100,000. Anthropic agents only. The thinking streams as llm_thinking_delta events and stays, signed,
@@ -241,7 +260,7 @@ export interface AgentSpec {
   evaluations: EvaluationConfig | null;
 }
 
-/** Checks a definition: its schema, then what one key says about another. */
+/** Checks a definition: its schema, then what one key says about another. Every refusal names its key. */
 export function parseDefinition(definition: AgentDefinition): AgentSpec {
   const agent = String(definition.name);
   const parsed = parseDefinitionPart(agent, AgentDefinitionSchema, definition);
@@ -254,6 +273,7 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
     subagents: parsed.subagents,
     workingDirectory: parsed.workingDirectory,
   };
+  checkSubagents(agent, settings.subagents.agents);
   const webSearch = checkWebSearch(agent, parsed);
   const knowledgeNames = checkKnowledgeTools(agent, parsed);
   const tools = parsed.allowedTools ?? [
@@ -268,57 +288,43 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
     knowledgeNames.length > 0 ? new Set([...runnable, ...knowledgeNames]) : runnable,
     serverNames,
   );
-  requireCapabilities(agent, tools, settings);
+  eachKeyed("allowedTools", tools, (tool) => requireCapabilities(agent, [tool], settings));
   for (const server of servers) {
     for (const [tool, toolSettings] of Object.entries(server.tools)) {
       // Fallbacks are MCP tools of declared servers; they take the same arguments as the tool they stand in for.
-      validateToolNames(toolSettings.fallbackTools, new Set(), serverNames);
-      if (toolSettings.fallbackTools.includes(`mcp__${server.name}__${tool}`)) {
-        throw new ConfigError(
-          `Agent "${agent}": mcpServers.${server.name}.tools.${tool}.fallback_tools lists the tool itself.`,
-        );
+      const at = `mcpServers.${server.name}.tools.${tool}.fallback_tools`;
+      validateToolNames(toolSettings.fallbackTools, new Set(), serverNames, at);
+      const itself = toolSettings.fallbackTools.indexOf(`mcp__${server.name}__${tool}`);
+      if (itself >= 0) {
+        throw new DefinitionError(`${at}.${itself}`, `Agent "${agent}": ${at} lists the tool itself.`);
       }
     }
   }
-  // Validated per provider: Anthropic's current Messages API takes no sampling parameters (a request with one is a
-  // 400), so an Anthropic agent is refused here rather than failing every run.
-  if (parsed.temperature !== undefined && (parsed.llmConfig?.provider ?? "anthropic") === "anthropic") {
-    throw new ConfigError(
-      `Agent "${agent}": temperature is not taken by Anthropic's models (the Messages API dropped sampling parameters); it applies to openai_compatible and gemini agents.`,
-    );
-  }
-  checkSummarizer(agent, parsed.contextWindow?.summarizer, parsed.llmConfig);
+  keyed("contextWindow.summarizer", () => checkSummarizer(agent, parsed.contextWindow?.summarizer, parsed.llmConfig));
   const thinking = parsed.extendedThinking?.enabled ? parsed.extendedThinking.budget_tokens : null;
-  if (thinking !== null && (parsed.llmConfig?.provider ?? "anthropic") !== "anthropic") {
-    throw new ConfigError(
-      `Agent "${agent}": extendedThinking is for Anthropic's models; this agent's provider is ${parsed.llmConfig?.provider}.`,
-    );
-  }
-  // The thinking is part of a call's output: max_tokens must exceed its budget (the API refuses otherwise). A
-  // maxTokens left out is raised to leave the default answer room; one set too low is refused.
-  if (thinking !== null && parsed.maxTokens !== undefined && parsed.maxTokens <= thinking) {
-    throw new ConfigError(
-      `Agent "${agent}": maxTokens (${parsed.maxTokens}) must be more than extendedThinking.budget_tokens (${thinking}): the thinking counts against each call's output.`,
-    );
-  }
+  checkModelSettings(agent, parsed, thinking);
   const maxTokens = parsed.maxTokens ?? (thinking === null ? DEFAULT_MAX_TOKENS : thinking + DEFAULT_MAX_TOKENS);
   const tenants = parsed.tenants ? Object.freeze([...new Set(parsed.tenants)]) : null;
   for (const hook of parsed.hooks) {
     // A hook starts tasks of its tenant; one the agent refuses would fail every run it starts.
     if (tenants !== null && !tenants.includes(hook.tenant)) {
-      throw new ConfigError(
+      throw new DefinitionError(
+        `hooks.${hook.id}.tenant`,
         `Agent "${agent}": hooks.${hook.id}.tenant "${hook.tenant}" is not one of the agent's tenants ` +
           `(${tenants.join(", ")}); a hook without a tenant starts tasks of "${DEFAULT_TENANT}".`,
       );
     }
   }
   const responseFormat =
-    parsed.responseFormat === undefined ? null : responseSchema(agent, parsed.responseFormat as ResponseFormatInput);
+    parsed.responseFormat === undefined
+      ? null
+      : keyed("responseFormat", () => responseSchema(agent, parsed.responseFormat as ResponseFormatInput));
   checkEvaluations(agent, parsed.evaluations, responseFormat);
   for (const [index, c] of (parsed.testCases ?? []).entries()) {
     const server = c.faults?.mcp_fault?.server;
     if (server !== undefined && !servers.some((s) => s.name === server)) {
-      throw new ConfigError(
+      throw new DefinitionError(
+        `testCases.${index}.faults.mcp_fault.server`,
         `Agent "${agent}": test_cases.${index}.faults.mcp_fault.server "${server}" is not one of the agent's MCP servers.`,
       );
     }
@@ -350,11 +356,7 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
       : null,
     responseFormat,
     // Web search runs inside the model call: no person can review a search, so no rule may name it.
-    permissions: toolPermissions(
-      agent,
-      parsed,
-      tools.filter((t) => t !== WEB_SEARCH_ALLOWED_NAME),
-    ),
+    permissions: permissionsOf(agent, parsed, tools),
     hooks: Object.freeze(parsed.hooks),
     redactionMode: parsed.redactionMode,
     llmConfig: parsed.llmConfig ?? null,
@@ -365,4 +367,19 @@ export function parseDefinition(definition: AgentDefinition): AgentSpec {
     testCases: Object.freeze(parsed.testCases ?? []),
     evaluations: parsed.evaluations ?? null,
   };
+}
+
+/** The agent's review settings, checked against its tools rule by rule, so a refusal names the rule's key. */
+function permissionsOf(
+  agent: string,
+  parsed: Parameters<typeof toolPermissions>[1],
+  tools: readonly string[],
+): ToolPermissions {
+  const reviewed = tools.filter((t) => t !== WEB_SEARCH_ALLOWED_NAME);
+  for (const [tool, rule] of Object.entries(parsed.toolPermissions ?? {})) {
+    keyed(`toolPermissions.${tool}`, () =>
+      toolPermissions(agent, { ...parsed, toolPermissions: { [tool]: rule } }, reviewed),
+    );
+  }
+  return toolPermissions(agent, parsed, reviewed);
 }

@@ -79,9 +79,17 @@ export interface SubagentReport {
   usage?: SubtreeUsage;
 }
 
+/** Whether a child may start: a place in its root's tree, or why not, for the delegating model (RPC admitToTree). */
+export type TreeAdmission = { admitted: true } | { admitted: false; refusal: string };
+
 /** What a child task knows of its place in the tree (its state, from its creation). */
 export interface SubagentOrigin {
   parent_task_id: string;
   tool_use_id: string;
   depth: number;
+  /**
+   * The root of its tree, whose object counts the tree's tasks (src/subagents/tree-limits.ts). Absent in a child
+   * started before trees were counted: its parent stands in for it.
+   */
+  root_task_id?: string;
 }

@@ -56,6 +56,12 @@ export const ERROR_CODES = {
       when: "a schedule's `cron` is not a 5-field cron expression, or never matches a date (`field`: `cron`)",
     },
   },
+  schedule_interval_too_short: {
+    request: {
+      status: 400,
+      when: "a schedule's `cron` has two due times closer together than the deployment's floor, OUTPOST_SCHEDULE_MIN_INTERVAL_SECONDS (60 by default: cron's own minute); the message says how close (`field`: `cron`)",
+    },
+  },
   invalid_timezone: {
     request: { status: 400, when: "a schedule's `timezone` is not an IANA time zone (`field`: `timezone`)" },
   },
@@ -93,6 +99,12 @@ export const ERROR_CODES = {
     request: {
       status: 403,
       when: "the API key lacks the scope: `read` for GET, `run` for anything that acts, `admin` for `/v1/tenant` (`field`: `authorization`); `read` too for a task with callbacks (`field`: `webhook`)",
+    },
+  },
+  origin_not_allowed: {
+    request: {
+      status: 403,
+      when: "a request to `/mcp` with an `Origin` header that OUTPOST_ALLOWED_ORIGINS does not list (none by default; a request without `Origin` passes) (`field`: `origin`); answered as the MCP transport's JSON-RPC error, this body its `error.data`",
     },
   },
   hook_not_found: { request: { status: 404, when: "no agent declares that hook (`field`: `hook_id`)" } },
@@ -176,6 +188,18 @@ export const ERROR_CODES = {
       when: "a `PUT /v1/agents/:name` whose `If-Match` names another version than the agent's current one (`field`: `if-match`)",
     },
   },
+  agent_limit_reached: {
+    request: {
+      status: 409,
+      when: "a `PUT /v1/agents/:name` of a new agent when the tenant already has `OUTPOST_MAX_RUNTIME_AGENTS` agents of its own (`field`: `name`)",
+    },
+  },
+  agent_version_limit_reached: {
+    request: {
+      status: 409,
+      when: "a `PUT /v1/agents/:name` that would add a version to an agent that has `OUTPOST_MAX_AGENT_VERSIONS` of them; none is dropped (`field`: `name`)",
+    },
+  },
   schedule_finished: {
     request: { status: 409, when: "a pause or resume of an `at` schedule that has already fired" },
   },
@@ -234,6 +258,12 @@ export const ERROR_CODES = {
     request: {
       status: 422,
       when: "a put's document makes more than 500 chunks (`field`: `documents.<i>.text`), its documents more than 1,000 (`field`: `documents`), or it would give the collection more than 1,000 documents or 10,000 chunks (`field`: `documents`) or the tenant more than 100 collections (`field`: `name`); refused before anything is embedded",
+    },
+  },
+  schedule_limit_reached: {
+    request: {
+      status: 422,
+      when: "a new schedule when the tenant already holds as many schedules that may fire (active, paused or revoked) as OUTPOST_MAX_SCHEDULES_PER_TENANT allows (100 by default); finished and deleted ones do not count",
     },
   },
   bundle_not_replayable: {

@@ -52,6 +52,11 @@ export interface NewEvaluation {
   tenant: string;
   /** For an evaluation created under an Idempotency-Key: the request's fingerprint. */
   fingerprint: string | null;
+  /**
+   * The id of the key that started it: each run takes a token of its creation rate (run-rate.ts). Absent from an
+   * evaluation created before evaluations kept their key.
+   */
+  keyId?: string | null;
   agent: string;
   agentVersion: number | null;
   /** The case names or tags the request chose; null: every case. */

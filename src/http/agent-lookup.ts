@@ -5,7 +5,8 @@
 // The tenant's own agents come from its Durable Object, and each Worker instance keeps what it read for
 // OWN_AGENTS_TTL_MS: a call to the object on every task creation doubled the Worker's CPU per task in the benchmark
 // (docs/development/benchmark.md). A PUT is seen at once by the instance that handled it, and by every other instance
-// within that time; a task records the version it was created with either way.
+// within that time; a task records the version it was created with either way. What is read again then is the index
+// of current versions alone: a version never changes, so its definition (up to 256 KiB) is read once per instance.
 import type { Context } from "hono";
 import type { Agent } from "../agents/agent.ts";
 import { registry } from "../agents/catalog.ts";
@@ -21,19 +22,70 @@ export const OWN_AGENTS_TTL_MS = 2_000;
 const MAX_CACHED_TENANTS = 1_000;
 
 const ownAgentsByTenant = new Map<string, { agents: ReadonlyMap<string, StoredAgent>; until: number }>();
+/** Versions an instance keeps at most, the least recently used going first. */
+const MAX_CACHED_VERSIONS = 500;
+/** The versions this instance has read, by tenant, name, version and digest (src/tenants/agent-versions.ts). */
+const versionsRead = new Map<string, StoredAgent>();
+
+function versionKey(tenant: string, agent: Pick<StoredAgent, "name" | "version" | "sha256">): string {
+  return `${tenant}\n${agent.name}\n${agent.version}\n${agent.sha256}`;
+}
+
+/** A version read before, kept as the most recently used; undefined when this instance has not read it. */
+function versionRead(key: string): StoredAgent | undefined {
+  const agent = versionsRead.get(key);
+  if (agent) {
+    versionsRead.delete(key);
+    versionsRead.set(key, agent);
+  }
+  return agent;
+}
+
+function keepVersion(key: string, agent: StoredAgent): void {
+  versionsRead.delete(key);
+  versionsRead.set(key, agent);
+  if (versionsRead.size > MAX_CACHED_VERSIONS) {
+    const oldest = versionsRead.keys().next().value;
+    if (oldest !== undefined) versionsRead.delete(oldest);
+  }
+}
+
+/**
+ * An RPC result's items, copied out of it and the result disposed: kept past this request, and an RPC result holds
+ * its call's session until it is disposed (one kept across requests kept the tenant object's session open).
+ */
+function copied<T>(result: readonly T[]): T[] {
+  const items = structuredClone([...result]) as T[];
+  (result as unknown as Partial<Disposable>)[Symbol.dispose]?.();
+  return items;
+}
 
 /** The tenant's own agents, current versions by name, as this instance last read them (at most OWN_AGENTS_TTL_MS ago). */
 async function ownAgents(c: Context<AppEnv>): Promise<ReadonlyMap<string, StoredAgent>> {
+  const cached = ownAgentsByTenant.get(c.get("tenant"));
+  if (cached && cached.until > Date.now()) return cached.agents;
+  return currentOwnAgents(c);
+}
+
+/** The tenant's own agents as its object holds them now, current versions by name (and this instance's copy renewed). */
+export async function currentOwnAgents(c: Context<AppEnv>): Promise<ReadonlyMap<string, StoredAgent>> {
   const tenant = c.get("tenant");
   const now = Date.now();
-  const cached = ownAgentsByTenant.get(tenant);
-  if (cached && cached.until > now) return cached.agents;
-  // Kept past this request, so copied out of the RPC result and the result disposed: an RPC result holds its call's
-  // session until it is disposed, and one kept across requests kept the tenant object's session open.
-  const result = await tenantStubFor(c.env, tenant).agentList();
-  const list = structuredClone([...result]) as StoredAgent[];
-  (result as unknown as Partial<Disposable>)[Symbol.dispose]?.();
-  const agents = new Map(list.map((a) => [a.name, a]));
+  const stub = tenantStubFor(c.env, tenant);
+  const index = copied(await stub.agentIndex());
+  const agents = new Map<string, StoredAgent>();
+  for (const entry of index) {
+    const read = versionRead(versionKey(tenant, entry));
+    if (read) agents.set(entry.name, read);
+  }
+  if (agents.size < index.length) {
+    // A version this instance has not read (a new agent or a new version): the current ones, definitions and all. One
+    // newer than the index is taken as it is.
+    for (const agent of copied(await stub.agentList())) {
+      keepVersion(versionKey(tenant, agent), agent);
+      if (!agents.has(agent.name)) agents.set(agent.name, agent);
+    }
+  }
   ownAgentsByTenant.delete(tenant);
   ownAgentsByTenant.set(tenant, { agents, until: now + OWN_AGENTS_TTL_MS });
   if (ownAgentsByTenant.size > MAX_CACHED_TENANTS) {

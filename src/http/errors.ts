@@ -1,15 +1,23 @@
 // The one place where errors become HTTP responses: `{error: {code, message, request_id, field?}}` with a stable
 // code, answered with the status the registry gives it (src/errors/codes.ts). Client mistakes are 4xx; anything
-// unexpected is a 500 whose body hides the internal message. The MCP server (src/mcp-server/) shows the same bodies.
+// unexpected is a 500 whose body hides the internal message; a 401 carries the Bearer challenge. The MCP server
+// (src/mcp-server/) shows the same bodies.
 import type { Context } from "hono";
 import { type HttpErrorStatus, httpStatus } from "../errors/codes.ts";
 import { AgentNotFoundError, ApiError } from "../errors.ts";
 import type { AppEnv } from "./app-env.ts";
 import type { ErrorBody } from "./responses.ts";
 
+/**
+ * The challenge every 401 carries (RFC 9110 §11.6.1 requires one): a bearer token, in Outpost's one realm. No
+ * `resource_metadata` (RFC 9728): Outpost serves no OAuth metadata; its keys come from the operator.
+ */
+export const AUTH_CHALLENGE = 'Bearer realm="outpost"';
+
 export function errorResponse(c: Context<AppEnv>, error: unknown): Response {
   const { status, body } = errorBody(c.get("requestId") ?? "unknown", error);
   if (body.error.code === "object_unavailable") c.header("Retry-After", "1");
+  if (status === 401) c.header("WWW-Authenticate", AUTH_CHALLENGE);
   return c.json(body, status);
 }
 

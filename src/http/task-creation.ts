@@ -9,6 +9,8 @@ import type { Env } from "../env.ts";
 import { ApiError } from "../errors.ts";
 import { type Faults, faultInjectionAllowed, faultInjectionOffMessage } from "../faults/faults.ts";
 import { sha256Hex } from "../lib/sha256.ts";
+import { creationRatePerMinute } from "../tasks/creation-rate.ts";
+import { keyBucket, type TaskPrincipal } from "../tasks/principal.ts";
 import type { TaskInit, TaskLimits, TaskView, TaskWebhook } from "../tasks/task.ts";
 import { derivedTaskId, startInObject } from "../tasks/task-ids.ts";
 import { taskInit, taskModel } from "../tasks/task-init.ts";
@@ -21,7 +23,7 @@ import { mayRead, taskResource } from "./task-resource.ts";
 import { parseWith } from "./validation.ts";
 
 /** Tasks a key may create per minute unless it or OUTPOST_RATE_LIMIT_PER_MINUTE says otherwise. */
-export const DEFAULT_RATE_LIMIT_PER_MINUTE = 60;
+export { DEFAULT_RATE_LIMIT_PER_MINUTE } from "../tasks/creation-rate.ts";
 /** An Idempotency-Key: 1 to 255 printable ASCII characters (the OpenAPI document states it too). */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
@@ -30,15 +32,29 @@ export function rateLimitPerMinute(
   c: Context<AppEnv>,
   own: number | null = c.get("apiKey").rateLimitPerMinute,
 ): number {
-  if (own) return own;
-  const configured = Number(c.env.OUTPOST_RATE_LIMIT_PER_MINUTE);
-  return Number.isInteger(configured) && configured > 0 ? configured : DEFAULT_RATE_LIMIT_PER_MINUTE;
+  // The same rule as for the work a key leaves behind (a schedule's fires, an evaluation's runs).
+  return creationRatePerMinute(c.env, own);
 }
 
 /** 429 rate_limited with Retry-After when the request's key has used up its task creations for now. */
 export async function takeRateToken(c: Context<AppEnv>): Promise<void> {
   const limit = rateLimitPerMinute(c);
-  await takeToken(c, `key:${c.get("apiKey").id}`, limit, `This API key may create ${limit} tasks a minute`);
+  await takeToken(c, keyBucket(c.get("apiKey").id), limit, `This API key may create ${limit} tasks a minute`);
+}
+
+/**
+ * The principal of a task the request's key creates (src/tasks/principal.ts): its sub-agents take their creation
+ * tokens from the key's bucket, at the key's rate. Undefined without a key (a hook's delivery names its own).
+ */
+export function requestPrincipal(c: Context<AppEnv>): TaskPrincipal | undefined {
+  const key = c.get("apiKey") as AppEnv["Variables"]["apiKey"] | undefined;
+  if (!key) return undefined;
+  return {
+    tenant: c.get("tenant"),
+    key_id: key.id,
+    rate_bucket: keyBucket(key.id),
+    rate_limit_per_minute: rateLimitPerMinute(c),
+  };
 }
 
 /**
@@ -83,7 +99,9 @@ export async function launch(
   tenant: string,
   init: TaskInit,
 ): Promise<{ task: TaskView; replayed: boolean }> {
-  const started = await startInObject(c.env, tenant, init);
+  // A task the request's key creates counts its sub-agents against the key, whichever route made its TaskInit.
+  const principal = init.principal ?? requestPrincipal(c);
+  const started = await startInObject(c.env, tenant, principal ? { ...init, principal } : init);
   // The task, when start() created it or found it created by the same request (StartOutcome).
   if (started.task) return { task: started.task, replayed: started.outcome === "replayed" };
   throw creationRefused(started);
@@ -175,6 +193,8 @@ export async function newRun(
     retentionDays: body.retention_days,
     limits,
     ...(run.files ? { files: run.files, warnings: agent.startupWarnings(Object.keys(run.files)) } : {}),
+    // Kept in a schedule's or an evaluation's template too: the runs they start count against this key.
+    principal: requestPrincipal(c),
   });
 }
 

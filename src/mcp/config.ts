@@ -4,6 +4,7 @@
 // the middle of a run.
 import { z } from "zod";
 import { secretName } from "../lib/secrets.ts";
+import { checkOutboundUrl, tenantOutboundPolicy } from "../net/outbound.ts";
 
 /** Seed 003 default: a tool call may take five minutes. */
 export const DEFAULT_TOOL_TIMEOUT_SECONDS = 300;
@@ -108,4 +109,17 @@ function toSpec(name: string, server: z.output<typeof McpServerSchema>): McpServ
 
 export function toolSettings(spec: McpServerSpec, tool: string): McpToolSettings {
   return spec.tools[tool] ?? { timeoutSeconds: DEFAULT_TOOL_TIMEOUT_SECONDS, fallbackTools: [] };
+}
+
+/**
+ * The check of the URL of a server that an agent tenant `tenant` adds at runtime declares, when the agent is defined
+ * (PUT /v1/agents/:name): the run's connection judges it by the same policy again (src/net/outbound.ts), never by
+ * OUTPOST_ALLOW_PRIVATE_HOSTS, which is the operator's. The check throws BlockedUrlError saying why; a setting that is
+ * not valid is a ConfigError here, before any definition is judged by it.
+ */
+export function tenantServerCheck(tenantPrivateHosts: string | undefined, tenant: string): (url: string) => void {
+  const policy = tenantOutboundPolicy(tenantPrivateHosts, tenant);
+  return (url) => {
+    checkOutboundUrl(url, policy);
+  };
 }

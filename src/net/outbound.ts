@@ -1,11 +1,17 @@
 // The guard on every URL an agent's tools reach out to (MCP servers, WebFetch): http(s) only, and no private,
-// loopback, link-local or otherwise internal address unless the operator allows that host. Workers have no DNS
-// lookup, so names are judged as written: literal addresses by range, and the reserved local names by suffix.
-import { BlockedUrlError } from "../errors.ts";
+// loopback, link-local or otherwise internal address unless the operator allows it. Workers have no DNS lookup, so
+// names are judged as written: literal addresses by range, and the reserved local names by suffix. The deployment's
+// own agents may reach the hosts of OUTPOST_ALLOW_PRIVATE_HOSTS; an agent a tenant adds at runtime never does, only the
+// host:port pairs OUTPOST_TENANT_PRIVATE_HOSTS gives its tenant (tenantOutboundPolicy).
+import { BlockedUrlError, ConfigError } from "../errors.ts";
 
 export interface OutboundPolicy {
   /** Hosts (as in URL.hostname, IPv6 in brackets) allowed even though they are private; "*" allows every host. */
   allowPrivateHosts: ReadonlySet<string>;
+  /** Private hosts allowed at one port only, as `host:port` (the port always written, IPv6 in brackets). */
+  allowPrivateOrigins?: ReadonlySet<string>;
+  /** What a refusal of a private host says after its reason; absent: that OUTPOST_ALLOW_PRIVATE_HOSTS would allow it. */
+  hint?: string;
 }
 
 /** OUTPOST_ALLOW_PRIVATE_HOSTS: a comma-separated list of hosts, or "*". Empty or unset allows none. */
@@ -16,6 +22,49 @@ export function outboundPolicy(allowPrivateHosts: string | undefined): OutboundP
     .filter(Boolean);
   return { allowPrivateHosts: new Set(hosts) };
 }
+
+/** A tenant's name: TENANT_PATTERN of src/tenants/api-keys.ts, which net/ may not import. */
+const TENANT_NAME = /^[a-z0-9][a-z0-9-]{0,39}$/;
+/** One `host:port` of OUTPOST_TENANT_PRIVATE_HOSTS: a name or IPv4 address, or an IPv6 one in brackets, and a port. */
+const HOST_PORT = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):(\d{1,5})$/i;
+
+/**
+ * The policy of an agent tenant `tenant` added at runtime (PUT /v1/agents/:name): no host of OUTPOST_ALLOW_PRIVATE_HOSTS,
+ * which is the operator's, and only the private `host:port` pairs OUTPOST_TENANT_PRIVATE_HOSTS gives the tenant (a
+ * JSON object, tenant → list of `host:port`). A setting that is not such an object is a ConfigError naming the entry.
+ */
+export function tenantOutboundPolicy(setting: string | undefined, tenant: string): OutboundPolicy {
+  const text = setting?.trim() ?? "";
+  const refuse = (what: string): never => {
+    throw new ConfigError(
+      `OUTPOST_TENANT_PRIVATE_HOSTS must be a JSON object of tenants to lists of "host:port": ${what}.`,
+    );
+  };
+  if (text === "") return { allowPrivateHosts: new Set(), allowPrivateOrigins: new Set(), hint: TENANT_HINT };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    refuse("it is not a JSON object");
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) refuse("it is not a JSON object");
+  let mine: string[] = [];
+  for (const [name, list] of Object.entries(value as Record<string, unknown>)) {
+    if (!TENANT_NAME.test(name)) refuse(`"${name}" is not a tenant name`);
+    if (!Array.isArray(list)) refuse(`the entry of "${name}" is not a list`);
+    const origins = (list as unknown[]).map((entry) => {
+      const match = typeof entry === "string" ? HOST_PORT.exec(entry.trim()) : null;
+      const port = Number(match?.[2]);
+      if (!match || port < 1 || port > 65_535) refuse(`${JSON.stringify(entry)} (of "${name}") is not a host:port`);
+      return `${(match?.[1] ?? "").toLowerCase()}:${port}`;
+    });
+    if (name === tenant) mine = origins;
+  }
+  return { allowPrivateHosts: new Set(), allowPrivateOrigins: new Set(mine), hint: TENANT_HINT };
+}
+
+const TENANT_HINT =
+  "An agent added at runtime reaches a private host only at a host:port that OUTPOST_TENANT_PRIVATE_HOSTS gives its tenant";
 
 /**
  * A configured endpoint (a model's, an embedding provider's) that passed the guard, as the base URL an SDK client
@@ -46,10 +95,19 @@ export function checkOutboundUrl(raw: string | URL, policy: OutboundPolicy): URL
   // "localhost." is "localhost": a fully qualified name's trailing dot changes nothing about where it resolves.
   const host = url.hostname.toLowerCase().replace(/\.+$/, "");
   const reason = privateReason(host);
-  if (reason && !policy.allowPrivateHosts.has("*") && !policy.allowPrivateHosts.has(host)) {
-    throw new BlockedUrlError(url.href, reason, { privateHost: true });
+  if (reason && !allowsPrivate(policy, host, url)) {
+    throw new BlockedUrlError(url.href, reason, {
+      privateHost: true,
+      ...(policy.hint ? { hint: policy.hint } : {}),
+    });
   }
   return url;
+}
+
+function allowsPrivate(policy: OutboundPolicy, host: string, url: URL): boolean {
+  if (policy.allowPrivateHosts.has("*") || policy.allowPrivateHosts.has(host)) return true;
+  const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  return policy.allowPrivateOrigins?.has(`${host}:${port}`) ?? false;
 }
 
 /** Why a host is internal, or null for a public one. `host` is URL.hostname (IPv4 already normalized). */

@@ -23,8 +23,12 @@ export interface RunEnvironment {
   providerWaitMs: (agentSeconds: number | null) => number;
   /** Reads a Worker secret by name (MCP server headers). */
   secret: (name: string) => string | undefined;
-  /** Where tools may connect (OUTPOST_ALLOW_PRIVATE_HOSTS): never the callbacks' policy. */
-  outbound: () => OutboundPolicy;
+  /**
+   * Where the tools of a run of `tenant`'s task may connect, never the callbacks' policy: OUTPOST_ALLOW_PRIVATE_HOSTS
+   * for the deployment's own agents; for an agent the tenant added at runtime, only what OUTPOST_TENANT_PRIVATE_HOSTS
+   * gives the tenant (src/net/outbound.ts).
+   */
+  outbound: (run: { tenant: string; runtimeAgent: boolean }) => OutboundPolicy;
   /** The skill catalog (bundled skills and R2 uploads). */
   skills: () => Promise<SkillCatalog>;
   /** A tenant's collections, which the agent's knowledge tools search (the task's tenant's only). */

@@ -123,7 +123,8 @@ export async function runTask(deps: RunnerDeps): Promise<void> {
       taskId: task.id,
       runtime,
       secret: environment.secret,
-      outbound: environment.outbound(),
+      // An agent the tenant added at runtime never reaches the operator's private hosts, only its tenant's.
+      outbound: environment.outbound({ tenant: task.tenant, runtimeAgent: agent.runtime !== null }),
       workspace: deps.workspace,
       redactor: environment.redactor,
       subagents,

@@ -1,7 +1,10 @@
 // A schedule's storage in its own Durable Object: its one row (schedule_spec) and the due times that came
 // (schedule_fires), tables created by src/storage/schedule-migrations.ts. A fire is a row keyed by its due time,
 // written in the same transaction that moves the schedule to its next due time and before its task is started: a due
-// time is recorded once, and a fire recorded but not yet started is started again under the same task id.
+// time is recorded once, and a fire recorded but not yet started is started again under the same task id. A fire the
+// key's rate had no room for is recorded `rate_limited`, and a schedule whose key is gone stops as `revoked`, each in
+// the same check-and-set on the due time.
+import type { TaskPrincipal } from "../tasks/principal.ts";
 import type { ScheduleEntry } from "../tenants/schedule-directory.ts";
 import type { NewSchedule, ScheduleFire, ScheduleStatus, TaskTemplate } from "./schedule.ts";
 import type { FirePlan, MissedPolicy, Timing } from "./timing.ts";
@@ -16,7 +19,9 @@ export interface ScheduleRecord {
   status: ScheduleStatus | "deleted";
   template: TaskTemplate;
   fingerprint: string | null;
-  /** ms since the epoch; null while paused, once finished, and once deleted. */
+  /** The key it fires as (created it, or last resumed it); null for a schedule created before keys were kept. */
+  keyId: string | null;
+  /** ms since the epoch; null while paused, once finished, revoked or deleted. */
   nextDueAt: number | null;
   createdAt: string;
   updatedAt: string;
@@ -44,6 +49,7 @@ interface SpecRow extends Record<string, SqlStorageValue> {
   status: string;
   template: string;
   fingerprint: string | null;
+  key_id: string | null;
   next_due_at: number | null;
   created_at: string;
   updated_at: string;
@@ -85,6 +91,7 @@ export class ScheduleStore {
       status: row.status as ScheduleRecord["status"],
       template: JSON.parse(row.template) as TaskTemplate,
       fingerprint: row.fingerprint,
+      keyId: row.key_id,
       nextDueAt: row.next_due_at,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
@@ -97,8 +104,8 @@ export class ScheduleStore {
     const { timing } = schedule;
     this.sql.exec(
       `INSERT INTO schedule_spec (id, tenant, agent, cron, timezone, at, missed, status, template, fingerprint,
-        next_due_at, created_at, updated_at, version, reported_version)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, 1, 0)`,
+        key_id, next_due_at, created_at, updated_at, version, reported_version)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, 1, 0)`,
       schedule.id,
       schedule.tenant,
       schedule.template.agent,
@@ -108,6 +115,7 @@ export class ScheduleStore {
       schedule.missed,
       JSON.stringify(schedule.template),
       schedule.fingerprint,
+      schedule.keyId,
       nextDueAt,
       iso(now),
       iso(now),
@@ -124,6 +132,35 @@ export class ScheduleStore {
     );
   }
 
+  /**
+   * Resumed by a key: it fires as that key from now on, and the runs it starts count against it (the template's
+   * principal, src/tasks/principal.ts).
+   */
+  resume(principal: TaskPrincipal & { key_id: string }, nextDueAt: number | null, now: number): void {
+    this.transactionSync(() => {
+      const template = this.get()?.template;
+      this.sql.exec(
+        "UPDATE schedule_spec SET key_id = ?, template = ?",
+        principal.key_id,
+        JSON.stringify({ ...template, principal }),
+      );
+      this.setStatus("active", nextDueAt, now);
+    });
+  }
+
+  /**
+   * Its key is gone: stopped (`revoked`), no fire recorded for the due time `due`; only if the schedule is still active
+   * and still due at `due`. Returns whether it was.
+   */
+  revoke(due: number, now: number): boolean {
+    return this.transactionSync(() => {
+      const current = this.get();
+      if (current?.status !== "active" || current.nextDueAt !== due) return false;
+      this.setStatus("revoked", null, now);
+      return true;
+    });
+  }
+
   /** DELETE: the tombstone keeps the id (a repeated creation under its Idempotency-Key is refused), nothing else. */
   delete(now: number): void {
     this.transactionSync(() => {
@@ -136,14 +173,31 @@ export class ScheduleStore {
   /**
    * Records what an alarm does with the due times that came (plan), and moves the schedule to its next due time, in
    * one transaction; only if the schedule is still active and still due at `due` (a pause, or another alarm, may
-   * have come between the plan and now). A due time recorded before is never recorded again. Returns whether the
-   * plan was recorded.
+   * have come between the plan and now). A due time recorded before is never recorded again. A run refused before
+   * its task (`refused`: the key's rate had no room, or the key could not be checked) is recorded with that outcome
+   * and why, without a task. Returns whether the plan was recorded.
    */
-  record(due: number, firePlan: FirePlan, runTaskId: string | null, now: number): boolean {
+  record(
+    due: number,
+    firePlan: FirePlan,
+    runTaskId: string | null,
+    now: number,
+    refused: { outcome: "rate_limited" | "failed"; why: string } | null = null,
+  ): boolean {
     return this.transactionSync(() => {
       const current = this.get();
       if (current?.status !== "active" || current.nextDueAt !== due) return false;
-      if (firePlan.run && runTaskId) {
+      if (firePlan.run && refused !== null) {
+        this.sql.exec(
+          `INSERT OR IGNORE INTO schedule_fires (due_at, task_id, due_times, outcome, recorded_at, attempts, error)
+           VALUES (?, NULL, ?, ?, ?, 0, ?)`,
+          firePlan.run.dueAt,
+          firePlan.run.dueTimes,
+          refused.outcome,
+          iso(now),
+          refused.why,
+        );
+      } else if (firePlan.run && runTaskId) {
         this.sql.exec(
           `INSERT OR IGNORE INTO schedule_fires (due_at, task_id, due_times, outcome, recorded_at, attempts)
            VALUES (?, ?, ?, 'pending', ?, 0)`,

@@ -9,12 +9,19 @@ import { TaskLimitsSchema, TaskMetadataSchema, TaskWebhookSchema } from "../task
 import { derivedTaskId } from "../tasks/task-ids.ts";
 import { MISSED_POLICIES, type MissedPolicy, type Timing } from "./timing.ts";
 
-/** `finished`: an `at` schedule after its one fire. A deleted schedule is gone (404). */
-export const SCHEDULE_STATUSES = ["active", "paused", "finished"] as const;
+/**
+ * `finished`: an `at` schedule after its one fire. `revoked`: stopped at a due time because the key it fires as is no
+ * longer in OUTPOST_API_KEYS (or is another tenant's, or may no longer run tasks); resuming it with a key of the tenant
+ * makes it fire as that key. A deleted schedule is gone (404).
+ */
+export const SCHEDULE_STATUSES = ["active", "paused", "finished", "revoked"] as const;
 export type ScheduleStatus = (typeof SCHEDULE_STATUSES)[number];
 
-/** `pending`: recorded, its task not started yet (the next alarm starts it, under the same id). */
-export const FIRE_OUTCOMES = ["pending", "started", "skipped", "failed"] as const;
+/**
+ * `pending`: recorded, its task not started yet (the next alarm starts it, under the same id). `rate_limited`: not run,
+ * because the key the schedule fires as had no room left in its creation rate.
+ */
+export const FIRE_OUTCOMES = ["pending", "started", "skipped", "rate_limited", "failed"] as const;
 export type FireOutcome = (typeof FIRE_OUTCOMES)[number];
 
 /** The task each fire starts: a TaskInit as a task creation builds it, without the id and trigger the fire gives it. */
@@ -26,6 +33,8 @@ export interface NewSchedule {
   tenant: string;
   /** For a schedule created under an Idempotency-Key: the request's fingerprint (a repeat replays, another body is refused). */
   fingerprint: string | null;
+  /** The id of the key that creates it: each fire takes a token of its creation rate, and its removal stops it. */
+  keyId: string;
   timing: Timing;
   missed: MissedPolicy;
   template: TaskTemplate;
@@ -39,11 +48,14 @@ export const ScheduleFireSchema = z.lazy(() =>
     /** How many due times this fire stands for (more than 1 for missed ones run once or skipped together). */
     due_times: z.number().int().positive(),
     outcome: z.enum(FIRE_OUTCOMES),
-    /** The task the fire starts (derived from the schedule's id and the due time); null when skipped. */
+    /** The task the fire starts (derived from the schedule's id and the due time); null when skipped or rate limited. */
     task_id: z.uuid({ version: "v4" }).nullable(),
     /** When the fire was recorded, before its task was started. */
     recorded_at: z.iso.datetime(),
-    /** Why the task could not be started (`failed`), or the last attempt's failure (`pending`); else null. */
+    /**
+     * Why the task could not be started (`failed`), or the last attempt's failure (`pending`), or why it was not run
+     * (`rate_limited`); else null.
+     */
     error: z.string().nullable(),
   }),
 );
@@ -66,7 +78,13 @@ export const ScheduleViewSchema = z.lazy(() =>
     at: z.iso.datetime().nullable(),
     missed: z.enum(MISSED_POLICIES),
     status: z.enum(SCHEDULE_STATUSES),
-    /** The next due time; null while paused and once finished. */
+    /**
+     * The API key the schedule fires as (its id, never the key): the key that created it or last resumed it. Each fire
+     * takes a token of its creation rate; once it is gone, the schedule stops (`revoked`). Null for a schedule created
+     * before schedules kept their key: it stops at its next due time, until resumed.
+     */
+    key_id: z.string().nullable(),
+    /** The next due time; null while paused, once finished and once revoked. */
     next_run_at: z.iso.datetime().nullable(),
     /** The latest due time that came (run, pending or skipped); null before the first. */
     last_fired_at: z.iso.datetime().nullable(),

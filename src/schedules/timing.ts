@@ -25,7 +25,10 @@ export const MAX_COUNTED_DUE_TIMES = 1_000;
 
 /** Why a timing is refused: the code, the field at fault and a message for people. */
 export interface TimingProblem {
-  code: Extract<RequestErrorCode, "invalid_cron" | "invalid_timezone" | "invalid_schedule_time">;
+  code: Extract<
+    RequestErrorCode,
+    "invalid_cron" | "invalid_timezone" | "invalid_schedule_time" | "schedule_interval_too_short"
+  >;
   field: "cron" | "timezone" | "at";
   message: string;
 }
@@ -137,4 +140,44 @@ export function plan(timing: Timing, policy: MissedPolicy, due: number, now: num
 function previousDue(timing: Timing, dueAt: number): number {
   if ("at" in timing) return dueAt;
   return cronOf(timing.cron, timing.timezone).previousRuns(1, new Date(dueAt))[0]?.getTime() ?? dueAt;
+}
+
+/** Allowed days a cron's day fields are searched for two in a row before none are taken to follow one another. */
+const DAYS_SEARCHED = 60;
+const DAY_MS = 86_400_000;
+
+/**
+ * How close together the due times of `cron` come, if closer than `floorMs`: the shortest gap found, else null.
+ * Read on the wall clock (a change of daylight saving time may bring two due times an hour closer, once). The times
+ * of one day (the minute and hour fields) are walked in UTC, where croner is quick, stopping at the first gap under
+ * the floor; the gap from a day's last time to the next day's first counts only when two allowed days can follow one
+ * another. Minute resolution: with a floor of a minute or less, nothing is refused.
+ */
+export function gapBelow(cron: string, floorMs: number): number | null {
+  if (floorMs <= 60_000) return null;
+  // A nickname (@daily) as its five fields.
+  const fields = (cronOf(cron, "UTC").getPattern() ?? cron).trim().split(/\s+/);
+  const [minute = "*", hour = "*", dom = "*", month = "*", dow = "*"] = fields;
+  const times = new Cron(`${minute} ${hour} * * *`, { mode: "5-part", paused: true, utcOffset: 0 });
+  const dayStart = Date.UTC(2001, 0, 1);
+  let at = times.nextRun(new Date(dayStart - 1))?.getTime() ?? dayStart;
+  for (;;) {
+    const next = times.nextRun(new Date(at))?.getTime();
+    if (next === undefined) return null;
+    const gap = next - at;
+    if (next >= dayStart + DAY_MS) return gap < floorMs && daysFollowOneAnother(dom, month, dow) ? gap : null;
+    if (gap < floorMs) return gap;
+    at = next;
+  }
+}
+
+/** Whether two days the day fields allow come one after the other (searched over the next DAYS_SEARCHED allowed days). */
+function daysFollowOneAnother(dom: string, month: string, dow: string): boolean {
+  const days = new Cron(`0 0 ${dom} ${month} ${dow}`, { mode: "5-part", paused: true, utcOffset: 0 });
+  let previous: number | null = null;
+  for (const day of days.nextRuns(DAYS_SEARCHED, new Date())) {
+    if (previous !== null && day.getTime() - previous === DAY_MS) return true;
+    previous = day.getTime();
+  }
+  return false;
 }

@@ -40,4 +40,12 @@ export const SCHEDULE_MIGRATIONS: readonly Migration[] = [
       )`);
     },
   },
+  {
+    version: 2,
+    adds: "the key a schedule fires as (its fires take that key's creation tokens; its removal stops the schedule)",
+    up: (sql) => {
+      // Null for a schedule created before: it stops (revoked) at its next due time, until a key resumes it.
+      sql.exec("ALTER TABLE schedule_spec ADD COLUMN key_id TEXT");
+    },
+  },
 ];

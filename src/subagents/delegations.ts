@@ -2,6 +2,8 @@
 // tool_use id before its child task is started in its own Durable Object (the child's id is derived from the parent's
 // and the call's, so starting it again finds the same child). The parent records each child's outcome once, as the
 // child reports it (src/subagents/parent-report.ts), and the report wakes its run (src/runtime/run-supervisor.ts).
+// Before a child starts, its tree gives it a place and its root's key a token (src/subagents/tree-limits.ts). What
+// the model wrote (the prompt, the description) is recorded redacted: it is the child's input, and shown.
 import { z } from "zod";
 import type { Agent } from "../agents/agent.ts";
 import { runtimeAgent } from "../agents/file-agents.ts";
@@ -17,13 +19,16 @@ import type {
 import { SubtreeUsageSchema, type UsageRollup, usageRollup } from "../contracts/usage.ts";
 import type { Env } from "../env.ts";
 import type { EventLog } from "../events/event-log.ts";
+import type { Redactor } from "../events/redaction.ts";
 import { type StateKey, stateKey } from "../lib/state-key.ts";
+import { PRINCIPAL_STATE_KEY } from "../tasks/principal.ts";
 import { isTerminal, type TaskInit } from "../tasks/task.ts";
 import { derivedTaskId, taskStubFor } from "../tasks/task-ids.ts";
 import { taskInit } from "../tasks/task-init.ts";
 import { SUBAGENT_ORIGIN_KEY, type TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
 import { addSpend, type Budgets, type ChildBudget, childBudget, held, NO_SPEND, type Spend } from "./tree-budget.ts";
+import { enterTree, type TreeGateDeps } from "./tree-limits.ts";
 
 type Stored = SubagentRecord & { started: boolean };
 
@@ -75,6 +80,10 @@ export interface SubagentDeps {
   registry: AgentRegistry;
   state: Pick<TaskState, "get" | "put">;
   events: Pick<EventLog, "append">;
+  /** The deployment's redactor: a delegation's prompt and description are recorded through it. */
+  redactor: Pick<Redactor, "text">;
+  /** The tree's places and its root's key's rate (src/subagents/tree-limits.ts). */
+  tree: TreeGateDeps;
   task: () => TaskRecord;
   /** The agents this task's agent may delegate to (its subagents.agents). */
   allowedAgents: () => readonly string[];
@@ -130,9 +139,15 @@ export class TaskSubagents implements SubagentHost {
       if ("refusal" in share) refusal = share.refusal;
       else budget = share.budget;
     }
+    const childId = await derivedTaskId("subagent", task.tenant, task.id, request.tool_use_id);
+    // Last, as it reserves: a place in the tree, and a token of the key that started it.
+    if (!refusal) refusal = await enterTree(this.deps.tree, childId);
+    const redact = (text: string) => this.deps.redactor.text(text);
     const record: Stored = {
       ...request,
-      child_task_id: refusal ? null : await derivedTaskId("subagent", task.tenant, task.id, request.tool_use_id),
+      description: redact(request.description),
+      prompt: redact(request.prompt),
+      child_task_id: refusal ? null : childId,
       agent_version: own?.version ?? null,
       ...(budget && Object.keys(budget).length > 0 ? { budget } : {}),
       depth,
@@ -334,13 +349,26 @@ export class TaskSubagents implements SubagentHost {
         tags: task.tags,
         parentTaskId: task.id,
         ...(record.budget ? { limits: record.budget } : {}),
+        // The child counts against the key that started the root, as the root does.
+        principal: this.deps.state.get(PRINCIPAL_STATE_KEY),
       }),
-      subagent: { parent_task_id: task.id, tool_use_id: record.tool_use_id, depth: record.depth },
+      subagent: {
+        parent_task_id: task.id,
+        tool_use_id: record.tool_use_id,
+        depth: record.depth,
+        root_task_id: this.rootTaskId(),
+      },
     };
     await taskStubFor(this.deps.env, task.tenant, childId).start(init);
     const records = this.records();
     const current = records[record.tool_use_id];
     if (current) this.deps.state.put(RECORDS_KEY, { ...records, [record.tool_use_id]: { ...current, started: true } });
+  }
+
+  /** The root of this task's tree: itself, else its origin's root (its parent, for a child started before roots). */
+  private rootTaskId(): string {
+    const origin = this.deps.state.get(SUBAGENT_ORIGIN_KEY);
+    return origin ? (origin.root_task_id ?? origin.parent_task_id) : this.deps.task().id;
   }
 
   /** The agent a delegation runs: the tenant's version it recorded, else the Worker's agent of that name. */

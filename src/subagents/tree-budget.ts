@@ -4,7 +4,8 @@
 // the places the child's turn fills at once (the turn's delegations starting together, at most max_parallel less
 // those running). Every budget handed out is at most what was left, so the tree cannot spend more than its root's
 // budget but by what a single call can (each task checks before each model call, as a task alone does). A running
-// child's budget counts as spent until it ends; then what it really spent does.
+// child's budget counts as spent until it ends; then what it really spent does. A root with no USD budget of its own
+// shares the deployment's default tree budget (OUTPOST_DEFAULT_TREE_BUDGET_USD) among its children the same way.
 
 /** What a tree spent or holds: USD (calls whose model has no price count nothing) and tokens. */
 export interface Spend {
@@ -25,6 +26,16 @@ export interface Budgets {
 }
 
 export const NO_SPEND: Spend = { cost_usd: 0, tokens: 0 };
+
+/**
+ * The budgets a task's delegations are carved out of: its own, but for a root whose task and agent set no USD budget,
+ * `defaultTreeUsd` (the deployment's default tree budget; null for none, and for a child, whose budget is already a
+ * share of its root's). The root's own model calls are not stopped by it: it bounds what its sub-agents may spend.
+ */
+export function rootBudgets(budgets: Budgets, defaultTreeUsd: number | null): Budgets {
+  if (budgets.maxBudgetUsd !== null || defaultTreeUsd === null) return budgets;
+  return { ...budgets, maxBudgetUsd: defaultTreeUsd };
+}
 
 export function addSpend(a: Spend, b: Spend): Spend {
   return { cost_usd: a.cost_usd + b.cost_usd, tokens: a.tokens + b.tokens };

@@ -14,7 +14,7 @@ import { knowledgeSearchFor } from "../knowledge/knowledge-stub.ts";
 import { secretLookup } from "../lib/secrets.ts";
 import type { Fetch, LlmConfig, ModelProvider } from "../llm/provider.ts";
 import { createProvider, workerProviderEnvironment } from "../llm/providers.ts";
-import { type OutboundPolicy, outboundPolicy } from "../net/outbound.ts";
+import { type OutboundPolicy, outboundPolicy, tenantOutboundPolicy } from "../net/outbound.ts";
 import { providerWaitMs } from "../runtime/provider-retry.ts";
 import type { RunEnvironment } from "../runtime/run-environment.ts";
 import { BUNDLED_SKILL_FILES } from "../skills/bundled.generated.ts";
@@ -45,7 +45,10 @@ export class TaskEnvironment implements RunEnvironment {
   readonly providerWaitMs = (agentSeconds: number | null): number =>
     providerWaitMs(agentSeconds, this.env.OUTPOST_PROVIDER_WAIT_SECONDS);
 
-  readonly outbound = (): OutboundPolicy => outboundPolicy(this.env.OUTPOST_ALLOW_PRIVATE_HOSTS);
+  readonly outbound = (run: { tenant: string; runtimeAgent: boolean }): OutboundPolicy =>
+    run.runtimeAgent
+      ? tenantOutboundPolicy(this.env.OUTPOST_TENANT_PRIVATE_HOSTS, run.tenant)
+      : outboundPolicy(this.env.OUTPOST_ALLOW_PRIVATE_HOSTS);
 
   readonly skills = (): Promise<SkillCatalog> => SkillCatalog.load(BUNDLED_SKILL_FILES, this.blobs);
 

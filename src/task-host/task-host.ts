@@ -30,6 +30,7 @@ import { sessionView } from "../sessions/session-view.ts";
 import type { TurnLog } from "../sessions/turns.ts";
 import type { TaskSubagents } from "../subagents/delegations.ts";
 import type { ForwardedEventSink } from "../subagents/event-forwarding.ts";
+import type { TreePlaces } from "../subagents/tree-limits.ts";
 import { createTask } from "../tasks/creation.ts";
 import type { Tombstone } from "../tasks/expiry.ts";
 import { toolCallLedger } from "../tasks/fork.ts";
@@ -75,6 +76,8 @@ export class TaskHost {
   readonly subagents: TaskSubagents;
   /** In a parent: its children's forwarded events, stored once each in its own sequence. */
   readonly forwarded: ForwardedEventSink;
+  /** In a root: the places its tree of sub-agents has given (src/subagents/tree-limits.ts). */
+  readonly places: TreePlaces;
   /** The run's lifecycle: start, heartbeat, cancel, crashes, a person's answers, and its timers' duties. */
   readonly supervisor: RunSupervisor;
   /** How a session's messages become turns, each an ordinary run of the supervisor. */
@@ -140,6 +143,7 @@ export class TaskHost {
     });
     const tree = taskTree({
       env,
+      redactor,
       state: this.state,
       events: this.events,
       timers: this.timers,
@@ -152,7 +156,7 @@ export class TaskHost {
       transaction: (fn) => this.supervisor.transaction(fn),
       rearm: () => this.supervisor.armOutbox(),
     });
-    ({ subagents: this.subagents, forwarded: this.forwarded } = tree);
+    ({ subagents: this.subagents, forwarded: this.forwarded, places: this.places } = tree);
     const { forwarder, parentReport } = tree;
     const evaluationReport = new EvaluationReporter({
       env,

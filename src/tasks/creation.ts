@@ -6,6 +6,7 @@ import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { EventLog } from "../events/event-log.ts";
 import { FAULT_STATE_KEY } from "../faults/faults.ts";
 import { WorkspaceFullError } from "../workspace/workspace.ts";
+import { PRINCIPAL_STATE_KEY } from "./principal.ts";
 import type { StartOutcome, TaskInit, TaskView } from "./task.ts";
 import {
   FORK_STATE_KEY,
@@ -83,6 +84,7 @@ export async function createTask<Stored, View extends object = TaskView>(
       // The version of a tenant's own agent the task runs, whatever versions come after (src/contracts/agent-version.ts).
       if (init.runtimeAgent) deps.state.put(RUNTIME_AGENT_STATE_KEY, init.runtimeAgent);
       if (init.subagent) deps.state.put(SUBAGENT_ORIGIN_KEY, init.subagent);
+      if (init.principal) deps.state.put(PRINCIPAL_STATE_KEY, init.principal);
       if (init.workflow) deps.state.put(WORKFLOW_STATE_KEY, init.workflow);
       if (init.replay) deps.state.put(REPLAY_STATE_KEY, init.replay);
       if (init.faults) deps.state.put(FAULT_STATE_KEY, { faults: init.faults, fired: {} });

@@ -1,13 +1,14 @@
 // What a new task is made of (TaskInit), assembled in one place for every way a task starts: a request to an agent
 // (POST /v1/agents/:name/tasks), a fork of a checkpoint (src/tasks/fork.ts) and an inbound webhook's delivery. Each
-// says what it brings (the input, tags, limits, files, origin); the model, the retention days and the redaction mode
-// follow the same rules for all of them.
+// says what it brings (the input, tags, limits, files, origin, who started it); the model, the retention days and
+// the redaction mode follow the same rules for all of them.
 import { resolveModel } from "../config/models.ts";
 import { retentionDays, retentionPolicyOrDefault } from "../config/retention.ts";
 import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
 import type { Env } from "../env.ts";
 import type { RedactionMode } from "../events/redaction.ts";
 import type { Faults } from "../faults/faults.ts";
+import type { TaskPrincipal } from "./principal.ts";
 import type { ForkOrigin, TaskInit, TaskLimits, TaskTrigger, TaskWebhook } from "./task.ts";
 import type { AgentLimits } from "./task-limits.ts";
 import type { ReplayState } from "./task-state.ts";
@@ -51,6 +52,8 @@ export interface NewTask {
   replay?: ReplayState | undefined;
   /** Faults its runs inject (src/faults/); the route has checked the operator allows them. */
   faults?: Faults | undefined;
+  /** Who started it (src/tasks/principal.ts): its sub-agents count against that key's creation rate. */
+  principal?: TaskPrincipal | undefined;
 }
 
 /** The model a task of `agent` runs on: the agent's own, else the deployment's default. */
@@ -82,6 +85,7 @@ export function taskInit(env: Pick<Env, "OUTPOST_DEFAULT_MODEL" | "OUTPOST_RETEN
     ...(task.fork ? { fork: task.fork } : {}),
     ...(task.replay ? { replay: task.replay } : {}),
     ...(task.faults ? { faults: task.faults } : {}),
+    ...(task.principal ? { principal: task.principal } : {}),
     ...(task.files ? { files: task.files } : {}),
     ...(task.warnings && task.warnings.length > 0 ? { warnings: [...task.warnings] } : {}),
   };

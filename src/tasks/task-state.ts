@@ -29,7 +29,12 @@ export const FORK_STATE_KEY = stateKey("fork_origin", ForkStateSchema);
 
 /** A sub-agent's child task: its parent, the Task call it answers and its depth (src/contracts/subagents.ts). */
 export const SubagentOriginSchema = z.lazy(() =>
-  z.object({ parent_task_id: z.string(), tool_use_id: z.string(), depth: z.number() }),
+  z.object({
+    parent_task_id: z.string(),
+    tool_use_id: z.string(),
+    depth: z.number(),
+    root_task_id: z.string().exactOptional(),
+  }),
 ) satisfies z.ZodType<SubagentOrigin, unknown>;
 export const SUBAGENT_ORIGIN_KEY: StateKey<SubagentOrigin> = stateKey("subagent_origin", SubagentOriginSchema);
 

@@ -72,7 +72,10 @@ export class TaskStore {
 
   private readonly retention: () => RetentionPolicy;
 
-  /** Removes secrets from the outcome before it is stored (the result and error texts come from models and tools). */
+  /**
+   * Removes secrets from what models and tools wrote before it is stored: the outcome (the result and error texts) and
+   * a sub-agent's input (its parent's model wrote it).
+   */
   private readonly redactor: Pick<Redactor, "text" | "value">;
 
   /**
@@ -112,7 +115,9 @@ export class TaskStore {
         dry_run, kind, busy) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
       init.id,
       init.agent,
-      init.input,
+      // A sub-agent's input is what its parent's model wrote, stored redacted as a result is (its parent redacts the
+      // prompt it delegates, so this catches a delegation recorded before that).
+      init.subagent ? this.redactor.text(init.input) : init.input,
       JSON.stringify(init.metadata),
       // A session is ready for its first message; a task's run is about to start.
       init.session ? "ready" : "pending",

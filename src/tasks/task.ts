@@ -15,6 +15,7 @@ import { ErrorInfoSchema } from "../errors/error-info.ts";
 import { REDACTION_MODES, type RedactionMode } from "../events/redaction.ts";
 import type { Faults } from "../faults/faults.ts";
 import { type JsonObject, JsonSchema } from "../lib/json.ts";
+import type { TaskPrincipal } from "./principal.ts";
 import type { ReplayState, WorkflowTaskState } from "./task-state.ts";
 import { WaitingForSchema } from "./waiting-for.ts";
 
@@ -208,6 +209,11 @@ export interface TaskInit {
   files?: Record<string, string>;
   /** A sub-agent's child task: its parent, the Task call it answers, its depth. */
   subagent?: SubagentOrigin;
+  /**
+   * Who started the task's tree (src/tasks/principal.ts): the key (or hook) whose creation rate its sub-agents count
+   * against. A child carries its root's.
+   */
+  principal?: TaskPrincipal;
   /** A workflow's run: the workflow, and for a fork of one of its checkpoints, where it starts. */
   workflow?: WorkflowTaskState;
   /** Seed 004's startup warnings about the task's agent and files (rule 4), recorded in its first event. */

@@ -2,8 +2,45 @@
 // with every version: a version is never changed or removed, so a task records the version it ran and its run keeps
 // that definition whatever comes after. The definition is stored as checked by the Worker (src/agents/agent-file.ts);
 // this module keeps it as JSON and knows nothing of what it says. Its table (agents_versions) is in
-// src/storage/tenant-migrations.ts.
+// src/storage/tenant-migrations.ts. What a tenant keeps is capped (runtimeAgentLimits): a new agent past
+// OUTPOST_MAX_RUNTIME_AGENTS and a new version past OUTPOST_MAX_AGENT_VERSIONS are refused, never made room for by
+// dropping a version, since a task, a fork of one or a delegation waiting for its turn may still ask for any.
+import type { Env } from "../env.ts";
+import { ConfigError } from "../errors.ts";
 import type { JsonObject } from "../lib/json.ts";
+
+/** How much a tenant keeps: its own agents, and the versions of each. */
+export interface RuntimeAgentLimits {
+  maxAgents: number;
+  maxVersions: number;
+}
+
+/**
+ * Defaults: a tenant's agents are a catalog, not a corpus (100 of up to 256 KiB each is 25 MiB at most), and 50
+ * versions of one are a long history of edits that still fits the tenant's object many times over.
+ */
+const DEFAULT_LIMITS: RuntimeAgentLimits = { maxAgents: 100, maxVersions: 50 };
+/** Past this the caps would not bound the tenant's object (SQLite's 10 GB per Durable Object) in any useful way. */
+const MOST = 10_000;
+
+/** OUTPOST_MAX_RUNTIME_AGENTS and OUTPOST_MAX_AGENT_VERSIONS, or their defaults; a ConfigError names a bad one. */
+export function runtimeAgentLimits(
+  env: Pick<Env, "OUTPOST_MAX_RUNTIME_AGENTS" | "OUTPOST_MAX_AGENT_VERSIONS">,
+): RuntimeAgentLimits {
+  const read = (name: keyof typeof env, fallback: number): number => {
+    const text = env[name]?.trim();
+    if (!text) return fallback;
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < 1 || value > MOST) {
+      throw new ConfigError(`${name} must be a whole number from 1 to ${MOST}, not "${text}".`);
+    }
+    return value;
+  };
+  return {
+    maxAgents: read("OUTPOST_MAX_RUNTIME_AGENTS", DEFAULT_LIMITS.maxAgents),
+    maxVersions: read("OUTPOST_MAX_AGENT_VERSIONS", DEFAULT_LIMITS.maxVersions),
+  };
+}
 
 /** One version of a tenant's agent. */
 export interface StoredAgent {
@@ -19,13 +56,20 @@ export interface StoredAgent {
   created_by: string;
 }
 
+/** The newest version of one agent, without its definition (src/http/agent-lookup.ts reads the definition once). */
+export type AgentIndexEntry = Pick<StoredAgent, "name" | "version" | "sha256">;
+
 /** A version as GET /v1/agents/:name/versions lists it. */
 export type AgentVersionSummary = Omit<StoredAgent, "definition" | "name">;
 
 export type PutAgentOutcome =
   | { outcome: "created" | "replaced" | "unchanged"; agent: StoredAgent }
   /** If-Match named another version than the current one (0: the agent must not exist yet). */
-  | { outcome: "version_mismatch"; current: number };
+  | { outcome: "version_mismatch"; current: number }
+  /** A new agent past the tenant's cap: nothing was stored. */
+  | { outcome: "agent_limit"; limit: number }
+  /** A new version past the agent's cap: nothing was stored, nothing dropped. */
+  | { outcome: "version_limit"; limit: number };
 
 interface VersionRow extends Record<string, SqlStorageValue> {
   name: string;
@@ -52,12 +96,17 @@ export class AgentVersions {
   put(
     agent: Omit<StoredAgent, "version" | "created_at"> & { source: string },
     ifMatch: number | null,
+    limits: RuntimeAgentLimits,
   ): PutAgentOutcome {
     const current = this.current(agent.name);
     if (ifMatch !== null && ifMatch !== (current?.version ?? 0)) {
       return { outcome: "version_mismatch", current: current?.version ?? 0 };
     }
     if (current && current.sha256 === agent.sha256) return { outcome: "unchanged", agent: current };
+    if (!current && this.count() >= limits.maxAgents) return { outcome: "agent_limit", limit: limits.maxAgents };
+    if (current && this.versionCount(agent.name) >= limits.maxVersions) {
+      return { outcome: "version_limit", limit: limits.maxVersions };
+    }
     const version = (current?.version ?? 0) + 1;
     const created_at = new Date().toISOString();
     this.sql.exec(
@@ -77,6 +126,16 @@ export class AgentVersions {
     return { outcome: current ? "replaced" : "created", agent: stored };
   }
 
+  /** How many agents the tenant has. */
+  private count(): number {
+    return this.sql.exec<{ n: number }>("SELECT COUNT(DISTINCT name) AS n FROM agents_versions").one().n;
+  }
+
+  /** How many versions of the agent are kept. */
+  private versionCount(name: string): number {
+    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM agents_versions WHERE name = ?", name).one().n;
+  }
+
   /** The newest version of the agent, or null when the tenant has none of that name. */
   current(name: string): StoredAgent | null {
     const row = this.sql
@@ -91,6 +150,17 @@ export class AgentVersions {
       .exec<VersionRow>("SELECT * FROM agents_versions WHERE name = ? AND version = ?", name, version)
       .toArray()[0];
     return row ? fromRow(row) : null;
+  }
+
+  /** Which version of each agent of the tenant is the newest, by name: what a Worker instance reads to know its copy is current. */
+  index(): AgentIndexEntry[] {
+    return this.sql
+      .exec<{ name: string; version: number; sha256: string }>(
+        `SELECT v.name, v.version, v.sha256 FROM agents_versions v
+         WHERE v.version = (SELECT MAX(version) FROM agents_versions w WHERE w.name = v.name) ORDER BY v.name`,
+      )
+      .toArray()
+      .map(({ name, version, sha256 }) => ({ name, version, sha256 }));
   }
 
   /** The newest version of every agent of the tenant, by name. */

@@ -9,7 +9,7 @@ import { type DirectoryCursor, pageOf } from "./directory.ts";
 export interface ScheduleEntry {
   id: string;
   agent: string;
-  /** active, paused or finished (src/schedules/schedule.ts SCHEDULE_STATUSES). */
+  /** active, paused, finished or revoked (src/schedules/schedule.ts SCHEDULE_STATUSES). */
   status: string;
   cron: string | null;
   timezone: string | null;
@@ -62,6 +62,19 @@ export class ScheduleDirectory {
       entry.updated_at,
       version,
     );
+  }
+
+  /**
+   * The tenant's schedules that may fire (active, paused, or revoked until resumed), `except` one (a creation repeated
+   * under its Idempotency-Key is not one more): what OUTPOST_MAX_SCHEDULES_PER_TENANT bounds.
+   */
+  countThatMayFire(except: string): number {
+    return this.sql
+      .exec<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM directory_schedules WHERE status IN ('active', 'paused', 'revoked') AND id != ?",
+        except,
+      )
+      .one().n;
   }
 
   /** A deleted schedule leaves the directory. */

@@ -18,7 +18,7 @@ import {
   JsonRpcTransportFactory,
   RestTransportFactory,
 } from "@a2a-js/sdk/client";
-import { API_KEY, BASE, workerFetch as fetchWorker } from "../support/helpers.ts";
+import { API_KEY, api, BASE, workerFetch as fetchWorker } from "../support/helpers.ts";
 
 export type Binding = "JSONRPC" | "HTTP+JSON";
 export const BINDINGS: readonly Binding[] = ["JSONRPC", "HTTP+JSON"];
@@ -133,4 +133,50 @@ export function label(item: StreamResponse): string {
     default:
       return "empty";
   }
+}
+
+/**
+ * A raw JSON-RPC call of /a2a/<agent> (A2A-Version 1.0), as a client that is not the SDK would send it: `body` as JSON
+ * (a string or bytes are sent unchanged), with `key` and any other headers.
+ */
+export function rpcCall(
+  agent: string,
+  body: unknown,
+  options: { key?: string; headers?: Record<string, string> } = {},
+): Promise<Response> {
+  return api(`/a2a/${agent}`, {
+    method: "POST",
+    key: options.key ?? API_KEY,
+    headers: { "a2a-version": "1.0", "content-type": "application/json", ...options.headers },
+    body: typeof body === "string" || body instanceof Uint8Array ? body : JSON.stringify(body),
+  });
+}
+
+/** A raw HTTP+JSON POST of /a2a/<agent><path> (A2A-Version 1.0), `body` as rpcCall sends it. */
+export function restCall(
+  agent: string,
+  path: string,
+  body: unknown,
+  options: { key?: string; headers?: Record<string, string> } = {},
+): Promise<Response> {
+  return api(`/a2a/${agent}${path}`, {
+    method: "POST",
+    key: options.key ?? API_KEY,
+    headers: { "a2a-version": "1.0", "content-type": "application/json", ...options.headers },
+    body: typeof body === "string" || body instanceof Uint8Array ? body : JSON.stringify(body),
+  });
+}
+
+/** The same request over either binding: a JSON-RPC `method` with `params`, or the HTTP+JSON route that is it. */
+export function a2aCall(
+  binding: Binding,
+  agent: string,
+  call: { method: "SendMessage" | "SendStreamingMessage"; params: unknown },
+  options: { key?: string; headers?: Record<string, string> } = {},
+): Promise<Response> {
+  if (binding === "JSONRPC") {
+    return rpcCall(agent, { jsonrpc: "2.0", id: 1, method: call.method, params: call.params }, options);
+  }
+  const path = call.method === "SendMessage" ? "/message:send" : "/message:stream";
+  return restCall(agent, path, call.params, options);
 }

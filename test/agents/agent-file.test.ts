@@ -350,10 +350,10 @@ describe("seed 004's startup validation rules", () => {
       "agents/support.yaml:3: model.foundry: needs resource (or endpoint) for auth_provider foundry.",
     );
     expect(refusal(`${MINIMAL}model:\n  vertex:\n    region: us-east5\n`).message).toBe(
-      "agents/support.yaml:3: model.vertex: is for auth_provider vertex.",
+      "agents/support.yaml:4: model.vertex: is for auth_provider vertex.",
     );
     expect(refusal(`${MINIMAL}model:\n  auth_provider: oauth_token\n  api_key: MY_KEY\n`).message).toBe(
-      "agents/support.yaml:3: model.api_key: is for auth_provider api_key.",
+      "agents/support.yaml:5: model.api_key: is for auth_provider api_key.",
     );
     const value = refusal(`${MINIMAL}model:\n  auth_provider: oauth_token\n  oauth_token: sk-ant-oat01-abc\n`);
     expect(value.key).toBe("model.oauth_token");

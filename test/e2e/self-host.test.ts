@@ -2,8 +2,10 @@
 // deploy bundle under `workerd serve`, on a new state directory, with an env file that holds nothing (no model key, no
 // API keys). It starts the model emulator and generates an API key, and then the demo agents answer through the
 // HTTP API, MCP and A2A; run bundles land in the state directory's runs folder and are served back from it; the
-// console and GET /docs's assets are served. Started again with a certificate and an env file, it serves HTTPS with
-// them, takes its API key and a [vars] override from the file, and writes no secret into its config.
+// console and GET /docs's assets are served; the emulator's own address is the only local one the Worker may reach.
+// Started again with a certificate, an env file and --emulator, it serves HTTPS with them, takes its API key and a
+// [vars] override from the file, and writes no secret into its config. Without a model key, it refuses to start
+// where others can reach it (an address that is not loopback, or TLS) unless --emulator says to serve the emulator.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
@@ -15,6 +17,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../bench/wrangler.ts";
+import { modelSource } from "../../scripts/self-host/config.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 /** What the emulator answers the planner when no script matches (a TodoWrite, then this). */
@@ -192,6 +195,22 @@ describe("npm start on a fresh state directory, with no model key and no API key
     expect([task.status, task.trigger?.kind, task.trigger?.schedule_id]).toEqual(["completed", "schedule", id]);
   });
 
+  it("lets the Worker reach the emulator's own host and port, and no other local or private address", () => {
+    const config = readFileSync(join(state, "data", "workerd.capnp"), "utf8");
+    // The emulator: one external server at its own address, which only the router sends requests to.
+    const address = /\(name = "model-endpoint", external = \(address = "(127\.0\.0\.1:\d+)", http = \(\)\)\)/.exec(
+      config,
+    )?.[1];
+    expect(address).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(config).toContain(`const MODEL_ORIGIN = \\"http://${address}\\";`);
+    expect(config).toContain('globalOutbound = "outbound"');
+    // The internet: public addresses only.
+    expect(config).toContain(
+      '(name = "internet", network = (allow = ["public"], tlsOptions = (trustBrowserCas = true)))',
+    );
+    expect(config).not.toMatch(/"private"|"local"/);
+  });
+
   it("serves the console and GET /docs's stylesheet with its content type", async () => {
     const page = await fetch(`${base}/console`);
     expect(page.status).toBe(200);
@@ -226,8 +245,17 @@ describe("npm start with a TLS certificate and an env file", () => {
       join(dir, "outpost.env"),
       `# the API keys (a secret) and a [vars] override\nexport OUTPOST_API_KEYS=${envKey}\nOUTPOST_DEFAULT_MODEL="claude-haiku-4-5"\n`,
     );
+    // No model key in the env file: with TLS on, only --emulator makes it serve the emulator.
     const started = await startOutpost(
-      ["--state", join(dir, "data"), "--tls-cert", join(dir, "cert.pem"), "--tls-key", join(dir, "key.pem")],
+      [
+        "--state",
+        join(dir, "data"),
+        "--tls-cert",
+        join(dir, "cert.pem"),
+        "--tls-key",
+        join(dir, "key.pem"),
+        "--emulator",
+      ],
       join(dir, "outpost.env"),
     );
     stop = started.stop;
@@ -281,5 +309,83 @@ describe("npm start with a TLS certificate and an env file", () => {
     expect(config).toContain('(name = "OUTPOST_API_KEYS", fromEnvironment = "OUTPOST_API_KEYS")');
     expect(config).toContain('(name = "OUTPOST_DEFAULT_MODEL", fromEnvironment = "OUTPOST_DEFAULT_MODEL")');
     expect(config).not.toContain(envKey);
+  });
+});
+
+/** `npm start` with `args` until it exits or says it is serving (then stopped): its exit code (null: it served). */
+async function startOrExit(args: string[], envFile: string): Promise<{ code: number | null; output: string }> {
+  const child = spawn(join(ROOT, "node_modules/.bin/node"), ["scripts/start.ts", ...args, "--env-file", envFile], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const served = new Promise<null>((done) => {
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes("[outpost] serving on")) done(null);
+    };
+    child.stdout?.on("data", read);
+    child.stderr?.on("data", read);
+  });
+  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+  const code = await Promise.race([served, exited]);
+  if (code === null) {
+    child.kill("SIGTERM");
+    await exited;
+  }
+  return { code, output };
+}
+
+describe("npm start with no model key where others can reach it", () => {
+  let dir: string;
+  let envFile: string;
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "outpost-start-refused-"));
+    envFile = join(dir, "outpost.env");
+    writeFileSync(envFile, `OUTPOST_API_KEYS=op_${crypto.randomUUID()}\n`);
+  });
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const exposures: [string, (port: number) => string[]][] = [
+    ["an address that is not loopback", (port) => ["--address", `0.0.0.0:${port}`]],
+    [
+      "TLS, even on loopback",
+      (port) => ["--address", `127.0.0.1:${port}`, "--tls-cert", "cert.pem", "--tls-key", "key.pem"],
+    ],
+  ];
+  for (const [what, args] of exposures) {
+    it(`does not start on ${what}, and says what to set`, async () => {
+      const { code, output } = await startOrExit([...args(await freePort()), "--state", join(dir, "data")], envFile);
+      expect(code).toBe(1);
+      expect(output).toContain(
+        "[outpost] No model key: the env file sets neither ANTHROPIC_API_KEY nor ANTHROPIC_BASE_URL",
+      );
+      expect(output).toContain(`Put ANTHROPIC_API_KEY in ${envFile}, or pass --emulator`);
+      // Refused before anything was built or served.
+      expect(output).not.toContain("building the bundle");
+      expect(existsSync(join(dir, "data", "workerd.capnp"))).toBe(false);
+    });
+  }
+
+  it("starts exposed without the emulator when the env file names another provider's key", () => {
+    const exposed = { address: "0.0.0.0:8443", envFile: "outpost.env", emulator: false };
+    const env = (entries: Record<string, string>) => new Map(Object.entries(entries));
+    expect(modelSource(exposed, env({ GEMINI_API_KEY: "g" }))).toEqual({ kind: "provider" });
+    expect(modelSource(exposed, env({ CLAUDE_CODE_OAUTH_TOKEN: "t" }))).toEqual({ kind: "provider" });
+    expect(modelSource(exposed, env({ OUTPOST_API_KEYS: "k" })).kind).toBe("refused");
+    // On loopback, no key at all still means the emulator.
+    expect(modelSource({ ...exposed, address: "127.0.0.1:8787" }, env({}))).toEqual({ kind: "emulator" });
+  });
+
+  it("refuses --emulator beside a model key: the emulator would answer in its place", async () => {
+    const keyed = join(dir, "keyed.env");
+    writeFileSync(keyed, "ANTHROPIC_API_KEY=sk-ant-test-not-a-key\n");
+    const { code, output } = await startOrExit(["--emulator", "--state", join(dir, "keyed")], keyed);
+    expect(code).toBe(1);
+    expect(output).toContain("--emulator serves the model emulator in place of the model provider");
+    expect(output).not.toContain("sk-ant-test-not-a-key");
   });
 });

@@ -210,7 +210,7 @@ describe("PUT /v1/agents/:name with test_cases and evaluations", () => {
   it("answers 400 naming the field of a bad case", async () => {
     const name = unique("evals");
     const body = `name: ${name}\ninstructions: Help.\ntest_cases:\n  - name: a\n    input: x\n    expected_tools: [{ arguments: {} }]\n`;
-    await expectError(await put(name, body), 400, "validation_failed", "test_cases.0.expected_tools.0");
+    await expectError(await put(name, body), 400, "validation_failed", "test_cases.0.expected_tools.0.name");
   });
 
   it("answers 400 for a regex metric whose pattern RE2 refuses", async () => {
@@ -234,8 +234,13 @@ describe("PUT /v1/agents/:name with test_cases and evaluations", () => {
       /^Invalid response_format\.properties\.a\.pattern: "\(\?<=a\)b" is not valid RE2 syntax/,
     );
     const metric = `name: ${name}\ninstructions: Help.\nevaluations:\n  metrics:\n    - type: json_schema\n      schema: { type: object, properties: { a: { type: string, pattern: "((" } } }\n`;
-    // RegExp refuses "((": refused by the definition's own check, which names the key and its line in the message.
-    const error = await expectError(await put(name, metric), 400, "validation_failed", "(body)");
+    // RegExp refuses "((": refused by the definition's own check, which names the key and its line.
+    const error = await expectError(
+      await put(name, metric),
+      400,
+      "validation_failed",
+      "evaluations.metrics.0.schema.properties.a.pattern",
+    );
     expect(error.error.message).toBe(
       'body:6: evaluations.metrics.0.schema.properties.a.pattern: "((" is not valid JavaScript RegExp syntax ' +
         "(Invalid regular expression: /((/u: Unterminated group).",

@@ -5,7 +5,8 @@
 import { describe, expect, inject, it } from "vitest";
 import { BlockedUrlError } from "../../src/errors.ts";
 import { guardedFetch } from "../../src/net/guarded-fetch.ts";
-import { checkOutboundUrl, outboundPolicy, privateReason } from "../../src/net/outbound.ts";
+import { checkOutboundUrl, outboundPolicy, privateReason, tenantOutboundPolicy } from "../../src/net/outbound.ts";
+import { errorOf } from "../support/helpers.ts";
 
 const none = outboundPolicy(undefined);
 
@@ -150,5 +151,46 @@ describe("guardedFetch redirects", () => {
     );
     expect(error).toBeInstanceOf(BlockedUrlError);
     expect((error as BlockedUrlError).message).toContain("http://10.0.0.1/admin is not allowed");
+  });
+});
+
+describe("tenantOutboundPolicy", () => {
+  const setting = JSON.stringify({ acme: ["10.0.0.5:8443", "[fd00::1]:443", "db.internal:80"] });
+
+  it("admits a private host at the ports given, default ports included, and nothing else", () => {
+    const acme = tenantOutboundPolicy(setting, "acme");
+    expect(checkOutboundUrl("https://10.0.0.5:8443/mcp", acme).host).toBe("10.0.0.5:8443");
+    expect(checkOutboundUrl("https://[fd00::1]/mcp", acme).hostname).toBe("[fd00::1]");
+    expect(checkOutboundUrl("http://db.internal/x", acme).hostname).toBe("db.internal");
+    for (const url of [
+      "https://10.0.0.5/mcp",
+      "http://10.0.0.5:8080/",
+      "https://db.internal/",
+      "http://127.0.0.1:8443/",
+    ]) {
+      expect(errorOf(() => checkOutboundUrl(url, acme))).toBeInstanceOf(BlockedUrlError);
+    }
+    expect(
+      errorOf(() => checkOutboundUrl("https://10.0.0.5:8443/", tenantOutboundPolicy(setting, "other"))),
+    ).toBeInstanceOf(BlockedUrlError);
+    expect(checkOutboundUrl("https://example.com/", tenantOutboundPolicy(undefined, "acme")).hostname).toBe(
+      "example.com",
+    );
+  });
+
+  it("refuses a setting that is not an object of tenants to host:port lists, naming the entry", () => {
+    for (const [bad, at] of [
+      ["[]", "a JSON object"],
+      ["{not json", "a JSON object"],
+      ['{"acme": "10.0.0.5:80"}', '"acme"'],
+      ['{"acme": ["10.0.0.5"]}', '"10.0.0.5"'],
+      ['{"acme": ["*"]}', '"*"'],
+      ['{"acme": ["10.0.0.5:0"]}', '"10.0.0.5:0"'],
+      ['{"Not A Tenant": []}', '"Not A Tenant"'],
+    ] as const) {
+      const error = errorOf(() => tenantOutboundPolicy(bad, "acme"));
+      expect(error.message).toContain("OUTPOST_TENANT_PRIVATE_HOSTS");
+      expect(error.message).toContain(at);
+    }
   });
 });

@@ -121,6 +121,8 @@ describe("creating, reading and listing schedules", () => {
       at: null,
       missed: "run_once",
       status: "active",
+      // The key it fires as: test-key-1, listed without an id, known by its hash's.
+      key_id: expect.stringMatching(/^key_[0-9a-f]{12}$/),
       next_run_at: midnight.toISOString(),
       last_fired_at: null,
       recent_fires: [],

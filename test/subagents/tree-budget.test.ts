@@ -4,7 +4,7 @@
 // refused. Through the API against the emulator, with token budgets (each call's tokens are scripted).
 import { describe, expect, it } from "vitest";
 import { TaskResourceSchema } from "../../src/http/responses.ts";
-import { childBudget } from "../../src/subagents/tree-budget.ts";
+import { childBudget, rootBudgets } from "../../src/subagents/tree-budget.ts";
 import {
   apiJson,
   defineAgent,
@@ -64,6 +64,18 @@ describe("childBudget", () => {
     ).toEqual({
       refusal: "This task's budget of 1000 tokens is spent or held by its running sub-agents; do the rest yourself.",
     });
+  });
+});
+
+describe("rootBudgets", () => {
+  it("gives a root without a USD budget the deployment's default tree budget, and changes nothing else", () => {
+    const none = { maxBudgetUsd: null, maxTokens: null };
+    expect(rootBudgets(none, 5)).toEqual({ maxBudgetUsd: 5, maxTokens: null });
+    expect(rootBudgets({ maxBudgetUsd: null, maxTokens: 1000 }, 5)).toEqual({ maxBudgetUsd: 5, maxTokens: 1000 });
+    // The root's own budget wins, lower or higher; no default (or a child, which is given none) changes nothing.
+    expect(rootBudgets({ maxBudgetUsd: 2, maxTokens: null }, 5)).toEqual({ maxBudgetUsd: 2, maxTokens: null });
+    expect(rootBudgets({ maxBudgetUsd: 9, maxTokens: null }, 5)).toEqual({ maxBudgetUsd: 9, maxTokens: null });
+    expect(rootBudgets(none, null)).toEqual(none);
   });
 });
 

@@ -282,8 +282,8 @@ export async function startTask(
   return parseBody(res, TaskResourceSchema);
 }
 
-export async function waitForTask(id: string, seconds = 20): Promise<TaskResource> {
-  const res = await api(`/v1/tasks/${id}?wait=${seconds}`);
+export async function waitForTask(id: string, seconds = 20, key?: string): Promise<TaskResource> {
+  const res = await api(`/v1/tasks/${id}?wait=${seconds}`, key === undefined ? {} : { key });
   if (res.status !== 200) throw new Error(`get failed: ${res.status}`);
   return parseBody(res, TaskResourceSchema);
 }
@@ -460,8 +460,9 @@ export function defineAgent(definition: Omit<AgentDefinition, "name" | "systemPr
   return name;
 }
 
-export async function events(id: string): Promise<EventBody[]> {
-  const frames = await readSse(await api(`/v1/tasks/${id}/events`));
+/** The task's events, read with `key` (the test key unless given: a task of another tenant needs its key). */
+export async function events(id: string, key?: string): Promise<EventBody[]> {
+  const frames = await readSse(await api(`/v1/tasks/${id}/events`, key === undefined ? {} : { key }));
   return frames.map((f) => parseEvent(f.data));
 }
 
@@ -479,8 +480,12 @@ export async function waitForEvent(id: string, predicate: (e: EventBody) => bool
 export async function modelRequest(
   id: string,
   turn: number,
+  key?: string,
 ): Promise<{ tools?: { name: string; input_schema: unknown }[]; messages: { role: string; content: unknown }[] }> {
-  const res = await api(`/v1/tasks/${id}/artifacts/artifacts/llm/decision_loop_turn_${turn}_attempt_1_request.txt`);
+  const res = await api(
+    `/v1/tasks/${id}/artifacts/artifacts/llm/decision_loop_turn_${turn}_attempt_1_request.txt`,
+    key === undefined ? {} : { key },
+  );
   expect(res.status).toBe(200);
   return JSON.parse(await res.text());
 }
@@ -510,8 +515,9 @@ type ToolResultBlock = {
 export async function toolResults(
   id: string,
   turn: number,
+  key?: string,
 ): Promise<{ tool_use_id: string; content: unknown; is_error: boolean }[]> {
-  const request = await modelRequest(id, turn);
+  const request = await modelRequest(id, turn, key);
   const last = request.messages.at(-1);
   const blocks = (last?.content ?? []) as ToolResultBlock[];
   // What the model got, without the last block's cache breakpoint: an instruction to the API's cache, not content.

@@ -20,6 +20,7 @@ import { registeredStateKeys, stateKey, stateKeyFamily } from "../../src/lib/sta
 import { AWAITING_SUBAGENTS_KEY } from "../../src/runtime/run-wiring.ts";
 import { MIGRATIONS, migrate } from "../../src/storage/migrations.ts";
 import type { StoredDelegationSchema } from "../../src/subagents/delegations.ts";
+import type { TaskPrincipal, TaskPrincipalSchema } from "../../src/tasks/principal.ts";
 import {
   FORK_STATE_KEY,
   type RuntimeAgentRecordSchema,
@@ -50,6 +51,8 @@ describe("the keys of a task's state", () => {
     const keys = registeredStateKeys();
     expect(keys.map((k) => `${k.name}${k.family ? "*" : ""}`).sort()).toEqual([
       "a2a_push_configs",
+      "a2a_replies",
+      "a2a_shown_request",
       "awaiting_subagents",
       "callbacks_cursor",
       "context_view",
@@ -70,9 +73,12 @@ describe("the keys of a task's state", () => {
       "subagent_requests",
       "subagent_wait_reported",
       "subagents",
+      "task_principal",
       "telemetry_exported",
       "telemetry_exported_turns",
       "todo_list",
+      "tree_member:*",
+      "tree_size",
       "workflow",
     ]);
     expect(new Set(keys.map((k) => k.name)).size).toBe(keys.length);
@@ -98,6 +104,7 @@ describe("the keys of a task's state", () => {
       Flat<SubagentRecord & { started: boolean }>
     >();
     expectTypeOf<z.output<typeof FaultStateSchema>>().toEqualTypeOf<FaultState>();
+    expectTypeOf<z.output<typeof TaskPrincipalSchema>>().toEqualTypeOf<TaskPrincipal>();
   });
 });
 

@@ -216,7 +216,7 @@ describe("PUT /v1/agents/:name", () => {
       ["model:\n  auth_provider: foundry\n  foundry:\n    resource: contoso\n", "model.auth_provider"],
       [
         "tools:\n  - type: mcp\n    name: docs\n    url: https://docs.example.com/mcp\n    headers:\n      Authorization:\n        secret: DOCS_TOKEN\n",
-        "tools",
+        "tools.0.headers",
       ],
       ["hooks:\n  issues:\n    scheme: github\n    secret: GITHUB_WEBHOOK_SECRET\n    input: x\n", "hooks"],
       ["tenants: [authors]\n", "tenants"],

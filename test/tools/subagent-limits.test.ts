@@ -20,17 +20,20 @@ const delegate = (agent: string, prompt: string) => toolUse("Task", { agent, des
 
 describe("sub-agent limits", () => {
   it(`refuses a delegation past depth ${MAX_SUBAGENT_DEPTH}, and every level above it completes`, async () => {
-    // One agent that may delegate to itself: each level's script delegates to the next.
-    const agents: string[] = [];
-    const self = defineAgent({ subagents: { enabled: true, agents } });
-    agents.push(self);
+    // A chain of agents, each of which may delegate to the next (an agent may not reach itself): each level's script
+    // delegates to the next level's agent.
     const levels = Array.from({ length: MAX_SUBAGENT_DEPTH + 2 }, (_, i) => `Level ${i} ${uniqueMarker(`depth-${i}`)}`);
+    const chain: string[] = [];
+    for (let i = levels.length - 1; i >= 0; i--) {
+      const below = chain[0];
+      chain.unshift(defineAgent(below ? { subagents: { enabled: true, agents: [below] } } : {}));
+    }
     for (const [i, prompt] of levels.entries()) {
       const next = levels[i + 1];
       if (next === undefined) break;
-      await script(prompt, [{ content: [delegate(self, next)], stop_reason: "tool_use" }, done]);
+      await script(prompt, [{ content: [delegate(chain[i + 1] as string, next)], stop_reason: "tool_use" }, done]);
     }
-    const root = await startTask(self, levels[0] as string);
+    const root = await startTask(chain[0] as string, levels[0] as string);
     expect((await waitForTask(root.id, 60)).status).toBe("completed");
 
     // Walk down the tree: levels 1..MAX each started a child; the deepest one's delegation was refused.

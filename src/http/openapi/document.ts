@@ -3,7 +3,7 @@
 // codes answered with the status the registry gives them (src/errors/codes.ts). Built once per isolate, on the first
 // GET /openapi.json: the Worker loads this module lazily (src/http/openapi/routes.ts), so its cold start never builds
 // the response schemas.
-import type { z } from "zod";
+import { z } from "zod";
 import {
   createDocument,
   type ZodOpenApiOperationObject,
@@ -15,6 +15,7 @@ import {
 import { ERROR_CODES, httpStatus, type RequestErrorCode } from "../../errors/codes.ts";
 import { EventRecordSchema } from "../../events/event-record.ts";
 import { JsonObjectSchema, JsonSchema } from "../../lib/json.ts";
+import { AUTH_CHALLENGE } from "../errors.ts";
 import * as responses from "../responses.ts";
 import * as requests from "../schemas.ts";
 import { type AnswerSpec, impliedErrors, OPERATIONS, type OperationSpec, TAGS } from "./operations.ts";
@@ -60,6 +61,13 @@ function errorDescription(codes: readonly RequestErrorCode[]): string {
   return codes.map((code) => `\`${code}\`: ${ERROR_CODES[code].request.when}`).join("\n\n");
 }
 
+/** The header every 401 carries (src/http/errors.ts). */
+const CHALLENGE_HEADERS = z.object({
+  "www-authenticate": z
+    .literal(AUTH_CHALLENGE)
+    .describe(`The challenge: \`${AUTH_CHALLENGE}\` (send the API key as \`Authorization: Bearer <key>\`).`),
+});
+
 /** The operation's error answers, one per status, each listing its codes (also as `x-error-codes`). */
 function errorResponses(op: OperationSpec): ZodOpenApiResponsesObject {
   const codes = [...new Set([...op.errors, ...impliedErrors(op)])];
@@ -73,6 +81,7 @@ function errorResponses(op: OperationSpec): ZodOpenApiResponsesObject {
   for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
     out[String(status) as `${1 | 2 | 3 | 4 | 5}${string}`] = {
       description: errorDescription(list),
+      ...(status === 401 ? { headers: CHALLENGE_HEADERS } : {}),
       content: { "application/json": { schema: responses.ErrorBodySchema } },
       "x-error-codes": list,
     } as ZodOpenApiResponseObject;

@@ -1,7 +1,8 @@
-// What both A2A bindings (src/http/routes/a2a.ts) take from one request: the key's scopes checked, the OutpostPort
-// the request handler runs on (src/a2a/outpost-port.ts: the route's agent, the key's reach, and task creation, lookup,
-// listing, decisions and push URLs as the /v1 routes do them), the SDK's call context after the A2A-Version check,
-// the Content-Type check, and an async iterator of answers as an SSE response.
+// What both A2A bindings (src/http/routes/a2a.ts) take from one request: the key's scopes checked (a message that asks
+// for a push config needs `read` too), the body read and checked as /v1 reads one, the OutpostPort the request handler
+// runs on (src/a2a/outpost-port.ts: the route's agent, the key's reach, and task creation, lookup, listing, decisions
+// and push URLs as the /v1 routes do them), the SDK's call context after the A2A-Version check, the Content-Type
+// check, and an async iterator of answers as an SSE response.
 import {
   A2A_CONTENT_TYPE,
   A2A_VERSION_HEADER,
@@ -9,6 +10,7 @@ import {
   Extensions,
   formatSSEEvent,
   HTTP_EXTENSION_HEADER,
+  SendMessageRequest,
   SSE_HEADERS,
 } from "@a2a-js/sdk";
 import { defaultServerCallContextBuilder, type ServerCallContext, validateVersion } from "@a2a-js/sdk/server";
@@ -16,6 +18,7 @@ import type { Context } from "hono";
 import type { OutpostPort } from "../../a2a/outpost-port.ts";
 import { contextTag } from "../../a2a/task-mapping.ts";
 import { A2A_CONTEXT_METADATA_KEY } from "../../callbacks/push-configs.ts";
+import { ApiError } from "../../errors.ts";
 import { taskStubFor } from "../../tasks/task-ids.ts";
 import type { Scope } from "../../tenants/api-keys.ts";
 import { agentFor } from "../agent-lookup.ts";
@@ -23,16 +26,58 @@ import type { AppEnv } from "../app-env.ts";
 import { requireScope } from "../auth.ts";
 import { decisionInput } from "../decisions.ts";
 import { taskIdPage } from "../listing.ts";
-import { ResumeBody, TaskIdParam } from "../schemas.ts";
+import { CreateTaskBody, ResumeBody, TaskIdParam } from "../schemas.ts";
 import { callbackUrl, launch, newRun } from "../task-creation.ts";
 import { mayRead } from "../task-resource.ts";
-import { parseWith } from "../validation.ts";
+import { bodyText, jsonBodyProblem, MAX_BODY_BYTES, parseWith } from "../validation.ts";
 import { runsToolLoop } from "./agents.ts";
 
 type Binding = "JSONRPC" | "HTTP+JSON";
 
 export function requireScopes(c: Context<AppEnv>, scopes: readonly Scope[]): void {
   for (const scope of scopes) requireScope(c.get("apiKey").scopes, scope);
+}
+
+/**
+ * The scopes a SendMessage needs besides `run`: a push config carries the task's result and what it waits for, so a
+ * message that asks for one needs `read` too, as CreateTaskPushNotificationConfig and a /v1 webhook do. `params` is
+ * read as the SDK reads it (SendMessageRequest.fromJSON); what it cannot read asks for nothing more, and is refused by
+ * the handler.
+ */
+export function messageScopes(params: unknown): Scope[] {
+  try {
+    const request = SendMessageRequest.fromJSON(params);
+    return request.configuration?.taskPushNotificationConfig ? ["read"] : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * An A2A request's body as /v1 reads one (src/http/validation.ts): at most MAX_BODY_BYTES (413 payload_too_large,
+ * reading stops there), UTF-8 and JSON (400 invalid_json), and nothing jsonBodyProblem refuses (a lone surrogate, a
+ * "__proto__" key, nesting deeper than 32 levels: 400 validation_failed naming its path). `empty` is what an empty
+ * body stands for (HTTP+JSON's POSTs without one); a JSON-RPC request has none. Each binding answers these ApiErrors
+ * in its own error shape.
+ */
+export async function a2aBody(c: Context<AppEnv>, empty?: unknown): Promise<unknown> {
+  const text = await bodyText(c, MAX_BODY_BYTES);
+  if (empty !== undefined && !text.trim()) return empty;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ApiError("invalid_json", "The body is not valid JSON.");
+  }
+  return value;
+}
+
+/** What jsonBodyProblem finds in a parsed body, as /v1's 400 naming the path; null when there is nothing. */
+export function bodyProblem(value: unknown): ApiError | null {
+  const problem = jsonBodyProblem(value);
+  return problem
+    ? new ApiError("validation_failed", `Invalid ${problem.field}: ${problem.message}.`, problem.field)
+    : null;
 }
 
 export function agentUrl(c: Context<AppEnv>, name: string): string {
@@ -50,6 +95,8 @@ export async function portFor(c: Context<AppEnv>): Promise<OutpostPort> {
     url: agentUrl(c, agent.name),
     taskUrl: (id) => `${origin}/v1/tasks/${id}`,
     start: async ({ input, context, contextId }) => {
+      // A message's text is a task's input: the same limits as POST /v1/agents/:name/tasks' input.
+      parseWith(CreateTaskBody.shape.input, input, "message.parts");
       // The whole request is the Idempotency-Key's fingerprint (creationId): a repeat with another message is refused.
       const request = {
         metadata: { [A2A_CONTEXT_METADATA_KEY]: contextId },

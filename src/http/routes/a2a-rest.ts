@@ -1,7 +1,8 @@
 // The HTTP+JSON binding of A2A (A2A v1.0 §11) under /a2a/<agent>/…: a small Hono adapter of our own (the SDK ships
 // its REST handler only inside its Express bundle) over the same request handler as the JSON-RPC binding
-// (src/a2a/request-handler.ts). Each route checks the version, the Content-Type and its scopes, reads its body or
-// query into the SDK's request type, and answers A2A's JSON, its SSE stream, or its REST error body.
+// (src/a2a/request-handler.ts). Each route checks the version, the Content-Type and its scopes, reads its body (as /v1
+// reads one: size, UTF-8, JSON, the checks of src/http/validation.ts) or query into the SDK's request type, and
+// answers A2A's JSON, its SSE stream, or its REST error body (with Outpost's status: 413, 409, 429 as /v1 answers).
 import {
   A2A_CONTENT_TYPE,
   AgentCard,
@@ -28,7 +29,16 @@ import { OutpostRequestHandler } from "../../a2a/request-handler.ts";
 import { ApiError } from "../../errors.ts";
 import type { Scope } from "../../tenants/api-keys.ts";
 import type { AppEnv } from "../app-env.ts";
-import { callContext, jsonContentType, portFor, requireScopes, sseResponse } from "./a2a-request.ts";
+import {
+  a2aBody,
+  bodyProblem,
+  callContext,
+  jsonContentType,
+  messageScopes,
+  portFor,
+  requireScopes,
+  sseResponse,
+} from "./a2a-request.ts";
 
 function restJson(status: number, body: unknown): Response {
   return new Response(status === 204 ? null : JSON.stringify(body), {
@@ -43,7 +53,11 @@ function restError(error: unknown): Response {
   return restJson(status, toRestErrorBody(a2a, status));
 }
 
-/** An HTTP+JSON route: the version and content-type checks, the scopes, the handler, errors as A2A's REST errors. */
+/**
+ * An HTTP+JSON route: the version and content-type checks, the scopes, the handler, errors as A2A's REST errors. A
+ * scope refusal is Outpost's own 403 on every route, before A2A (docs/a2a.md), whether the route's scopes or what the
+ * body asks for (restMessage) found it.
+ */
 async function rest(
   c: Context<AppEnv>,
   scopes: readonly Scope[],
@@ -61,21 +75,28 @@ async function rest(
     const context = callContext(c, await handler.getAgentCard(), "HTTP+JSON");
     return await run(handler, context);
   } catch (error) {
+    if (error instanceof ApiError && error.code === "insufficient_scope") throw error;
     return restError(error);
   }
 }
 
-/** The body of an HTTP+JSON request as JSON (an empty body is {}), or A2A's malformed-request error. */
+/**
+ * The body of an HTTP+JSON request as a JSON object (an empty body is {}), read and checked as /v1 reads one
+ * (a2aBody: 413, invalid_json, validation_failed naming the path); another JSON value is A2A's malformed request.
+ */
 async function restBody(c: Context<AppEnv>): Promise<Record<string, unknown>> {
-  const text = await c.req.text();
-  if (!text.trim()) return {};
-  try {
-    const value: unknown = JSON.parse(text);
-    if (typeof value === "object" && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
-  } catch {
-    // answered below
-  }
+  const value = await a2aBody(c, {});
+  const problem = bodyProblem(value);
+  if (problem) throw problem;
+  if (typeof value === "object" && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
   throw new RequestMalformedError("The body is not a JSON object.");
+}
+
+/** A SendMessage body: a message that asks for a push config needs `read` as well (the pushes carry the result). */
+async function restMessage(c: Context<AppEnv>): Promise<SendMessageRequest> {
+  const body = await restBody(c);
+  requireScopes(c, messageScopes(body));
+  return SendMessageRequest.fromJSON(body);
 }
 
 /** An A2A stream as an HTTP+JSON SSE response: each StreamResponse as JSON; an error before the first as a REST error. */
@@ -132,7 +153,7 @@ export const a2aRestRoutes = new Hono<AppEnv>()
     const operation = c.req.path.slice(c.req.path.lastIndexOf("/") + 1);
     if (operation === "message:send") {
       return rest(c, ["run"], async (handler) => {
-        const result = await handler.sendMessage(SendMessageRequest.fromJSON(await restBody(c)));
+        const result = await handler.sendMessage(await restMessage(c));
         const payload =
           "messageId" in result
             ? ({ $case: "message", value: result } as const)
@@ -142,7 +163,7 @@ export const a2aRestRoutes = new Hono<AppEnv>()
     }
     if (operation === "message:stream") {
       return rest(c, ["run", "read"], async (handler) =>
-        restStream(c, handler.sendMessageStream(SendMessageRequest.fromJSON(await restBody(c)))),
+        restStream(c, handler.sendMessageStream(await restMessage(c))),
       );
     }
     throw new ApiError("route_not_found", `No route for POST ${c.req.path}.`);

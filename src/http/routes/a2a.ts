@@ -3,18 +3,30 @@
 // JsonRpcTransportHandler); the HTTP+JSON binding's routes under /a2a/<agent>/… are our own small Hono adapter,
 // a2a-rest.ts, mounted here. Both call one request handler per request, src/a2a/request-handler.ts, given what it
 // needs of this request (an OutpostPort, built in a2a-request.ts). Every route needs an API key; reading needs
-// `read`, starting or changing a task `run`, and a stream both.
+// `read`, starting or changing a task `run`, and a stream both (and a message that asks for a push config both). A
+// body is read as /v1 reads one: its size, UTF-8, JSON and the checks of src/http/validation.ts.
 import { AgentCard } from "@a2a-js/sdk";
-import { ContentTypeNotSupportedError, RequestMalformedError } from "@a2a-js/sdk/errors";
+import { ContentTypeNotSupportedError } from "@a2a-js/sdk/errors";
 import { JsonRpcTransportHandler, type ServerCallContext } from "@a2a-js/sdk/server";
 import { Hono } from "hono";
 import { agentCard } from "../../a2a/agent-card.ts";
-import { toA2AError } from "../../a2a/errors.ts";
+import { jsonRpcBodyError, toA2AError } from "../../a2a/errors.ts";
 import { OutpostRequestHandler } from "../../a2a/request-handler.ts";
+import { ApiError } from "../../errors.ts";
 import type { Scope } from "../../tenants/api-keys.ts";
 import { agentFor, agentsFor } from "../agent-lookup.ts";
 import type { AppEnv } from "../app-env.ts";
-import { agentUrl, callContext, jsonContentType, portFor, requireScopes, sseResponse } from "./a2a-request.ts";
+import {
+  a2aBody,
+  agentUrl,
+  bodyProblem,
+  callContext,
+  jsonContentType,
+  messageScopes,
+  portFor,
+  requireScopes,
+  sseResponse,
+} from "./a2a-request.ts";
 import { a2aRestRoutes } from "./a2a-rest.ts";
 
 /** The scopes each JSON-RPC method needs: reading `read`, acting `run`, a stream of a run's content both. */
@@ -62,16 +74,24 @@ export const a2aRoutes = new Hono<AppEnv>()
         ),
       );
     }
-    const text = await c.req.text();
+    // Read and checked as /v1 reads a body; what is refused is answered as JSON-RPC answers it (the request's id once
+    // the body could be read), a body too large to read with 413 as well.
     let body: unknown;
     try {
-      body = JSON.parse(text);
-    } catch {
-      return c.json(rpcError(null, new RequestMalformedError("The body is not JSON.")));
+      body = await a2aBody(c);
+    } catch (error) {
+      const status = error instanceof ApiError && error.code === "payload_too_large" ? 413 : 200;
+      return c.json(rpcError(null, jsonRpcBodyError(error)), status);
     }
     const request = typeof body === "object" && body !== null ? (body as { id?: unknown; method?: unknown }) : {};
+    const problem = bodyProblem(body);
+    if (problem) return c.json(rpcError(problem.field === "id" ? null : request.id, problem));
     const method = typeof request.method === "string" ? request.method : "";
     requireScopes(c, METHOD_SCOPES[method] ?? ["read"]);
+    // A message that asks for a push config needs `read` as well: the pushes carry the task's result.
+    if (method === "SendMessage" || method === "SendStreamingMessage") {
+      requireScopes(c, messageScopes((body as { params?: unknown }).params));
+    }
     let context: ServerCallContext;
     try {
       context = callContext(c, await handler.getAgentCard(), "JSONRPC");

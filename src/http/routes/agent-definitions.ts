@@ -4,14 +4,18 @@
 import { Hono } from "hono";
 import type { Agent, AgentDefinition } from "../../agents/agent.ts";
 import { AgentFileError, filePatternProblem, MAX_AGENT_FILE_BYTES, parseAgentFile } from "../../agents/agent-file.ts";
+import { registry } from "../../agents/catalog.ts";
 import { AGENT_NAME_PATTERN } from "../../agents/definition.ts";
+import { checkRuntimeAgent, runtimeAgentScope } from "../../agents/definition-runtime.ts";
+import { subagentNames } from "../../agents/definition-subagents.ts";
 import { SkillAgent } from "../../agents/skill-agent.ts";
 import { resolveModel } from "../../config/models.ts";
 import { ApiError } from "../../errors.ts";
 import type { JsonObject } from "../../lib/json.ts";
 import { sha256Hex } from "../../lib/sha256.ts";
+import { runtimeAgentLimits } from "../../tenants/agent-versions.ts";
 import { tenantStubFor } from "../../tenants/directory.ts";
-import { agentFor, agentsFor, forgetOwnAgents, storedAgent } from "../agent-lookup.ts";
+import { agentFor, agentsFor, currentOwnAgents, forgetOwnAgents, storedAgent } from "../agent-lookup.ts";
 import type { AppEnv } from "../app-env.ts";
 import { requireAdmin } from "../auth.ts";
 import { endpointAndKeyRefusals, refuseDeploymentSettings, type SettingRefusal } from "../deployment-settings.ts";
@@ -80,15 +84,13 @@ const AGENT_BODY_TYPES = /^(application\/json|application\/yaml|application\/x-y
 
 /**
  * What a tenant's own agent may not say, since a tenant's admin is not the deployment's operator: the Worker's
- * secrets (a model key or another auth provider's credentials, an MCP server's header) and another model endpoint
- * (which would receive a key), its deployment-wide inbound hooks, and the tenants it serves (it serves its own).
- * Such an agent is an agents/ file.
+ * secrets (a model key or another auth provider's credentials) and another model endpoint (which would receive a
+ * key), its deployment-wide inbound hooks, and the tenants it serves (it serves its own). Such an agent is an agents/
+ * file. What it may reach and delegate to is checked with the file (checkRuntimeAgent, src/agents/definition-runtime.ts).
  */
 function refuseRuntimeAgentSettings(definition: AgentDefinition): void {
   const llm = definition.llmConfig;
   const grader = definition.evaluations?.model;
-  const servers = Object.entries(definition.mcpServers ?? {});
-  const withHeaders = servers.find(([, server]) => "headers" in server && server.headers !== undefined)?.[0];
   const refusals: SettingRefusal[] = [
     [definition.hooks !== undefined, "hooks", "inbound hooks are the deployment's: declare them in an agents/ file"],
     [definition.tenants !== undefined, "tenants", "an agent added with PUT belongs to the tenant that added it"],
@@ -100,11 +102,6 @@ function refuseRuntimeAgentSettings(definition: AgentDefinition): void {
     ],
     ...endpointAndKeyRefusals(grader, "evaluations.model", "model"),
     ...endpointAndKeyRefusals(definition.embeddingProvider, "embedding_provider", "embeddings"),
-    [
-      withHeaders !== undefined,
-      "tools",
-      `the headers of "${withHeaders}" read the deployment's secrets: declare such a server in an agents/ file`,
-    ],
   ];
   refuseDeploymentSettings(refusals, "an agent added at runtime");
 }
@@ -150,12 +147,22 @@ export const agentDefinitionRoutes = new Hono<AppEnv>()
     }
     const ifMatch = ifMatchVersion(c.req.header("if-match"));
     const source = await bodyText(c, MAX_AGENT_FILE_BYTES);
+    const tenant = c.get("tenant");
+    const limits = runtimeAgentLimits(c.env);
+    // The tenant's agents as they are now, not as this instance last read them: a sub-agent must exist, and lead back
+    // to no one.
+    const own = await currentOwnAgents(c);
+    const scope = runtimeAgentScope(tenant, c.env.OUTPOST_TENANT_PRIVATE_HOSTS, (agent) => {
+      const stored = own.get(agent);
+      return stored ? subagentNames(stored.definition) : registry.visible(agent, tenant)?.settings.subagents.agents;
+    });
     let file: ReturnType<typeof parseAgentFile>;
     try {
-      file = parseAgentFile("body", source);
+      file = parseAgentFile("body", source, (definition) => checkRuntimeAgent(definition, scope));
     } catch (error) {
-      if (error instanceof AgentFileError)
-        throw new ApiError("validation_failed", error.message, error.key ?? "(body)");
+      if (error instanceof AgentFileError) {
+        throw new ApiError("validation_failed", error.message, error.field ?? "(body)");
+      }
       throw error;
     }
     if (file.definition.name !== name) {
@@ -169,7 +176,7 @@ export const agentDefinitionRoutes = new Hono<AppEnv>()
     const badPattern = await filePatternProblem(file.definition);
     if (badPattern)
       throw new ApiError("validation_failed", `Invalid ${badPattern.field}: ${badPattern.message}.`, badPattern.field);
-    const outcome = await tenantStubFor(c.env, c.get("tenant")).putAgent(
+    const outcome = await tenantStubFor(c.env, tenant).putAgent(
       {
         name,
         source,
@@ -179,14 +186,29 @@ export const agentDefinitionRoutes = new Hono<AppEnv>()
         created_by: c.get("apiKeyId"),
       },
       ifMatch,
+      limits,
     );
     // This instance's requests see the new version at once (others within OWN_AGENTS_TTL_MS).
-    forgetOwnAgents(c.get("tenant"));
+    forgetOwnAgents(tenant);
     if (outcome.outcome === "version_mismatch") {
       throw new ApiError(
         "agent_version_conflict",
         `The agent "${name}" is at version ${outcome.current}; If-Match named ${ifMatch}. Read it again and retry.`,
         "if-match",
+      );
+    }
+    if (outcome.outcome === "agent_limit") {
+      throw new ApiError(
+        "agent_limit_reached",
+        `The tenant has ${outcome.limit} agents of its own, the most OUTPOST_MAX_RUNTIME_AGENTS allows; change one of them instead, or ask the operator to raise the limit.`,
+        "name",
+      );
+    }
+    if (outcome.outcome === "version_limit") {
+      throw new ApiError(
+        "agent_version_limit_reached",
+        `The agent "${name}" has ${outcome.limit} versions, the most OUTPOST_MAX_AGENT_VERSIONS allows; Outpost drops none (a task may still need any), so add the change under a new name, or ask the operator to raise the limit.`,
+        "name",
       );
     }
     c.header("Location", `${new URL(c.req.url).origin}/v1/agents/${name}`);

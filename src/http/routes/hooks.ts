@@ -18,6 +18,7 @@ import {
   verifyDelivery,
 } from "../../inbound-hooks/hook.ts";
 import { readSecret } from "../../lib/secrets.ts";
+import { hookBucket } from "../../tasks/principal.ts";
 import type { TaskView } from "../../tasks/task.ts";
 import { taskStubFor } from "../../tasks/task-ids.ts";
 import { taskInit } from "../../tasks/task-init.ts";
@@ -81,7 +82,7 @@ export const hookRoutes = new Hono<AppEnv>().post("/:hook_id", async (c) => {
     );
   }
   const perMinute = hook.rate_limit_per_minute ?? DEFAULT_HOOK_RATE_LIMIT_PER_MINUTE;
-  await takeToken(c, `hook:${hookId}`, perMinute, `The hook "${hookId}" may start ${perMinute} runs a minute`);
+  await takeToken(c, hookBucket(hookId), perMinute, `The hook "${hookId}" may start ${perMinute} runs a minute`);
   // A copy that arrived since the lookup above lands on the same object and gets its task (replayed).
   const { task, replayed } = await launch(
     c,
@@ -93,6 +94,8 @@ export const hookRoutes = new Hono<AppEnv>().post("/:hook_id", async (c) => {
       agent,
       input,
       metadata: hook.metadata ?? {},
+      // Its sub-agents count against the hook's runs, as the run itself does.
+      principal: { tenant, key_id: null, rate_bucket: hookBucket(hookId), rate_limit_per_minute: perMinute },
     }),
   );
   return receipt(c, hookId, verified.deliveryId, task, replayed);

@@ -1,19 +1,24 @@
 // /v1/schedules: scheduled runs of an agent (LangGraph's crons, cloudflare/agents' schedules). A schedule is created
 // with the agent, its timing and the task every run gets, checked exactly as POST /v1/agents/:name/tasks checks it
 // (agentTaskInit); it lives in its own Durable Object (durable-objects/schedule-object.ts), whose alarm starts each
-// run as an ordinary task. Listed from the tenant's directory; read, paused, resumed and deleted in its object. The
-// object's name includes the tenant, so another tenant's schedule id reaches an empty object: 404.
+// run as an ordinary task. What stored work may cost is checked here too (src/schedules/schedule-limits.ts): a cron
+// firing more often than the deployment's floor, or one schedule more than the tenant may hold, is refused. The
+// schedule fires as the key that created it (or last resumed it). Listed from the tenant's directory; read, paused,
+// resumed and deleted in its object. The object's name includes the tenant, so another tenant's schedule id reaches an
+// empty object: 404.
 import { type Context, Hono } from "hono";
 import type { Agent } from "../../agents/agent.ts";
 import { AgentNotFoundError, ApiError } from "../../errors.ts";
 import { type ScheduleView, scheduleStubFor } from "../../schedules/schedule.ts";
+import { intervalProblem, requireScheduleRoom } from "../../schedules/schedule-limits.ts";
 import { isTimingProblem, parseTiming } from "../../schedules/timing.ts";
+import { tenantStubFor } from "../../tenants/directory.ts";
 import { agentFor } from "../agent-lookup.ts";
 import type { AppEnv } from "../app-env.ts";
 import { listSchedules } from "../listing.ts";
 import type { ScheduleLinks, ScheduleReceipt, ScheduleResource } from "../responses.ts";
 import { CreateScheduleBody, TaskIdParam } from "../schemas.ts";
-import { creationRefused } from "../task-creation.ts";
+import { creationRefused, requestPrincipal } from "../task-creation.ts";
 import { mayRead } from "../task-resource.ts";
 import { jsonBody } from "../validation.ts";
 import { agentTaskInit } from "./agents.ts";
@@ -55,14 +60,19 @@ export const scheduleRoutes = new Hono<AppEnv>()
     const body = await jsonBody(c, CreateScheduleBody);
     const timing = parseTiming(body, Date.now());
     if (isTimingProblem(timing)) throw new ApiError(timing.code, timing.message, timing.field);
+    const tooOften = intervalProblem(c.env, timing);
+    if (tooOften) throw new ApiError(tooOften.code, tooOften.message, tooOften.field);
     const agent = await scheduledAgent(c, body.agent);
     // Each run's task as a task creation builds it (limits, budget, files, callbacks, rate limit, Idempotency-Key),
     // its id and fingerprint being the schedule's: every fire gives the task its own id.
     const { id, fingerprint, tenant, trigger: _none, ...template } = await agentTaskInit(c, agent, body);
+    // Counted without this id: a creation repeated under its Idempotency-Key is the same schedule, not one more.
+    requireScheduleRoom(c.env, await tenantStubFor(c.env, tenant).countSchedules(id));
     const created = await scheduleStubFor(c.env, tenant, id).create({
       id,
       tenant,
       fingerprint: fingerprint ?? null,
+      keyId: c.get("apiKey").id,
       timing,
       missed: body.missed ?? "run_once",
       template,
@@ -96,7 +106,10 @@ export const scheduleRoutes = new Hono<AppEnv>()
   })
   .post("/:id/resume", async (c) => {
     const { id, stub } = scheduleStub(c);
-    const { schedule, error } = await stub.resume();
+    // It fires as the key that resumes it from now on (a revoked schedule is taken up by a key of the tenant).
+    const principal = requestPrincipal(c);
+    if (!principal?.key_id) throw new Error("A /v1 request without its key.");
+    const { schedule, error } = await stub.resume({ ...principal, key_id: principal.key_id });
     if (schedule) return c.json(scheduleResource(c, schedule));
     throw changeRefused(id, error);
   })

@@ -54,7 +54,7 @@ export const AGENTS: OperationSpec[] = [
     tag: "agents",
     summary: "Add or replace one of the tenant's own agents",
     description:
-      "The body is an agent file (YAML or JSON); each change is a new version. If-Match names the version the client saw (0: the agent must not exist yet). Deployment settings (hooks, tenants, another model endpoint or key, MCP headers) are refused.",
+      "The body is an agent file (YAML or JSON); each change is a new version. If-Match names the version the client saw (0: the agent must not exist yet). Deployment settings (hooks, tenants, another model endpoint or key, MCP headers) are refused, and so are private MCP hosts the operator did not give the tenant (OUTPOST_TENANT_PRIVATE_HOSTS) and sub-agents the tenant cannot run or that lead back to the agent. A tenant keeps at most OUTPOST_MAX_RUNTIME_AGENTS agents and OUTPOST_MAX_AGENT_VERSIONS versions of each.",
     access: "admin",
     params: {
       path: AgentName,
@@ -79,6 +79,8 @@ export const AGENTS: OperationSpec[] = [
       "unsupported_media_type",
       "payload_too_large",
       "agent_version_conflict",
+      "agent_limit_reached",
+      "agent_version_limit_reached",
     ],
   },
   {
