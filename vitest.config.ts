@@ -38,6 +38,8 @@ const API_KEYS = [
     sha256: sha256("test-limited-key"),
     rate_limit_per_minute: 3,
   },
+  // Tenant "limits" without `run`: the key stored work acts as once it has lost `run` (test/commands/stored-work.test.ts).
+  { id: "limits-reader", tenant: "limits", scopes: ["read"], sha256: sha256("test-limits-read-key") },
 ];
 
 /**
@@ -48,8 +50,19 @@ const TELEMETRY_ON = ["test/telemetry/genai-spans.test.ts"];
 /** The collector's headers secret in project "telemetry" (test/telemetry/genai-spans.test.ts checks it arrives). */
 const OTEL_HEADERS = "x-collector-token=test-otel-token,x-team=outpost%20tests";
 
+/**
+ * The test files that run with the operator's default tree budget set (project "tree-budget"): the same deployment as
+ * "workers" plus OUTPOST_DEFAULT_TREE_BUDGET_USD, which would otherwise cap every other test's trees of sub-agents.
+ */
+const TREE_BUDGET_ON = ["test/subagents/default-tree-budget.test.ts"];
+
 /** A project running test files inside workerd against the outside services of test/support/global-setup.ts. */
-function workersProject(name: string, files: { include: string[]; exclude: string[] }, telemetry: boolean) {
+function workersProject(
+  name: string,
+  files: { include: string[]; exclude: string[] },
+  telemetry: boolean,
+  extra: Record<string, string> = {},
+) {
   return defineProject({
     plugins: [
       cloudflareTest(({ inject }) => ({
@@ -58,6 +71,7 @@ function workersProject(name: string, files: { include: string[]; exclude: strin
           bindings: {
             ...testBindings(inject),
             ...(telemetry ? { OUTPOST_OTEL_ENDPOINT: inject("emulatorUrl"), OUTPOST_OTEL_HEADERS: OTEL_HEADERS } : {}),
+            ...extra,
           },
         },
       })),
@@ -140,10 +154,13 @@ function testBindings(
 
 const workers = workersProject(
   "workers",
-  { include: ["test/**/*.test.ts"], exclude: ["test/e2e/**", ...TELEMETRY_ON] },
+  { include: ["test/**/*.test.ts"], exclude: ["test/e2e/**", ...TELEMETRY_ON, ...TREE_BUDGET_ON] },
   false,
 );
 const telemetry = workersProject("telemetry", { include: TELEMETRY_ON, exclude: [] }, true);
+const treeBudget = workersProject("tree-budget", { include: TREE_BUDGET_ON, exclude: [] }, false, {
+  OUTPOST_DEFAULT_TREE_BUDGET_USD: "0.01",
+});
 
 const e2e = defineProject({
   test: {
@@ -158,7 +175,7 @@ const e2e = defineProject({
 
 export default defineConfig({
   test: {
-    projects: [workers, telemetry, e2e],
+    projects: [workers, telemetry, treeBudget, e2e],
     // Test files mostly wait on I/O (the emulator, MCP servers, alarms, wrangler dev): two at a time roughly halves
     // the run on a 2-core machine without starving the timing-sensitive tests (the default on 2 cores is one).
     maxWorkers: 2,

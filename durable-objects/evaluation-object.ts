@@ -2,7 +2,7 @@
 // records one run per case and repetition before anything starts, then starts each run's child task (an invocation:
 // a fresh conversation with the case's context, through startInObject, the call the API's routes make) at most
 // MAX_PARALLEL_RUNS at a time, each once it has a token of the creation rate of the key that started the evaluation
-// (src/evaluation-runs/run-rate.ts: a run without room waits for it). A child reports its ExecutionResult here when
+// (src/commands/stored-work.ts: a run without room waits for it). A child reports its ExecutionResult here when
 // it ends, from its own alarm until the report is taken (src/task-host/evaluation-report.ts), as a sub-agent reports
 // to its parent: nothing polls. The report is recorded first; the alarm then grades it (src/evaluations/, which may
 // call the grader model), starts the next runs, and once every run is graded writes the report to the blob store and
@@ -12,6 +12,7 @@
 // or a repeated report repeats nothing.
 import { DurableObject } from "cloudflare:workers";
 import { openBlobStore } from "../src/blob-store/open-blob-store.ts";
+import { clearEvaluationRun } from "../src/commands/stored-work.ts";
 import type { Env } from "../src/env.ts";
 import {
   type EvaluationView,
@@ -31,7 +32,6 @@ import {
 } from "../src/evaluation-runs/evaluation-store.ts";
 import { faultReport, resumedStreamCheck } from "../src/evaluation-runs/fault-report.ts";
 import { markdownReport, runView, summarize } from "../src/evaluation-runs/report.ts";
-import { clearRun } from "../src/evaluation-runs/run-rate.ts";
 import { WATCH_INTERVAL_MS, watchRuns } from "../src/evaluation-runs/run-watch.ts";
 import { DEFAULT_CASE_TIMEOUT_SECONDS } from "../src/evaluations/config.ts";
 import { gradeCase } from "../src/evaluations/grade.ts";
@@ -176,7 +176,7 @@ export class EvaluationObject extends DurableObject<Env> {
     const pending = runs.filter((r) => r.status === "pending");
     // Recorded as starting before any start: a run is started under its own id, however often this repeats.
     for (const run of pending.slice(0, roomFor(runs))) {
-      const cleared = await clearRun(this.env, record.spec.tenant, record.spec.keyId);
+      const cleared = await clearEvaluationRun(this.env, record.spec.tenant, record.spec.keyId);
       if (cleared.kind === "wait") {
         waiting = true;
         retryAt = cleared.until;

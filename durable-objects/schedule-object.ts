@@ -7,9 +7,10 @@
 // a key gone from OUTPOST_API_KEYS stops the schedule (`revoked`), and a run takes a token of the key's creation rate,
 // or is recorded `rate_limited` and not run. The rules of due times and missed fires are src/schedules/timing.ts.
 import { DurableObject } from "cloudflare:workers";
+import { clearFire } from "../src/commands/stored-work.ts";
 import type { Env } from "../src/env.ts";
 import { fireTaskId, type NewSchedule, type ScheduleView } from "../src/schedules/schedule.ts";
-import { fireClearance } from "../src/schedules/schedule-limits.ts";
+import { revokedReason } from "../src/schedules/schedule-limits.ts";
 import { type ScheduleRecord, ScheduleStore } from "../src/schedules/schedule-store.ts";
 import { nextDue, plan } from "../src/schedules/timing.ts";
 import { migrate } from "../src/storage/migrations.ts";
@@ -126,10 +127,10 @@ export class ScheduleObject extends DurableObject<Env> {
     if (record?.status !== "active" || record.nextDueAt === null) return;
     const firePlan = plan(record.timing, record.missed, record.nextDueAt, now);
     if (!firePlan) return;
-    const clearance = await fireClearance(this.env, record.tenant, record.keyId, firePlan.run !== null);
+    const clearance = await clearFire(this.env, record.tenant, record.keyId, firePlan.run !== null);
     // Each a check-and-set on the due time it planned from: a pause that came during the awaits wins.
     if (clearance.kind === "revoked") {
-      this.store.revoke(record.nextDueAt, now);
+      this.store.revoke(record.nextDueAt, now, revokedReason(record.id, record.keyId, clearance.why));
       return;
     }
     const taskId = firePlan.run ? await fireTaskId(record.tenant, record.id, firePlan.run.dueAt) : null;

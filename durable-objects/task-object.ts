@@ -1,7 +1,9 @@
 // One Durable Object per task (seed 003 Task): its RPC surface. The object owns the task's storage (its row, event
 // log, step journal, conversation, state, workspace and run bundle); what it is made of is src/task-host/task-host.ts,
 // the run's lifecycle (start, heartbeat, cancel, crashes, bundle upload) src/runtime/run-supervisor.ts, and creating
-// and expiring the task src/tasks/. Each method answers for an unknown task without writing anything.
+// and expiring the task src/tasks/. The RPC methods must be the class's own, so each is a thin call into one of the
+// surfaces of src/task-host/ (the run, sub-agents, checkpoints, replies, files, callbacks and a session's, each
+// *-surface.ts). Each method answers for an unknown task without writing anything.
 import { DurableObject } from "cloudflare:workers";
 import type { ReplyBinding, ReplyCall } from "../src/approvals/replies.ts";
 import type { DecisionInput } from "../src/approvals/requests.ts";
@@ -14,33 +16,22 @@ import type { SubagentRecord, SubagentReport, SubagentWaitReport, TreeAdmission 
 import type { TraceLog } from "../src/contracts/trace.ts";
 import type { Env } from "../src/env.ts";
 import type { RunReport } from "../src/evaluation-runs/evaluation.ts";
-import { TERMINAL_EVENT_TYPES } from "../src/events/event-record.ts";
 import type { ForwardedBatch } from "../src/events/event-tree.ts";
-import { untilEvent } from "../src/events/wait.ts";
-import { copiedResult } from "../src/lib/rpc-result.ts";
 import type { ArtifactEntry, ArtifactLocation } from "../src/run-bundle/run-bundle.ts";
-import { traceTree } from "../src/run-bundle/trace.ts";
 import type { Checkpoint, CheckpointSummary } from "../src/runtime/checkpoints.ts";
 import type { StoredMessage } from "../src/runtime/conversation.ts";
 import type { SessionView, TurnView } from "../src/sessions/session.ts";
 import { CallbackSurface } from "../src/task-host/callback-surface.ts";
-import { ClientStreams, eventStreamOf, type Subscription } from "../src/task-host/client-streams.ts";
+import { CheckpointSurface } from "../src/task-host/checkpoint-surface.ts";
+import { ClientStreams, type Subscription } from "../src/task-host/client-streams.ts";
 import { FileSurface } from "../src/task-host/file-surface.ts";
 import { ReplySurface } from "../src/task-host/reply-surface.ts";
+import { RunSurface } from "../src/task-host/run-surface.ts";
 import { SessionSurface } from "../src/task-host/session-surface.ts";
+import { SubagentSurface } from "../src/task-host/subagent-surface.ts";
 import { TaskHost } from "../src/task-host/task-host.ts";
 import type { Tombstone } from "../src/tasks/expiry.ts";
-import { toolCallLedger } from "../src/tasks/fork.ts";
-import {
-  isTerminal,
-  type RecordKind,
-  type ResumeOutcome,
-  type StartOutcome,
-  type TaskInit,
-  type TaskView,
-  type ToolCallLedger,
-} from "../src/tasks/task.ts";
-import { taskStubFor } from "../src/tasks/task-ids.ts";
+import type { RecordKind, ResumeOutcome, StartOutcome, TaskInit, TaskView, ToolCallLedger } from "../src/tasks/task.ts";
 import type { WorkspaceEntry } from "../src/workspace/workspace.ts";
 
 export type { Subscription };
@@ -49,25 +40,29 @@ export class TaskObject extends DurableObject<Env> {
   private readonly host: TaskHost;
   /** Open SSE subscriptions by id, so the Worker can end one when its client disconnects. */
   private readonly streams = new ClientStreams();
-  /** A chat session's RPCs (src/task-host/session-surface.ts). */
+  // The RPCs' logic, one surface per concern (src/task-host/*-surface.ts): the task's run, its sub-agents, its
+  // checkpoints, a chat session's RPCs, the files (run bundle, workspace) and the callbacks (deliveries, push configs).
+  private readonly run: RunSurface;
+  private readonly subagents: SubagentSurface;
+  private readonly checkpoints: CheckpointSurface;
   private readonly sessions: SessionSurface;
-  /** The run bundle's and the workspace's files (src/task-host/file-surface.ts). */
   private readonly files: FileSurface;
-  /** The deliveries and push configs (src/task-host/callback-surface.ts). */
   private readonly callbacks: CallbackSurface;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.host = new TaskHost(ctx, env, this.streams);
+    this.run = new RunSurface(this.host, this.streams, env);
+    this.subagents = new SubagentSurface(this.host);
+    this.checkpoints = new CheckpointSurface(this.host);
     this.sessions = new SessionSurface(this.host, this.streams);
     this.files = new FileSurface(this.host);
     this.callbacks = new CallbackSurface(this.host);
   }
 
   /**
-   * Creates the task, once, and starts its run: a repeat of the request that created it (the same idempotency key or
-   * webhook delivery, hence the same id) gets the original response back, and a different request under that id a
-   * mismatch.
+   * Creates the task, once, and starts its run: a repeat of the creating request (the same idempotency key or webhook
+   * delivery, hence the same id) gets the original response back, and a different request under that id a mismatch.
    */
   async start(init: TaskInit): Promise<StartOutcome> {
     const outcome = await this.create(init);
@@ -89,112 +84,57 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   async get(): Promise<TaskView | null> {
-    const task = this.host.task();
-    if (!task) return null;
-    this.host.supervisor.resumeIfIdle(task);
-    return this.host.view(task);
+    return this.run.get();
   }
 
-  /**
-   * Resolves when the task has ended, waits for a person, or starts waiting out its model provider (the client sees
-   * `waiting_for` and how long), or after `timeoutMs`, whichever comes first.
-   */
+  /** Resolves when the task has ended, waits for a person or for its model provider, or after `timeoutMs`. */
   async wait(timeoutMs: number): Promise<TaskView | null> {
-    const { host } = this;
-    const task = host.task();
-    if (!task) return null;
-    // A task that waits for a person (or whose sub-agent does) is answered at once too: the client has something to do.
-    const now = host.view(task);
-    if (isTerminal(task.status) || now.status === "input_required" || timeoutMs <= 0) return now;
-    host.supervisor.resumeIfIdle(task);
-    await untilEvent(
-      host.events,
-      (record) =>
-        TERMINAL_EVENT_TYPES.has(record.event_type) ||
-        record.event_type === "input_requested" ||
-        record.event_type === "subagent_input_requested" ||
-        record.event_type === "provider_wait_started",
-      timeoutMs,
-    );
-    return host.view(host.requireTask());
+    return this.run.wait(timeoutMs);
   }
 
-  /**
-   * The conversation as a client may see it: redacted, since tool results hold what tools read (the model's own
-   * context keeps them as they were).
-   */
+  /** The conversation as a client may see it: redacted (src/task-host/run-surface.ts). */
   async messages(kind: RecordKind = "task"): Promise<StoredMessage[] | null> {
-    return this.host.recordOf(kind) ? this.host.redactor.value(this.host.conversation.list()) : null;
+    return this.run.messages(kind);
   }
 
   /** The task's delegations to sub-agents, oldest first; null when there is no task. */
   async subagentList(): Promise<SubagentRecord[] | null> {
-    return this.host.task() ? this.host.subagents.list() : null;
+    return this.subagents.subagentList();
   }
 
   /** A sub-agent's child task ended (its report, sent until acknowledged; the same one again changes nothing). */
   async subagentEnded(report: SubagentReport): Promise<void> {
-    const { host } = this;
-    // A session's turn delegates as a task's run does.
-    if (!host.record()) return;
-    await host.supervisor.subagentEnded(report, (r) => host.subagents.record(r));
+    return this.subagents.subagentEnded(report);
   }
 
   /** A place in this root's tree for a child about to start, or why not (src/subagents/tree-limits.ts). */
   async admitToTree(childId: string, limit: number): Promise<TreeAdmission> {
-    return this.host.places.admit(childId, limit);
+    return this.subagents.admitToTree(childId, limit);
   }
 
   /** Gives back the place of a child that did not start after all (its key had no token left). */
   async leaveTree(childId: string): Promise<void> {
-    this.host.places.release(childId);
+    return this.subagents.leaveTree(childId);
   }
 
-  /**
-   * A sub-agent's child task forwards its log here (src/subagents/event-forwarding.ts): each event is stored once, in
-   * this task's sequence, before the call returns. Returns how many were new.
-   */
+  /** A sub-agent's child task forwards its log here, stored before the call returns; how many events were new. */
   async forwardEvents(batch: ForwardedBatch): Promise<number> {
-    return this.host.forwarded.receive(batch);
+    return this.subagents.forwardEvents(batch);
   }
 
-  /**
-   * What a sub-agent's child task waits for from a person (its report, sent until acknowledged; the same one again
-   * changes nothing): the task shows it and answers it through its own resume.
-   */
+  /** What a sub-agent's child task waits for from a person: the task shows it and answers it through its resume. */
   async subagentWaiting(report: SubagentWaitReport): Promise<void> {
-    const { host } = this;
-    // A session's turn delegates as a task's run does: its stream shows the request, which the child answers.
-    if (!host.record()) return;
-    host.subagents.waiting(report);
-    // The task's status as shown changed: its directory entry and callbacks follow.
-    await host.supervisor.armOutbox();
+    return this.subagents.subagentWaiting(report);
   }
 
-  /**
-   * Seed 003's TraceLog, built from the event log (src/run-bundle/trace.ts); null when there is no such record. (Not
-   * named `trace`: workerd's RPC does not expose a method of that name.)
-   */
+  /** Seed 003's TraceLog, or null (src/task-host/run-surface.ts). Not named `trace`: workerd's RPC hides that name. */
   async runTrace(kind: RecordKind = "task"): Promise<TraceLog | null> {
-    const task = this.host.recordOf(kind);
-    return task ? traceTree(task, this.host.events.all(), this.host.events.forwarded()) : null;
+    return this.run.runTrace(kind);
   }
 
-  /**
-   * SSE bytes: every event after `after`, then live events, ending after the terminal event; its sub-agents' events
-   * too, down to `maxDepth` levels below it (all when undefined; 0: its own only), in the same sequence. The caller
-   * passes the id to `unsubscribe` when its client goes: cancelling an RPC stream reaches the object only at its next
-   * write. `finished` means the run has ended and the cursor is at or past its last event: nothing is left to send.
-   */
+  /** SSE bytes after `after`, then live ones, to the terminal event (src/task-host/run-surface.ts); see unsubscribe. */
   async subscribe(after: number, maxDepth?: number): Promise<Subscription | null> {
-    const { host } = this;
-    const task = host.task();
-    if (!task) return null;
-    if (isTerminal(task.status) && after >= host.events.lastSeq()) return { finished: true };
-    host.supervisor.resumeIfIdle(task);
-    return this.streams.subscribe(
-      eventStreamOf(host, after, { isFinished: () => isTerminal(host.requireTask().status) }, { maxDepth }),
-    );
+    return this.run.subscribe(after, maxDepth);
   }
 
   async unsubscribe(id: string): Promise<void> {
@@ -202,9 +142,8 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   /**
-   * The task's ExecutionResult (seed 004) once it has ended: its run read off its messages (an invocation's, seed 004
-   * invoke_once, from its input on, after the context it was given), redacted as any answer is; null for an unknown
-   * task or one that has not ended. POST /v1/agents/:name/invoke answers with it, and the MCP server's agent tools.
+   * The task's ExecutionResult (seed 004) once it has ended (src/task-host/run-results.ts); null for an unknown task or
+   * one that has not ended. POST /v1/agents/:name/invoke answers with it, and the MCP server's agent tools.
    */
   async executionResult(): Promise<ExecutionResult | null> {
     return this.host.executionResult();
@@ -222,13 +161,7 @@ export class TaskObject extends DurableObject<Env> {
 
   /** Cancels the run at its next safe point (the model stream is aborted at once). */
   async cancel(): Promise<RpcResult<TaskView, "task_not_found" | "task_already_finished">> {
-    const task = this.host.task();
-    if (!task) return { ok: false, error: { code: "task_not_found", message: "No such task." } };
-    const refused = await this.host.supervisor.cancel(task);
-    if (refused) return { ok: false, error: refused };
-    // A canceled parent's children are canceled too (each reports its end, which the ended parent only acknowledges).
-    await this.host.subagents.cancelRunning();
-    return { ok: true, value: this.host.view(this.host.requireTask()) };
+    return this.run.cancel();
   }
 
   /** A request an A2A answer showed, or a reply to bind to one (src/task-host/reply-surface.ts); null: no task. */
@@ -236,23 +169,9 @@ export class TaskObject extends DurableObject<Env> {
     return new ReplySurface(this.host).call(call);
   }
 
-  /** A person's answer to the request named by its request_id (POST /v1/tasks/:id/resume). */
+  /** A person's answer to a request by its request_id (POST /v1/tasks/:id/resume); a sub-agent's goes to its child. */
   async resume(decision: DecisionInput): Promise<RpcResult<ResumeOutcome, "task_not_found" | DecisionFailure>> {
-    const task = this.host.task();
-    if (!task) return { ok: false, error: { code: "task_not_found", message: "No such task." } };
-    // A sub-agent's request this task showed: the child answers it (a repeat gets the child's original answer, a
-    // stale one its 409), and the answer names the child task.
-    const child = this.host.subagents.childFor(decision.request_id);
-    if (child) {
-      const result = await taskStubFor(this.env, task.tenant, child).resume(decision);
-      return copiedResult(result) as RpcResult<ResumeOutcome, "task_not_found" | DecisionFailure>;
-    }
-    const outcome = await this.host.supervisor.resume(decision);
-    if (!outcome.ok) return { ok: false, error: outcome.error };
-    return {
-      ok: true,
-      value: { task: this.host.view(this.host.requireTask()), decision: outcome.decision, replayed: outcome.replayed },
-    };
+    return this.run.resume(decision);
   }
 
   /** The run bundle's files (a session's: `kind` "session"), or null for an unknown task or session. */
@@ -270,39 +189,24 @@ export class TaskObject extends DurableObject<Env> {
     return this.files.artifact(path, kind);
   }
 
-  /**
-   * What this task knows of these tool calls, for a fork of one of its checkpoints (src/tasks/fork.ts); null for an
-   * unknown task.
-   */
+  /** What this task knows of these tool calls, for a fork of one of its checkpoints; null for an unknown task. */
   async toolCallLedger(toolUseIds: string[]): Promise<ToolCallLedger | null> {
-    const task = this.host.task();
-    return task ? toolCallLedger(this.host, task, toolUseIds) : null;
+    return this.checkpoints.toolCallLedger(toolUseIds);
   }
 
   /** The task's checkpoints, oldest first, or null for an unknown task. */
   async checkpointList(): Promise<CheckpointSummary[] | null> {
-    return this.host.task() ? this.host.checkpoints.list() : null;
+    return this.checkpoints.checkpointList();
   }
 
-  /** One checkpoint with its state (messages included); null if the task or the checkpoint is unknown. */
+  /** One checkpoint with its state, its conversation redacted; null if the task or the checkpoint is unknown. */
   async checkpoint(checkpointId: string): Promise<Checkpoint | null> {
-    if (!this.host.task()) return null;
-    // As a client reads it: the conversation redacted (a fork takes the state as it is, through forkPoint).
-    const checkpoint = this.host.checkpoints.get(checkpointId);
-    return (
-      checkpoint && {
-        ...checkpoint,
-        state: { ...checkpoint.state, messages: this.host.redactor.value(checkpoint.state.messages) },
-      }
-    );
+    return this.checkpoints.checkpoint(checkpointId);
   }
 
-  /**
-   * A checkpoint as a fork continues from it: the conversation as the model had it, unredacted, since it goes from
-   * this object to the fork's and is shown to clients by neither without redaction. Null as for checkpoint().
-   */
+  /** A checkpoint as a fork continues from it: the conversation unredacted, as the model had it. Null as above. */
   async forkPoint(checkpointId: string): Promise<Checkpoint | null> {
-    return this.host.task() ? this.host.checkpoints.get(checkpointId) : null;
+    return this.checkpoints.forkPoint(checkpointId);
   }
 
   /** The workspace's files and folders, or null for an unknown task (or session: `kind` "session"). */

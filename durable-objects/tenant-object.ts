@@ -59,14 +59,18 @@ export class TenantObject extends DurableObject<Env> {
 
   /**
    * Adds a version of one of the tenant's agents (checked by the Worker), unless it is the current one again, within
-   * the deployment's caps (the Worker reads them: runtimeAgentLimits).
+   * the deployment's caps (the Worker reads them: runtimeAgentLimits). Its sub-agents are checked again as it is
+   * written, over the versions stored now and `workerSubagents` (the sub-agents of each of the Worker's agents the
+   * tenant may see, by name): the Worker's check read the versions before this write, and two PUTs at once (a → b,
+   * b → a) each passed it. AgentVersions.put awaits nothing between that check and the write.
    */
   async putAgent(
     agent: Omit<StoredAgent, "version" | "created_at"> & { source: string },
     ifMatch: number | null,
     limits: RuntimeAgentLimits,
+    workerSubagents: Readonly<Record<string, readonly string[]>> = {},
   ): Promise<PutAgentOutcome> {
-    return this.agents.put(agent, ifMatch, limits);
+    return this.agents.put(agent, ifMatch, limits, workerSubagents);
   }
 
   /** The current version of the tenant's agent of that name, or null. */

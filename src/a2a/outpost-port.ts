@@ -1,11 +1,13 @@
 // What the A2A request handler (request-handler.ts) takes from the HTTP layer, built per request by
 // src/http/routes/a2a-request.ts: the agent of the route, what the request's key may do, and Outpost's own machinery
-// (starting a task, finding and listing the tenant's tasks, checking a decision or a push URL). The handler reaches the
+// (starting a task, deciding, canceling, checking a push URL: the commands of src/commands/, acting as the request's
+// key through the a2a adapter; finding and listing the tenant's tasks). The handler reaches the
 // Worker only through it, so src/a2a/ imports nothing of src/http/.
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { TaskObject } from "../../durable-objects/task-object.ts";
 import type { Agent } from "../agents/agent.ts";
 import type { DecisionInput } from "../approvals/requests.ts";
+import type { resumeTask } from "../commands/task-control.ts";
 import type { TaskStatus, TaskView } from "../tasks/task.ts";
 
 export type TaskStub = DurableObjectStub<TaskObject>;
@@ -36,7 +38,14 @@ export interface OutpostPort {
   list: (query: { tag?: string; statuses: TaskStatus[]; limit: number; cursor?: string }) => Promise<TaskPage>;
   /** A person's answer (a ResumeBody, checked as POST /v1/tasks/:id/resume checks it) as the decision. */
   decision: (body: unknown, field: string) => DecisionInput;
-  /** A push config's URL, checked as a task's webhook URL is (the callback policy, a deployment that signs). */
+  /** Decides what the task waits for (src/commands/task-control.ts resumeTask); null: no such task. */
+  resume: (id: string, decision: DecisionInput) => ReturnType<typeof resumeTask>;
+  /** Cancels the task (src/commands/task-control.ts cancelTask); null: no such task. */
+  cancel: (id: string) => Promise<TaskView | null>;
+  /**
+   * A push config's URL, after the key's scopes (a push carries the task's result: run and read), checked as a task's
+   * webhook URL is (the callback policy, a deployment that signs).
+   */
   pushUrl: (raw: string) => string;
   /** Ends a subscription in the task's object once the stream is over (its client gone or the stream ended). */
   unsubscribe: (stub: TaskStub, subscriptionId: string) => void;

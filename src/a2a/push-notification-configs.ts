@@ -6,6 +6,9 @@ import { MAX_PUSH_CONFIGS, PUSH_CONFIG_ID, type PushConfig } from "../callbacks/
 import { invalidParams, taskNotFound } from "./errors.ts";
 import type { OutpostPort, TaskStub } from "./outpost-port.ts";
 
+/** A push config as a request gives it, checked; the task's object adds when it was set and from which event. */
+export type CheckedPushConfig = Omit<PushConfig, "after_seq" | "created_at">;
+
 /** A push config as A2A shows it: its credentials are never shown again. */
 export function configView(taskId: string, config: PushConfig): TaskPushNotificationConfig {
   return {
@@ -19,16 +22,13 @@ export function configView(taskId: string, config: PushConfig): TaskPushNotifica
 }
 
 /**
- * Sets a push config on the task (its URL checked as a webhook's), as A2A shows it back. `fromStart`: the config came
- * with the message that started the task, so it hears of every moment of it.
+ * A push config from a request, checked (its id, token, authentication, and its URL as a webhook's, after the key's
+ * scopes): checked before anything is created or decided, so that a refused config leaves nothing behind.
  */
-export async function setPushConfig(
+export function checkedPushConfig(
   port: Pick<OutpostPort, "pushUrl">,
-  stub: TaskStub,
-  taskId: string,
   params: TaskPushNotificationConfig,
-  fromStart: boolean,
-): Promise<TaskPushNotificationConfig> {
+): CheckedPushConfig {
   const id = params.id || crypto.randomUUID();
   if (!PUSH_CONFIG_ID.test(id)) throw invalidParams("A push config's id is 1–64 letters, digits, '-' or '_'.", "id");
   if (!params.url) throw invalidParams("A push config needs a url.", "url");
@@ -42,15 +42,25 @@ export async function setPushConfig(
       "authentication",
     );
   }
-  const put = await stub.putPushConfig(
-    {
-      id,
-      url: port.pushUrl(params.url),
-      token: params.token,
-      authentication: auth ? { scheme: auth.scheme, credentials: auth.credentials } : null,
-    },
-    fromStart,
-  );
+  return {
+    id,
+    url: port.pushUrl(params.url),
+    token: params.token,
+    authentication: auth ? { scheme: auth.scheme, credentials: auth.credentials } : null,
+  };
+}
+
+/**
+ * Stores a checked push config on the task, as A2A shows it back. `fromStart`: the config came with the message that
+ * started the task, so it hears of every moment of it.
+ */
+export async function storePushConfig(
+  stub: TaskStub,
+  taskId: string,
+  config: CheckedPushConfig,
+  fromStart: boolean,
+): Promise<TaskPushNotificationConfig> {
+  const put = await stub.putPushConfig(config, fromStart);
   if (put === null) throw taskNotFound(taskId);
   if (put === "full") throw invalidParams(`A task keeps at most ${MAX_PUSH_CONFIGS} push notification configs.`, "id");
   return configView(taskId, put);

@@ -132,17 +132,9 @@ export async function replyToTask(
       break;
   }
   const body = decisionBody(binding.request, text, object);
-  const decided = await stub.resume(port.decision(body, object ? "message.parts" : "message"));
-  if (!decided.ok) {
-    if (decided.error.code === "task_not_found") throw taskNotFound(task.id);
-    // What the task waits for now is not for a key that may not read it (it could answer what it was never shown).
-    const hidden = decided.error.code === "pending_input_changed" && !port.readable;
-    throw decisionRefused(
-      decided.error.code,
-      hidden
-        ? "The task waits for another request than the one named; a key with the read scope can see which."
-        : decided.error.message,
-    );
-  }
-  return { stub, task: decided.value.task, cursor: task.last_event_seq };
+  // The command cuts a refusal to what the key may read (the request waiting now is not for a key that may not).
+  const decided = await port.resume(task.id, port.decision(body, object ? "message.parts" : "message"));
+  if (!decided) throw taskNotFound(task.id);
+  if ("refused" in decided) throw decisionRefused(decided.refused.code, decided.refused.message);
+  return { stub, task: decided.decided.task, cursor: task.last_event_seq };
 }

@@ -34,7 +34,7 @@ import { agentCard } from "./agent-card.ts";
 import { invalidParams, taskNotCancelable, taskNotFound, toA2AError, unsupported } from "./errors.ts";
 import { continuation, partsOf } from "./message-input.ts";
 import type { OutpostPort, TaskStub } from "./outpost-port.ts";
-import { configView, setPushConfig } from "./push-notification-configs.ts";
+import { checkedPushConfig, configView, storePushConfig } from "./push-notification-configs.ts";
 import { type ReplyOutcome, replyToTask } from "./replies.ts";
 import { a2aTask, contextIdOf, contextTag, statusesFor } from "./task-mapping.ts";
 import { eventRecords, taskStream } from "./task-stream.ts";
@@ -165,12 +165,17 @@ export class OutpostRequestHandler implements A2ARequestHandler {
   async cancelTask(params: CancelTaskRequest): Promise<Task> {
     try {
       const { stub } = await this.find(params.id);
-      const outcome = await stub.cancel();
-      if (!outcome.ok) {
-        if (outcome.error.code === "task_not_found") throw taskNotFound(params.id);
-        throw taskNotCancelable(params.id, outcome.error.message);
+      let canceled: TaskView | null;
+      try {
+        canceled = await this.port.cancel(params.id);
+      } catch (error) {
+        if (error instanceof ApiError && error.code === "task_already_finished") {
+          throw taskNotCancelable(params.id, error.message);
+        }
+        throw error;
       }
-      return await this.task(stub, outcome.value, undefined);
+      if (!canceled) throw taskNotFound(params.id);
+      return await this.task(stub, canceled, undefined);
     } catch (error) {
       throw toA2AError(error);
     }
@@ -193,7 +198,7 @@ export class OutpostRequestHandler implements A2ARequestHandler {
   async createTaskPushNotificationConfig(params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
     try {
       const { stub, task } = await this.find(params.taskId);
-      return await setPushConfig(this.port, stub, task.id, params, false);
+      return await storePushConfig(stub, task.id, checkedPushConfig(this.port, params), false);
     } catch (error) {
       throw toA2AError(error);
     }
@@ -266,13 +271,15 @@ export class OutpostRequestHandler implements A2ARequestHandler {
       );
     }
     const { text, data } = partsOf(message);
+    // Checked before anything is decided or started: a refused config leaves nothing behind.
+    const config = push ? checkedPushConfig(this.port, push) : null;
     if (message.taskId) {
       const { stub, task } = await this.find(message.taskId);
       if (message.contextId && message.contextId !== contextIdOf(task)) {
         throw invalidParams(`Task ${task.id} is not in context ${message.contextId}.`, "message.contextId");
       }
       const replied = await replyToTask(this.port, stub, task, message, text, data);
-      if (push && !("answer" in replied)) await setPushConfig(this.port, stub, task.id, push, false);
+      if (config && !("answer" in replied)) await storePushConfig(stub, task.id, config, false);
       return replied;
     }
     if (!text) throw invalidParams("A new task needs a text part: what the agent should do.", "message.parts");
@@ -284,7 +291,7 @@ export class OutpostRequestHandler implements A2ARequestHandler {
     const stub = this.port.stub(task.id);
     if (!stub) throw taskNotFound(task.id);
     // A config sent with the message that starts the task hears of every moment of it.
-    if (push) await setPushConfig(this.port, stub, task.id, push, true);
+    if (config) await storePushConfig(stub, task.id, config, true);
     return { stub, task, cursor: 0 };
   }
 

@@ -34,7 +34,7 @@ const TOP_KEYS: Readonly<Record<string, string>> = {
 };
 
 /** The file's `tools` list as written: MCP servers and knowledge tools, by position. */
-type FileTools = readonly { type?: unknown; name?: unknown }[] | undefined;
+export type FileTools = readonly { type?: unknown; name?: unknown }[] | undefined;
 
 /**
  * The file's key for a definition's `key`. A server of mcpServers and a knowledge tool are entries of the file's

@@ -17,7 +17,7 @@ import { readYaml, YamlSyntaxError } from "../lib/yaml-source.ts";
 import { AUTH_PROVIDERS, LlmConfigSchema, PROVIDER_NAMES } from "../llm/provider.ts";
 import { McpServerSchema } from "../mcp/config.ts";
 import { HierarchicalDocumentToolSchema, VectorstoreToolSchema } from "../tools/knowledge-tools.ts";
-import { fileKeyOf, inFileTerms, namedFileKeys } from "./agent-file-keys.ts";
+import { type FileTools, fileKeyOf, inFileTerms, namedFileKeys } from "./agent-file-keys.ts";
 import { type AgentDefinition, AgentDefinitionSchema, parseDefinition } from "./definition.ts";
 import { definitionKey, innermost } from "./definition-errors.ts";
 
@@ -200,22 +200,48 @@ function definitionRefusal(
   path: string,
   error: Error,
   lineOf: (keys: readonly PropertyKey[]) => number | null,
-  tools: AgentFileInput["tools"],
+  tools: FileTools,
 ): AgentFileError {
+  const { field, message, keyed } = refusalInFileTerms(error, tools);
+  const line = field === null ? null : lineOf(field.split("."));
+  return new AgentFileError(
+    path,
+    line,
+    keyed && field !== null && !message.includes(field) ? field : null,
+    message,
+    field,
+  );
+}
+
+/** A refusal of a definition's checks in a file's terms (refusalInFileTerms). */
+export interface FileTermsRefusal {
+  /** The file's key at fault, or null when neither the error nor its message names one. */
+  field: string | null;
+  /** The message in the file's terms, without the `Agent "<name>": ` it opens with. */
+  message: string;
+  /** Whether the error itself named the key (else the field is the first key its message names). */
+  keyed: boolean;
+}
+
+/**
+ * A refusal of the definition's checks (a DefinitionError, a ToolNameError, a ConfigError naming no key) in the terms
+ * of the file the definition came from, whose `tools` place its MCP servers and knowledge tools: what PUT
+ * /v1/agents/:name answers, and what a stored version that no longer passes says (src/agents/definition-stored.ts).
+ */
+export function refusalInFileTerms(error: Error, tools: FileTools): FileTermsRefusal {
   const message = inFileTerms(error.message.replace(/^Agent "[^"]*": /, ""));
   const key = definitionKey(error);
   if (key !== null) {
     const at = fileKeyOf(key, tools);
     // A message that opens with a path inside the key names the very value at fault: a pattern inside a schema.
     const lead = /^[\w.-]+/.exec(message)?.[0];
-    const field = lead?.startsWith(`${at}.`) ? lead : at;
-    return new AgentFileError(path, lineOf(field.split(".")), message.includes(field) ? null : field, message, field);
+    return { field: lead?.startsWith(`${at}.`) ? lead : at, message, keyed: true };
   }
-  // A check that names no key: the line of the key its message names first.
+  // A check that names no key: the key its message names first.
   const named = namedFileKeys()
     .filter((k) => message.includes(k))
     .sort((a, b) => message.indexOf(a) - message.indexOf(b))[0];
-  return new AgentFileError(path, named ? lineOf(named.split(".")) : null, null, message, named ?? null);
+  return { field: named ?? null, message, keyed: false };
 }
 
 /**

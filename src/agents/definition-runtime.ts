@@ -55,11 +55,21 @@ export function checkRuntimeAgent(definition: AgentDefinition, scope: RuntimeAge
     );
   }
   const cycle = subagentCycle(agent, agents, scope.subagentsOf);
-  if (cycle) {
-    const index = agents.indexOf(cycle[1] ?? "");
-    throw new DefinitionError(
-      `subagents.agents.${index}`,
-      `Agent "${agent}": subagents.agents.${index} "${cycle[1]}" leads back to the agent (${cycleText(cycle)}): an agent may not delegate to itself, directly or through others.`,
-    );
-  }
+  if (cycle) throw subagentCycleError(agent, agents, cycle);
+}
+
+/**
+ * The refusal of an agent whose sub-agents (`agents`) lead back to it by `cycle` ([agent, …, agent]), at the entry the
+ * cycle leaves by: checkRuntimeAgent's, and the tenant object's when another PUT closed the cycle after that check.
+ */
+export function subagentCycleError(
+  agent: string,
+  agents: readonly string[],
+  cycle: readonly string[],
+): DefinitionError {
+  const index = agents.indexOf(cycle[1] ?? "");
+  return new DefinitionError(
+    `subagents.agents.${index}`,
+    `Agent "${agent}": subagents.agents.${index} "${cycle[1]}" leads back to the agent (${cycleText(cycle)}): an agent may not delegate to itself, directly or through others.`,
+  );
 }

@@ -200,6 +200,12 @@ export const ERROR_CODES = {
       when: "a `PUT /v1/agents/:name` that would add a version to an agent that has `OUTPOST_MAX_AGENT_VERSIONS` of them; none is dropped (`field`: `name`)",
     },
   },
+  agent_version_invalid: {
+    request: {
+      status: 409,
+      when: "a run (task, session, invocation, fork, schedule, evaluation, A2A, MCP) of a tenant's agent whose current version, stored by an earlier Outpost, no longer passes the definition checks; `field` is the file's key at fault (e.g. `claude.max_turns`), and a corrected `PUT /v1/agents/:name` lifts it",
+    },
+  },
   schedule_finished: {
     request: { status: 409, when: "a pause or resume of an `at` schedule that has already fired" },
   },

@@ -53,7 +53,7 @@ export interface NewEvaluation {
   /** For an evaluation created under an Idempotency-Key: the request's fingerprint. */
   fingerprint: string | null;
   /**
-   * The id of the key that started it: each run takes a token of its creation rate (run-rate.ts). Absent from an
+   * The id of the key that started it: each run takes a token of its creation rate (src/commands/stored-work.ts). Absent from an
    * evaluation created before evaluations kept their key.
    */
   keyId?: string | null;

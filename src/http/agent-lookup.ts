@@ -1,6 +1,8 @@
 // Which agent a name means for the request's tenant: the tenant's own agent of that name (PUT /v1/agents/:name, its
 // current version), else the Worker's (agents/ files and classes) if the tenant may see it. A tenant's agent shadows
-// the Worker's of the same name for that tenant only. Every route that names an agent asks here.
+// the Worker's of the same name for that tenant only. Every route that names an agent asks here. A version of the
+// tenant's own that an earlier Outpost stored may fail today's stricter checks: it is listed with the key at fault
+// and refused to every route that would run it (409 agent_version_invalid), never a 500 for the tenant.
 //
 // The tenant's own agents come from its Durable Object, and each Worker instance keeps what it read for
 // OWN_AGENTS_TTL_MS: a call to the object on every task creation doubled the Worker's CPU per task in the benchmark
@@ -8,10 +10,11 @@
 // within that time; a task records the version it was created with either way. What is read again then is the index
 // of current versions alone: a version never changes, so its definition (up to 256 KiB) is read once per instance.
 import type { Context } from "hono";
-import type { Agent } from "../agents/agent.ts";
+import { Agent } from "../agents/agent.ts";
 import { registry } from "../agents/catalog.ts";
-import { runtimeAgent } from "../agents/file-agents.ts";
-import { AgentNotFoundError } from "../errors.ts";
+import { loadStoredVersion, type StaleDefinition } from "../agents/definition-stored.ts";
+import type { RuntimeAgentRecord } from "../contracts/agent-version.ts";
+import { AgentNotFoundError, ApiError } from "../errors.ts";
 import type { StoredAgent } from "../tenants/agent-versions.ts";
 import { tenantStubFor } from "../tenants/directory.ts";
 import type { AppEnv } from "./app-env.ts";
@@ -100,36 +103,96 @@ export function forgetOwnAgents(tenant: string): void {
   ownAgentsByTenant.delete(tenant);
 }
 
-/** An Agent from a stored version of a tenant's agent. */
-export function storedAgent(stored: StoredAgent): Agent {
-  return runtimeAgent({ version: stored.version, definition: stored.definition, warnings: stored.warnings });
+/**
+ * A tenant's own agent whose current version no longer passes the checks (stored by an earlier Outpost): GET /v1/agents
+ * shows it, with `stale` as the reason, and nothing runs it (src/agents/definition-stored.ts).
+ */
+export interface StaleAgent {
+  name: string;
+  version: number;
+  stale: StaleDefinition;
+  /** The version as stored (describableVersion() shows it without the keys at fault): never run. */
+  record: RuntimeAgentRecord;
 }
 
-/** The agent `name` means for the tenant, or undefined (an unknown name and another tenant's agent alike). */
-export async function visibleAgent(c: Context<AppEnv>, name: string): Promise<Agent | undefined> {
+/** What a stored version makes: an Agent, or a StaleAgent when it no longer passes the checks. */
+export function storedVersion(stored: StoredAgent): Agent | StaleAgent {
+  const record = { version: stored.version, definition: stored.definition, warnings: stored.warnings };
+  const load = loadStoredVersion(record);
+  if (load.agent) return load.agent;
+  return { name: stored.name, version: stored.version, stale: load.stale, record };
+}
+
+/** The 409 for running a version that no longer passes the checks, naming the key (its `field`) and the way out. */
+function staleVersionError(agent: Pick<StaleAgent, "name" | "version" | "stale">): ApiError {
+  return new ApiError(
+    "agent_version_invalid",
+    `The agent "${agent.name}" is at version ${agent.version}, which no longer passes Outpost's checks, at ${agent.stale.key}: ${agent.stale.message} PUT /v1/agents/${agent.name} with a corrected version to run it again.`,
+    agent.stale.key,
+  );
+}
+
+/** What the tenant's own agent of that name is, or the Worker's it may see; undefined for any other name. */
+async function lookUp(c: Context<AppEnv>, name: string): Promise<Agent | StaleAgent | undefined> {
   const stored = (await ownAgents(c)).get(name);
-  return stored ? storedAgent(stored) : registry.visible(name, c.get("tenant"));
+  return stored ? storedVersion(stored) : registry.visible(name, c.get("tenant"));
 }
 
-/** A version of the tenant's own agent (a fork keeps its origin's), or undefined when the tenant has no such version. */
+/**
+ * The agent `name` means for the tenant, or undefined (an unknown name and another tenant's agent alike). One of the
+ * tenant's own whose current version no longer passes the checks is refused: 409 agent_version_invalid.
+ */
+export async function visibleAgent(c: Context<AppEnv>, name: string): Promise<Agent | undefined> {
+  const agent = await lookUp(c, name);
+  if (agent === undefined || agent instanceof Agent) return agent;
+  throw staleVersionError(agent);
+}
+
+/**
+ * A version of the tenant's own agent (a fork keeps its origin's), or undefined when the tenant has no such version;
+ * one that no longer passes the checks is refused, as visibleAgent() refuses it.
+ */
 export async function agentVersion(c: Context<AppEnv>, name: string, version: number): Promise<Agent | undefined> {
   const stored = await tenantStubFor(c.env, c.get("tenant")).agentAt(name, version);
-  return stored ? storedAgent(stored) : undefined;
+  if (!stored) return undefined;
+  const agent = storedVersion(stored);
+  if (agent instanceof Agent) return agent;
+  throw staleVersionError(agent);
+}
+
+/** The 404 for a name the tenant cannot see, listing the names it can. */
+async function notFound(c: Context<AppEnv>, name: string): Promise<AgentNotFoundError> {
+  const own = [...(await ownAgents(c)).keys()];
+  const names = [...new Set([...own, ...registry.listFor(c.get("tenant")).map((a) => a.name)])].sort();
+  return new AgentNotFoundError(name, names);
 }
 
 /** Like visibleAgent(), but a miss is 404 agent_not_found listing the names the tenant can see. */
 export async function agentFor(c: Context<AppEnv>, name: string): Promise<Agent> {
   const agent = await visibleAgent(c, name);
   if (agent) return agent;
-  const own = [...(await ownAgents(c)).keys()];
-  const names = [...new Set([...own, ...registry.listFor(c.get("tenant")).map((a) => a.name)])].sort();
-  throw new AgentNotFoundError(name, names);
+  throw await notFound(c, name);
 }
 
-/** Every agent the tenant can see, by name: its own, and the Worker's it does not shadow. */
-export async function agentsFor(c: Context<AppEnv>): Promise<Agent[]> {
-  const own = [...(await ownAgents(c)).values()].map(storedAgent);
+/** Like agentFor(), but one of the tenant's own that no longer passes the checks is answered, not refused: to describe. */
+export async function describedAgentFor(c: Context<AppEnv>, name: string): Promise<Agent | StaleAgent> {
+  const agent = await lookUp(c, name);
+  if (agent) return agent;
+  throw await notFound(c, name);
+}
+
+/**
+ * Every agent the tenant can see, by name, its own and the Worker's it does not shadow: as GET /v1/agents describes
+ * them, those of its own that no longer pass the checks too.
+ */
+export async function agentListingFor(c: Context<AppEnv>): Promise<(Agent | StaleAgent)[]> {
+  const own = [...(await ownAgents(c)).values()].map(storedVersion);
   const shadowed = new Set(own.map((a) => a.name));
   const builtIn = registry.listFor(c.get("tenant")).filter((a) => !shadowed.has(a.name));
   return [...own, ...builtIn].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** Every agent the tenant can run, by name (agentListingFor's, but those that no longer pass the checks). */
+export async function agentsFor(c: Context<AppEnv>): Promise<Agent[]> {
+  return (await agentListingFor(c)).filter((agent): agent is Agent => agent instanceof Agent);
 }

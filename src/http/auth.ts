@@ -3,9 +3,10 @@
 // a key may do follows from the method: reading needs `read`, anything that changes a task needs `run`, and the
 // admin routes need `admin` (which may do everything).
 import { createMiddleware } from "hono/factory";
+import { requireScope as requirePrincipalScope } from "../commands/principal.ts";
 import { ApiError, ConfigError } from "../errors.ts";
 import { sha256Hex } from "../lib/sha256.ts";
-import { hasScope, loadKeyRing, type Scope } from "../tenants/api-keys.ts";
+import { loadKeyRing, type Scope } from "../tenants/api-keys.ts";
 import type { AppEnv } from "./app-env.ts";
 
 export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
@@ -40,14 +41,9 @@ export const requireMethodScope = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
+/** 403 insufficient_scope unless `scopes` include `needed`: the commands' one check (src/commands/principal.ts). */
 export function requireScope(scopes: readonly Scope[], needed: Scope): void {
-  if (!hasScope(scopes, needed)) {
-    throw new ApiError(
-      "insufficient_scope",
-      `This API key's scopes (${scopes.join(", ")}) do not include ${needed}.`,
-      "authorization",
-    );
-  }
+  requirePrincipalScope({ scopes }, needed);
 }
 
 /** For the admin routes. */

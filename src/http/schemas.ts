@@ -9,9 +9,10 @@ import { SCHEDULE_STATUSES } from "../schedules/schedule.ts";
 import { MISSED_POLICIES } from "../schedules/timing.ts";
 import { SESSION_STATUSES } from "../sessions/session.ts";
 import { BUSY_POLICIES, CALLBACK_EVENTS, TASK_STATUSES } from "../tasks/task.ts";
+import { MAX_INPUT_CHARS } from "../tasks/task-limits.ts";
 import { toStorePath, WorkspacePathError } from "../workspace/paths.ts";
 
-export const MAX_INPUT_CHARS = 100_000;
+export { MAX_INPUT_CHARS };
 /** Longest wait a client may ask of GET /v1/tasks/:id?wait= (seconds). */
 export const MAX_WAIT_SECONDS = 60;
 

@@ -1,31 +1,38 @@
-// Creating a task, for every route that does (POST /v1/agents/:name/tasks, POST /v1/workflows/:name/tasks, fork,
-// inbound webhooks): what a request that starts a run may set and how it is checked (newRun), the key's rate limit,
-// the Idempotency-Key (Stripe's semantics), and the one call that makes the task durable before the 202.
+// Creating a task over HTTP, for every route that does (POST /v1/agents/:name/tasks, /invoke and /sessions, a
+// workflow's task, a fork, a replay, a hook's delivery, and the A2A and MCP adapters): the request as the commands of
+// src/commands/ take it (commandContext: the key's principal, the Idempotency-Key with Stripe's semantics, the
+// creation tokens as RateLimit headers), the body's seed files, and the 202 (or the task's stream) once the task is
+// durable. The checks themselves are the commands'.
 import type { Context } from "hono";
 import type { Agent } from "../agents/agent.ts";
-import { callbackWebhook } from "../callbacks/payload.ts";
-import { callbackPolicy, checkCallbackUrl } from "../callbacks/policy.ts";
-import type { Env } from "../env.ts";
+import { callbackUrl, requestedWebhook as commandWebhook } from "../commands/callbacks.ts";
+import type { CommandContext } from "../commands/context.ts";
+import { type Adapter, keyPrincipal } from "../commands/principal.ts";
+import { type CreationToken, requireCreationToken, takeCreationToken } from "../commands/rate.ts";
+import {
+  creationId as commandCreationId,
+  allowedFaults as commandFaults,
+  creationRefused,
+  IDEMPOTENCY_KEY_PATTERN,
+  launchRun,
+  prepareRun,
+  type RunRequest,
+} from "../commands/runs.ts";
 import { ApiError } from "../errors.ts";
-import { type Faults, faultInjectionAllowed, faultInjectionOffMessage } from "../faults/faults.ts";
-import { sha256Hex } from "../lib/sha256.ts";
+import type { Faults } from "../faults/faults.ts";
 import { creationRatePerMinute } from "../tasks/creation-rate.ts";
-import { keyBucket, type TaskPrincipal } from "../tasks/principal.ts";
-import type { TaskInit, TaskLimits, TaskView, TaskWebhook } from "../tasks/task.ts";
-import { derivedTaskId, startInObject } from "../tasks/task-ids.ts";
-import { taskInit, taskModel } from "../tasks/task-init.ts";
-import { loosenedLimit, requirePricedBudget } from "../tasks/task-limits.ts";
+import type { TaskInit, TaskView, TaskWebhook } from "../tasks/task.ts";
 import { firstSeedOverflow, MAX_WORKSPACE_ENTRIES } from "../workspace/limits.ts";
 import type { AppEnv } from "./app-env.ts";
 import { creationStream, requireRead, wantsStream } from "./event-stream.ts";
 import { type CreateTaskBody, WorkspacePath } from "./schemas.ts";
-import { mayRead, taskResource } from "./task-resource.ts";
+import { taskResource } from "./task-resource.ts";
 import { parseWith } from "./validation.ts";
 
 /** Tasks a key may create per minute unless it or OUTPOST_RATE_LIMIT_PER_MINUTE says otherwise. */
 export { DEFAULT_RATE_LIMIT_PER_MINUTE } from "../tasks/creation-rate.ts";
-/** An Idempotency-Key: 1 to 255 printable ASCII characters (the OpenAPI document states it too). */
-export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+export type { RunRequest };
+export { callbackUrl, creationRefused, IDEMPOTENCY_KEY_PATTERN };
 
 /** The key's own limit, else the deployment's (pass null for the deployment's alone). */
 export function rateLimitPerMinute(
@@ -36,100 +43,59 @@ export function rateLimitPerMinute(
   return creationRatePerMinute(c.env, own);
 }
 
+/**
+ * What the commands (src/commands/) act with for this request: the key's principal through `adapter`, the request's
+ * Idempotency-Key (the command that creates checks it), and the creation tokens it takes reported as RateLimit-Limit,
+ * RateLimit-Remaining and, when refused, Retry-After.
+ */
+export function commandContext(c: Context<AppEnv>, adapter: Adapter = "v1"): CommandContext {
+  const key = c.req.header("idempotency-key");
+  return {
+    env: c.env,
+    principal: keyPrincipal(c.env, c.get("apiKey"), adapter),
+    ...(key !== undefined ? { idempotency: { key, request: `${c.req.method} ${c.req.path}` } } : {}),
+    onToken: tokenHeaders(c),
+  };
+}
+
+/** A creation token as the response's RateLimit-Limit, RateLimit-Remaining and, when refused, Retry-After. */
+export function tokenHeaders(c: Context<AppEnv>): (token: CreationToken) => void {
+  return (token) => {
+    c.header("RateLimit-Limit", String(token.perMinute));
+    c.header("RateLimit-Remaining", String(token.remaining));
+    if (!token.allowed) c.header("Retry-After", String(token.retryAfterSeconds));
+  };
+}
+
 /** 429 rate_limited with Retry-After when the request's key has used up its task creations for now. */
 export async function takeRateToken(c: Context<AppEnv>): Promise<void> {
-  const limit = rateLimitPerMinute(c);
-  await takeToken(c, keyBucket(c.get("apiKey").id), limit, `This API key may create ${limit} tasks a minute`);
+  await requireCreationToken(commandContext(c));
 }
 
 /**
- * The principal of a task the request's key creates (src/tasks/principal.ts): its sub-agents take their creation
- * tokens from the key's bucket, at the key's rate. Undefined without a key (a hook's delivery names its own).
- */
-export function requestPrincipal(c: Context<AppEnv>): TaskPrincipal | undefined {
-  const key = c.get("apiKey") as AppEnv["Variables"]["apiKey"] | undefined;
-  if (!key) return undefined;
-  return {
-    tenant: c.get("tenant"),
-    key_id: key.id,
-    rate_bucket: keyBucket(key.id),
-    rate_limit_per_minute: rateLimitPerMinute(c),
-  };
-}
-
-/**
- * Takes a token from the RateLimiter object named `bucket` (`key:<key id>`, `hook:<hook id>`), holding `perMinute`;
- * when it is empty, 429 rate_limited with Retry-After, the message being `what` and when to try again.
+ * Takes a token from the RateLimiter object named `bucket` for what is not a task's creation (a redelivery),
+ * holding `perMinute`; when it is empty, 429 rate_limited with Retry-After, the message being `what`.
  */
 export async function takeToken(c: Context<AppEnv>, bucket: string, perMinute: number, what: string): Promise<void> {
-  const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(bucket));
-  const decision = await limiter.take(perMinute);
-  c.header("RateLimit-Limit", String(perMinute));
-  c.header("RateLimit-Remaining", String(decision.remaining));
-  if (!decision.allowed) {
-    c.header("Retry-After", String(decision.retryAfterSeconds));
-    throw new ApiError("rate_limited", `${what}; try again in ${decision.retryAfterSeconds} s.`);
+  const token = await takeCreationToken(c.env, { rate_bucket: bucket, rate_limit_per_minute: perMinute });
+  tokenHeaders(c)(token);
+  if (!token.allowed) {
+    throw new ApiError("rate_limited", `${what}; try again in ${token.retryAfterSeconds} s.`);
   }
 }
 
-/**
- * The task id for this request: derived from the Idempotency-Key header when there is one (so a repeat reaches the
- * same object), random otherwise; and the request's fingerprint (its route and body) to tell a repeat from misuse.
- */
-export async function creationId(c: Context<AppEnv>, body: unknown): Promise<{ id: string; fingerprint?: string }> {
-  const key = c.req.header("idempotency-key");
-  if (key === undefined) return { id: crypto.randomUUID() };
-  if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
-    throw new ApiError(
-      "validation_failed",
-      "Idempotency-Key must be 1–255 printable ASCII characters.",
-      "idempotency-key",
-    );
-  }
-  const tenant = c.get("tenant");
-  return {
-    id: await derivedTaskId("idempotency", tenant, key),
-    fingerprint: await sha256Hex(`${c.req.method} ${c.req.path}\n${JSON.stringify(body)}`),
-  };
+/** The task id for this request and its fingerprint (src/commands/runs.ts creationId). */
+export function creationId(c: Context<AppEnv>, body: unknown): Promise<{ id: string; fingerprint?: string }> {
+  return commandCreationId(commandContext(c), body);
 }
 
 /** Starts the task in its object (durably, before anything is answered); a repeated request finds it instead. */
-export async function launch(
+export function launch(
   c: Context<AppEnv>,
-  tenant: string,
   init: TaskInit,
+  adapter: Adapter = "v1",
 ): Promise<{ task: TaskView; replayed: boolean }> {
-  // A task the request's key creates counts its sub-agents against the key, whichever route made its TaskInit.
-  const principal = init.principal ?? requestPrincipal(c);
-  const started = await startInObject(c.env, tenant, principal ? { ...init, principal } : init);
-  // The task, when start() created it or found it created by the same request (StartOutcome).
-  if (started.task) return { task: started.task, replayed: started.outcome === "replayed" };
-  throw creationRefused(started);
-}
-
-/** Why an object created nothing (StartOutcome), as the API's error. */
-export function creationRefused(
-  started: { outcome: "mismatch" | "expired" } | { outcome: "workspace_full"; message: string },
-): ApiError {
-  if (started.outcome === "mismatch") {
-    return new ApiError(
-      "idempotency_key_reused",
-      "This Idempotency-Key was used for a different request (another route or body); use a new key.",
-      "idempotency-key",
-    );
-  }
-  if (started.outcome === "expired") {
-    return new ApiError(
-      "task_expired",
-      "What this request created has expired under the retention policy; use a new Idempotency-Key.",
-      "idempotency-key",
-    );
-  }
-  return new ApiError(
-    "workspace_full",
-    `The seed files do not fit the workspace: ${"message" in started ? started.message : ""}.`,
-    "files",
-  );
+  return launchRun(commandContext(c, adapter), init);
 }
 
 /**
@@ -140,7 +106,7 @@ export async function startTask(c: Context<AppEnv>, tenant: string, init: TaskIn
   // Refused before anything is created: a key that may not read the task may not read its events either.
   const streaming = wantsStream(c);
   if (streaming) requireRead(c, "A streamed task");
-  const { task, replayed } = await launch(c, tenant, init);
+  const { task, replayed } = await launch(c, init);
   const resource = taskResource(c, task);
   if (streaming) {
     const headers = { location: resource.links.self, ...(replayed ? { "idempotent-replayed": "true" } : {}) };
@@ -152,60 +118,18 @@ export async function startTask(c: Context<AppEnv>, tenant: string, init: TaskIn
   return c.json(resource, 202);
 }
 
-/** What a request that starts a run on an agent may set (the task, session and invoke bodies). */
-export type RunRequest = Pick<
-  CreateTaskBody,
-  "metadata" | "max_turns" | "max_budget_usd" | "max_tokens" | "tags" | "retention_days" | "redaction_mode"
-> & { max_iterations?: number | undefined };
-
 /**
- * What every request that starts a run on an agent does before it starts one: its limits and redaction may tighten
- * the agent's, never loosen them (refused, not clamped, so that the client never believes it got what it asked
- * for); a budget needs a priced model; then the route's own checks, the key's rate limit, and the id (from the
- * Idempotency-Key, if any). Returns the TaskInit.
+ * What every request that starts a run on an agent does before it starts one (src/commands/runs.ts prepareRun), as
+ * the request's key through `adapter`. Returns the TaskInit.
  */
-export async function newRun(
+export function newRun(
   c: Context<AppEnv>,
   agent: Agent,
   body: RunRequest,
-  run: { input: string; files?: Record<string, string>; dryRun?: boolean; check?: () => void },
+  run: Parameters<typeof prepareRun>[3],
+  adapter: Adapter = "v1",
 ): Promise<TaskInit> {
-  const loosened = loosenedLimit(body, agent);
-  if (loosened) throw new ApiError("validation_failed", loosened.message, loosened.field);
-  const model = taskModel(agent, c.env);
-  const limits = taskLimits(body);
-  requirePricedBudget({ limits, agent, model, prices: c.env.OUTPOST_PRICES, field: "max_budget_usd" });
-  run.check?.();
-  await takeRateToken(c);
-  const { id, fingerprint } = await creationId(c, body);
-  const tenant = c.get("tenant");
-  return taskInit(c.env, {
-    id,
-    fingerprint,
-    tenant,
-    agent,
-    input: run.input,
-    metadata: body.metadata ?? {},
-    model,
-    redactionMode: body.redaction_mode,
-    ...(run.dryRun !== undefined ? { dryRun: run.dryRun } : {}),
-    tags: body.tags,
-    retentionDays: body.retention_days,
-    limits,
-    ...(run.files ? { files: run.files, warnings: agent.startupWarnings(Object.keys(run.files)) } : {}),
-    // Kept in a schedule's or an evaluation's template too: the runs they start count against this key.
-    principal: requestPrincipal(c),
-  });
-}
-
-/** The task's own limits from the request; max_turns and max_iterations are one limit, the smaller winning. */
-export function taskLimits(body: RunRequest): TaskLimits {
-  const turns = [body.max_turns, body.max_iterations].filter((n): n is number => n !== undefined);
-  return {
-    ...(turns.length > 0 ? { max_turns: Math.min(...turns) } : {}),
-    ...(body.max_budget_usd !== undefined ? { max_budget_usd: body.max_budget_usd } : {}),
-    ...(body.max_tokens !== undefined ? { max_tokens: body.max_tokens } : {}),
-  };
+  return prepareRun(commandContext(c, adapter), agent, body, run);
 }
 
 /** The request's files keyed by normalized workspace path; each bad path is a 400 naming `files.<path>`. */
@@ -242,65 +166,12 @@ export function seedFiles(files: Record<string, string> | undefined): Record<str
   return out;
 }
 
-/**
- * The callbacks a new task's request asks for, or null. Callbacks carry the task's result, error and what it waits
- * for: another way to read it, so asking for them needs the `read` scope. Called from newRun's `check`.
- */
+/** The callbacks a new task's request asks for, or null: they need the read scope too (src/commands/callbacks.ts). */
 export function requestedWebhook(c: Context<AppEnv>, body: Pick<CreateTaskBody, "webhook">): TaskWebhook | null {
-  if (!body.webhook) return null;
-  if (!mayRead(c)) {
-    throw new ApiError(
-      "insufficient_scope",
-      "Callbacks carry the task's result and what it waits for; asking for them needs the read scope.",
-      "webhook",
-    );
-  }
-  return taskWebhook(c.env, body.webhook);
+  return commandWebhook(c.env, commandContext(c).principal, body.webhook);
 }
 
-/** The task's callback target, checked now so that a bad URL is the client's 400, not a failed delivery later. */
-export function taskWebhook(env: Env, webhook: NonNullable<CreateTaskBody["webhook"]>): TaskWebhook {
-  return callbackWebhook(callbackUrl(env, webhook.url, { url: "webhook.url", secret: "webhook" }), webhook.events);
-}
-
-/**
- * A callback's URL (a task's webhook, an A2A push config's), checked now so that a bad one is the client's 400: by the
- * callbacks' own policy (a host the operator opened to agents' tools is not thereby open to callbacks), and in a
- * deployment that can sign callbacks.
- */
-export function callbackUrl(env: Env, raw: string, fields: { url: string; secret: string }): URL {
-  const url = checkCallbackUrl(raw, callbackPolicy(env), fields.url);
-  if (!env.OUTPOST_WEBHOOK_SECRET) {
-    throw new ApiError(
-      "callbacks_not_configured",
-      "Callbacks are signed with OUTPOST_WEBHOOK_SECRET, which this deployment does not set.",
-      fields.secret,
-    );
-  }
-  return url;
-}
-
-/**
- * Faults a run may inject: only where the operator turned fault injection on for the tenant (else 403
- * fault_injection_disabled), and an MCP fault only on one of the agent's servers. `field` names them in errors.
- */
-export function allowedFaults(
-  env: Pick<Env, "OUTPOST_FAULT_INJECTION">,
-  tenant: string,
-  agent: Pick<Agent, "toolDeclaration">,
-  faults: Faults,
-  field: string,
-): Faults {
-  if (!faultInjectionAllowed(env.OUTPOST_FAULT_INJECTION, tenant)) {
-    throw new ApiError("fault_injection_disabled", faultInjectionOffMessage(tenant), field);
-  }
-  const server = faults.mcp_fault?.server;
-  if (server !== undefined && !agent.toolDeclaration().mcpServers.some((s) => s.name === server)) {
-    throw new ApiError(
-      "validation_failed",
-      `The agent has no MCP server named "${server}" for the fault to strike.`,
-      `${field}.mcp_fault.server`,
-    );
-  }
-  return faults;
+/** Faults a run may inject, where the operator allows them (src/commands/runs.ts allowedFaults). */
+export function allowedFaults(c: Context<AppEnv>, agent: Pick<Agent, "toolDeclaration">, faults: Faults): Faults {
+  return commandFaults(commandContext(c), agent, faults, "faults");
 }

@@ -7,10 +7,10 @@ import type { Context } from "hono";
 import type { TaskObject } from "../../durable-objects/task-object.ts";
 import type { HumanDecision } from "../approvals/requests.ts";
 import type { Delivery } from "../callbacks/delivery.ts";
+import { mayRead as principalMayRead } from "../commands/principal.ts";
 import { ApiError } from "../errors.ts";
 import type { TaskView } from "../tasks/task.ts";
 import { taskStubFor } from "../tasks/task-ids.ts";
-import { hasScope } from "../tenants/api-keys.ts";
 import type { AppEnv } from "./app-env.ts";
 import type { DecisionReceipt, DeliveryReceipt, TaskLinks, TaskReceipt, TaskResource } from "./responses.ts";
 import { TaskIdParam } from "./schemas.ts";
@@ -42,7 +42,7 @@ function taskNotFound(id: string): ApiError {
 
 /** Whether the request's key may read what it acts on (`read`, or `admin`, which may do everything). */
 export function mayRead(c: Context<AppEnv>): boolean {
-  return hasScope(c.get("apiKey").scopes, "read");
+  return principalMayRead(c.get("apiKey"));
 }
 
 export function taskResource(c: Context<AppEnv>, task: TaskView): TaskResource | TaskReceipt {
@@ -81,15 +81,4 @@ export function decisionResource(c: Context<AppEnv>, decision: HumanDecision): H
   if (mayRead(c)) return decision;
   const { request_id, action, decided_by, decided_at } = decision;
   return { ...(request_id !== undefined ? { request_id } : {}), action, decided_by, decided_at };
-}
-
-/**
- * An error's details (e.g. the input a task now waits for, or the decision already on record) are the task's
- * content: only for a key that may read. The error's code and message still tell the others what happened.
- */
-export function readableDetails(
-  c: Context<AppEnv>,
-  details: Readonly<Record<string, unknown>> | undefined,
-): Readonly<Record<string, unknown>> | undefined {
-  return mayRead(c) ? details : undefined;
 }

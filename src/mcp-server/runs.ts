@@ -44,8 +44,8 @@ const NOT_PROGRESS: ReadonlySet<string> = new Set(["llm_text_delta", "llm_thinki
 
 /** Starts the agent's task from the call's arguments (the task creation body), as POST /v1/agents/:name/tasks does. */
 export async function startAgentTask(c: Context<AppEnv>, agent: Agent, args: unknown): Promise<TaskView> {
-  const init = await agentTaskInit(c, agent, parseJson(CreateTaskBody, args ?? {}, "arguments"));
-  const { task } = await launch(c, init.tenant, init);
+  const init = await agentTaskInit(c, agent, parseJson(CreateTaskBody, args ?? {}, "arguments"), "mcp");
+  const { task } = await launch(c, init, "mcp");
   return task;
 }
 
@@ -68,8 +68,10 @@ export async function runAgentTool(
 export async function runStartSession(c: Context<AppEnv>, args: unknown, extra: ToolExtra): Promise<CallToolResult> {
   const { agent: name, message, ...settings } = parseJson(StartSessionArguments, args ?? {}, "arguments");
   const agent = await agentFor(c, name);
-  const { session } = await openSession(c, agent, settings);
-  return runTurn(c, session.id, message, extra);
+  // One command, one creation token: opening the session took it, so its first message takes none (a refusal for
+  // the rate then leaves no session behind that the client was never told of).
+  const { session } = await openSession(c, agent, settings, "mcp");
+  return runTurn(c, session.id, message, extra, true);
 }
 
 /** send-message: a message to the session, its turn followed to its end. */
@@ -78,9 +80,15 @@ export async function runSendMessage(c: Context<AppEnv>, args: unknown, extra: T
   return runTurn(c, session_id, message, extra);
 }
 
-async function runTurn(c: Context<AppEnv>, id: string, message: string, extra: ToolExtra): Promise<CallToolResult> {
+async function runTurn(
+  c: Context<AppEnv>,
+  id: string,
+  message: string,
+  extra: ToolExtra,
+  opened = false,
+): Promise<CallToolResult> {
   const session = sessionStub(c, id);
-  const { turn, subscription } = await sendMessage(c, session, message, true);
+  const { turn, subscription } = await sendMessage(c, session, message, true, "mcp", opened);
   const { stub } = session;
   let first: Subscription | undefined = subscription;
   await follow(

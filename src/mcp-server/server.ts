@@ -78,7 +78,13 @@ function mcpServer(c: Context<AppEnv>): Server {
           name === START_SESSION_TOOL ? runStartSession(c, args, ended) : runSendMessage(c, args, ended),
         );
       }
-      const agent = await visibleAgent(c, name);
+      let agent: Awaited<ReturnType<typeof visibleAgent>>;
+      try {
+        // A version that no longer passes the checks is refused here as the API refuses it (agent_version_invalid).
+        agent = await visibleAgent(c, name);
+      } catch (error) {
+        throw protocolError(requestId, error);
+      }
       // As the SDK's own McpServer answers a call of a tool it does not list.
       if (!agent) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
       if (task) {

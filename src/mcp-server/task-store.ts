@@ -5,10 +5,12 @@
 import type { TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 import { ErrorCode, McpError, type Result, type Task } from "@modelcontextprotocol/sdk/types.js";
 import type { Context } from "hono";
+import { cancelTask } from "../commands/task-control.ts";
 import { ApiError } from "../errors.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { requireScope } from "../http/auth.ts";
 import { TaskIdParam } from "../http/schemas.ts";
+import { commandContext } from "../http/task-creation.ts";
 import { taskStubFor } from "../tasks/task-ids.ts";
 import { protocolError } from "./errors.ts";
 import { executionResultContent, mcpTask } from "./runs.ts";
@@ -62,10 +64,15 @@ export class OutpostTaskStore implements TaskStore {
       throw new McpError(ErrorCode.InvalidParams, "A task's status changes only by its run, or by cancelling it.");
     }
     this.require("run");
-    const canceled = await this.stub(taskId)?.cancel();
-    if (!canceled || canceled.ok) return;
-    const code = canceled.error.code;
-    throw protocolError(this.c.get("requestId"), new ApiError(code, canceled.error.message, "taskId"));
+    // An id that cannot be a task's names none: nothing to cancel.
+    if (!this.stub(taskId)) return;
+    try {
+      const canceled = await cancelTask(commandContext(this.c, "mcp"), taskId);
+      if (!canceled) throw new ApiError("task_not_found", "No such task.", "taskId");
+    } catch (error) {
+      const refused = error instanceof ApiError ? new ApiError(error.code, error.message, "taskId") : error;
+      throw protocolError(this.c.get("requestId"), refused);
+    }
   }
 
   async listTasks(): Promise<{ tasks: Task[] }> {

@@ -1,10 +1,10 @@
 // What a tenant's schedules may cost (issue 36, stored work): how many schedules that may fire a tenant holds
 // (OUTPOST_MAX_SCHEDULES_PER_TENANT), how close together a cron schedule's due times may come
-// (OUTPOST_SCHEDULE_MIN_INTERVAL_SECONDS), each an operator's setting with a default; and what clears a fire: the key
-// the schedule fires as, still listed for its tenant with the run scope, and a token of that key's creation rate.
+// (OUTPOST_SCHEDULE_MIN_INTERVAL_SECONDS), each an operator's setting with a default; and why a schedule stopped
+// revoked. What clears a fire (the key it fires as, read again, and a token of its rate) is the command of
+// src/commands/stored-work.ts.
 import type { Env } from "../env.ts";
 import { ApiError } from "../errors.ts";
-import { currentKey, takeCreationToken } from "../tasks/creation-rate.ts";
 import { gapBelow, type Timing, type TimingProblem } from "./timing.ts";
 
 /** Schedules that may fire (active, paused or revoked) a tenant holds, unless OUTPOST_MAX_SCHEDULES_PER_TENANT says. */
@@ -53,42 +53,11 @@ export function requireScheduleRoom(env: Pick<Env, "OUTPOST_MAX_SCHEDULES_PER_TE
 }
 
 /**
- * What a due time finds: `cleared` (its run, if any, took its token), `revoked` (the key is gone: the schedule
- * stops), or `refused` (no run: the fire is recorded with this outcome and why).
+ * Why a schedule stopped `revoked` at a due time, as the fire recorded for it says (its `error`): the cause (`why`, the
+ * key's; for a schedule without a key, that it was made before schedules kept theirs) and the way back, a resume,
+ * after which it fires as the key that resumed it.
  */
-export type FireClearance =
-  | { kind: "cleared" }
-  | { kind: "revoked" }
-  | { kind: "refused"; outcome: "rate_limited" | "failed"; why: string };
-
-/**
- * Clears a fire of the schedule of `tenant` that fires as `keyId`: the key must still be listed for the tenant with
- * the run scope (a schedule without a key, made before schedules kept one, is revoked too); a fire that runs (`runs`)
- * takes a token of its creation rate, and one with no room is refused `rate_limited`.
- */
-export async function fireClearance(
-  env: Pick<Env, "OUTPOST_API_KEYS" | "RATE_LIMITER" | "OUTPOST_RATE_LIMIT_PER_MINUTE">,
-  tenant: string,
-  keyId: string | null,
-  runs: boolean,
-): Promise<FireClearance> {
-  if (keyId === null) return { kind: "revoked" };
-  let key: Awaited<ReturnType<typeof currentKey>>;
-  try {
-    key = await currentKey(env, tenant, keyId);
-  } catch (error) {
-    // Every request of the deployment is refused too; the operator's logs say why (never the keys).
-    console.error("schedule fire: OUTPOST_API_KEYS is broken:", error instanceof Error ? error.message : "");
-    const why = "The API keys (OUTPOST_API_KEYS) are misconfigured, so this fire could not be authorized.";
-    return { kind: "refused", outcome: "failed", why };
-  }
-  if (!key) return { kind: "revoked" };
-  if (!runs) return { kind: "cleared" };
-  const token = await takeCreationToken(env, key);
-  if (token.allowed) return { kind: "cleared" };
-  return {
-    kind: "refused",
-    outcome: "rate_limited",
-    why: `The API key ${key.id} may create ${token.perMinute} tasks a minute and had no room left: this fire was skipped.`,
-  };
+export function revokedReason(scheduleId: string, keyId: string | null, why: string): string {
+  const cause = keyId === null ? "the schedule was made before schedules kept their key" : why;
+  return `Revoked: ${cause}; resume it with POST /v1/schedules/${scheduleId}/resume to fire as your key.`;
 }

@@ -2,8 +2,8 @@
 // (schedule_fires), tables created by src/storage/schedule-migrations.ts. A fire is a row keyed by its due time,
 // written in the same transaction that moves the schedule to its next due time and before its task is started: a due
 // time is recorded once, and a fire recorded but not yet started is started again under the same task id. A fire the
-// key's rate had no room for is recorded `rate_limited`, and a schedule whose key is gone stops as `revoked`, each in
-// the same check-and-set on the due time.
+// key's rate had no room for is recorded `rate_limited`, and a schedule whose key is gone stops as `revoked` (its due
+// time recorded `failed`, saying why), each in the same check-and-set on the due time.
 import type { TaskPrincipal } from "../tasks/principal.ts";
 import type { ScheduleEntry } from "../tenants/schedule-directory.ts";
 import type { NewSchedule, ScheduleFire, ScheduleStatus, TaskTemplate } from "./schedule.ts";
@@ -149,13 +149,21 @@ export class ScheduleStore {
   }
 
   /**
-   * Its key is gone: stopped (`revoked`), no fire recorded for the due time `due`; only if the schedule is still active
-   * and still due at `due`. Returns whether it was.
+   * Its key is gone (or it never kept one): stopped (`revoked`), and the due time `due` recorded as a fire `failed`
+   * whose error is `reason` (src/schedules/schedule-limits.ts revokedReason), no task; only if the schedule is still
+   * active and still due at `due`. Returns whether it was.
    */
-  revoke(due: number, now: number): boolean {
+  revoke(due: number, now: number, reason: string): boolean {
     return this.transactionSync(() => {
       const current = this.get();
       if (current?.status !== "active" || current.nextDueAt !== due) return false;
+      this.sql.exec(
+        `INSERT OR IGNORE INTO schedule_fires (due_at, task_id, due_times, outcome, recorded_at, attempts, error)
+         VALUES (?, NULL, 1, 'failed', ?, 0, ?)`,
+        due,
+        iso(now),
+        reason,
+      );
       this.setStatus("revoked", null, now);
       return true;
     });

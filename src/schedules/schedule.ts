@@ -11,8 +11,10 @@ import { MISSED_POLICIES, type MissedPolicy, type Timing } from "./timing.ts";
 
 /**
  * `finished`: an `at` schedule after its one fire. `revoked`: stopped at a due time because the key it fires as is no
- * longer in OUTPOST_API_KEYS (or is another tenant's, or may no longer run tasks); resuming it with a key of the tenant
- * makes it fire as that key. A deleted schedule is gone (404).
+ * longer in OUTPOST_API_KEYS (or is another tenant's, or may no longer run tasks), or because it was made before
+ * schedules kept their key; that due time's fire is recorded `failed`, its error saying which (revokedReason,
+ * src/schedules/schedule-limits.ts). Resuming it with a key of the tenant makes it fire as that key. A deleted
+ * schedule is gone (404).
  */
 export const SCHEDULE_STATUSES = ["active", "paused", "finished", "revoked"] as const;
 export type ScheduleStatus = (typeof SCHEDULE_STATUSES)[number];
@@ -53,8 +55,8 @@ export const ScheduleFireSchema = z.lazy(() =>
     /** When the fire was recorded, before its task was started. */
     recorded_at: z.iso.datetime(),
     /**
-     * Why the task could not be started (`failed`), or the last attempt's failure (`pending`), or why it was not run
-     * (`rate_limited`); else null.
+     * Why the task could not be started (`failed`; for the due time a schedule was revoked at, why it was and how to
+     * resume it), or the last attempt's failure (`pending`), or why it was not run (`rate_limited`); else null.
      */
     error: z.string().nullable(),
   }),

@@ -2,7 +2,7 @@
 // tool_use id before its child task is started in its own Durable Object (the child's id is derived from the parent's
 // and the call's, so starting it again finds the same child). The parent records each child's outcome once, as the
 // child reports it (src/subagents/parent-report.ts), and the report wakes its run (src/runtime/run-supervisor.ts).
-// Before a child starts, its tree gives it a place and its root's key a token (src/subagents/tree-limits.ts). What
+// Before a child starts, its tree gives it a place and its root's key a token (src/commands/children.ts). What
 // the model wrote (the prompt, the description) is recorded redacted: it is the child's input, and shown.
 import { z } from "zod";
 import type { Agent } from "../agents/agent.ts";
@@ -28,7 +28,6 @@ import { taskInit } from "../tasks/task-init.ts";
 import { SUBAGENT_ORIGIN_KEY, type TaskState } from "../tasks/task-state.ts";
 import type { TaskRecord } from "../tasks/task-store.ts";
 import { addSpend, type Budgets, type ChildBudget, childBudget, held, NO_SPEND, type Spend } from "./tree-budget.ts";
-import { enterTree, type TreeGateDeps } from "./tree-limits.ts";
 
 type Stored = SubagentRecord & { started: boolean };
 
@@ -82,8 +81,11 @@ export interface SubagentDeps {
   events: Pick<EventLog, "append">;
   /** The deployment's redactor: a delegation's prompt and description are recorded through it. */
   redactor: Pick<Redactor, "text">;
-  /** The tree's places and its root's key's rate (src/subagents/tree-limits.ts). */
-  tree: TreeGateDeps;
+  /**
+   * The check a child passes before it starts, as its tree's root principal (src/commands/children.ts): a place in
+   * the tree and a token of the root key's rate; null when it may start, else the refusal for the model.
+   */
+  admitChild: (childId: string) => Promise<string | null>;
   task: () => TaskRecord;
   /** The agents this task's agent may delegate to (its subagents.agents). */
   allowedAgents: () => readonly string[];
@@ -141,7 +143,7 @@ export class TaskSubagents implements SubagentHost {
     }
     const childId = await derivedTaskId("subagent", task.tenant, task.id, request.tool_use_id);
     // Last, as it reserves: a place in the tree, and a token of the key that started it.
-    if (!refusal) refusal = await enterTree(this.deps.tree, childId);
+    if (!refusal) refusal = await this.deps.admitChild(childId);
     const redact = (text: string) => this.deps.redactor.text(text);
     const record: Stored = {
       ...request,

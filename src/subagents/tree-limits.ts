@@ -1,16 +1,13 @@
 // The limits on a whole tree of sub-agents, beyond each task's own (depth, delegations per task, budgets): how many
 // tasks one root's tree may start (OUTPOST_MAX_TREE_SUBAGENTS), counted in the root's object at every depth, and the
-// creation rate of the key that started the root (src/tasks/principal.ts), which every child of the tree takes a
-// token from, as a task the key creates does. Before a child starts, the task that delegates asks its root for a
-// place (reserved at once, so children starting together anywhere in the tree cannot overshoot; asked again for the
-// same child, the root finds the place it gave), then takes a token; without one it gives the place back. A refusal
-// is text for the delegating model (the Task call's is_error result): the run goes on.
+// operator's default tree budget. Before a child starts, the task that delegates asks its root for a place (reserved
+// at once, so children starting together anywhere in the tree cannot overshoot; asked again for the same child, the
+// root finds the place it gave), then takes a token of its root's principal: the command of src/commands/children.ts.
 import { z } from "zod";
 import type { TreeAdmission } from "../contracts/subagents.ts";
 import type { Env } from "../env.ts";
 import { ConfigError } from "../errors.ts";
 import { type StateKey, stateKey, stateKeyFamily } from "../lib/state-key.ts";
-import type { TaskPrincipal } from "../tasks/principal.ts";
 import type { TaskState } from "../tasks/task-state.ts";
 
 /** Tasks one tree may start, its root not counted, unless OUTPOST_MAX_TREE_SUBAGENTS says otherwise. */
@@ -115,36 +112,4 @@ export class TreePlaces {
 export interface TreeRoot {
   admit(childId: string, limit: number): TreeAdmission | Promise<TreeAdmission>;
   release(childId: string): void | Promise<void>;
-}
-
-/** What a task that delegates asks before each child starts. */
-export interface TreeGateDeps {
-  env: Pick<Env, "OUTPOST_MAX_TREE_SUBAGENTS">;
-  root: () => TreeRoot;
-  /** The principal of the task's tree; a tree whose root has none (created before principals) takes no token. */
-  principal: () => TaskPrincipal | undefined;
-  /** Takes a token from the RateLimiter bucket (durable-objects/rate-limiter.ts). */
-  take: (bucket: string, perMinute: number) => Promise<{ allowed: boolean }>;
-}
-
-/** Admits the child into its tree and takes its creation token; null when it may start, else the refusal. */
-export async function enterTree(deps: TreeGateDeps, childId: string): Promise<string | null> {
-  // Read here, so that a bad setting fails the delegating run (config_error), not the root's RPC.
-  const limit = maxTreeSubagents(deps.env);
-  const root = deps.root();
-  const admission = await root.admit(childId, limit);
-  if (!admission.admitted) return admission.refusal;
-  const principal = deps.principal();
-  if (!principal) return null;
-  const { allowed } = await deps.take(principal.rate_bucket, principal.rate_limit_per_minute);
-  if (allowed) return null;
-  await root.release(childId);
-  return rateRefusal(principal);
-}
-
-export function rateRefusal(principal: TaskPrincipal): string {
-  const perMinute = principal.rate_limit_per_minute;
-  return principal.rate_bucket.startsWith("hook:")
-    ? `The hook that started this task's tree may start ${perMinute} runs a minute, its sub-agents included, and has none left for now; do the rest yourself.`
-    : `The API key that started this task's tree may create ${perMinute} tasks a minute, its sub-agents included, and has none left for now; do the rest yourself.`;
 }

@@ -5,6 +5,7 @@
 
 import type { Agent } from "../agents/agent.ts";
 import { registry } from "../agents/catalog.ts";
+import { admitChild } from "../commands/children.ts";
 import type { SubagentWaitReport } from "../contracts/subagents.ts";
 import type { Env } from "../env.ts";
 import type { EventLog } from "../events/event-log.ts";
@@ -80,13 +81,19 @@ export function taskTree(deps: TaskTreeDeps): TaskTree {
     state,
     events,
     redactor: deps.redactor,
-    tree: {
-      env,
-      root,
-      principal: () => state.get(PRINCIPAL_STATE_KEY),
-      take: async (bucket, perMinute) =>
-        copiedResult(await env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(bucket)).take(perMinute)),
-    },
+    admitChild: (childId) =>
+      admitChild(
+        {
+          env,
+          root,
+          rootTaskId: () => {
+            const origin = state.get(SUBAGENT_ORIGIN_KEY);
+            return origin ? (origin.root_task_id ?? origin.parent_task_id) : requireRecord().id;
+          },
+          principal: () => state.get(PRINCIPAL_STATE_KEY),
+        },
+        childId,
+      ),
     task: requireRecord,
     allowedAgents: () => deps.agent(requireRecord()).settings.subagents.agents,
     maxParallel: () => deps.agent(requireRecord()).settings.subagents.max_parallel,

@@ -9,6 +9,9 @@ import { ApiError } from "../errors.ts";
 import type { RedactionMode } from "../events/redaction.ts";
 import type { TaskLimits } from "./task.ts";
 
+/** The longest input a task takes, in characters: the same bound on every way a run starts (src/commands/runs.ts). */
+export const MAX_INPUT_CHARS = 100_000;
+
 /** What the comparisons read of an agent (an Agent has these members). */
 export interface AgentLimits {
   readonly name: string;

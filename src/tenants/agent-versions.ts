@@ -1,7 +1,9 @@
 // A tenant's own agents (PUT /v1/agents/:name), kept in the tenant's Durable Object (durable-objects/tenant-object.ts)
 // with every version: a version is never changed or removed, so a task records the version it ran and its run keeps
 // that definition whatever comes after. The definition is stored as checked by the Worker (src/agents/agent-file.ts);
-// this module keeps it as JSON and knows nothing of what it says. Its table (agents_versions) is in
+// this module keeps it as JSON and knows nothing of what it says but the sub-agents it names: a version whose
+// sub-agents lead back to it through the versions stored now is refused as it is written, since two PUTs at once
+// (a → b, b → a) each passed the Worker's check before the other's write. Its table (agents_versions) is in
 // src/storage/tenant-migrations.ts. What a tenant keeps is capped (runtimeAgentLimits): a new agent past
 // OUTPOST_MAX_RUNTIME_AGENTS and a new version past OUTPOST_MAX_AGENT_VERSIONS are refused, never made room for by
 // dropping a version, since a task, a fork of one or a delegation waiting for its turn may still ask for any.
@@ -69,7 +71,12 @@ export type PutAgentOutcome =
   /** A new agent past the tenant's cap: nothing was stored. */
   | { outcome: "agent_limit"; limit: number }
   /** A new version past the agent's cap: nothing was stored, nothing dropped. */
-  | { outcome: "version_limit"; limit: number };
+  | { outcome: "version_limit"; limit: number }
+  /**
+   * Its sub-agents lead back to it ([name, …, name]) through the versions stored now: another PUT closed the cycle
+   * after the Worker checked this one. Nothing was stored.
+   */
+  | { outcome: "subagent_cycle"; cycle: string[] };
 
 interface VersionRow extends Record<string, SqlStorageValue> {
   name: string;
@@ -91,13 +98,23 @@ export class AgentVersions {
 
   /**
    * Stores a new version unless the current one was made from the same body. `ifMatch` is the version the caller
-   * saw (0: none): a PUT that raced another is refused, not applied over it.
+   * saw (0: none): a PUT that raced another is refused, not applied over it. Its sub-agents are walked first for a
+   * path back to it, over the current versions and `workerSubagents` (the sub-agents of each of the Worker's agents
+   * the tenant may see, by name, for a name the tenant has no agent of). Synchronous, with no await between the walk
+   * and the write: no other PUT comes between them.
    */
   put(
     agent: Omit<StoredAgent, "version" | "created_at"> & { source: string },
     ifMatch: number | null,
     limits: RuntimeAgentLimits,
+    workerSubagents: Readonly<Record<string, readonly string[]>> = {},
   ): PutAgentOutcome {
+    const cycle = subagentCycle(agent.name, subagentNames(agent.definition), (name) => {
+      const own = this.current(name);
+      if (own) return subagentNames(own.definition);
+      return Object.hasOwn(workerSubagents, name) ? workerSubagents[name] : undefined;
+    });
+    if (cycle) return { outcome: "subagent_cycle", cycle };
     const current = this.current(agent.name);
     if (ifMatch !== null && ifMatch !== (current?.version ?? 0)) {
       return { outcome: "version_mismatch", current: current?.version ?? 0 };
@@ -184,6 +201,37 @@ export class AgentVersions {
         return summary;
       });
   }
+}
+
+/** The sub-agents a stored definition (an AgentDefinition as JSON) names, or none. */
+export function subagentNames(definition: unknown): readonly string[] {
+  const agents = (definition as { subagents?: { agents?: unknown } } | null)?.subagents?.agents;
+  return Array.isArray(agents) ? agents.filter((a): a is string => typeof a === "string") : [];
+}
+
+/**
+ * The first path by which agent `name`, naming `agents` as its sub-agents, reaches itself again ([name, …, name]), or
+ * null when it cannot. `listOf` gives the sub-agents of any other agent, undefined for a name that is no agent (a
+ * dead end here: whether a name exists is asked apart). Each agent is walked once, so a cycle among the others that
+ * does not pass through `name` ends the walk rather than looping.
+ */
+export function subagentCycle(
+  name: string,
+  agents: readonly string[],
+  listOf: (agent: string) => readonly string[] | undefined,
+): string[] | null {
+  const seen = new Set<string>();
+  const walk = (path: string[], next: readonly string[]): string[] | null => {
+    for (const agent of next) {
+      if (agent === name) return [...path, agent];
+      if (seen.has(agent)) continue;
+      seen.add(agent);
+      const found = walk([...path, agent], listOf(agent) ?? []);
+      if (found) return found;
+    }
+    return null;
+  };
+  return walk([name], agents);
 }
 
 function fromRow(row: VersionRow): StoredAgent {

@@ -62,6 +62,10 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   // Sub-agents on the object's side (issue 14): a parent's delegations, the child's report, the tree's budgets and
   // the forwarding of a child's events (wired in by task-host).
   subagents: ["agents", "events", "tasks", "env.ts"],
+  // The application layer (issue 36): the commands every way in calls (starting a run, deciding, canceling, a
+  // callback, a session's message, a child, a schedule's fire, an evaluation's run), each checking the principal's
+  // tenant, scope, limits and rate in one place.
+  commands: ["agents", "approvals", "callbacks", "events", "faults", "subagents", "tasks", "tenants", "env.ts"],
   runtime: [
     "agents",
     "approvals",
@@ -85,6 +89,7 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   "evaluation-runs": ["evaluations", "faults", "llm", "tasks", "env.ts"],
   sessions: ["agents", "approvals", "events", "runtime", "tasks"],
   "task-host": [
+    "commands",
     "agents",
     "approvals",
     "blob-store",
@@ -110,6 +115,7 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "env.ts",
   ],
   "durable-objects": [
+    "commands",
     "approvals",
     "blob-store",
     "callbacks",
@@ -131,6 +137,7 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "env.ts",
   ],
   a2a: [
+    "commands",
     "agents",
     "approvals",
     "callbacks",
@@ -145,6 +152,7 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   // The web console's pages and assets: they read nothing of the runtime (the browser script calls /v1).
   console: [],
   http: [
+    "commands",
     "a2a",
     "agents",
     "approvals",
@@ -170,7 +178,7 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "env.ts",
   ],
   // The MCP server (/mcp): built on the HTTP API's functions (auth, agent lookup, task creation), never the reverse.
-  "mcp-server": ["agents", "durable-objects", "events", "http", "tasks", "env.ts"],
+  "mcp-server": ["commands", "agents", "durable-objects", "events", "http", "tasks", "env.ts"],
   "index.ts": ["durable-objects", "http", "mcp-server", "env.ts"],
   "env.ts": ["durable-objects", "index.ts"],
 };

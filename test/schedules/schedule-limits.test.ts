@@ -136,13 +136,19 @@ describe("each fire takes a token of its key's creation rate", () => {
 });
 
 describe("a schedule whose key is gone", () => {
-  const cases: [string, string, string | null][] = [
-    ["no longer listed in OUTPOST_API_KEYS", "limits", "retired-key"],
-    ["unknown: it was made before schedules kept their key", "limits", null],
-    ["listed for another tenant", "limits", "beta-runner"],
-    ["listed without the run scope", "default", "reader"],
+  // What the key is, the tenant and key id the schedule holds, and why its revoking fire says it stopped.
+  const cases: [string, string, string | null, string][] = [
+    ["no longer listed in OUTPOST_API_KEYS", "limits", "retired-key", "the API key retired-key is no longer listed"],
+    [
+      "unknown: it was made before schedules kept their key",
+      "limits",
+      null,
+      "the schedule was made before schedules kept their key",
+    ],
+    ["listed for another tenant", "limits", "beta-runner", "the API key beta-runner is no longer listed"],
+    ["listed without the run scope", "default", "reader", "the API key reader no longer has the run scope"],
   ];
-  for (const [what, tenant, keyId] of cases) {
+  for (const [what, tenant, keyId, why] of cases) {
     it(`stops at its next due time, revoked, when its key is ${what}`, async () => {
       const { agent, input } = await scheduledAgent();
       const key = tenant === "limits" ? LIMITED_KEY : undefined;
@@ -152,11 +158,18 @@ describe("a schedule whose key is gone", () => {
       const due = Date.now() - 1_000;
       await fire(tenant, created.id, due);
       const schedule = await getSchedule(created.id, key);
-      expect([schedule.status, schedule.next_run_at, schedule.key_id, schedule.recent_fires]).toEqual([
-        "revoked",
-        null,
-        keyId,
-        [],
+      expect([schedule.status, schedule.next_run_at, schedule.key_id]).toEqual(["revoked", null, keyId]);
+      // The due time is recorded, no task, saying why the schedule stopped and how to have it fire again.
+      const resume = `resume it with POST /v1/schedules/${created.id}/resume to fire as your key.`;
+      expect(schedule.recent_fires).toEqual([
+        {
+          due_at: new Date(due).toISOString(),
+          due_times: 1,
+          outcome: "failed",
+          task_id: null,
+          recorded_at: expect.stringMatching(ISO_TIME),
+          error: `Revoked: ${why}; ${resume}`,
+        },
       ]);
       expect(await alarmOf(tenant, created.id)).toBeNull();
       const wouldBe = await fireTaskId(tenant, created.id, due);
@@ -169,7 +182,7 @@ describe("a schedule whose key is gone", () => {
       expect(listed.schedules.map((s) => [s.id, s.status])).toEqual([[created.id, "revoked"]]);
       // A second alarm delivered anyway starts nothing.
       await runInDurableObject(scheduleStubFor(env, tenant, created.id), (instance) => instance.alarm());
-      expect((await getSchedule(created.id, key)).recent_fires).toEqual([]);
+      expect((await getSchedule(created.id, key)).recent_fires).toEqual(schedule.recent_fires);
     });
   }
 

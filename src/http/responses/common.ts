@@ -21,7 +21,7 @@ export type Health = z.infer<typeof HealthSchema>;
 /**
  * Every error answer (src/http/errors.ts): the registry's code, a message for people, the request id, the field at
  * fault, and for some codes further members that let a client act without another request. Those go only to a key
- * that may read the task (task-resource.ts readableDetails).
+ * that may read the task (src/commands/decisions.ts readableRefusal).
  */
 export const ErrorBodySchema = z.strictObject({
   error: z.strictObject({

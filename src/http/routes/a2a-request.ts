@@ -18,17 +18,20 @@ import type { Context } from "hono";
 import type { OutpostPort } from "../../a2a/outpost-port.ts";
 import { contextTag } from "../../a2a/task-mapping.ts";
 import { A2A_CONTEXT_METADATA_KEY } from "../../callbacks/push-configs.ts";
+import { pushConfigUrl } from "../../commands/callbacks.ts";
+import { decisionInput } from "../../commands/decisions.ts";
+import { mayRead } from "../../commands/principal.ts";
+import { launchRun, prepareRun } from "../../commands/runs.ts";
+import { cancelTask, resumeTask } from "../../commands/task-control.ts";
 import { ApiError } from "../../errors.ts";
 import { taskStubFor } from "../../tasks/task-ids.ts";
 import type { Scope } from "../../tenants/api-keys.ts";
 import { agentFor } from "../agent-lookup.ts";
 import type { AppEnv } from "../app-env.ts";
 import { requireScope } from "../auth.ts";
-import { decisionInput } from "../decisions.ts";
 import { taskIdPage } from "../listing.ts";
 import { CreateTaskBody, ResumeBody, TaskIdParam } from "../schemas.ts";
-import { callbackUrl, launch, newRun } from "../task-creation.ts";
-import { mayRead } from "../task-resource.ts";
+import { commandContext } from "../task-creation.ts";
 import { bodyText, jsonBodyProblem, MAX_BODY_BYTES, parseWith } from "../validation.ts";
 import { runsToolLoop } from "./agents.ts";
 
@@ -88,14 +91,15 @@ export function agentUrl(c: Context<AppEnv>, name: string): string {
 export async function portFor(c: Context<AppEnv>): Promise<OutpostPort> {
   const agent = await agentFor(c, c.req.param("agent") ?? "");
   const origin = new URL(c.req.url).origin;
+  const ctx = commandContext(c, "a2a");
   return {
     agent,
     conversational: runsToolLoop(agent),
-    readable: mayRead(c),
+    readable: mayRead(ctx.principal),
     url: agentUrl(c, agent.name),
     taskUrl: (id) => `${origin}/v1/tasks/${id}`,
     start: async ({ input, context, contextId }) => {
-      // A message's text is a task's input: the same limits as POST /v1/agents/:name/tasks' input.
+      // A message's text is a task's input, read as POST /v1/agents/:name/tasks reads its input.
       parseWith(CreateTaskBody.shape.input, input, "message.parts");
       // The whole request is the Idempotency-Key's fingerprint (creationId): a repeat with another message is refused.
       const request = {
@@ -104,16 +108,18 @@ export async function portFor(c: Context<AppEnv>): Promise<OutpostPort> {
         input,
         context,
       };
-      const init = await newRun(c, agent, request, { input });
+      const init = await prepareRun(ctx, agent, request, { input, inputField: "message.parts" });
       // Listed at once: the context's next message finds this task, its newest, through the directory.
       const listed = { ...init, listAtOnce: true };
-      const { task } = await launch(c, init.tenant, context.length > 0 ? { ...listed, context } : listed);
+      const { task } = await launchRun(ctx, context.length > 0 ? { ...listed, context } : listed);
       return task;
     },
     stub: (id) => (TaskIdParam.safeParse(id).success ? taskStubFor(c.env, c.get("tenant"), id) : null),
     list: (query) => taskIdPage(c, { ...query, agent: agent.name }),
-    decision: (body, field) => decisionInput(c, parseWith(ResumeBody, body, field), "task"),
-    pushUrl: (raw) => callbackUrl(c.env, raw, { url: "url", secret: "url" }).href,
+    decision: (body, field) => decisionInput(ctx.principal, parseWith(ResumeBody, body, field), "task"),
+    resume: (id, decision) => resumeTask(ctx, id, decision),
+    cancel: (id) => cancelTask(ctx, id),
+    pushUrl: (raw) => pushConfigUrl(c.env, ctx.principal, raw, "url"),
     unsubscribe: (stub, id) => c.executionCtx.waitUntil(stub.unsubscribe(id).catch(() => undefined)),
     signal: c.req.raw.signal,
   };

@@ -24,6 +24,7 @@ import {
 import type { ServerCallContext } from "@a2a-js/sdk/server";
 import type { Context } from "hono";
 import { Hono } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { toA2AError } from "../../a2a/errors.ts";
 import { OutpostRequestHandler } from "../../a2a/request-handler.ts";
 import { ApiError } from "../../errors.ts";
@@ -40,17 +41,16 @@ import {
   sseResponse,
 } from "./a2a-request.ts";
 
-function restJson(status: number, body: unknown): Response {
-  return new Response(status === 204 ? null : JSON.stringify(body), {
-    status,
-    headers: status === 204 ? {} : { "content-type": A2A_CONTENT_TYPE },
-  });
+/** A JSON answer through the request's context, keeping the headers set on it (RateLimit-*, a 429's Retry-After). */
+function restJson(c: Context<AppEnv>, status: number, body: unknown): Response {
+  if (status === 204) return c.body(null, 204);
+  return c.body(JSON.stringify(body), status as ContentfulStatusCode, { "content-type": A2A_CONTENT_TYPE });
 }
 
-function restError(error: unknown): Response {
+function restError(c: Context<AppEnv>, error: unknown): Response {
   const a2a = toA2AError(error);
   const status = restStatusFor(a2a);
-  return restJson(status, toRestErrorBody(a2a, status));
+  return restJson(c, status, toRestErrorBody(a2a, status));
 }
 
 /**
@@ -76,7 +76,7 @@ async function rest(
     return await run(handler, context);
   } catch (error) {
     if (error instanceof ApiError && error.code === "insufficient_scope") throw error;
-    return restError(error);
+    return restError(c, error);
   }
 }
 
@@ -105,7 +105,7 @@ async function restStream(c: Context<AppEnv>, stream: AsyncGenerator<StreamRespo
   try {
     first = await stream.next();
   } catch (error) {
-    return restError(error);
+    return restError(c, error);
   }
   return sseResponse(
     c,
@@ -143,7 +143,7 @@ function intQuery(c: Context<AppEnv>, name: string): number | undefined {
 export const a2aRestRoutes = new Hono<AppEnv>()
   .get("/:agent/extendedAgentCard", (c) =>
     rest(c, ["read"], async (handler) =>
-      restJson(200, AgentCard.toJSON(await handler.getAuthenticatedExtendedAgentCard({ tenant: "" }))),
+      restJson(c, 200, AgentCard.toJSON(await handler.getAuthenticatedExtendedAgentCard({ tenant: "" }))),
     ),
   )
   // POST /message:send and /message:stream. Hono reads ":…" inside a segment as a parameter, so the route is
@@ -158,7 +158,7 @@ export const a2aRestRoutes = new Hono<AppEnv>()
           "messageId" in result
             ? ({ $case: "message", value: result } as const)
             : ({ $case: "task", value: result } as const);
-        return restJson(200, SendMessageResponse.toJSON({ payload }));
+        return restJson(c, 200, SendMessageResponse.toJSON({ payload }));
       });
     }
     if (operation === "message:stream") {
@@ -184,7 +184,7 @@ export const a2aRestRoutes = new Hono<AppEnv>()
         statusTimestampAfter: c.req.query("statusTimestampAfter") || undefined,
         includeArtifacts,
       });
-      return restJson(200, listTasksJson(response, includeArtifacts));
+      return restJson(c, 200, listTasksJson(response, includeArtifacts));
     }),
   )
   .get("/:agent/tasks/:id", (c) =>
@@ -195,7 +195,7 @@ export const a2aRestRoutes = new Hono<AppEnv>()
         id: c.req.param("id"),
         ...(historyLength !== undefined ? { historyLength } : {}),
       });
-      return restJson(200, Task.toJSON(task));
+      return restJson(c, 200, Task.toJSON(task));
     }),
   )
   // POST /tasks/{id}:cancel and /tasks/{id}:subscribe: one segment, so one parameter (named as GET /tasks/:id names
@@ -207,7 +207,7 @@ export const a2aRestRoutes = new Hono<AppEnv>()
     const id = match[1];
     if (match[2] === "cancel") {
       return rest(c, ["run"], async (handler) =>
-        restJson(200, Task.toJSON(await handler.cancelTask({ tenant: "", id, metadata: undefined }))),
+        restJson(c, 200, Task.toJSON(await handler.cancelTask({ tenant: "", id, metadata: undefined }))),
       );
     }
     return rest(c, ["read"], async (handler) => restStream(c, handler.resubscribe({ tenant: "", id })));
@@ -215,7 +215,11 @@ export const a2aRestRoutes = new Hono<AppEnv>()
   .post("/:agent/tasks/:id/pushNotificationConfigs", (c) =>
     rest(c, ["run", "read"], async (handler) => {
       const config = TaskPushNotificationConfig.fromJSON({ ...(await restBody(c)), taskId: c.req.param("id") });
-      return restJson(201, TaskPushNotificationConfig.toJSON(await handler.createTaskPushNotificationConfig(config)));
+      return restJson(
+        c,
+        201,
+        TaskPushNotificationConfig.toJSON(await handler.createTaskPushNotificationConfig(config)),
+      );
     }),
   )
   .get("/:agent/tasks/:id/pushNotificationConfigs", (c) =>
@@ -226,7 +230,7 @@ export const a2aRestRoutes = new Hono<AppEnv>()
         pageSize: 0,
         pageToken: "",
       });
-      return restJson(200, ListTaskPushNotificationConfigsResponse.toJSON(list));
+      return restJson(c, 200, ListTaskPushNotificationConfigsResponse.toJSON(list));
     }),
   )
   .get("/:agent/tasks/:id/pushNotificationConfigs/:configId", (c) =>
@@ -236,7 +240,7 @@ export const a2aRestRoutes = new Hono<AppEnv>()
         taskId: c.req.param("id"),
         id: c.req.param("configId"),
       });
-      return restJson(200, TaskPushNotificationConfig.toJSON(config));
+      return restJson(c, 200, TaskPushNotificationConfig.toJSON(config));
     }),
   )
   .delete("/:agent/tasks/:id/pushNotificationConfigs/:configId", (c) =>
@@ -246,6 +250,6 @@ export const a2aRestRoutes = new Hono<AppEnv>()
         taskId: c.req.param("id"),
         id: c.req.param("configId"),
       });
-      return restJson(204, null);
+      return restJson(c, 204, null);
     }),
   );

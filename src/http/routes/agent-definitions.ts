@@ -2,11 +2,18 @@
 // the tenant's own agents added and replaced at runtime, versioned (PUT /v1/agents/:name, GET …/versions). Running
 // one (tasks, sessions, invocations) is routes/agents.ts, which mounts these routes.
 import { Hono } from "hono";
-import type { Agent, AgentDefinition } from "../../agents/agent.ts";
-import { AgentFileError, filePatternProblem, MAX_AGENT_FILE_BYTES, parseAgentFile } from "../../agents/agent-file.ts";
+import { Agent, type AgentDefinition } from "../../agents/agent.ts";
+import {
+  type AgentFile,
+  AgentFileError,
+  filePatternProblem,
+  MAX_AGENT_FILE_BYTES,
+  parseAgentFile,
+} from "../../agents/agent-file.ts";
 import { registry } from "../../agents/catalog.ts";
 import { AGENT_NAME_PATTERN } from "../../agents/definition.ts";
-import { checkRuntimeAgent, runtimeAgentScope } from "../../agents/definition-runtime.ts";
+import { checkRuntimeAgent, runtimeAgentScope, subagentCycleError } from "../../agents/definition-runtime.ts";
+import { describableVersion } from "../../agents/definition-stored.ts";
 import { subagentNames } from "../../agents/definition-subagents.ts";
 import { SkillAgent } from "../../agents/skill-agent.ts";
 import { resolveModel } from "../../config/models.ts";
@@ -15,7 +22,14 @@ import type { JsonObject } from "../../lib/json.ts";
 import { sha256Hex } from "../../lib/sha256.ts";
 import { runtimeAgentLimits } from "../../tenants/agent-versions.ts";
 import { tenantStubFor } from "../../tenants/directory.ts";
-import { agentFor, agentsFor, currentOwnAgents, forgetOwnAgents, storedAgent } from "../agent-lookup.ts";
+import {
+  agentListingFor,
+  currentOwnAgents,
+  describedAgentFor,
+  forgetOwnAgents,
+  type StaleAgent,
+  storedVersion,
+} from "../agent-lookup.ts";
 import type { AppEnv } from "../app-env.ts";
 import { requireAdmin } from "../auth.ts";
 import { endpointAndKeyRefusals, refuseDeploymentSettings, type SettingRefusal } from "../deployment-settings.ts";
@@ -68,6 +82,20 @@ function describe(agent: Agent, configuredModel: string | undefined): AgentDescr
   };
 }
 
+/**
+ * A tenant's agent whose current version no longer passes the checks: what it says but the keys at fault, and first
+ * among its warnings why it cannot run and how to mend it (the 409 of a run says the same).
+ */
+function describeStale(agent: StaleAgent, configuredModel: string | undefined): AgentDescription {
+  const described = describe(describableVersion(agent.record), configuredModel);
+  const reason = `Version ${agent.version} of this agent no longer passes Outpost's checks, at ${agent.stale.key}: ${agent.stale.message} It cannot run, and the settings shown leave that key out, until a corrected version is sent with PUT /v1/agents/${agent.name}.`;
+  return { ...described, warnings: [reason, ...described.warnings] };
+}
+
+function described(agent: Agent | StaleAgent, configuredModel: string | undefined): AgentDescription {
+  return agent instanceof Agent ? describe(agent, configuredModel) : describeStale(agent, configuredModel);
+}
+
 function sourceOf(agent: Agent): AgentDescription["source"] {
   switch (agent.origin.kind) {
     case "file":
@@ -106,6 +134,34 @@ function refuseRuntimeAgentSettings(definition: AgentDefinition): void {
   refuseDeploymentSettings(refusals, "an agent added at runtime");
 }
 
+/** The body checked as an agent file (`also`: the checks of an agent added at runtime), or 400 naming the key at fault. */
+function checkedFile(source: string, also: (definition: AgentDefinition) => void): AgentFile {
+  try {
+    return parseAgentFile("body", source, also);
+  } catch (error) {
+    if (error instanceof AgentFileError) {
+      throw new ApiError("validation_failed", error.message, error.field ?? "(body)");
+    }
+    throw error;
+  }
+}
+
+/** A refusal of the body's definition (a check's DefinitionError) as checkedFile() answers one: 400, its key and line. */
+function refusedAsFile(source: string, refusal: Error): never {
+  checkedFile(source, () => {
+    throw refusal;
+  });
+  // Not reached: the check above refuses the body whatever it holds.
+  throw refusal;
+}
+
+/** The sub-agents of each of the Worker's agents the tenant may see, by name. */
+function workerSubagents(tenant: string): Record<string, string[]> {
+  return Object.fromEntries(
+    registry.listFor(tenant).map((agent) => [agent.name, [...agent.settings.subagents.agents]]),
+  );
+}
+
 /** If-Match: the version the client saw (0: the agent must not exist yet); null without the header. */
 function ifMatchVersion(header: string | undefined): number | null {
   if (header === undefined) return null;
@@ -122,12 +178,13 @@ function ifMatchVersion(header: string | undefined): number | null {
 export const agentDefinitionRoutes = new Hono<AppEnv>()
   .get("/", async (c) => {
     // Only the agents the key's tenant may see: another tenant's agents (their MCP URLs, hook secrets' names) stay hidden.
-    const agents = (await agentsFor(c)).map((agent) => describe(agent, c.env.OUTPOST_DEFAULT_MODEL));
+    // Those of its own whose version no longer passes the checks too, each saying so: the tenant sees what to mend.
+    const agents = (await agentListingFor(c)).map((agent) => described(agent, c.env.OUTPOST_DEFAULT_MODEL));
     return c.json({ agents } satisfies AgentList);
   })
   .get("/:name", async (c) => {
     // A name that cannot be registered, and another tenant's agent, are answered like any unknown name: 404.
-    return c.json(describe(await agentFor(c, c.req.param("name")), c.env.OUTPOST_DEFAULT_MODEL));
+    return c.json(described(await describedAgentFor(c, c.req.param("name")), c.env.OUTPOST_DEFAULT_MODEL));
   })
   .put("/:name", requireAdmin, async (c) => {
     const name = c.req.param("name");
@@ -156,15 +213,7 @@ export const agentDefinitionRoutes = new Hono<AppEnv>()
       const stored = own.get(agent);
       return stored ? subagentNames(stored.definition) : registry.visible(agent, tenant)?.settings.subagents.agents;
     });
-    let file: ReturnType<typeof parseAgentFile>;
-    try {
-      file = parseAgentFile("body", source, (definition) => checkRuntimeAgent(definition, scope));
-    } catch (error) {
-      if (error instanceof AgentFileError) {
-        throw new ApiError("validation_failed", error.message, error.field ?? "(body)");
-      }
-      throw error;
-    }
+    const file = checkedFile(source, (definition) => checkRuntimeAgent(definition, scope));
     if (file.definition.name !== name) {
       throw new ApiError(
         "validation_failed",
@@ -176,6 +225,7 @@ export const agentDefinitionRoutes = new Hono<AppEnv>()
     const badPattern = await filePatternProblem(file.definition);
     if (badPattern)
       throw new ApiError("validation_failed", `Invalid ${badPattern.field}: ${badPattern.message}.`, badPattern.field);
+    const subagents = file.definition.subagents?.agents ?? [];
     const outcome = await tenantStubFor(c.env, tenant).putAgent(
       {
         name,
@@ -187,9 +237,15 @@ export const agentDefinitionRoutes = new Hono<AppEnv>()
       },
       ifMatch,
       limits,
+      // The object checks the sub-agents again as it writes: the Worker's agents among them, by what they delegate to.
+      subagents.length > 0 ? workerSubagents(tenant) : {},
     );
     // This instance's requests see the new version at once (others within OWN_AGENTS_TTL_MS).
     forgetOwnAgents(tenant);
+    if (outcome.outcome === "subagent_cycle") {
+      // Another PUT closed the cycle after the check above: the same refusal, with its key and line in the body.
+      refusedAsFile(source, subagentCycleError(name, subagents, outcome.cycle));
+    }
     if (outcome.outcome === "version_mismatch") {
       throw new ApiError(
         "agent_version_conflict",
@@ -215,13 +271,13 @@ export const agentDefinitionRoutes = new Hono<AppEnv>()
     c.header("ETag", `"${outcome.agent.version}"`);
     if (outcome.outcome === "unchanged") c.header("Idempotent-Replayed", "true");
     return c.json(
-      describe(storedAgent(outcome.agent), c.env.OUTPOST_DEFAULT_MODEL),
+      described(storedVersion(outcome.agent), c.env.OUTPOST_DEFAULT_MODEL),
       outcome.outcome === "created" ? 201 : 200,
     );
   })
   .get("/:name/versions", async (c) => {
     const name = c.req.param("name");
-    await agentFor(c, name);
+    await describedAgentFor(c, name);
     const versions = await tenantStubFor(c.env, c.get("tenant")).agentVersions(name);
     return c.json({ agent: name, versions } satisfies AgentVersionList);
   });

@@ -5,6 +5,7 @@ import type { Context } from "hono";
 import { Hono } from "hono";
 import { Agent } from "../../agents/agent.ts";
 import { SkillAgent } from "../../agents/skill-agent.ts";
+import type { Adapter } from "../../commands/principal.ts";
 import { ApiError } from "../../errors.ts";
 import type { Faults } from "../../faults/faults.ts";
 import type { SessionView } from "../../sessions/session.ts";
@@ -54,19 +55,30 @@ export function runsToolLoop(agent: Agent): boolean {
  * A task's TaskInit from POST /v1/agents/:name/tasks's body (and from the MCP server's agent tools, whose input is
  * that body): its files, its limits and checks (newRun), and the callbacks it asks for.
  */
-export async function agentTaskInit(c: Context<AppEnv>, agent: Agent, body: CreateTaskBody): Promise<TaskInit> {
+export async function agentTaskInit(
+  c: Context<AppEnv>,
+  agent: Agent,
+  body: CreateTaskBody,
+  adapter: Adapter = "v1",
+): Promise<TaskInit> {
   const files = seedFiles(body.files);
   let webhook: TaskWebhook | null = null;
   let faults: Faults | undefined;
-  const init = await newRun(c, agent, body, {
-    input: body.input,
-    files,
-    dryRun: body.dry_run === true,
-    check: () => {
-      webhook = requestedWebhook(c, body);
-      if (body.faults) faults = allowedFaults(c.env, c.get("tenant"), agent, body.faults, "faults");
+  const init = await newRun(
+    c,
+    agent,
+    body,
+    {
+      input: body.input,
+      files,
+      dryRun: body.dry_run === true,
+      check: () => {
+        webhook = requestedWebhook(c, body);
+        if (body.faults) faults = allowedFaults(c, agent, body.faults);
+      },
     },
-  });
+    adapter,
+  );
   return { ...init, webhook, ...(faults ? { faults } : {}) };
 }
 
@@ -78,11 +90,12 @@ export async function openSession(
   c: Context<AppEnv>,
   agent: Agent,
   body: CreateSessionBody,
+  adapter: Adapter = "v1",
 ): Promise<{ session: SessionView; replayed: boolean }> {
   // A session's turns continue one conversation through the default tool loop.
   requireConversational(agent, "hold a conversation; start tasks on it instead");
   const files = seedFiles(body.files);
-  const init = await newRun(c, agent, body, { input: "", files });
+  const init = await newRun(c, agent, body, { input: "", files }, adapter);
   const started = await taskStubFor(c.env, init.tenant, init.id).startSession({
     ...init,
     session: { busy: body.busy ?? "reject" },
@@ -111,7 +124,7 @@ export const agentRoutes = new Hono<AppEnv>()
     const waitParam = c.req.query("wait");
     const waitSeconds = waitParam === undefined ? DEFAULT_INVOKE_WAIT_SECONDS : parseWith(WaitQuery, waitParam, "wait");
     const init = await newRun(c, agent, body, { input: body.message });
-    const { task, replayed } = await launch(c, init.tenant, { ...init, context: body.context ?? [] });
+    const { task, replayed } = await launch(c, { ...init, context: body.context ?? [] });
     const resource = taskResource(c, task);
     c.header("Location", resource.links.self);
     if (replayed) c.header("Idempotent-Replayed", "true");

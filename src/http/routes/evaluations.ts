@@ -132,7 +132,7 @@ export const agentEvaluationRoutes = new Hono<AppEnv>()
       id,
       tenant,
       fingerprint: fingerprint ?? null,
-      // Its runs take this key's creation tokens, one each, as they start (src/evaluation-runs/run-rate.ts).
+      // Its runs take this key's creation tokens, one each, as they start (src/commands/stored-work.ts).
       keyId: c.get("apiKey").id,
       agent: agent.name,
       agentVersion: agent.runtime?.version ?? null,

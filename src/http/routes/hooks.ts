@@ -8,6 +8,10 @@
 // the hook's budget and lock its real sender out); the input; then one token from the hook's bucket; then the start.
 import { type Context, Hono } from "hono";
 import { registry } from "../../agents/catalog.ts";
+import type { CommandContext } from "../../commands/context.ts";
+import { hookPrincipal, keptPrincipal } from "../../commands/principal.ts";
+import { requireCreationToken } from "../../commands/rate.ts";
+import { launchRun } from "../../commands/runs.ts";
 import type { Env } from "../../env.ts";
 import { ApiError } from "../../errors.ts";
 import {
@@ -18,14 +22,13 @@ import {
   verifyDelivery,
 } from "../../inbound-hooks/hook.ts";
 import { readSecret } from "../../lib/secrets.ts";
-import { hookBucket } from "../../tasks/principal.ts";
 import type { TaskView } from "../../tasks/task.ts";
 import { taskStubFor } from "../../tasks/task-ids.ts";
 import { taskInit } from "../../tasks/task-init.ts";
 import type { AppEnv } from "../app-env.ts";
 import type { HookIgnored, HookPong, HookReceipt } from "../responses.ts";
 import { MAX_INPUT_CHARS } from "../schemas.ts";
-import { launch, takeToken } from "../task-creation.ts";
+import { tokenHeaders } from "../task-creation.ts";
 import { bodyText, jsonBodyProblem } from "../validation.ts";
 
 /** Webhook payloads are larger than API bodies (a GitHub push lists its commits). */
@@ -82,11 +85,16 @@ export const hookRoutes = new Hono<AppEnv>().post("/:hook_id", async (c) => {
     );
   }
   const perMinute = hook.rate_limit_per_minute ?? DEFAULT_HOOK_RATE_LIMIT_PER_MINUTE;
-  await takeToken(c, hookBucket(hookId), perMinute, `The hook "${hookId}" may start ${perMinute} runs a minute`);
+  // The delivery acts as the hook (its signature authenticated it): the hook's runs, at the hook's rate.
+  const ctx: CommandContext = {
+    env: c.env,
+    principal: hookPrincipal(tenant, hookId, perMinute),
+    onToken: tokenHeaders(c),
+  };
+  await requireCreationToken(ctx);
   // A copy that arrived since the lookup above lands on the same object and gets its task (replayed).
-  const { task, replayed } = await launch(
-    c,
-    tenant,
+  const { task, replayed } = await launchRun(
+    ctx,
     taskInit(c.env, {
       id,
       tenant,
@@ -95,7 +103,7 @@ export const hookRoutes = new Hono<AppEnv>().post("/:hook_id", async (c) => {
       input,
       metadata: hook.metadata ?? {},
       // Its sub-agents count against the hook's runs, as the run itself does.
-      principal: { tenant, key_id: null, rate_bucket: hookBucket(hookId), rate_limit_per_minute: perMinute },
+      principal: keptPrincipal(ctx.principal),
     }),
   );
   return receipt(c, hookId, verified.deliveryId, task, replayed);

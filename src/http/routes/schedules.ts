@@ -8,6 +8,7 @@
 // empty object: 404.
 import { type Context, Hono } from "hono";
 import type { Agent } from "../../agents/agent.ts";
+import { keptPrincipal } from "../../commands/principal.ts";
 import { AgentNotFoundError, ApiError } from "../../errors.ts";
 import { type ScheduleView, scheduleStubFor } from "../../schedules/schedule.ts";
 import { intervalProblem, requireScheduleRoom } from "../../schedules/schedule-limits.ts";
@@ -18,7 +19,7 @@ import type { AppEnv } from "../app-env.ts";
 import { listSchedules } from "../listing.ts";
 import type { ScheduleLinks, ScheduleReceipt, ScheduleResource } from "../responses.ts";
 import { CreateScheduleBody, TaskIdParam } from "../schemas.ts";
-import { creationRefused, requestPrincipal } from "../task-creation.ts";
+import { commandContext, creationRefused } from "../task-creation.ts";
 import { mayRead } from "../task-resource.ts";
 import { jsonBody } from "../validation.ts";
 import { agentTaskInit } from "./agents.ts";
@@ -107,8 +108,8 @@ export const scheduleRoutes = new Hono<AppEnv>()
   .post("/:id/resume", async (c) => {
     const { id, stub } = scheduleStub(c);
     // It fires as the key that resumes it from now on (a revoked schedule is taken up by a key of the tenant).
-    const principal = requestPrincipal(c);
-    if (!principal?.key_id) throw new Error("A /v1 request without its key.");
+    const principal = keptPrincipal(commandContext(c).principal);
+    if (!principal.key_id) throw new Error("A /v1 request without its key.");
     const { schedule, error } = await stub.resume({ ...principal, key_id: principal.key_id });
     if (schedule) return c.json(scheduleResource(c, schedule));
     throw changeRefused(id, error);

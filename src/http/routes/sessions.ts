@@ -4,11 +4,12 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import type { Subscription } from "../../../durable-objects/task-object.ts";
-import { unhandledCode } from "../../errors/codes.ts";
+import { decisionInput, decisionRefused } from "../../commands/decisions.ts";
+import type { Adapter } from "../../commands/principal.ts";
+import { resumeSession, sendSessionMessage } from "../../commands/task-control.ts";
 import { ApiError } from "../../errors.ts";
 import type { SessionView, TurnView } from "../../sessions/session.ts";
 import type { AppEnv } from "../app-env.ts";
-import { decisionInput, decisionRefused } from "../decisions.ts";
 import { requireRead, streamResponse, wantsStream } from "../event-stream.ts";
 import { listSessions } from "../listing.ts";
 import type {
@@ -20,7 +21,7 @@ import type {
   TurnResponse,
 } from "../responses.ts";
 import { EventCursor, EventDepth, ResumeBody, SendMessageBody, WaitQuery } from "../schemas.ts";
-import { takeRateToken } from "../task-creation.ts";
+import { commandContext } from "../task-creation.ts";
 import { decisionResource, mayRead } from "../task-resource.ts";
 import { jsonBody, parseWith } from "../validation.ts";
 import { sessionNotFound, sessionStub } from "./session-stub.ts";
@@ -66,28 +67,21 @@ function cursorOf(c: Context<AppEnv>): number {
 }
 
 /**
- * A message to the session (seed 004 send; POST /v1/sessions/:id/messages and the MCP server's session tools): its
- * turn, and with `streaming` the turn's event stream. 404, 409 session_busy or session_closed when refused.
+ * A message to the session (seed 004 send; POST /v1/sessions/:id/messages and the MCP server's session tools), sent
+ * through the command (src/commands/task-control.ts): its turn, and with `streaming` the turn's event stream. 404,
+ * 409 session_busy or session_closed when refused. `opened`: the first message of a session the same call opened.
  */
 export async function sendMessage(
   c: Context<AppEnv>,
-  { id, stub }: ReturnType<typeof sessionStub>,
+  { id }: ReturnType<typeof sessionStub>,
   message: string,
   streaming: boolean,
+  adapter: Adapter = "v1",
+  opened = false,
 ): Promise<{ turn: TurnView; subscription?: Subscription }> {
-  // A message starts a run, as a task's creation does: it counts against the key's rate limit.
-  await takeRateToken(c);
-  const sent = await stub.send(message, { streaming });
-  if (sent.ok) return sent.value;
-  switch (sent.error.code) {
-    case "session_not_found":
-      throw sessionNotFound(id);
-    case "session_busy":
-    case "session_closed":
-      throw new ApiError(sent.error.code, sent.error.message);
-    default:
-      return unhandledCode(sent.error.code);
-  }
+  const sent = await sendSessionMessage(commandContext(c, adapter), id, message, { streaming, opened });
+  if (!sent) throw sessionNotFound(id);
+  return sent;
 }
 
 export const sessionRoutes = new Hono<AppEnv>()
@@ -161,19 +155,21 @@ export const sessionRoutes = new Hono<AppEnv>()
     return streamResponse(c, stub, subscription);
   })
   .post("/:id/resume", async (c) => {
-    const { id, stub } = sessionStub(c);
-    const decision = decisionInput(c, await jsonBody(c, ResumeBody), "session");
-    const { value, error } = await stub.resumeSession(decision);
-    if (value) {
-      const { session, decision, replayed } = value;
-      if (replayed) c.header("Idempotent-Replayed", "true");
-      return c.json({
-        ...sessionResource(c, session),
-        decision: decisionResource(c, decision),
-      } as SessionResumeResponse);
-    }
-    if (error.code === "session_not_found") throw sessionNotFound(id);
-    return decisionRefused(c, { ...error, code: error.code });
+    const { id } = sessionStub(c);
+    const ctx = commandContext(c);
+    const decided = await resumeSession(
+      ctx,
+      id,
+      decisionInput(ctx.principal, await jsonBody(c, ResumeBody), "session"),
+    );
+    if (!decided) throw sessionNotFound(id);
+    if ("refused" in decided) throw decisionRefused(decided.refused);
+    const { session, decision, replayed } = decided.decided;
+    if (replayed) c.header("Idempotent-Replayed", "true");
+    return c.json({
+      ...sessionResource(c, session),
+      decision: decisionResource(c, decision),
+    } as SessionResumeResponse);
   })
   .delete("/:id", async (c) => {
     const { id, stub } = sessionStub(c);

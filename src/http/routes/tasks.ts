@@ -3,6 +3,8 @@
 // task's own Durable Object; the Worker only checks input and shapes responses (the fork's rules are
 // src/tasks/fork.ts).
 import { Hono } from "hono";
+import { decisionInput, decisionRefused } from "../../commands/decisions.ts";
+import { cancelTask, resumeTask } from "../../commands/task-control.ts";
 import { unhandledCode } from "../../errors/codes.ts";
 import { ApiError } from "../../errors.ts";
 import { planFork } from "../../tasks/fork.ts";
@@ -10,12 +12,18 @@ import { taskStubFor, waitOnTask } from "../../tasks/task-ids.ts";
 import { taskInit } from "../../tasks/task-init.ts";
 import { agentVersion, visibleAgent } from "../agent-lookup.ts";
 import type { AppEnv } from "../app-env.ts";
-import { decisionInput, decisionRefused } from "../decisions.ts";
 import { streamResponse } from "../event-stream.ts";
 import { listTasks } from "../listing.ts";
 import type { CheckpointList, DeliveryList, MessageList, SubagentSessionList } from "../responses.ts";
 import { EventCursor, EventDepth, ForkBody, ResumeBody, WaitQuery } from "../schemas.ts";
-import { creationId, rateLimitPerMinute, startTask, takeRateToken, takeToken } from "../task-creation.ts";
+import {
+  commandContext,
+  creationId,
+  rateLimitPerMinute,
+  startTask,
+  takeRateToken,
+  takeToken,
+} from "../task-creation.ts";
 import { decisionResource, deliveryResource, missingTask, taskResource, taskStub } from "../task-resource.ts";
 import { jsonBody, parseWith } from "../validation.ts";
 import { forkWorkflow } from "../workflow-fork.ts";
@@ -74,17 +82,9 @@ export const taskRoutes = new Hono<AppEnv>()
   })
   .post("/:id/cancel", async (c) => {
     const { id, stub } = taskStub(c);
-    const outcome = await stub.cancel();
-    const { value, error } = outcome;
-    if (value) return c.json(taskResource(c, value));
-    switch (error.code) {
-      case "task_not_found":
-        throw await missingTask(stub, id);
-      case "task_already_finished":
-        throw new ApiError("task_already_finished", error.message);
-      default:
-        return unhandledCode(error.code);
-    }
+    const canceled = await cancelTask(commandContext(c), id);
+    if (!canceled) throw await missingTask(stub, id);
+    return c.json(taskResource(c, canceled));
   })
   .get("/:id/checkpoints", async (c) => {
     const { id, stub } = taskStub(c);
@@ -165,7 +165,8 @@ export const taskRoutes = new Hono<AppEnv>()
   })
   .post("/:id/resume", async (c) => {
     const { id, stub } = taskStub(c);
-    const decision = decisionInput(c, await jsonBody(c, ResumeBody), "task");
+    const ctx = commandContext(c);
+    const decision = decisionInput(ctx.principal, await jsonBody(c, ResumeBody), "task");
     if (decision.state_updates?.routing_key !== undefined || decision.tool_input !== null) {
       const task = await stub.get();
       if (!task) throw await missingTask(stub, id);
@@ -181,15 +182,13 @@ export const taskRoutes = new Hono<AppEnv>()
         );
       }
     }
-    const { value, error } = await stub.resume(decision);
-    if (value) {
-      const { task, decision, replayed } = value;
-      // A repeat of a recorded decision is answered like the original: the task and the decision, marked replayed.
-      if (replayed) c.header("Idempotent-Replayed", "true");
-      return c.json({ ...taskResource(c, task), decision: decisionResource(c, decision) });
-    }
-    if (error.code === "task_not_found") throw await missingTask(stub, id);
-    return decisionRefused(c, { ...error, code: error.code });
+    const decided = await resumeTask(ctx, id, decision);
+    if (!decided) throw await missingTask(stub, id);
+    if ("refused" in decided) throw decisionRefused(decided.refused);
+    const { task, decision: recorded, replayed } = decided.decided;
+    // A repeat of a recorded decision is answered like the original: the task and the decision, marked replayed.
+    if (replayed) c.header("Idempotent-Replayed", "true");
+    return c.json({ ...taskResource(c, task), decision: decisionResource(c, recorded) });
   })
   .get("/:id/deliveries", async (c) => {
     const { id, stub } = taskStub(c);
