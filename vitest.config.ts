@@ -1,7 +1,10 @@
-// Test configuration, two projects. "workers": every test file under test/ runs inside workerd (the same runtime as
-// production) through the Cloudflare vitest plugin; the model emulator and real MCP servers run in Node
-// (test/support/global-setup.ts), reached over real HTTP. "e2e": test/e2e/ runs in Node against the Worker served by
-// `wrangler dev` (test/e2e/support/global-setup.ts), as the client, the CLI and the console meet it in use.
+// Test configuration. "unit": the test files named *.unit.test.ts run in Node, their subject pure code that needs no
+// Workers runtime (test/project/layering.unit.test.ts refuses a cloudflare: import on their way). "workers": every
+// other test file under test/ runs inside workerd (the same runtime as production) through the Cloudflare vitest
+// plugin; the model emulator and real MCP servers run in Node (test/support/global-setup.ts), reached over real HTTP.
+// "telemetry" and "tree-budget": the same for a few files, with one more setting. "e2e": test/e2e/ runs in Node
+// against the Worker served by `wrangler dev` (test/e2e/support/global-setup.ts), as the client, the CLI and the
+// console meet it in use.
 import { createHash } from "node:crypto";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig, defineProject } from "vitest/config";
@@ -84,9 +87,6 @@ function workersProject(
       exclude: files.exclude,
       testTimeout: 30_000,
       hookTimeout: 30_000,
-      // Vitest hands a test every .css file as empty text; the console's stylesheets, read with `?raw`, keep theirs,
-      // so that test/project/file-size.test.ts can count their lines.
-      css: { include: [/\/console\/.+\.css\?raw$/] },
     },
   });
 }
@@ -147,14 +147,34 @@ function testBindings(
     MCP_TEST_TOKEN: "test-mcp-token",
     // A floor above cron's minute (test/schedules/schedule-limits.test.ts): no schedule fires twice within 5 minutes.
     OUTPOST_SCHEDULE_MIN_INTERVAL_SECONDS: "300",
+    // Directory reports a tenth of a second apart: a file's last tasks are listed (and their reports done, see
+    // test/support/tenant-objects.ts) that much sooner.
+    OUTPOST_DIRECTORY_REPORT_MS: "100",
     // The one browser origin /mcp serves (test/mcp-server/origin.test.ts); any other Origin is refused.
     OUTPOST_ALLOWED_ORIGINS: "https://console.outpost.test",
   };
 }
 
+/** The test files of project "unit", in Node: a file's name says where it runs. */
+const UNIT = "test/**/*.unit.test.ts";
+
+const unit = defineProject({
+  test: {
+    name: "unit",
+    environment: "node",
+    include: [UNIT],
+    // workerd refuses eval and new Function in production (not under the vitest pool); so does this project, so that
+    // code tested here cannot come to rely on them (test/workflows/condition.unit.test.ts checks it is refused).
+    execArgv: ["--disallow-code-generation-from-strings"],
+    // Vitest hands a test every .css file as empty text; the console's stylesheets, read with `?raw`, keep theirs,
+    // so that test/project/file-size.unit.test.ts can count their lines.
+    css: { include: [/\/console\/.+\.css\?raw$/] },
+  },
+});
+
 const workers = workersProject(
   "workers",
-  { include: ["test/**/*.test.ts"], exclude: ["test/e2e/**", ...TELEMETRY_ON, ...TREE_BUDGET_ON] },
+  { include: ["test/**/*.test.ts"], exclude: ["test/e2e/**", UNIT, ...TELEMETRY_ON, ...TREE_BUDGET_ON] },
   false,
 );
 const telemetry = workersProject("telemetry", { include: TELEMETRY_ON, exclude: [] }, true);
@@ -175,7 +195,7 @@ const e2e = defineProject({
 
 export default defineConfig({
   test: {
-    projects: [workers, telemetry, treeBudget, e2e],
+    projects: [unit, workers, telemetry, treeBudget, e2e],
     // Test files mostly wait on I/O (the emulator, MCP servers, alarms, wrangler dev): two at a time roughly halves
     // the run on a 2-core machine without starving the timing-sensitive tests (the default on 2 cores is one).
     maxWorkers: 2,

@@ -1,6 +1,6 @@
 // Writes the table of allowed imports (test/project/layers.ts, the layering test's own) into docs/architecture.md,
 // between its two marker lines; `--check` fails if the page is out of date instead of writing it
-// (test/project/docs.test.ts checks it too). The page cannot drift from the table the test enforces.
+// (test/project/docs.unit.test.ts checks it too). The page cannot drift from the table the test enforces.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { LAYERS_END, LAYERS_START, renderLayers } from "../test/project/layers.ts";

@@ -1,7 +1,7 @@
 // Writes the tables of docs/reference/errors.md from the error-code registry (src/errors/codes.ts): each table sits
 // between `<!-- errors:<facet> -->` and `<!-- /errors:<facet> -->` and is replaced whole; the prose around them is
-// left alone. test/project/docs.test.ts fails while the page and the registry differ; run `npm run docs:errors` after
-// changing a code. `--check` fails if the page is out of date instead of writing it.
+// left alone. test/project/docs.unit.test.ts fails while the page and the registry differ; run `npm run docs:errors`
+// after changing a code. `--check` fails if the page is out of date instead of writing it.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ERROR_CODES, type ErrorCodeSpec } from "../src/errors/codes.ts";
@@ -10,7 +10,7 @@ const page = join(import.meta.dirname, "..", "docs", "reference", "errors.md");
 
 const codes = Object.entries(ERROR_CODES) as [string, ErrorCodeSpec][];
 
-/** Each table: its header and its rows, in the order test/project/docs.test.ts expects them. */
+/** Each table: its header and its rows, in the order test/project/docs.unit.test.ts expects them. */
 const TABLES: Record<string, { header: string[]; rows: string[][] }> = {
   request: {
     header: ["status", "code", "when"],

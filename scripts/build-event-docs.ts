@@ -1,5 +1,6 @@
 // Writes the event catalog's table (scripts/event-table.ts) into docs/reference/events.md, between its two marker
-// lines; `--check` fails if the page is out of date instead of writing it (test/project/docs.test.ts checks it too).
+// lines; `--check` fails if the page is out of date instead of writing it (test/project/docs.unit.test.ts checks it
+// too).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { renderEventTable, TABLE_END, TABLE_START } from "./event-table.ts";

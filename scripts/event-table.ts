@@ -1,7 +1,7 @@
 // The events reference's table, rendered from the event catalog (src/contracts/events.ts): one row per event type,
 // in the catalog's order, with its flags, its description and its payload's fields. scripts/build-event-docs.ts
-// writes it into docs/reference/events.md; test/project/docs.test.ts fails when the page holds anything else. Pure (no
-// node:fs), so the tests can import it inside workerd.
+// writes it into docs/reference/events.md; test/project/docs.unit.test.ts fails when the page holds anything else. Pure
+// (no node:fs).
 import { z } from "zod";
 import { EVENT_CATALOG, EVENT_TYPES, type EventSpec } from "../src/contracts/events.ts";
 

@@ -109,6 +109,11 @@ export interface Env {
   OUTPOST_HTTP_CALLBACK_HOSTS?: string;
   /** Seconds between callback attempts, comma-separated (default 10,60,300,900,2400: 6 attempts in about an hour). */
   OUTPOST_CALLBACK_RETRY_SECONDS?: string;
+  /**
+   * The least time, ms, between two reports of a task's status to its tenant's directory, so the most the listings lag
+   * it by (default 1000; 50 to 60000): shorter is fresher, and more reports for a run whose status changes often.
+   */
+  OUTPOST_DIRECTORY_REPORT_MS?: string;
   /** A JSON list of regular expressions redacted from events and run bundles. */
   OUTPOST_REDACT_PATTERNS?: string;
   /**

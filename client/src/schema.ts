@@ -4860,6 +4860,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `agent_version_invalid`: a run (task, session, invocation, fork, schedule, evaluation, A2A, MCP) of a tenant's agent whose current version, stored by an earlier Outpost, no longer passes the definition checks; `field` is the file's key at fault (e.g. `claude.max_turns`), and a corrected `PUT /v1/agents/:name` lifts it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `task_expired`: the task's retention period ran out and it was deleted (`field`: `id`), or a webhook delivery repeats one whose task expired */
             410: {
                 headers: {
@@ -5024,6 +5033,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `agent_version_invalid`: a run (task, session, invocation, fork, schedule, evaluation, A2A, MCP) of a tenant's agent whose current version, stored by an earlier Outpost, no longer passes the definition checks; `field` is the file's key at fault (e.g. `claude.max_turns`), and a corrected `PUT /v1/agents/:name` lifts it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `task_expired`: the task's retention period ran out and it was deleted (`field`: `id`), or a webhook delivery repeats one whose task expired */
             410: {
                 headers: {
@@ -5181,6 +5199,15 @@ export interface operations {
             };
             /** @description `agent_not_found`: no agent with that name that the key's tenant may see (`field`: `name`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `agent_version_invalid`: a run (task, session, invocation, fork, schedule, evaluation, A2A, MCP) of a tenant's agent whose current version, stored by an earlier Outpost, no longer passes the definition checks; `field` is the file's key at fault (e.g. `claude.max_turns`), and a corrected `PUT /v1/agents/:name` lifts it */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6456,7 +6483,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `tool_call_in_flight`: a fork of a checkpoint whose tool calls the task is still running; the body's `tool_use_ids` lists them (`field`: `checkpoint_id`) */
+            /**
+             * @description `agent_version_invalid`: a run (task, session, invocation, fork, schedule, evaluation, A2A, MCP) of a tenant's agent whose current version, stored by an earlier Outpost, no longer passes the definition checks; `field` is the file's key at fault (e.g. `claude.max_turns`), and a corrected `PUT /v1/agents/:name` lifts it
+             *
+             *     `tool_call_in_flight`: a fork of a checkpoint whose tool calls the task is still running; the body's `tool_use_ids` lists them (`field`: `checkpoint_id`)
+             */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6721,6 +6752,8 @@ export interface operations {
              * @description `replay_unavailable`: a replay of a task that cannot be replayed: a workflow's run, or one that recorded no model call
              *
              *     `run_not_ended`: the bundle archive of a task that is still running, or of a session that is still open: it is written when the run ends
+             *
+             *     `agent_version_invalid`: a run (task, session, invocation, fork, schedule, evaluation, A2A, MCP) of a tenant's agent whose current version, stored by an earlier Outpost, no longer passes the definition checks; `field` is the file's key at fault (e.g. `claude.max_turns`), and a corrected `PUT /v1/agents/:name` lifts it
              */
             409: {
                 headers: {
@@ -6873,7 +6906,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `replay_unavailable`: a replay of a task that cannot be replayed: a workflow's run, or one that recorded no model call */
+            /**
+             * @description `replay_unavailable`: a replay of a task that cannot be replayed: a workflow's run, or one that recorded no model call
+             *
+             *     `agent_version_invalid`: a run (task, session, invocation, fork, schedule, evaluation, A2A, MCP) of a tenant's agent whose current version, stored by an earlier Outpost, no longer passes the definition checks; `field` is the file's key at fault (e.g. `claude.max_turns`), and a corrected `PUT /v1/agents/:name` lifts it
+             */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9234,6 +9271,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `agent_version_invalid`: a run (task, session, invocation, fork, schedule, evaluation, A2A, MCP) of a tenant's agent whose current version, stored by an earlier Outpost, no longer passes the definition checks; `field` is the file's key at fault (e.g. `claude.max_turns`), and a corrected `PUT /v1/agents/:name` lifts it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `payload_too_large`: body over 256 KiB (a run bundle at `POST /v1/replays`: over 32 MiB), with or without a Content-Length (reading stops at the limit) */
             413: {
                 headers: {
@@ -10393,6 +10439,15 @@ export interface operations {
             };
             /** @description `agent_not_found`: no agent with that name that the key's tenant may see (`field`: `name`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `agent_version_invalid`: a run (task, session, invocation, fork, schedule, evaluation, A2A, MCP) of a tenant's agent whose current version, stored by an earlier Outpost, no longer passes the definition checks; `field` is the file's key at fault (e.g. `claude.max_turns`), and a corrected `PUT /v1/agents/:name` lifts it */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -3,8 +3,8 @@
 // responses: replaced by [REDACTED] in redacted mode) and one line saying when it is emitted. Everything else about
 // events is derived from it: the EventType union and the typed emit (AgentRuntime.emit, EventLog.append), the
 // terminal set (src/events/event-record.ts), redaction's content fields (src/events/redaction.ts) and the table in
-// docs/reference/events.md (scripts/event-table.ts renders it, `npm run docs:events` writes it, test/project/docs.test.ts
-// checks it).
+// docs/reference/events.md (scripts/event-table.ts renders it, `npm run docs:events` writes it,
+// test/project/docs.unit.test.ts checks it).
 // The schemas give types; nothing parses a payload at runtime (every event is appended on the hot path). The tests
 // parse every frame they read with them (test/support/helpers.ts parseEvent), strictly: a field missing here fails them.
 // A contract, so the runtime's contract can name the payload types: it imports nothing but zod, other contracts and

@@ -1,8 +1,8 @@
 // The one list of error codes: every code an Outpost error can carry, with what it means where it appears. A route
 // answers a code with the HTTP status written here (ApiError reads it), a failed task carries it with the
 // retryability written here (OutpostError reads it), and docs/reference/errors.md is this table in prose
-// (test/project/docs.test.ts holds the page to it; `npm run docs:errors` rewrites its tables). A code that is not here
-// does not compile: ApiError, OutpostError, ErrorInfo and RpcFailure take only these. A leaf: it imports nothing.
+// (test/project/docs.unit.test.ts holds the page to it; `npm run docs:errors` rewrites its tables). A code that is not
+// here does not compile: ApiError, OutpostError, ErrorInfo and RpcFailure take only these. A leaf: it imports nothing.
 
 /**
  * Where a code can appear, one facet each; a code has at least one. Its kind follows from its facets: `request`

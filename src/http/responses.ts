@@ -8,7 +8,7 @@
 //
 // Nothing parses a response at runtime (a route's body is what it builds, byte for byte), and the Worker imports these
 // modules for their types only, except the OpenAPI document, which the first GET /openapi.json loads with import()
-// (test/project/layering.test.ts checks it): an isolate builds these schemas only if it serves the document.
+// (test/project/layering.unit.test.ts checks it): an isolate builds these schemas only if it serves the document.
 
 export * from "./responses/agents.ts";
 export * from "./responses/collections.ts";

@@ -43,7 +43,7 @@ import { tenantStubFor } from "../tenants/directory.ts";
 import { workflowAgent } from "../workflows/task-agent.ts";
 import type { Workspace } from "../workspace/workspace.ts";
 import { DirectoryEntries } from "./directory-entry.ts";
-import { DirectoryReporter } from "./directory-report.ts";
+import { DirectoryReporter, reportIntervalMs } from "./directory-report.ts";
 import { EvaluationReporter } from "./evaluation-report.ts";
 import { taskExecutionResult, taskRunReport } from "./run-results.ts";
 import { TaskEnvironment } from "./task-environment.ts";
@@ -140,6 +140,7 @@ export class TaskHost {
       entry: () => this.entries.entry(),
       version: () => this.events.lastSeq(),
       send: (report) => tenantStubFor(env, this.requireRecord().tenant).record(report),
+      intervalMs: reportIntervalMs(env),
     });
     const tree = taskTree({
       env,

@@ -1,5 +1,5 @@
-// The hand-written files test/project/file-size.test.ts lets past its line limit: catalogs, each one list that is long
-// because what it lists is, and that splitting would scatter over files. An entry whose file no longer passes the
+// The hand-written files test/project/file-size.unit.test.ts lets past its line limit: catalogs, each one list that is
+// long because what it lists is, and that splitting would scatter over files. An entry whose file no longer passes the
 // limit, or no longer exists, fails the test, so the list cannot go stale.
 
 /** Paths from the repository root, one catalog a line. */

@@ -1,7 +1,7 @@
-// The one table of allowed imports between the parts of src/ (and durable-objects/): test/project/layering.test.ts
+// The one table of allowed imports between the parts of src/ (and durable-objects/): test/project/layering.unit.test.ts
 // checks every import against it, and scripts/build-architecture-docs.ts (npm run docs:architecture) writes it into
-// docs/architecture.md, which test/project/docs.test.ts keeps equal to it. Plain data and a renderer: it runs in
-// workerd (the tests) and in Node (the script).
+// docs/architecture.md, which test/project/docs.unit.test.ts keeps equal to it. Plain data and a renderer, read by the
+// tests and by the script.
 
 /**
  * The floor: lib/ imports nothing of src/, errors/ (the code registry, the ErrorInfo schema) only lib/, errors.ts only

@@ -9,26 +9,21 @@ import { z } from "zod";
 import type { TaskObject } from "../../durable-objects/task-object.ts";
 import { Agent, type AgentDefinition } from "../../src/agents/agent.ts";
 import { registry } from "../../src/agents/catalog.ts";
-import { CUSTOM_EVENT_PREFIX, EVENT_CATALOG, EVENT_TYPES, type EventType } from "../../src/contracts/events.ts";
 import type { RequestErrorCode } from "../../src/errors/codes.ts";
-import { type EventRecord, EventRecordSchema } from "../../src/events/event-record.ts";
-import { REDACTED, type RedactionMode } from "../../src/events/redaction.ts";
+import type { EventRecord } from "../../src/events/event-record.ts";
 import { type ErrorBody, ErrorBodySchema, type TaskResource, TaskResourceSchema } from "../../src/http/responses.ts";
 import type { ContentBlock, MessageContent } from "../../src/runtime/conversation.ts";
 import type { TaskTimerKind, TaskTimers } from "../../src/runtime/timers.ts";
 import type { Timer } from "../../src/storage/timer-ledger.ts";
 import { taskObjectName } from "../../src/tasks/task-ids.ts";
 import { DEFAULT_TENANT } from "../../src/tenants/api-keys.ts";
-import type { Workspace } from "../../src/workspace/workspace.ts";
+import { checkEvent } from "./checks.ts";
+
+// The checks that need no Worker, kept in checks.ts for the unit tests; the tests in workerd take them from here.
+export { checkEvent, errorOf, NO_WORKSPACE } from "./checks.ts";
 
 export const API_KEY = "test-key-1";
 
-/** For unit tests that build a Toolbox outside a task: any use of the workspace fails the test. */
-export const NO_WORKSPACE = new Proxy({} as Workspace, {
-  get() {
-    throw new Error("this test has no workspace");
-  },
-});
 export const BASE = "https://outpost.test";
 
 /** When the test file last called the API (ms since the epoch), or 0: test/support/tenant-objects.ts waits after it. */
@@ -215,16 +210,6 @@ export function storageAsBeforeVersion6(sql: SqlStorage): void {
   for (const [old, now] of Object.entries(TABLES_RENAMED_IN_VERSION_6)) sql.exec(`ALTER TABLE ${now} RENAME TO ${old}`);
 }
 
-/** What `fn` threw, so a test can assert on the error's class, code and message; fails if it threw nothing. */
-export function errorOf(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("expected an error");
-}
-
 export function uniqueMarker(label: string): string {
   return `[${label}-${crypto.randomUUID()}]`;
 }
@@ -379,69 +364,9 @@ export interface EventBody {
   redaction_mode: "full" | "redacted";
 }
 
-/** A record as sent: the seed 002 EventRecord, and no other member. */
-const RecordSchema = z.strictObject(EventRecordSchema.shape);
-
-/** An event of an agent's own (`custom_…`): any JSON object. */
-const CustomPayloadSchema = z.record(z.string(), z.unknown());
-
-/** Each event type's payload schema as a stream in each mode shows it. */
-const payloadSchemas = new Map<string, z.ZodType>();
-
-/**
- * The catalog's payload schema of `type` in `mode`: in redacted mode, each content field may be [REDACTED] instead.
- * Strict: a field the catalog does not list fails.
- */
-function payloadSchema(type: EventType, mode: RedactionMode): z.ZodType {
-  const key = `${type} ${mode}`;
-  let schema = payloadSchemas.get(key);
-  if (!schema) {
-    const { payload, content } = EVENT_CATALOG[type];
-    const redactable = (object: z.ZodObject) =>
-      mode === "full"
-        ? object
-        : object.extend(
-            Object.fromEntries(
-              (content as readonly string[]).flatMap((field) => {
-                const value = object.shape[field];
-                return value ? [[field, value.or(z.literal(REDACTED))]] : [];
-              }),
-            ),
-          );
-    schema =
-      "shape" in payload
-        ? redactable(payload)
-        : z.discriminatedUnion(payload.def.discriminator, payload.options.map(redactable) as [z.ZodObject]);
-    payloadSchemas.set(key, schema);
-  }
-  return schema;
-}
-
 /** One SSE frame's record (its `data:`), parsed and checked against the event catalog: see checkEvent. */
 export function parseEvent(data: string): EventRecord {
   return checkEvent(JSON.parse(data));
-}
-
-/**
- * An event record checked against the event catalog (src/contracts/events.ts): the record's members, its type (the
- * catalog's, or an agent's own `custom_…`) and its payload, strictly, against its type's schema in the record's
- * redaction mode. Throws with what does not match; returns the record as it is.
- */
-export function checkEvent(json: unknown): EventRecord {
-  const record = RecordSchema.parse(json);
-  const type = record.event_type;
-  const builtIn = (EVENT_TYPES as readonly string[]).includes(type);
-  if (!builtIn && !type.startsWith(CUSTOM_EVENT_PREFIX)) {
-    throw new Error(`${type} is not in the event catalog: ${JSON.stringify(json)}`);
-  }
-  const schema = builtIn ? payloadSchema(type as EventType, record.redaction_mode) : CustomPayloadSchema;
-  const checked = schema.safeParse(record.payload);
-  if (!checked.success) {
-    throw new Error(
-      `${type} (seq ${record.seq}) does not match the event catalog: ${z.prettifyError(checked.error)}\n${JSON.stringify(json)}`,
-    );
-  }
-  return json as EventRecord;
 }
 
 let agentCounter = 0;

@@ -6,7 +6,7 @@
 // src/http/openapi/operations/, the parts they share in operations/spec.ts.
 //
 // It and its tables import the response schemas at runtime, so only src/http/openapi/document.ts imports it, and
-// the Worker loads that module on the first GET /openapi.json (test/project/layering.test.ts checks both).
+// the Worker loads that module on the first GET /openapi.json (test/project/layering.unit.test.ts checks both).
 import { EventRecordSchema } from "../../events/event-record.ts";
 import { AGENTS, WORKFLOWS } from "./operations/agents.ts";
 import { COLLECTIONS } from "./operations/collections.ts";

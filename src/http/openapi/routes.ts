@@ -1,7 +1,7 @@
 // GET /openapi.json: the API's OpenAPI 3.1 document, unauthenticated (it describes the API, the same for every
 // deployment: no agent, tenant or key appears in it). The document and the response schemas it is built from are
 // loaded on the first request and kept for the isolate's life, so the Worker's cold start pays for neither
-// (test/project/layering.test.ts keeps every other import of them out of the Worker).
+// (test/project/layering.unit.test.ts keeps every other import of them out of the Worker).
 //
 // GET /docs: the reference page, Swagger UI reading /openapi.json. Its script and stylesheet are compiled into the
 // Worker from swagger-ui-dist (swagger-ui.ts): no CDN. The page's Content-Security-Policy lets it reach its own

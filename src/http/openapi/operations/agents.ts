@@ -106,6 +106,7 @@ export const AGENTS: OperationSpec[] = [
     answers: { 201: { description: "The session.", json: SessionResponseSchema, headers: Created } },
     errors: [
       "agent_not_found",
+      "agent_version_invalid",
       "agent_not_conversational",
       "rate_limited",
       "idempotency_key_reused",
@@ -142,7 +143,14 @@ export const AGENTS: OperationSpec[] = [
         headers: Created,
       },
     },
-    errors: ["agent_not_found", "agent_not_conversational", "rate_limited", "idempotency_key_reused", "task_expired"],
+    errors: [
+      "agent_not_found",
+      "agent_version_invalid",
+      "agent_not_conversational",
+      "rate_limited",
+      "idempotency_key_reused",
+      "task_expired",
+    ],
   },
   {
     method: "post",
@@ -156,6 +164,7 @@ export const AGENTS: OperationSpec[] = [
     answers: startedTask("The task", TaskResponseSchema),
     errors: [
       "agent_not_found",
+      "agent_version_invalid",
       "rate_limited",
       "idempotency_key_reused",
       "task_expired",

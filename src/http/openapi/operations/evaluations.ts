@@ -22,7 +22,14 @@ export const EVALUATIONS: OperationSpec[] = [
     params: { path: AgentName, header: CreationHeaders },
     body: CreateEvaluationBody,
     answers: { 201: { description: "The evaluation, started.", json: EvaluationResponseSchema, headers: Created } },
-    errors: ["agent_not_found", "agent_not_conversational", "rate_limited", "idempotency_key_reused", "workspace_full"],
+    errors: [
+      "agent_not_found",
+      "agent_version_invalid",
+      "agent_not_conversational",
+      "rate_limited",
+      "idempotency_key_reused",
+      "workspace_full",
+    ],
   },
   {
     method: "get",

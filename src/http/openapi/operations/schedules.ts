@@ -33,6 +33,7 @@ export const SCHEDULES: OperationSpec[] = [
       "schedule_interval_too_short",
       "schedule_limit_reached",
       "agent_not_found",
+      "agent_version_invalid",
       "rate_limited",
       "idempotency_key_reused",
       "schedule_not_found",

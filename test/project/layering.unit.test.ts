@@ -1,8 +1,9 @@
 // The layers of src/: which folder may import which. LAYERS (test/project/layers.ts) is the one table of allowed
 // imports, which the architecture page shows as npm run docs:architecture writes it; every relative import in src/
 // and durable-objects/ must follow it, neither the table nor the modules have a cycle, and the leaves (lib/, errors/,
-// errors.ts, contracts/) import nothing above themselves. The sources are read as text through vite's `import.meta.glob`, since tests run inside workerd (no
-// node:fs).
+// errors.ts, contracts/) import nothing above themselves. And the unit tests (*.unit.test.ts, project "unit", in Node)
+// reach no cloudflare: module through their imports, their modules' imports, and so on down. The sources are read as
+// text through vite's `import.meta.glob`.
 import { describe, expect, it } from "vitest";
 import { FLOOR, LAYERS, TYPE_ONLY } from "./layers.ts";
 
@@ -40,27 +41,52 @@ const sources: Readonly<Record<string, string>> = Object.fromEntries(
   ).map(([key, text]) => [key.replace(/^\.\.\/\.\.\//, ""), text]),
 );
 
+/** This file, from the repository root: the keys of the glob below are relative to it. */
+const HERE = "test/project/layering.unit.test.ts";
+
+/**
+ * Every TypeScript file of the repository, by path from the repository root: the unit tests among them, and whatever
+ * their imports can reach.
+ */
+const repository: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(
+    import.meta.glob<string>(
+      [
+        "../**/*.ts",
+        "../../{src,durable-objects,client/src,console,emulator,scripts,bench}/**/*.{ts,tsx}",
+        "../../vitest.config.ts",
+      ],
+      { query: "?raw", import: "default", eager: true },
+    ),
+  ).map(([key, text]) => [resolve(HERE, key), text]),
+);
+
 /** `import … from "…"`, `export … from "…"` and `import "…"` statements (the clause: names, braces, `* as`). */
 const STATIC_IMPORT = /^\s*(?:import|export)\s+(type\s+)?(?:[\w\s{},*$]*?\s+from\s+)?["']([^"']+)["']/gm;
 /** `import("…")`: a type when written `typeof import("…")` or `import("…").Name`, else a dynamic import. */
 const INLINE_IMPORT = /(typeof\s+)?\bimport\(\s*["']([^"']+)["']\s*\)(\s*\.\s*[A-Za-z_$])?/g;
 
-/** The relative imports of each file, resolved to paths from the repository root. */
-function importsOf(files: Readonly<Record<string, string>>): Import[] {
-  const found: Import[] = [];
-  for (const [file, text] of Object.entries(files)) {
-    for (const m of text.matchAll(STATIC_IMPORT)) {
-      const spec = m[2] ?? "";
-      if (spec.startsWith("."))
-        found.push({ file, target: resolve(file, spec), typeOnly: m[1] !== undefined, dynamic: false });
-    }
-    for (const m of text.matchAll(INLINE_IMPORT)) {
-      const spec = m[2] ?? "";
-      const typeOnly = m[1] !== undefined || m[3] !== undefined;
-      if (spec.startsWith(".")) found.push({ file, target: resolve(file, spec), typeOnly, dynamic: !typeOnly });
-    }
+/** Every module a file's text imports, as written: a relative path, a package or a `cloudflare:` module. */
+function specifiersOf(text: string): { spec: string; typeOnly: boolean; dynamic: boolean }[] {
+  const found = [...text.matchAll(STATIC_IMPORT)].map((m) => ({
+    spec: m[2] ?? "",
+    typeOnly: m[1] !== undefined,
+    dynamic: false,
+  }));
+  for (const m of text.matchAll(INLINE_IMPORT)) {
+    const typeOnly = m[1] !== undefined || m[3] !== undefined;
+    found.push({ spec: m[2] ?? "", typeOnly, dynamic: !typeOnly });
   }
   return found;
+}
+
+/** The relative imports of each file, resolved to paths from the repository root. */
+function importsOf(files: Readonly<Record<string, string>>): Import[] {
+  return Object.entries(files).flatMap(([file, text]) =>
+    specifiersOf(text)
+      .filter(({ spec }) => spec.startsWith("."))
+      .map(({ spec, typeOnly, dynamic }) => ({ file, target: resolve(file, spec), typeOnly, dynamic })),
+  );
 }
 
 function resolve(file: string, spec: string): string {
@@ -86,6 +112,29 @@ function mayImport(from: string, to: string): boolean {
   if (from === to) return true;
   if (onFloor(to) && !onFloor(from)) return true;
   return LAYERS[from]?.includes(to) ?? false;
+}
+
+/**
+ * How each unit test reaches a `cloudflare:` module, which Node cannot load: the chain of imports from the test to
+ * it, as "test → module → … → cloudflare:…". Imports for types only are left out (they are erased); the walk follows
+ * every other relative import into the repository's TypeScript files (a target outside them is no module of ours).
+ */
+function workersOnlyImports(files: Readonly<Record<string, string>>): string[] {
+  const chains: string[] = [];
+  for (const test of Object.keys(files).filter((file) => file.endsWith(".unit.test.ts"))) {
+    const seen = new Set<string>();
+    const walk = (file: string, chain: readonly string[]): void => {
+      seen.add(file);
+      for (const { spec, typeOnly } of specifiersOf(files[file] ?? "")) {
+        if (typeOnly) continue;
+        if (spec.startsWith("cloudflare:")) chains.push([...chain, spec].join(" → "));
+        const target = resolve(file, spec);
+        if (spec.startsWith(".") && files[target] !== undefined && !seen.has(target)) walk(target, [...chain, target]);
+      }
+    };
+    walk(test, [test]);
+  }
+  return chains;
 }
 
 /** Every import the table does not allow, as "file → target". */
@@ -185,5 +234,28 @@ describe("layering of src/", () => {
     };
     for (const layer of Object.keys(LAYERS)) if (!seen.has(layer)) visit(layer, [layer]);
     expect(cycles).toEqual([]);
+  });
+});
+
+describe('the unit tests (project "unit", in Node)', () => {
+  it("reach no cloudflare: module, neither directly nor through the modules they import", () => {
+    // The glob leaves out this file itself (its imports are vitest and ./layers.ts); its neighbour is in.
+    expect(Object.keys(repository)).toContain("test/project/docs.unit.test.ts");
+    expect(workersOnlyImports(repository)).toEqual([]);
+  });
+
+  it("reports the chain of imports that reaches one", () => {
+    const files = {
+      "test/lib/a.unit.test.ts": 'import { helper } from "../support/helper.ts";\n',
+      "test/support/helper.ts": 'export { leaf } from "../../src/lib/leaf.ts";\n',
+      "src/lib/leaf.ts": 'import type { Env } from "cloudflare:workers";\nconst e = () => import("./env.ts");\n',
+      "src/lib/env.ts": 'import { env } from "cloudflare:workers";\n',
+      "test/lib/b.unit.test.ts": 'import { SELF } from "cloudflare:test";\n',
+      "test/lib/c.test.ts": 'import { env } from "cloudflare:workers";\n',
+    };
+    expect(workersOnlyImports(files)).toEqual([
+      "test/lib/a.unit.test.ts → test/support/helper.ts → src/lib/leaf.ts → src/lib/env.ts → cloudflare:workers",
+      "test/lib/b.unit.test.ts → cloudflare:test",
+    ]);
   });
 });

@@ -44,7 +44,7 @@ import { Redactor } from "../../src/events/redaction.ts";
 import { outboundPolicy } from "../../src/net/outbound.ts";
 import { todoWrite } from "../../src/tools/todo-write.ts";
 import { Toolbox } from "../../src/tools/toolbox.ts";
-import { NO_WORKSPACE } from "../support/helpers.ts";
+import { NO_WORKSPACE } from "../support/checks.ts";
 
 /** An agent built from whatever definition a test needs. */
 class TestAgent extends Agent {}
@@ -115,7 +115,7 @@ describe("AgentRegistry", () => {
   });
 
   it("register(name) returns a class decorator that registers the class and returns it unchanged", () => {
-    // The decorator syntax itself is exercised in registry-decorator.test.ts; this is the same function
+    // The decorator syntax itself is exercised in registry-decorator.unit.test.ts; this is the same function
     // applied the way a TC39 class decorator is applied, so this file still loads where the syntax is not lowered.
     const registry = new AgentRegistry();
     const decorate = registry.register("alpha");

@@ -1,7 +1,7 @@
 // `@registry.register("name")` written as a class decorator (seed 000's usage pattern). Outpost uses TypeScript's
 // decorators (tsconfig experimentalDecorators), which tsc, wrangler's esbuild and vitest's oxc all lower the same
 // way. Kept in its own file because a decorator is syntax: if a toolchain stopped lowering it, this file would fail
-// to load (a SyntaxError from workerd) without taking agents.test.ts down with it.
+// to load (a SyntaxError) without taking agents.unit.test.ts down with it.
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agents/agent.ts";
 import { AgentRegistry } from "../../src/agents/registry.ts";

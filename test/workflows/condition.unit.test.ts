@@ -1,6 +1,7 @@
 // The condition language (src/workflows/condition.ts, CEL): what fails at load and where, and what an expression
-// gives for a State, as truth tables. Evaluated inside workerd, which refuses code generation: these tests fail if
-// the evaluator ever used eval or new Function.
+// gives for a State, as truth tables. Evaluated where code generation is refused, as workerd refuses it in production
+// (project "unit" runs Node with --disallow-code-generation-from-strings; the vitest pool's workerd allows it): these
+// tests fail if the evaluator ever used eval or new Function.
 import { describe, expect, it } from "vitest";
 import {
   ConditionEvaluationError,
@@ -29,6 +30,12 @@ function syntaxError(source: string): string {
   }
   throw new Error("the condition was accepted");
 }
+
+describe("where the conditions are evaluated", () => {
+  it("refuses code generation, as workerd does in production", () => {
+    expect(() => new Function("return 1")).toThrow(EvalError);
+  });
+});
 
 describe("parsing at load", () => {
   it("names the column of a syntax error", () => {

@@ -1,7 +1,7 @@
 // The docs stay true to the code: the events reference shows the event catalog's table and the errors reference
 // the error-code registry's tables; every link and every path the README, AGENTS.md and docs/ name
 // exists; and the configuration reference lists exactly the configuration the code reads. Files are read through
-// vite's `?raw` imports and `import.meta.glob`, since tests run inside workerd (no node:fs).
+// vite's `?raw` imports and `import.meta.glob`.
 import { describe, expect, it } from "vitest";
 import agentsGuide from "../../AGENTS.md?raw";
 import readme from "../../README.md?raw";
@@ -56,7 +56,7 @@ const repoFiles: readonly string[] = Object.keys(
   ]),
 )
   .map(fromRoot)
-  .concat("test/project/docs.test.ts"); // a glob never lists the file that holds it
+  .concat("test/project/docs.unit.test.ts"); // a glob never lists the file that holds it
 
 /** Paths the pages name that exist only after a command has run (gitignored outputs). */
 const GENERATED = ["bench/results/"];
@@ -75,7 +75,7 @@ const CHECKED_PREFIXES = [
   "console/",
 ];
 
-/** A glob key (relative to this file: `../../src/env.ts`, `../support/helpers.ts`, `./layering.test.ts`) as a path from the repository root. */
+/** A glob key (relative to this file: `../../src/env.ts`, `../support/helpers.ts`, `./layering.unit.test.ts`) as a path from the repository root. */
 function fromRoot(globKey: string): string {
   if (globKey.startsWith("./")) return `test/project/${globKey.slice(2)}`;
   if (globKey.startsWith("../../")) return globKey.slice(6);

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { Agent, type AgentDefinition } from "../../src/agents/agent.ts";
 import { ConfigError } from "../../src/errors.ts";
-import { errorOf } from "../support/helpers.ts";
+import { errorOf } from "../support/checks.ts";
 
 class TestAgent extends Agent {}
 

@@ -1,11 +1,11 @@
 // The event catalog (src/contracts/events.ts) and what is derived from it: the terminal set, redaction's content
-// fields, and the check every test's event frames go through (test/support/helpers.ts checkEvent), which must refuse what
+// fields, and the check every test's event frames go through (test/support/checks.ts checkEvent), which must refuse what
 // the catalog does not say.
 import { describe, expect, it } from "vitest";
 import { CUSTOM_EVENT_PREFIX, EVENT_CATALOG, EVENT_TYPES } from "../../src/contracts/events.ts";
 import { TERMINAL_EVENT_TYPES } from "../../src/events/event-record.ts";
 import { REDACTED, redactContent } from "../../src/events/redaction.ts";
-import { checkEvent, errorOf } from "../support/helpers.ts";
+import { checkEvent, errorOf } from "../support/checks.ts";
 
 /** A record around `payload`, as a task's stream sends it. */
 function record(eventType: string, payload: Record<string, unknown>, mode: "full" | "redacted" = "full") {

@@ -9,7 +9,7 @@ import { parseDefinition } from "../../src/agents/definition.ts";
 import { fileAgentClasses } from "../../src/agents/file-agents.ts";
 import { AGENT_FILES } from "../../src/agents/files.generated.ts";
 import { DEFAULT_MAX_TOKENS } from "../../src/config/models.ts";
-import { errorOf } from "../support/helpers.ts";
+import { errorOf } from "../support/checks.ts";
 
 const PATH = "agents/support.yaml";
 

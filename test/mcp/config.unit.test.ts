@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { Agent, type AgentDefinition } from "../../src/agents/agent.ts";
 import { ConfigError, InvalidToolError } from "../../src/errors.ts";
 import { DEFAULT_TOOL_TIMEOUT_SECONDS } from "../../src/mcp/config.ts";
-import { errorOf } from "../support/helpers.ts";
+import { errorOf } from "../support/checks.ts";
 
 class TestAgent extends Agent {}
 

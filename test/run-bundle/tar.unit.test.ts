@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../src/errors.ts";
 import { END_OF_ARCHIVE, entryFraming, filesEnd, packTar, readTar, tarFiles } from "../../src/run-bundle/tar.ts";
-import { errorOf } from "../support/helpers.ts";
+import { errorOf } from "../support/checks.ts";
 import gnuTar from "./fixtures/gnu.tar?raw";
 import posixTar from "./fixtures/posix.tar?raw";
 
