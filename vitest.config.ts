@@ -147,9 +147,6 @@ function testBindings(
     MCP_TEST_TOKEN: "test-mcp-token",
     // A floor above cron's minute (test/schedules/schedule-limits.test.ts): no schedule fires twice within 5 minutes.
     OUTPOST_SCHEDULE_MIN_INTERVAL_SECONDS: "300",
-    // Directory reports a tenth of a second apart: a file's last tasks are listed (and their reports done, see
-    // test/support/tenant-objects.ts) that much sooner.
-    OUTPOST_DIRECTORY_REPORT_MS: "100",
     // The one browser origin /mcp serves (test/mcp-server/origin.test.ts); any other Origin is refused.
     OUTPOST_ALLOWED_ORIGINS: "https://console.outpost.test",
   };

@@ -1,7 +1,7 @@
 // Run around every test file (vitest.config.ts setupFiles). Before its first test, each tenant's Durable Object that
 // the tests' tasks report to is started. After its last test, the file waits until every directory report its tasks
 // owe has been sent: a task's object reports to its tenant's object from its alarm up to the report interval after
-// the task's last change (src/task-host/directory-report.ts; OUTPOST_DIRECTORY_REPORT_MS, short in vitest.config.ts),
+// the task's last change (src/task-host/directory-report.ts; OUTPOST_DIRECTORY_REPORT_MS),
 // and a report still in flight when the file's worker closes ends the run with vitest's "Closing rpc while "resolve"
 // was pending" although every test passed.
 import { env } from "cloudflare:workers";
